@@ -1,0 +1,22 @@
+"""THE action registry: every action's name, description, typed parameters, the pages that
+offer it, when it is available, who may run it, and the handler that calls a service.
+
+Everything that lists, describes, validates or executes an action reads this package: HTML
+forms, Markdown frontmatter and ``## Actions``, ``GET <page>/actions[/<name>]``, ``POST
+<page>/actions/<name>``, MCP ``execute_action`` and playbook recipes.
+"""
+
+from app.actions.registry import (
+    ACTIONS,
+    Action,
+    Context,
+    Param,
+    Result,
+    action,
+    actions_at,
+    offered_actions,
+    validate_params,
+)
+
+__all__ = ["ACTIONS", "Action", "Context", "Param", "Result", "action", "actions_at",
+           "offered_actions", "validate_params"]

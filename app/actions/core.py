@@ -1,0 +1,176 @@
+"""Core actions: studios, membership, notes, comments, pins, profiles and API tokens."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from app.actions import rules
+from app.actions.registry import Context, Param, Result, action
+from app.models.studios import JOIN_POLICIES, TEMPOS
+from app.services import accounts, items, notes, studios, tokens
+
+TITLE = Param("title", "string", "Title (defaults to the first line of the text)",
+              max_length=256)
+TEXT = Param("text", "text", "Markdown text", required=True, max_length=notes.TEXT_MAX)
+DEADLINE = Param("deadline", "datetime",
+                 "Optional deadline: ISO 8601, unix timestamp, or relative like 7d")
+COMMENT = Param("text", "text", "The comment, in Markdown", required=True,
+                max_length=notes.TEXT_MAX)
+
+STUDIO_FIELDS = (
+    Param("name", "string", "Display name", max_length=120),
+    Param("description", "text", "What the studio is for", max_length=5000),
+    Param("timezone", "string", "IANA time zone, e.g. Europe/Paris", max_length=64),
+    Param("tempo", "string", "Cycle length", enum=TEMPOS),
+    Param("join_policy", "string", "open: anyone signed in may join; invite: needs a code",
+          enum=JOIN_POLICIES),
+    Param("heartbeats_required", "boolean",
+          "Members see the studio only after a heartbeat in the current cycle"),
+)
+
+
+def _required(param: Param) -> Param:
+    return Param(param.name, param.type, param.description, True, param.enum, param.minimum,
+                 param.max_length, param.schema)
+
+
+# Studios ------------------------------------------------------------------------------------
+
+@action("create_studio", "Create a studio; you become its admin", "studio_new", rules.signed_in,
+        params=(_required(STUDIO_FIELDS[0]),
+                Param("handle", "string", "URL name: a-z, 0-9 and -", required=True,
+                      max_length=40),
+                *STUDIO_FIELDS[1:]),
+        effect="create")
+def create_studio(ctx: Context, p: dict[str, Any]) -> Result:
+    studio = studios.create_studio(ctx.user, **p)
+    return Result(f"Created studio {studio.name}.", f"/studios/{studio.handle}", created=True)
+
+
+@action("join_studio", "Join this studio (invite-only studios need a code)", "studio_join",
+        rules.non_member, params=(Param("code", "string", "Invite code", max_length=64),),
+        idempotent=True)
+def join_studio(ctx: Context, p: dict[str, Any]) -> Result:
+    _member, created = studios.join(ctx.studio, ctx.user, p.get("code"))
+    message = "Joined the studio." if created else "You are already a member."
+    return Result(message, f"/studios/{ctx.studio.handle}")
+
+
+@action("update_studio_settings", "Change the studio's settings", "studio_settings",
+        rules.admin, params=STUDIO_FIELDS, idempotent=True)
+def update_studio_settings(ctx: Context, p: dict[str, Any]) -> Result:
+    studios.update_settings(ctx.studio, **p)
+    return Result("Settings saved.", f"/studios/{ctx.studio.handle}/settings")
+
+
+@action("create_invite", "Create an invite code for this studio", "studio_settings", rules.admin,
+        params=(Param("expires", "string", "Lifetime like 7d, 12h or 'never' (default 7d)",
+                      max_length=16),),
+        effect="create")
+def create_invite(ctx: Context, p: dict[str, Any]) -> Result:
+    invite = studios.create_invite(ctx.studio, ctx.user, p.get("expires") or "7d")
+    return Result(f"Invite code: {invite.code}", f"/studios/{ctx.studio.handle}/join",
+                  created=True, data={"code": invite.code,
+                                      "expires_at": invite.expires_at.isoformat()
+                                      if invite.expires_at else None})
+
+
+# Notes --------------------------------------------------------------------------------------
+
+@action("create_note", "Write a note in this studio", "note_new", rules.member,
+        params=(TITLE, TEXT, DEADLINE), effect="create")
+def create_note(ctx: Context, p: dict[str, Any]) -> Result:
+    note = notes.create_note(ctx.studio, ctx.user, text=p["text"], title=p.get("title"),
+                             deadline=p.get("deadline"), base_url=ctx.base_url)
+    return Result(f"Created note “{note.title}”.", items.path_of(ctx.studio, "note", note),
+                  created=True, data={"id": note.short_id, "title": note.title})
+
+
+def _confirm_label(ctx: Context) -> str:
+    return "Reconfirm read" if notes.read_state(ctx.item, ctx.user) == "stale" else "Confirm read"
+
+
+@action("confirm_read", "Confirm that you have read this note", "note", rules.member,
+        available=lambda ctx: notes.read_state(ctx.item, ctx.user) != "read",
+        label=_confirm_label, idempotent=True)
+def confirm_read(ctx: Context, p: dict[str, Any]) -> Result:
+    notes.confirm_read(ctx.item, ctx.user)
+    return Result("Read confirmed.", ctx.path)
+
+
+@action("add_comment", "Add a comment", ("note", "decision", "commitment"), rules.member,
+        params=(COMMENT,), effect="create")
+def add_comment(ctx: Context, p: dict[str, Any]) -> Result:
+    # The page's loader names the kind of item shown (note, decision, commitment, ...).
+    comment = notes.add_comment(ctx.studio, ctx.user, ctx.extra["item_type"], ctx.item.id,
+                                p["text"], base_url=ctx.base_url)
+    return Result("Comment added.", f"{ctx.path}#comment-{comment.short_id}", created=True,
+                  data={"id": comment.short_id})
+
+
+@action("update_note", "Edit this note", "note_edit", rules.creator,
+        params=(TITLE, Param("text", "text", "Markdown text", max_length=notes.TEXT_MAX),
+                DEADLINE), idempotent=True)
+def update_note(ctx: Context, p: dict[str, Any]) -> Result:
+    notes.update_note(ctx.item, ctx.studio, ctx.user, title=p.get("title"), text=p.get("text"),
+                      deadline=p.get("deadline"), base_url=ctx.base_url)
+    return Result("Note updated.", items.path_of(ctx.studio, "note", ctx.item))
+
+
+def pin_actions(item_type: str, page: str) -> None:
+    """Register pin_<type> / unpin_<type> on a settings page: one definition for every kind."""
+
+    def pinned(ctx: Context) -> bool:
+        return studios.is_pinned(ctx.studio, item_type, ctx.item.id)
+
+    @action(f"pin_{item_type}", f"Pin this {item_type} to the studio's home page", page,
+            rules.member, available=lambda ctx: not pinned(ctx), idempotent=True)
+    def pin(ctx: Context, p: dict[str, Any]) -> Result:
+        studios.pin(ctx.studio, ctx.user, item_type, ctx.item.id)
+        return Result("Pinned.", items.path_of(ctx.studio, item_type, ctx.item))
+
+    @action(f"unpin_{item_type}", f"Unpin this {item_type}", page, rules.member,
+            available=pinned, idempotent=True)
+    def unpin(ctx: Context, p: dict[str, Any]) -> Result:
+        studios.unpin(ctx.studio, item_type, ctx.item.id)
+        return Result("Unpinned.", items.path_of(ctx.studio, item_type, ctx.item))
+
+
+pin_actions("note", "note_settings")
+
+
+# People and tokens --------------------------------------------------------------------------
+
+@action("update_profile", "Change your display name", "user_settings", rules.self_user,
+        params=(Param("name", "string", "Display name", required=True, max_length=120),),
+        idempotent=True)
+def update_profile(ctx: Context, p: dict[str, Any]) -> Result:
+    accounts.update_profile(ctx.user, p["name"])
+    return Result("Profile saved.", f"/u/{ctx.user.handle}")
+
+
+@action("create_api_token", "Create an API token for agents (shown once)", "user_tokens",
+        rules.self_user,
+        params=(Param("name", "string", "A label to recognise the token by", required=True,
+                      max_length=120),
+                Param("scopes", "string", "Comma list of read, write (default read,write)",
+                      max_length=32),
+                Param("expires", "string", "Lifetime like 30d, 1y or 'never' (default 90d)",
+                      max_length=16)),
+        effect="create")
+def create_api_token(ctx: Context, p: dict[str, Any]) -> Result:
+    token, plaintext = tokens.create_token(ctx.user, p["name"], p.get("scopes") or "read,write",
+                                           p.get("expires") or "90d")
+    return Result("Token created. Copy it now: it is shown only once.",
+                  f"/u/{ctx.user.handle}/settings/tokens", created=True,
+                  data={"token": plaintext, "prefix": token.prefix, "scopes": token.scopes,
+                        "expires_at": token.expires_at.isoformat() if token.expires_at else None})
+
+
+@action("revoke_api_token", "Revoke one of your API tokens", "user_tokens", rules.self_user,
+        params=(Param("token_id", "string", "The token's id or prefix", required=True,
+                      max_length=64),),
+        effect="delete", idempotent=True)
+def revoke_api_token(ctx: Context, p: dict[str, Any]) -> Result:
+    tokens.revoke(ctx.user, p["token_id"])
+    return Result("Token revoked.", f"/u/{ctx.user.handle}/settings/tokens")

@@ -1,0 +1,272 @@
+"""Action and parameter definitions, the registry itself, and parameter validation."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from app.services.errors import Forbidden, Invalid
+
+# Parameter types. "text" is a multi-line string (a textarea in HTML); "datetime" accepts ISO 8601,
+# a unix timestamp or a relative time such as 7d; "array"/"object" carry a JSON Schema in `schema`.
+PARAM_TYPES = ("string", "text", "integer", "number", "boolean", "datetime", "array", "object")
+
+
+@dataclass(frozen=True)
+class Param:
+    name: str
+    type: str
+    description: str
+    required: bool = False
+    enum: tuple[str, ...] | None = None
+    minimum: float | None = None
+    max_length: int | None = None
+    schema: dict[str, Any] | None = None  # items/properties for array and object params
+    secret: bool = False  # e.g. a password: rendered as a password input, never echoed
+
+    def __post_init__(self) -> None:
+        if self.type not in PARAM_TYPES:
+            raise ValueError(f"{self.name}: unknown parameter type {self.type}")
+
+    def json_schema(self) -> dict[str, Any]:
+        """This parameter as JSON Schema (MCP tool schemas and recipes read this)."""
+        base: dict[str, Any]
+        if self.type in ("string", "text"):
+            base = {"type": "string"}
+            if self.max_length:
+                base["maxLength"] = self.max_length
+        elif self.type == "datetime":
+            base = {"type": ["string", "integer"],
+                    "description": "ISO 8601, a unix timestamp, or relative like 30m, 3h, 7d, 1w"}
+        elif self.type in ("array", "object"):
+            base = dict(self.schema or {"type": self.type})
+            base.setdefault("type", self.type)
+        else:
+            base = {"type": self.type}
+        if self.enum:
+            base["enum"] = list(self.enum)
+        if self.minimum is not None:
+            base["minimum"] = self.minimum
+        base["description"] = self.description
+        return base
+
+    @property
+    def display_type(self) -> str:
+        if self.enum:
+            return " | ".join(self.enum)
+        return self.type
+
+
+@dataclass
+class Context:
+    """What an action needs to know about where it runs: the page, the caller and the items."""
+
+    page: str  # page name, e.g. "note"
+    path: str  # the page path, e.g. /studios/demo/n/abcd1234
+    user: Any = None  # app.models.User or None
+    studio: Any = None
+    member: Any = None  # the caller's Membership in the studio, if any
+    item: Any = None  # the page's main object (a note, decision, ...)
+    args: dict[str, Any] = field(default_factory=dict)  # URL arguments
+    base_url: str = ""
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass
+class Result:
+    message: str
+    location: str | None = None  # path of what was created or changed
+    created: bool = False
+    data: dict[str, Any] = field(default_factory=dict)
+
+
+Rule = Callable[[Context], str | None]  # returns the refusal reason, or None when allowed
+Handler = Callable[[Context, dict[str, Any]], Result]
+
+
+@dataclass(frozen=True)
+class Action:
+    name: str
+    description: str
+    params: tuple[Param, ...]
+    pages: tuple[str, ...]
+    handler: Handler
+    authorize: Rule
+    available: Callable[[Context], bool] = lambda ctx: True
+    label: Callable[[Context], str] | None = None  # e.g. "Reconfirm read" after an edit
+    effect: str = "write"  # read | create | write | delete: MCP annotations derive from this
+    idempotent: bool = False
+
+    def param(self, name: str) -> Param | None:
+        return next((p for p in self.params if p.name == name), None)
+
+    def signature(self) -> str:
+        return f"{self.name}({', '.join(p.name for p in self.params)})"
+
+    def title(self, ctx: Context | None = None) -> str:
+        if ctx is not None and self.label is not None:
+            return self.label(ctx)
+        return self.name.replace("_", " ").capitalize()
+
+    def input_schema(self) -> dict[str, Any]:
+        return {
+            "type": "object",
+            "properties": {p.name: p.json_schema() for p in self.params},
+            "required": [p.name for p in self.params if p.required],
+            "additionalProperties": False,
+        }
+
+    def refusal(self, ctx: Context) -> str | None:
+        """Why the caller may not run this action here now, or None when they may."""
+        return self.authorize(ctx)
+
+
+ACTIONS: dict[str, Action] = {}
+
+
+def action(name: str, description: str, pages: tuple[str, ...] | str, authorize: Rule,
+           params: tuple[Param, ...] = (), available: Callable[[Context], bool] | None = None,
+           label: Callable[[Context], str] | None = None, effect: str = "write",
+           idempotent: bool = False) -> Callable[[Handler], Handler]:
+    """Register the decorated handler as an action (names are unique across the app)."""
+
+    def register(handler: Handler) -> Handler:
+        if name in ACTIONS:
+            raise ValueError(f"action {name} registered twice")
+        ACTIONS[name] = Action(
+            name=name, description=description, params=tuple(params),
+            pages=(pages,) if isinstance(pages, str) else tuple(pages), handler=handler,
+            authorize=authorize, available=available or (lambda ctx: True), label=label,
+            effect=effect, idempotent=idempotent)
+        return handler
+
+    return register
+
+
+def actions_at(page: str) -> list[Action]:
+    """Every action any caller could ever see on this page (state and rights aside)."""
+    return [a for a in ACTIONS.values() if page in a.pages]
+
+
+def offered_actions(ctx: Context) -> list[Action]:
+    """The actions this caller may run on this page in its current state."""
+    return [a for a in actions_at(ctx.page) if a.available(ctx) and a.refusal(ctx) is None]
+
+
+def check_offered(ctx: Context, name: str) -> Action:
+    """The action ``name`` if the caller may run it here; NotFound/Forbidden/Conflict say why."""
+    from app.services.errors import Conflict, NotFound
+
+    candidates = {a.name: a for a in actions_at(ctx.page)}
+    act = candidates.get(name)
+    if act is None:
+        raise NotFound(f"'{name}' is not a valid action at {ctx.path}",
+                       actions=[a.name for a in offered_actions(ctx)])
+    reason = act.refusal(ctx)
+    if reason:
+        raise Forbidden(reason, link=ctx.extra.get("join_link"))
+    if not act.available(ctx):
+        raise Conflict(f"'{name}' is not available here in the current state",
+                       actions=[a.name for a in offered_actions(ctx)])
+    return act
+
+
+# Validation ---------------------------------------------------------------------------------
+
+_TRUE = {"true", "on", "1", "yes"}
+_FALSE = {"false", "off", "0", "no", ""}
+
+
+def _coerce(param: Param, value: Any, from_form: bool) -> tuple[Any, str | None]:
+    """(value, error) for one parameter; form values arrive as strings and are converted."""
+    kind = param.type
+    if kind in ("string", "text", "datetime") and isinstance(value, str):
+        if param.max_length and len(value) > param.max_length:
+            return None, f"at most {param.max_length} characters"
+        if param.enum and value not in param.enum:
+            return None, f"must be one of: {', '.join(param.enum)}"
+        return value, None
+    if kind == "datetime" and isinstance(value, int | float) and not isinstance(value, bool):
+        return value, None
+    if kind == "boolean":
+        if isinstance(value, bool):
+            return value, None
+        if from_form and isinstance(value, str) and value.lower() in _TRUE | _FALSE:
+            return value.lower() in _TRUE, None
+        return None, "must be a boolean (true or false)"
+    if kind in ("integer", "number"):
+        number: Any = value
+        if from_form and isinstance(value, str):
+            try:
+                number = int(value) if kind == "integer" else float(value)
+            except ValueError:
+                return None, f"must be an {kind}" if kind == "integer" else "must be a number"
+        if isinstance(number, bool) or not isinstance(number, int | float):
+            return None, "must be an integer" if kind == "integer" else "must be a number"
+        if kind == "integer" and isinstance(number, float):
+            if not number.is_integer():
+                return None, "must be an integer"
+            number = int(number)
+        if param.minimum is not None and number < param.minimum:
+            return None, f"must be at least {param.minimum:g}"
+        return number, None
+    if kind == "array":
+        if from_form and isinstance(value, str):
+            import json
+
+            try:
+                value = json.loads(value)
+            except ValueError:
+                return None, "must be a JSON array"
+        if not isinstance(value, list):
+            return None, "must be an array"
+        return value, _check_schema(param, value)
+    if kind == "object":
+        if not isinstance(value, dict):
+            return None, "must be an object"
+        return value, _check_schema(param, value)
+    return None, f"must be a {'string' if kind == 'text' else kind}"
+
+
+def _check_schema(param: Param, value: Any) -> str | None:
+    if not param.schema:
+        return None
+    import jsonschema
+
+    try:
+        jsonschema.validate(value, param.schema)
+    except jsonschema.ValidationError as exc:
+        where = "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in exc.absolute_path)
+        return f"{where.lstrip('.') + ': ' if where else ''}{exc.message}"
+    return None
+
+
+IGNORED_FORM_FIELDS = {"csrf_token"}
+
+
+def validate_params(act: Action, raw: dict[str, Any], from_form: bool = False) -> dict[str, Any]:
+    """Check ``raw`` against the action's parameters; Invalid lists every problem at once."""
+    errors: list[dict[str, str]] = []
+    clean: dict[str, Any] = {}
+    known = {p.name for p in act.params}
+    for key in raw:
+        if key not in known and not (from_form and key in IGNORED_FORM_FIELDS):
+            expected = ", ".join(sorted(known)) or "none"
+            errors.append({"param": key, "message": f"unknown parameter (expected: {expected})"})
+    for param in act.params:
+        value = raw.get(param.name)
+        if from_form and value == "" and param.type not in ("boolean",):
+            value = None  # an empty optional form field means "not given"
+        if value is None:
+            if param.required:
+                errors.append({"param": param.name, "message": "is required"})
+            continue
+        coerced, error = _coerce(param, value, from_form)
+        if error:
+            errors.append({"param": param.name, "message": error})
+        else:
+            clean[param.name] = coerced
+    if errors:
+        raise Invalid(f"invalid parameters for {act.name}", errors=errors)
+    return clean

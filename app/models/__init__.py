@@ -1,0 +1,12 @@
+"""SQLAlchemy models. Importing this package registers every table on the metadata."""
+
+from app.extensions import db
+from app.models.accounts import ApiToken, User
+from app.models.notes import Note, NoteEvent
+from app.models.studios import Invite, Link, Membership, Pin, Studio
+
+__all__ = ["db", "ApiToken", "User", "Note", "NoteEvent", "Invite", "Link", "Membership", "Pin",
+           "Studio"]
+
+# Feature packages register their tables by adding an import here, one line each.
+from app.models.design_model import DesignElement, RhinoObject  # noqa: E402,F401

@@ -1,0 +1,80 @@
+"""Shared column helpers: UUID primary keys with an 8-hex short id, and timestamps."""
+
+from __future__ import annotations
+
+import re
+import uuid
+from datetime import UTC, datetime
+
+from sqlalchemy import DateTime, String, TypeDecorator, Uuid
+from sqlalchemy.orm import Mapped, declared_attr, mapped_column
+
+from app.extensions import db
+
+SHORT_ID = re.compile(r"^[0-9a-f]{8}$")
+
+
+def utcnow() -> datetime:
+    return datetime.now(UTC)
+
+
+class UTCDateTime(TypeDecorator):
+    """Timezone-aware datetimes on every backend (SQLite drops tzinfo on the way back)."""
+
+    impl = DateTime(timezone=True)
+    cache_ok = True
+
+    def process_bind_param(self, value, dialect):  # type: ignore[no-untyped-def]
+        if value is not None:
+            if value.tzinfo is None:
+                value = value.replace(tzinfo=UTC)
+            value = value.astimezone(UTC)
+        return value
+
+    def process_result_value(self, value, dialect):  # type: ignore[no-untyped-def]
+        if value is not None and value.tzinfo is None:
+            value = value.replace(tzinfo=UTC)
+        return value
+
+
+class IdMixin:
+    """A UUID primary key plus its first 8 hex characters, unique, used in URLs."""
+
+    id: Mapped[uuid.UUID] = mapped_column(Uuid, primary_key=True, default=uuid.uuid4)
+
+    @declared_attr
+    def short_id(cls) -> Mapped[str]:  # noqa: N805
+        return mapped_column(String(8), unique=True, index=True, nullable=False)
+
+    def assign_ids(self) -> None:
+        """Pick a UUID whose short id is free in this table (collisions are rare but real)."""
+        model = type(self)
+        while True:
+            candidate = uuid.uuid4()
+            short = candidate.hex[:8]
+            exists = db.session.query(model.id).filter(model.short_id == short).first()
+            if exists is None:
+                self.id = candidate
+                self.short_id = short
+                return
+
+
+class TimestampMixin:
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow, nullable=False)
+    # A new row's updated_at equals its created_at exactly, so "edited" means edited.
+    updated_at: Mapped[datetime] = mapped_column(
+        UTCDateTime, default=lambda ctx: ctx.get_current_parameters()["created_at"],
+        onupdate=utcnow, nullable=False,
+    )
+
+
+def find_by_id(model, ident: str):  # type: ignore[no-untyped-def]
+    """Look up ``model`` by an 8-hex short id or a full UUID; None when neither matches."""
+    ident = (ident or "").strip().lower()
+    if SHORT_ID.match(ident):
+        return db.session.query(model).filter(model.short_id == ident).one_or_none()
+    try:
+        full = uuid.UUID(ident)
+    except ValueError:
+        return None
+    return db.session.get(model, full)

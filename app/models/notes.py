@@ -1,0 +1,45 @@
+"""Notes (and comments, which are notes attached to another item) and their history."""
+
+from __future__ import annotations
+
+import uuid
+from datetime import datetime
+
+from sqlalchemy import ForeignKey, Index, String, Text, Uuid
+from sqlalchemy.orm import Mapped, mapped_column, relationship
+
+from app.extensions import db
+from app.models.accounts import User
+from app.models.base import IdMixin, TimestampMixin, UTCDateTime, utcnow
+
+NOTE_EVENTS = ("create", "update", "read_confirmation")
+
+
+class Note(IdMixin, TimestampMixin, db.Model):
+    __tablename__ = "notes"
+    __table_args__ = (Index("ix_notes_commentable", "commentable_type", "commentable_id"),)
+
+    studio_id: Mapped[uuid.UUID] = mapped_column(ForeignKey("studios.id"), index=True)
+    title: Mapped[str] = mapped_column(String(256), nullable=False)
+    text: Mapped[str] = mapped_column(Text, default="", nullable=False)
+    deadline: Mapped[datetime | None] = mapped_column(UTCDateTime)
+    created_by_id: Mapped[uuid.UUID] = mapped_column(ForeignKey("users.id"), nullable=False)
+    updated_by_id: Mapped[uuid.UUID] = mapped_column(ForeignKey("users.id"), nullable=False)
+    # Set when this note is a comment on another item (note, decision, commitment, ...).
+    commentable_type: Mapped[str | None] = mapped_column(String(24))
+    commentable_id: Mapped[uuid.UUID | None] = mapped_column(Uuid)
+
+    created_by: Mapped[User] = relationship(foreign_keys=[created_by_id])
+    updated_by: Mapped[User] = relationship(foreign_keys=[updated_by_id])
+
+
+class NoteEvent(db.Model):
+    __tablename__ = "note_events"
+
+    id: Mapped[uuid.UUID] = mapped_column(Uuid, primary_key=True, default=uuid.uuid4)
+    note_id: Mapped[uuid.UUID] = mapped_column(ForeignKey("notes.id"), index=True)
+    user_id: Mapped[uuid.UUID] = mapped_column(ForeignKey("users.id"), nullable=False)
+    event_type: Mapped[str] = mapped_column(String(24), nullable=False)
+    happened_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow, nullable=False)
+
+    user: Mapped[User] = relationship()

@@ -1,0 +1,88 @@
+"""Studios, their members, invites, pins and links between items."""
+
+from __future__ import annotations
+
+import uuid
+from datetime import datetime
+
+from sqlalchemy import Boolean, ForeignKey, String, Text, UniqueConstraint, Uuid
+from sqlalchemy.orm import Mapped, mapped_column, relationship
+
+from app.extensions import db
+from app.models.accounts import User
+from app.models.base import TimestampMixin, UTCDateTime, utcnow
+
+TEMPOS = ("daily", "weekly", "monthly")
+ROLES = ("admin", "member")
+JOIN_POLICIES = ("open", "invite")
+HANDLE_PATTERN = r"^[a-z0-9-]+$"
+
+
+class Studio(TimestampMixin, db.Model):
+    __tablename__ = "studios"
+
+    id: Mapped[uuid.UUID] = mapped_column(Uuid, primary_key=True, default=uuid.uuid4)
+    handle: Mapped[str] = mapped_column(String(40), unique=True, nullable=False)
+    name: Mapped[str] = mapped_column(String(120), nullable=False)
+    description: Mapped[str] = mapped_column(Text, default="", nullable=False)
+    timezone: Mapped[str] = mapped_column(String(64), default="UTC", nullable=False)
+    tempo: Mapped[str] = mapped_column(String(16), default="weekly", nullable=False)
+    join_policy: Mapped[str] = mapped_column(String(16), default="invite", nullable=False)
+    heartbeats_required: Mapped[bool] = mapped_column(Boolean, default=False, nullable=False)
+    created_by_id: Mapped[uuid.UUID | None] = mapped_column(ForeignKey("users.id"))
+
+    memberships: Mapped[list[Membership]] = relationship(back_populates="studio")
+
+
+class Membership(db.Model):
+    __tablename__ = "memberships"
+    __table_args__ = (UniqueConstraint("studio_id", "user_id"),)
+
+    id: Mapped[uuid.UUID] = mapped_column(Uuid, primary_key=True, default=uuid.uuid4)
+    studio_id: Mapped[uuid.UUID] = mapped_column(ForeignKey("studios.id"), nullable=False)
+    user_id: Mapped[uuid.UUID] = mapped_column(ForeignKey("users.id"), index=True, nullable=False)
+    role: Mapped[str] = mapped_column(String(16), default="member", nullable=False)
+    joined_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow, nullable=False)
+
+    studio: Mapped[Studio] = relationship(back_populates="memberships")
+    user: Mapped[User] = relationship()
+
+
+class Invite(db.Model):
+    __tablename__ = "invites"
+
+    id: Mapped[uuid.UUID] = mapped_column(Uuid, primary_key=True, default=uuid.uuid4)
+    studio_id: Mapped[uuid.UUID] = mapped_column(ForeignKey("studios.id"), index=True)
+    code: Mapped[str] = mapped_column(String(32), unique=True, nullable=False)
+    created_by_id: Mapped[uuid.UUID | None] = mapped_column(ForeignKey("users.id"))
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow, nullable=False)
+    expires_at: Mapped[datetime | None] = mapped_column(UTCDateTime)
+
+
+class Pin(db.Model):
+    """An item pinned to a studio's home page. Items are addressed by (type, id)."""
+
+    __tablename__ = "pins"
+    __table_args__ = (UniqueConstraint("studio_id", "item_type", "item_id"),)
+
+    id: Mapped[uuid.UUID] = mapped_column(Uuid, primary_key=True, default=uuid.uuid4)
+    studio_id: Mapped[uuid.UUID] = mapped_column(ForeignKey("studios.id"), nullable=False)
+    item_type: Mapped[str] = mapped_column(String(24), nullable=False)
+    item_id: Mapped[uuid.UUID] = mapped_column(Uuid, nullable=False)
+    pinned_by_id: Mapped[uuid.UUID | None] = mapped_column(ForeignKey("users.id"))
+    pinned_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow, nullable=False)
+
+
+class Link(db.Model):
+    """``from`` mentions the URL of ``to`` in its text; read backwards it is a backlink."""
+
+    __tablename__ = "links"
+    __table_args__ = (UniqueConstraint("from_type", "from_id", "to_type", "to_id"),)
+
+    id: Mapped[uuid.UUID] = mapped_column(Uuid, primary_key=True, default=uuid.uuid4)
+    studio_id: Mapped[uuid.UUID] = mapped_column(ForeignKey("studios.id"), index=True)
+    from_type: Mapped[str] = mapped_column(String(24), nullable=False)
+    from_id: Mapped[uuid.UUID] = mapped_column(Uuid, nullable=False)
+    to_type: Mapped[str] = mapped_column(String(24), nullable=False)
+    to_id: Mapped[uuid.UUID] = mapped_column(Uuid, index=True, nullable=False)
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow, nullable=False)

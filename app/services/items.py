@@ -1,0 +1,58 @@
+"""Studio items (notes, and the kinds feature packages add) addressed by type and id.
+
+Each kind registers once: its URL letter (``n``, ``d``, ``c``), its model and how to title it.
+Links, pins, backlinks and comments read this table instead of listing kinds themselves.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from app.extensions import db
+from app.models import Studio
+from app.models.base import find_by_id
+from app.services.errors import NotFound
+
+
+@dataclass(frozen=True)
+class ItemKind:
+    type: str  # "note"
+    letter: str  # "n" as in /studios/<h>/n/<id>
+    model: Any
+    title: Callable[[Any], str]
+
+
+KINDS: dict[str, ItemKind] = {}
+
+
+def register(kind: ItemKind) -> None:
+    KINDS[kind.type] = kind
+
+
+def by_letter(letter: str) -> ItemKind | None:
+    return next((k for k in KINDS.values() if k.letter == letter), None)
+
+
+def path_of(studio: Studio, item_type: str, item: Any) -> str:
+    return f"/studios/{studio.handle}/{KINDS[item_type].letter}/{item.short_id}"
+
+
+def find(studio: Studio, item_type: str, ident: str) -> Any:
+    """The item of this kind in this studio, by short id or UUID, or NotFound."""
+    kind = KINDS[item_type]
+    item = find_by_id(kind.model, ident)
+    if item is None or item.studio_id != studio.id:
+        raise NotFound(f"no {item_type} '{ident}' in studio '{studio.handle}'")
+    return item
+
+
+def get(item_type: str, item_id: uuid.UUID) -> Any | None:
+    kind = KINDS.get(item_type)
+    return db.session.get(kind.model, item_id) if kind else None
+
+
+def title_of(item_type: str, item: Any) -> str:
+    return KINDS[item_type].title(item)

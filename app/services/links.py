@@ -1,0 +1,68 @@
+"""Links between items, parsed from URLs of this app inside text, and backlinks."""
+
+from __future__ import annotations
+
+import re
+import uuid
+
+from sqlalchemy import func
+
+from app.extensions import db
+from app.models import Link, Studio
+from app.services import items
+
+# Absolute URLs of this app or site-relative paths: /studios/<handle>/<letter>/<id>.
+ITEM_URL = re.compile(
+    r"(?:(?P<base>https?://[^\s/)\]>\"']+))?/studios/(?P<handle>[a-z0-9-]+)/(?P<letter>[a-z])/"
+    r"(?P<ident>[0-9a-f]{8}(?:-?[0-9a-f]{4}){3}-?[0-9a-f]{12}|[0-9a-f]{8})\b"
+)
+
+
+def targets_in(text: str, base_url: str) -> list[tuple[str, str, str]]:
+    """(handle, item_type, ident) for each URL of this app in ``text``; other hosts are ignored."""
+    found = []
+    base = base_url.rstrip("/").lower()
+    for match in ITEM_URL.finditer(text or ""):
+        if match.group("base") and match.group("base").lower() != base:
+            continue
+        kind = items.by_letter(match.group("letter"))
+        if kind:
+            found.append((match.group("handle"), kind.type, match.group("ident")))
+    return found
+
+
+def sync(studio: Studio, from_type: str, from_id: uuid.UUID, text: str, base_url: str) -> None:
+    """Make the item's outgoing links match the URLs in its text (same studio only)."""
+    wanted: set[tuple[str, uuid.UUID]] = set()
+    for handle, item_type, ident in targets_in(text, base_url):
+        if handle != studio.handle:
+            continue
+        try:
+            target = items.find(studio, item_type, ident)
+        except Exception:  # noqa: BLE001 - a dangling URL is just text, not a link
+            continue
+        if target.id != from_id:  # self-links mean nothing
+            wanted.add((item_type, target.id))
+    existing = db.session.query(Link).filter(Link.from_type == from_type,
+                                             Link.from_id == from_id).all()
+    have = {(link.to_type, link.to_id): link for link in existing}
+    for key, link in have.items():
+        if key not in wanted:
+            db.session.delete(link)
+    for to_type, to_id in wanted - set(have):
+        db.session.add(Link(studio_id=studio.id, from_type=from_type, from_id=from_id,
+                            to_type=to_type, to_id=to_id))
+
+
+def backlinks(item_type: str, item_id: uuid.UUID) -> list[Link]:
+    return (db.session.query(Link).filter(Link.to_type == item_type, Link.to_id == item_id)
+            .order_by(Link.created_at).all())
+
+
+def leaderboard(studio: Studio, limit: int = 50) -> list[tuple[str, uuid.UUID, int]]:
+    """Items of the studio ordered by how many items link to them."""
+    rows = (db.session.query(Link.to_type, Link.to_id, func.count(Link.id))
+            .filter(Link.studio_id == studio.id)
+            .group_by(Link.to_type, Link.to_id)
+            .order_by(func.count(Link.id).desc()).limit(limit).all())
+    return [(t, i, n) for t, i, n in rows]

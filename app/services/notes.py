@@ -1,0 +1,139 @@
+"""Notes: writing, editing, read confirmations and comments (a comment is a note on an item)."""
+
+from __future__ import annotations
+
+import uuid
+from datetime import UTC, datetime
+from typing import Any
+
+from app.extensions import db
+from app.models import Note, NoteEvent, Studio, User
+from app.services import items, links
+from app.services.errors import Forbidden, Invalid
+from app.services.timeparse import parse_datetime
+
+TITLE_MAX = 256
+TEXT_MAX = 100_000
+
+items.register(items.ItemKind("note", "n", Note, lambda note: note.title))
+
+
+def _title(title: str | None, text: str) -> str:
+    title = (title or "").strip()
+    if not title:
+        first = next((line.strip() for line in text.splitlines() if line.strip()), "")
+        title = first.lstrip("#").strip() or "Untitled note"
+    # Titles are one line: a newline in a title must never reach a page heading or YAML.
+    return " ".join(title.split())[:TITLE_MAX]
+
+
+def _deadline(value: Any) -> datetime | None:
+    if value in (None, ""):
+        return None
+    try:
+        return parse_datetime(value)
+    except ValueError as exc:
+        raise Invalid(f"deadline: {exc}", errors=[{"param": "deadline",
+                                                   "message": str(exc)}]) from None
+
+
+def _check_text(text: str, required: bool = True) -> str:
+    if required and not (text or "").strip():
+        raise Invalid("text is required", errors=[{"param": "text", "message": "is required"}])
+    if len(text or "") > TEXT_MAX:
+        raise Invalid("text too long", errors=[{"param": "text",
+                                                "message": f"at most {TEXT_MAX} characters"}])
+    return text or ""
+
+
+def create_note(studio: Studio, user: User, text: str, title: str | None = None,
+                deadline: Any = None, base_url: str = "",
+                commentable: tuple[str, uuid.UUID] | None = None) -> Note:
+    text = _check_text(text)
+    note = Note(studio_id=studio.id, title=_title(title, text), text=text,
+                deadline=_deadline(deadline), created_by_id=user.id, updated_by_id=user.id)
+    if commentable:
+        note.commentable_type, note.commentable_id = commentable
+    note.assign_ids()
+    db.session.add(note)
+    db.session.flush()
+    db.session.add(NoteEvent(note_id=note.id, user_id=user.id, event_type="create"))
+    links.sync(studio, "note", note.id, text, base_url)
+    return note
+
+
+def update_note(note: Note, studio: Studio, user: User, title: str | None = None,
+                text: str | None = None, deadline: Any = None, base_url: str = "") -> Note:
+    if note.created_by_id != user.id:
+        raise Forbidden("only the note's creator can edit it")
+    if text is not None:
+        note.text = _check_text(text)
+    if title is not None or text is not None:
+        note.title = _title(title if title is not None else note.title, note.text)
+    if deadline is not None:
+        note.deadline = _deadline(deadline)
+    note.updated_by_id = user.id
+    note.updated_at = datetime.now(UTC)
+    db.session.add(NoteEvent(note_id=note.id, user_id=user.id, event_type="update"))
+    links.sync(studio, "note", note.id, note.text, base_url)
+    return note
+
+
+def last_confirmation(note: Note, user: User | None) -> NoteEvent | None:
+    if user is None:
+        return None
+    return (db.session.query(NoteEvent)
+            .filter(NoteEvent.note_id == note.id, NoteEvent.user_id == user.id,
+                    NoteEvent.event_type == "read_confirmation")
+            .order_by(NoteEvent.happened_at.desc()).first())
+
+
+def read_state(note: Note, user: User | None) -> str:
+    """'unread', 'read', or 'stale' (confirmed before the note last changed)."""
+    event = last_confirmation(note, user)
+    if event is None:
+        return "unread"
+    return "read" if event.happened_at >= note.updated_at else "stale"
+
+
+def confirm_read(note: Note, user: User) -> NoteEvent | None:
+    """Record a read confirmation; None when already confirmed since the last change."""
+    if read_state(note, user) == "read":
+        return None
+    event = NoteEvent(note_id=note.id, user_id=user.id, event_type="read_confirmation",
+                      happened_at=datetime.now(UTC))
+    db.session.add(event)
+    return event
+
+
+def history(note: Note) -> list[NoteEvent]:
+    return (db.session.query(NoteEvent).filter(NoteEvent.note_id == note.id)
+            .order_by(NoteEvent.happened_at).all())
+
+
+def readers(note: Note) -> list[User]:
+    events = (db.session.query(NoteEvent).filter(NoteEvent.note_id == note.id,
+                                                 NoteEvent.event_type == "read_confirmation")
+              .all())
+    seen: dict[uuid.UUID, User] = {}
+    for event in events:
+        seen.setdefault(event.user_id, event.user)
+    return list(seen.values())
+
+
+def comments(item_type: str, item_id: uuid.UUID) -> list[Note]:
+    return (db.session.query(Note)
+            .filter(Note.commentable_type == item_type, Note.commentable_id == item_id)
+            .order_by(Note.created_at).all())
+
+
+def add_comment(studio: Studio, user: User, item_type: str, item_id: uuid.UUID, text: str,
+                base_url: str = "") -> Note:
+    return create_note(studio, user, text=text, base_url=base_url,
+                       commentable=(item_type, item_id))
+
+
+def recent(studio: Studio, limit: int = 20) -> list[Note]:
+    return (db.session.query(Note)
+            .filter(Note.studio_id == studio.id, Note.commentable_type.is_(None))
+            .order_by(Note.created_at.desc()).limit(limit).all())

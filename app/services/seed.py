@@ -1,0 +1,32 @@
+"""The demo data ``bin/dev`` loads: idempotent, so running it twice changes nothing."""
+
+from __future__ import annotations
+
+from app.extensions import db
+from app.models import Studio, User
+from app.services import accounts, notes, studios, tokens
+
+DEMO_NOTES = (
+    ("Welcome to the demo studio",
+     "This studio is where people and agents work side by side.\n\n"
+     "* Write a **note** to share an observation.\n"
+     "* Open any page with `Accept: text/markdown` to see what an agent sees."),
+    ("How we work", "We confirm reading notes so everyone knows what everyone knows."),
+)
+
+
+def seed_demo() -> str:
+    """Create the demo user and studio if missing; return a fresh plaintext API token."""
+    user = db.session.query(User).filter(User.handle == "demo").one_or_none()
+    if user is None:
+        user = accounts.create_user("demo", "Demo Person", email="demo@example.com",
+                                    password="demo-password")
+    studio = db.session.query(Studio).filter(Studio.handle == "demo").one_or_none()
+    if studio is None:
+        studio = studios.create_studio(user, handle="demo", name="Demo Studio",
+                                       description="A place to try Harmonic.",
+                                       join_policy="open", heartbeats_required=False)
+        for title, text in DEMO_NOTES:
+            notes.create_note(studio, user, text=text, title=title)
+    _token, plaintext = tokens.create_token(user, name="bin/dev demo token", expires="30d")
+    return plaintext

@@ -1,0 +1,180 @@
+"""Studios: creation, settings, membership, invites and pins."""
+
+from __future__ import annotations
+
+import re
+import secrets
+import uuid
+from datetime import UTC, datetime
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+
+from sqlalchemy.exc import IntegrityError
+
+from app.extensions import db
+from app.models import Invite, Membership, Pin, Studio, User
+from app.models.studios import HANDLE_PATTERN, JOIN_POLICIES, TEMPOS
+from app.services.errors import Conflict, Forbidden, Invalid, NotFound
+from app.services.timeparse import parse_duration
+
+HANDLE = re.compile(HANDLE_PATTERN)
+# Path words under /studios/ that a studio handle would shadow.
+RESERVED_HANDLES = {"new", "actions"}
+
+
+def get_studio(handle: str) -> Studio:
+    studio = db.session.query(Studio).filter(Studio.handle == (handle or "").lower()).first()
+    if studio is None:
+        raise NotFound(f"no studio '{handle}'")
+    return studio
+
+
+def membership(studio: Studio, user: User | None) -> Membership | None:
+    if user is None:
+        return None
+    return (db.session.query(Membership)
+            .filter(Membership.studio_id == studio.id, Membership.user_id == user.id)
+            .one_or_none())
+
+
+def require_member(studio: Studio, user: User | None) -> Membership:
+    member = membership(studio, user)
+    if member is None:
+        raise Forbidden(f"you are not a member of the studio '{studio.handle}'",
+                        link=f"/studios/{studio.handle}/join")
+    return member
+
+
+def _check_settings(values: dict, creating: bool) -> list[dict[str, str]]:
+    errors = []
+    if "handle" in values and not (HANDLE.match(values["handle"] or "")
+                                   and 2 <= len(values["handle"]) <= 40):
+        errors.append({"param": "handle", "message": "2–40 characters of a-z, 0-9 and -"})
+    elif values.get("handle") in RESERVED_HANDLES:
+        errors.append({"param": "handle", "message": "this word is reserved; pick another"})
+    if "name" in values and not (values["name"] or "").strip():
+        errors.append({"param": "name", "message": "is required"})
+    if "tempo" in values and values["tempo"] not in TEMPOS:
+        errors.append({"param": "tempo", "message": f"one of {', '.join(TEMPOS)}"})
+    if "join_policy" in values and values["join_policy"] not in JOIN_POLICIES:
+        errors.append({"param": "join_policy", "message": f"one of {', '.join(JOIN_POLICIES)}"})
+    if "timezone" in values:
+        try:
+            ZoneInfo(values["timezone"])
+        except (ZoneInfoNotFoundError, ValueError):
+            errors.append({"param": "timezone",
+                           "message": "not an IANA time zone (e.g. Europe/Paris)"})
+    return errors
+
+
+def create_studio(user: User, handle: str, name: str, description: str = "",
+                  timezone: str = "UTC", tempo: str = "weekly", join_policy: str = "invite",
+                  heartbeats_required: bool = True) -> Studio:
+    values = {"handle": (handle or "").strip().lower(), "name": name, "timezone": timezone,
+              "tempo": tempo, "join_policy": join_policy}
+    errors = _check_settings(values, creating=True)
+    if errors:
+        raise Invalid("invalid studio settings", errors=errors)
+    if db.session.query(Studio.id).filter(Studio.handle == values["handle"]).first():
+        raise Conflict(f"the handle '{values['handle']}' is taken")
+    studio = Studio(handle=values["handle"], name=name.strip(), description=description or "",
+                    timezone=timezone, tempo=tempo, join_policy=join_policy,
+                    heartbeats_required=heartbeats_required, created_by_id=user.id)
+    db.session.add(studio)
+    db.session.flush()
+    db.session.add(Membership(studio_id=studio.id, user_id=user.id, role="admin"))
+    db.session.flush()
+    return studio
+
+
+def update_settings(studio: Studio, **values: object) -> Studio:
+    values = {k: v for k, v in values.items() if v is not None}
+    errors = _check_settings(values, creating=False)
+    if errors:
+        raise Invalid("invalid studio settings", errors=errors)
+    for key, value in values.items():
+        setattr(studio, key, value.strip() if isinstance(value, str) and key == "name" else value)
+    return studio
+
+
+def join(studio: Studio, user: User, code: str | None = None) -> tuple[Membership, bool]:
+    """Join; returns (membership, created). Joining twice is harmless."""
+    existing = membership(studio, user)
+    if existing is not None:
+        return existing, False
+    if studio.join_policy != "open":
+        if not code:
+            raise Forbidden("this studio needs an invite code: ask an admin for one")
+        invite = (db.session.query(Invite)
+                  .filter(Invite.code == code.strip(), Invite.studio_id == studio.id).first())
+        if invite is None:
+            raise Forbidden("unknown invite code")
+        if invite.expires_at is not None and invite.expires_at <= datetime.now(UTC):
+            raise Forbidden("this invite has expired")
+    member = Membership(studio_id=studio.id, user_id=user.id, role="member")
+    db.session.add(member)
+    try:
+        db.session.flush()
+    except IntegrityError:
+        # Two joins raced; the other one won, which is the same outcome.
+        db.session.rollback()
+        return require_member(studio, user), False
+    return member, True
+
+
+def create_invite(studio: Studio, user: User, expires: str = "7d") -> Invite:
+    try:
+        lifetime = parse_duration(expires)
+    except ValueError as exc:
+        raise Invalid(str(exc), errors=[{"param": "expires", "message": str(exc)}]) from None
+    invite = Invite(studio_id=studio.id, code=secrets.token_urlsafe(9), created_by_id=user.id,
+                    expires_at=(datetime.now(UTC) + lifetime) if lifetime else None)
+    db.session.add(invite)
+    db.session.flush()
+    return invite
+
+
+def members(studio: Studio) -> list[Membership]:
+    return (db.session.query(Membership).filter(Membership.studio_id == studio.id)
+            .order_by(Membership.joined_at).all())
+
+
+def studios_of(user: User) -> list[Studio]:
+    return (db.session.query(Studio).join(Membership, Membership.studio_id == Studio.id)
+            .filter(Membership.user_id == user.id).order_by(Studio.name).all())
+
+
+def all_studios() -> list[Studio]:
+    return db.session.query(Studio).order_by(Studio.name).all()
+
+
+# Pins -------------------------------------------------------------------------------------
+
+def is_pinned(studio: Studio, item_type: str, item_id: uuid.UUID) -> bool:
+    return db.session.query(Pin.id).filter(
+        Pin.studio_id == studio.id, Pin.item_type == item_type, Pin.item_id == item_id
+    ).first() is not None
+
+
+def pin(studio: Studio, user: User, item_type: str, item_id: uuid.UUID) -> None:
+    if is_pinned(studio, item_type, item_id):
+        raise Conflict("already pinned")
+    db.session.add(Pin(studio_id=studio.id, item_type=item_type, item_id=item_id,
+                       pinned_by_id=user.id))
+    try:
+        db.session.flush()
+    except IntegrityError:
+        db.session.rollback()
+        raise Conflict("already pinned") from None
+
+
+def unpin(studio: Studio, item_type: str, item_id: uuid.UUID) -> None:
+    found = db.session.query(Pin).filter(
+        Pin.studio_id == studio.id, Pin.item_type == item_type, Pin.item_id == item_id).first()
+    if found is None:
+        raise Conflict("not pinned")
+    db.session.delete(found)
+
+
+def pins(studio: Studio) -> list[Pin]:
+    return (db.session.query(Pin).filter(Pin.studio_id == studio.id)
+            .order_by(Pin.pinned_at.desc()).all())

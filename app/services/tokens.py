@@ -1,0 +1,80 @@
+"""API tokens: created once in plaintext, stored as a SHA-256 hash with a visible prefix."""
+
+from __future__ import annotations
+
+import hashlib
+import secrets
+from datetime import UTC, datetime
+
+from app.extensions import db
+from app.models import ApiToken, User
+from app.models.accounts import TOKEN_SCOPES
+from app.services.errors import Forbidden, NotFound, Unauthorized, invalid_param
+from app.services.timeparse import parse_duration
+
+PREFIX = "hmn_"
+
+
+def _hash(plaintext: str) -> str:
+    # Tokens carry 256 bits of randomness, so a fast hash is enough (no KDF needed).
+    return hashlib.sha256(plaintext.encode()).hexdigest()
+
+
+def parse_scopes(scopes: str | list[str]) -> list[str]:
+    items = scopes.split(",") if isinstance(scopes, str) else list(scopes)
+    items = [s.strip() for s in items if s and s.strip()]
+    bad = [s for s in items if s not in TOKEN_SCOPES]
+    if bad or not items:
+        raise invalid_param("scopes", f"use a comma list of {', '.join(TOKEN_SCOPES)}")
+    return [s for s in TOKEN_SCOPES if s in items]
+
+
+def create_token(user: User, name: str, scopes: str | list[str] = "read,write",
+                 expires: str = "90d") -> tuple[ApiToken, str]:
+    """Create a token; return it and its plaintext (never stored, shown once)."""
+    try:
+        lifetime = parse_duration(expires)
+    except ValueError as exc:
+        raise invalid_param("expires", str(exc)) from None
+    if not (name or "").strip():
+        raise invalid_param("name", "is required")
+    secret = secrets.token_urlsafe(32)
+    plaintext = f"{PREFIX}{secret}"
+    now = datetime.now(UTC)
+    token = ApiToken(user_id=user.id, name=name.strip()[:120], prefix=plaintext[:12],
+                     token_hash=_hash(plaintext), scopes=",".join(parse_scopes(scopes)),
+                     created_at=now, expires_at=(now + lifetime) if lifetime else None)
+    db.session.add(token)
+    db.session.flush()
+    return token, plaintext
+
+
+def resolve(plaintext: str) -> ApiToken:
+    """The active token for ``plaintext``; Unauthorized says why when there is none."""
+    token = db.session.query(ApiToken).filter(ApiToken.token_hash == _hash(plaintext)).first()
+    if token is None:
+        raise Unauthorized("invalid token")
+    now = datetime.now(UTC)
+    if token.revoked_at is not None:
+        raise Unauthorized("token revoked")
+    if token.expires_at is not None and token.expires_at <= now:
+        raise Unauthorized("token expired")
+    # Only write last_used_at once a minute: a busy agent must not turn every read into a write.
+    if token.last_used_at is None or (now - token.last_used_at).total_seconds() > 60:
+        token.last_used_at = now
+        db.session.commit()
+    return token
+
+
+def revoke(user: User, token_id: str) -> ApiToken:
+    token = None
+    for candidate in user.tokens:
+        if str(candidate.id) == token_id or candidate.prefix == token_id:
+            token = candidate
+    if token is None:
+        raise NotFound("no such token")
+    if token.user_id != user.id:
+        raise Forbidden("not your token")
+    if token.revoked_at is None:
+        token.revoked_at = datetime.now(UTC)
+    return token

@@ -1,0 +1,54 @@
+"""The web layer: blueprints that build Pages and render them as HTML, Markdown or JSON."""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+from flask import Flask, Response, g, jsonify
+from jinja2 import select_autoescape
+
+import app.actions.core  # noqa: F401  registers the core actions
+from app.actions import Context, offered_actions
+from app.services import items
+from app.services.errors import NotFound
+from app.web import auth, markdown
+from app.web.errors import register_error_handlers
+from app.web.negotiation import MarkdownSuffix
+
+
+def _datetime(value: datetime | None, fmt: str = "%Y-%m-%d %H:%M UTC") -> str:
+    return value.strftime(fmt) if value else "—"
+
+
+def init_app(app: Flask) -> None:
+    from app.web import core_pages, session
+
+    app.wsgi_app = MarkdownSuffix(app.wsgi_app)  # type: ignore[method-assign]
+    # Escape HTML templates only: Markdown templates produce text, escaped by our own filters.
+    app.jinja_env.autoescape = select_autoescape(enabled_extensions=("html.j2", "html"),
+                                                 default_for_string=False, default=False)
+    app.jinja_env.filters.update(md_html=markdown.to_html, md_inline=markdown.inline,
+                                 md_fence=markdown.fence, dt=_datetime)
+    app.jinja_env.globals.update(item_path=items.path_of, item_title=items.title_of)
+    app.jinja_env.trim_blocks = True
+    app.jinja_env.lstrip_blocks = True
+    app.before_request(auth.load_identity)
+    app.login_manager.login_view = "session.login"  # type: ignore[attr-defined]
+    register_error_handlers(app)
+    app.register_blueprint(session.bp)
+    app.register_blueprint(core_pages.bp)
+
+    @app.context_processor
+    def _globals() -> dict[str, object]:
+        return {"current": g.get("user")}
+
+    @app.get("/healthz")
+    def healthz() -> Response:
+        return jsonify({"ok": True})
+
+    # An action under a path that is not a page at all: still a teaching 404.
+    @app.route("/<path:prefix>/actions/<name>", methods=["GET", "POST"])
+    def unknown_page_action(prefix: str, name: str) -> Response:
+        ctx = Context(page="", path=f"/{prefix}", user=g.get("user"))
+        raise NotFound(f"'{name}' is not a valid action at /{prefix}: there is no such page",
+                       actions=[a.name for a in offered_actions(ctx)])

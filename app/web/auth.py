@@ -1,0 +1,90 @@
+"""Who is asking: a browser session, a Bearer token, or an in-process MCP dispatch.
+
+``load_identity`` runs before every request and sets ``g.identity`` and ``g.user``. In-process
+dispatch (app.web.dispatch) passes its Identity through the WSGI environ under ``IDENTITY_KEY``:
+the environ is built by our own code, never from a remote client, so it can be trusted.
+"""
+
+from __future__ import annotations
+
+import uuid
+from dataclasses import dataclass
+
+from flask import g, request
+from flask_login import current_user
+
+from app.extensions import csrf, db, login_manager
+from app.models import User
+from app.services import tokens
+from app.services.errors import Forbidden, Unauthorized
+
+IDENTITY_KEY = "harmonic.identity"
+
+
+@dataclass(frozen=True)
+class Identity:
+    user_id: uuid.UUID
+    scopes: tuple[str, ...] = ("read", "write")
+    token_id: uuid.UUID | None = None
+    via: str = "session"  # session | token | mcp
+
+
+@login_manager.user_loader
+def _load_user(user_id: str) -> User | None:
+    try:
+        return db.session.get(User, uuid.UUID(user_id))
+    except ValueError:
+        return None
+
+
+def identity_from_token(plaintext: str) -> Identity:
+    """Resolve a Bearer token to an Identity or raise Unauthorized (used by /mcp too)."""
+    token = tokens.resolve(plaintext)
+    return Identity(user_id=token.user_id, scopes=tuple(token.scope_list), token_id=token.id,
+                    via="token")
+
+
+def bearer_token() -> str | None:
+    header = request.headers.get("Authorization", "")
+    scheme, _, value = header.partition(" ")
+    if scheme.lower() != "bearer":
+        return None
+    return value.strip() or None
+
+
+def load_identity() -> None:
+    g.identity = None
+    g.user = None
+    trusted = request.environ.get(IDENTITY_KEY)
+    if isinstance(trusted, Identity):
+        g.identity = trusted
+    elif request.headers.get("Authorization"):
+        plaintext = bearer_token()
+        if plaintext is None:
+            raise Unauthorized("use 'Authorization: Bearer <token>'")
+        g.identity = identity_from_token(plaintext)
+    elif current_user.is_authenticated:
+        g.identity = Identity(user_id=current_user.id, via="session")
+    if g.identity is not None:
+        g.user = db.session.get(User, g.identity.user_id)
+        if g.user is None:
+            raise Unauthorized("the account behind this identity no longer exists")
+    if request.method not in ("GET", "HEAD", "OPTIONS"):
+        # Cookie sessions need CSRF protection; token and in-process callers cannot be forged
+        # by a third-party page, because browsers never attach those credentials by themselves.
+        if g.identity is None or g.identity.via == "session":
+            if request.endpoint not in _CSRF_EXEMPT_ENDPOINTS and not _blueprint_exempt():
+                csrf.protect()
+
+
+_CSRF_EXEMPT_ENDPOINTS: set[str] = set()
+
+
+def _blueprint_exempt() -> bool:
+    return bool(request.blueprint and request.blueprint in csrf._exempt_blueprints)
+
+
+def require_scope(scope: str) -> None:
+    identity = g.identity
+    if identity is not None and scope not in identity.scopes:
+        raise Forbidden(f"this token lacks the '{scope}' scope")

@@ -1,0 +1,156 @@
+"""Core pages: home, studios, a studio's home/join/settings/team/backlinks, notes, people."""
+
+from __future__ import annotations
+
+from flask import Blueprint
+
+from app.actions import Context
+from app.services import items, links, notes, studios
+from app.web import loaders
+from app.web.pages import Page, page
+
+bp = Blueprint("core", __name__)
+
+
+def studio_nav(ctx: Context) -> list[tuple[str, str]]:
+    return [("Studios", "/studios"), (f"Studio: {ctx.studio.name}", f"/studios/{ctx.studio.handle}")]
+
+
+def note_nav(ctx: Context) -> list[tuple[str, str]]:
+    return studio_nav(ctx) + [(f"Note: {ctx.item.title}", items.path_of(ctx.studio, "note",
+                                                                          ctx.item))]
+
+
+@page(bp, "home", "/", loaders.plain("home", "/"), public=True)
+def home(ctx: Context) -> Page:
+    mine = studios.studios_of(ctx.user) if ctx.user else []
+    return Page(ctx, "Harmonic", "home", {"my_studios": mine})
+
+
+@page(bp, "studios", "/studios", loaders.plain("studios", "/studios"))
+def studio_index(ctx: Context) -> Page:
+    mine = studios.studios_of(ctx.user)
+    mine_ids = {s.id for s in mine}
+    others = [s for s in studios.all_studios() if s.id not in mine_ids and s.join_policy == "open"]
+    return Page(ctx, "Studios", "studios/index", {"mine": mine, "others": others},
+                nav=[("Studios", "/studios")])
+
+
+@page(bp, "studio_new", "/studios/new", loaders.plain("studio_new", "/studios/new"))
+def studio_new(ctx: Context) -> Page:
+    return Page(ctx, "New studio", "studios/new", nav=[("Studios", "/studios")])
+
+
+@page(bp, "studio", "/studios/<handle>", loaders.studio_page("studio"))
+def studio_home(ctx: Context) -> Page:
+    pinned = []
+    for pin in studios.pins(ctx.studio):
+        item = items.get(pin.item_type, pin.item_id)
+        if item is not None:
+            pinned.append((pin.item_type, item))
+    return Page(ctx, ctx.studio.name, "studios/show",
+                {"pinned": pinned, "recent": notes.recent(ctx.studio),
+                 "sections": STUDIO_SECTIONS}, nav=studio_nav(ctx))
+
+
+# Links to "new item" pages and other studio pages; feature packages append their own.
+STUDIO_SECTIONS: list[tuple[str, str]] = [
+    ("New note", "note"), ("Team", "team"), ("Backlinks", "backlinks"), ("Settings", "settings"),
+]
+
+
+@page(bp, "studio_join", "/studios/<handle>/join",
+      loaders.studio_page("studio_join", "/join", members_only=False))
+def studio_join(ctx: Context) -> Page:
+    return Page(ctx, f"Join {ctx.studio.name}", "studios/join", nav=studio_nav(ctx))
+
+
+@page(bp, "studio_settings", "/studios/<handle>/settings",
+      loaders.studio_page("studio_settings", "/settings"))
+def studio_settings(ctx: Context) -> Page:
+    return Page(ctx, f"Settings of {ctx.studio.name}", "studios/settings", nav=studio_nav(ctx))
+
+
+@page(bp, "studio_team", "/studios/<handle>/team", loaders.studio_page("studio_team", "/team"))
+def studio_team(ctx: Context) -> Page:
+    return Page(ctx, f"Team of {ctx.studio.name}", "studios/team",
+                {"members": studios.members(ctx.studio), "member_details": TEAM_DETAILS},
+                nav=studio_nav(ctx))
+
+
+# Extra per-member facts on the team page (e.g. last heartbeat): (label, fn(studio, user)).
+TEAM_DETAILS: list[tuple[str, object]] = []
+
+
+@page(bp, "backlinks", "/studios/<handle>/backlinks",
+      loaders.studio_page("backlinks", "/backlinks"))
+def backlinks(ctx: Context) -> Page:
+    rows = []
+    for item_type, item_id, count in links.leaderboard(ctx.studio):
+        item = items.get(item_type, item_id)
+        if item is not None:
+            rows.append((item_type, item, count))
+    return Page(ctx, f"Backlinks in {ctx.studio.name}", "studios/backlinks", {"rows": rows},
+                nav=studio_nav(ctx))
+
+
+# Notes --------------------------------------------------------------------------------------
+
+@page(bp, "note_new", "/studios/<handle>/note", loaders.studio_page("note_new", "/note"))
+def note_new(ctx: Context) -> Page:
+    return Page(ctx, "New note", "notes/new", nav=studio_nav(ctx))
+
+
+@page(bp, "note", "/studios/<handle>/n/<note_id>", loaders.item_page("note", "note", "note_id"))
+def note_show(ctx: Context) -> Page:
+    note = ctx.item
+    return Page(ctx, note.title, "notes/show", {
+        "note": note,
+        "read_state": notes.read_state(note, ctx.user),
+        "history": notes.history(note),
+        "readers": notes.readers(note),
+        "comments": notes.comments("note", note.id),
+        "backlinks": [(link, items.get(link.from_type, link.from_id))
+                      for link in links.backlinks("note", note.id)],
+        "pinned": studios.is_pinned(ctx.studio, "note", note.id),
+    }, nav=studio_nav(ctx))
+
+
+@page(bp, "note_edit", "/studios/<handle>/n/<note_id>/edit",
+      loaders.item_page("note_edit", "note", "note_id", "/edit"))
+def note_edit(ctx: Context) -> Page:
+    return Page(ctx, f"Edit: {ctx.item.title}", "notes/edit", {"note": ctx.item},
+                nav=note_nav(ctx))
+
+
+@page(bp, "note_settings", "/studios/<handle>/n/<note_id>/settings",
+      loaders.item_page("note_settings", "note", "note_id", "/settings"))
+def note_settings(ctx: Context) -> Page:
+    return Page(ctx, f"Settings: {ctx.item.title}", "notes/settings",
+                {"note": ctx.item,
+                 "pinned": studios.is_pinned(ctx.studio, "note", ctx.item.id)},
+                nav=note_nav(ctx))
+
+
+# People -------------------------------------------------------------------------------------
+
+@page(bp, "user", "/u/<user_handle>", loaders.user_page("user"))
+def user_show(ctx: Context) -> Page:
+    return Page(ctx, ctx.item.name, "users/show",
+                {"subject": ctx.item, "studios": studios.studios_of(ctx.item)})
+
+
+@page(bp, "user_settings", "/u/<user_handle>/settings", loaders.user_page("user_settings",
+                                                                          "/settings"))
+def user_settings(ctx: Context) -> Page:
+    return Page(ctx, "Your settings", "users/settings", {"subject": ctx.item},
+                nav=[("You", f"/u/{ctx.item.handle}")])
+
+
+@page(bp, "user_tokens", "/u/<user_handle>/settings/tokens",
+      loaders.user_page("user_tokens", "/settings/tokens"))
+def user_tokens(ctx: Context) -> Page:
+    tokens = sorted(ctx.item.tokens, key=lambda t: t.created_at, reverse=True)
+    return Page(ctx, "API tokens", "users/tokens", {"subject": ctx.item, "tokens": tokens},
+                nav=[("You", f"/u/{ctx.item.handle}"),
+                     ("Settings", f"/u/{ctx.item.handle}/settings")])

@@ -1,0 +1,79 @@
+"""Errors in the caller's format, with honest status codes; never a stack trace.
+
+Domain errors map to 401/403/404/409/422; HTTP errors (400 bad JSON, 405, 413, CSRF) keep their
+codes. Whatever was half-done in the database is rolled back first.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+from flask import Flask, Response, g, jsonify, redirect, request, url_for
+from flask_wtf.csrf import CSRFError
+from werkzeug.exceptions import HTTPException
+
+from app.actions import Context
+from app.extensions import db
+from app.services.errors import DomainError
+from app.web.negotiation import wants
+
+log = logging.getLogger(__name__)
+
+
+def _error_response(status: int, kind: str, message: str, errors: list[dict[str, str]] | None = None,
+                    details: dict[str, Any] | None = None) -> Response:
+    from app.web.pages import simple_page
+
+    details = details or {}
+    db.session.rollback()
+    fmt = wants()
+    if status == 401 and fmt == "html" and request.method == "GET":
+        return redirect(url_for("session.login", next=request.full_path.rstrip("?")))
+    if fmt == "json" or request.path == "/mcp":
+        body: dict[str, Any] = {"ok": False, "error": {"kind": kind, "message": message}}
+        if errors:
+            body["error"]["errors"] = errors
+        body["error"].update({k: v for k, v in details.items() if v is not None})
+        response = jsonify(body)
+        response.status_code = status
+    else:
+        ctx = Context(page="error", path=request.path, user=g.get("user"))
+        response = simple_page(ctx, f"Error {status}", "shared/error", status=status,
+                               kind=kind, message=message, errors=errors or [],
+                               details=details)
+    if status == 401:
+        response.headers["WWW-Authenticate"] = 'Bearer realm="Harmonic"'
+    return response
+
+
+def register_error_handlers(app: Flask) -> None:
+    @app.errorhandler(DomainError)
+    def domain_error(exc: DomainError) -> Response:
+        return _error_response(exc.status, exc.kind, exc.message,
+                               getattr(exc, "errors", None), dict(exc.details))
+
+    @app.errorhandler(CSRFError)
+    def csrf_error(exc: CSRFError) -> Response:
+        return _error_response(400, "csrf", "the form expired or was not sent from this site: "
+                                            "reload the page and try again")
+
+    @app.errorhandler(HTTPException)
+    def http_error(exc: HTTPException) -> Response:
+        status = exc.code or 500
+        kinds = {400: "bad_request", 404: "not_found", 405: "method_not_allowed",
+                 413: "too_large", 415: "unsupported_media_type"}
+        message = exc.description or exc.name
+        if status == 413:
+            limit = app.config.get("MAX_CONTENT_LENGTH")
+            message = f"the request body is larger than the limit of {limit} bytes"
+        response = _error_response(status, kinds.get(status, "error"), message)
+        if status == 405 and exc.get_response().headers.get("Allow"):
+            response.headers["Allow"] = exc.get_response().headers["Allow"]
+        return response
+
+    @app.errorhandler(Exception)
+    def unexpected(exc: Exception) -> Response:
+        log.exception("unhandled error on %s %s", request.method, request.path)
+        return _error_response(500, "internal", "something went wrong on our side; "
+                                                "nothing was saved")

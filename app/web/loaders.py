@@ -1,0 +1,80 @@
+"""Page loaders: from URL arguments and the caller to a Context (studio, membership, item).
+
+Loaders enforce who may see a page (membership) and 404 what does not exist, so the page view,
+its action index and its action POST all see the same rules.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from flask import current_app
+
+from app.actions import Context
+from app.models import User
+from app.services import accounts, items, studios
+from app.services.errors import Forbidden
+
+# Checks feature packages add to every studio page (e.g. the heartbeat gate): each may raise
+# or adjust the Context. They run after membership is known.
+STUDIO_GATES: list[Callable[[Context], None]] = []
+
+
+def base_url() -> str:
+    return current_app.config.get("HARMONIC_BASE_URL", "")
+
+
+def plain(page: str, path: str) -> Callable[..., Context]:
+    def load(user: User | None, **_: Any) -> Context:
+        return Context(page=page, path=path, user=user, base_url=base_url())
+
+    return load
+
+
+def studio_ctx(page: str, user: User | None, handle: str, sub: str = "",
+               members_only: bool = True) -> Context:
+    studio = studios.get_studio(handle)
+    member = studios.membership(studio, user)
+    join_link = f"/studios/{studio.handle}/join"
+    ctx = Context(page=page, path=f"/studios/{studio.handle}{sub}", user=user, studio=studio,
+                  member=member, base_url=base_url(), extra={"join_link": join_link})
+    if members_only:
+        if member is None:
+            raise Forbidden(f"you are not a member of the studio '{studio.handle}': "
+                            f"join it at {join_link}", link=join_link)
+        for gate in STUDIO_GATES:
+            gate(ctx)
+    return ctx
+
+
+def studio_page(page: str, sub: str = "", members_only: bool = True) -> Callable[..., Context]:
+    def load(user: User | None, handle: str, **_: Any) -> Context:
+        return studio_ctx(page, user, handle, sub, members_only)
+
+    return load
+
+
+def item_page(page: str, item_type: str, id_arg: str, sub: str = "") -> Callable[..., Context]:
+    """Loader for /studios/<handle>/<letter>/<id><sub> pages of one item kind."""
+
+    def load(user: User | None, handle: str, **args: Any) -> Context:
+        ctx = studio_ctx(page, user, handle)
+        ctx.item = items.find(ctx.studio, item_type, args[id_arg])
+        ctx.path = items.path_of(ctx.studio, item_type, ctx.item) + sub
+        ctx.extra["item_type"] = item_type
+        return ctx
+
+    return load
+
+
+def user_page(page: str, sub: str = "") -> Callable[..., Context]:
+    def load(user: User | None, user_handle: str, **_: Any) -> Context:
+        subject = accounts.get_user(user_handle)
+        ctx = Context(page=page, path=f"/u/{subject.handle}{sub}", user=user, item=subject,
+                      base_url=base_url())
+        if sub.startswith("/settings") and (user is None or user.id != subject.id):
+            raise Forbidden("these are someone else's settings")
+        return ctx
+
+    return load

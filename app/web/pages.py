@@ -1,0 +1,263 @@
+"""Pages: a view builds a Page; ``render_page`` turns it into HTML, Markdown or JSON.
+
+``page(...)`` registers a page and, from the same definition, its action routes:
+``GET <page>/actions`` (index), ``GET <page>/actions/<name>`` (parameters) and
+``POST <page>/actions/<name>`` (execute). Views never branch on the format.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import Any
+
+import yaml
+from flask import Blueprint, Response, current_app, g, jsonify, render_template, request
+from werkzeug.exceptions import BadRequest
+
+from app.actions import Action, Context, offered_actions
+from app.actions.registry import check_offered, validate_params
+from app.extensions import db
+from app.services.errors import Invalid, Unauthorized
+from app.web.auth import require_scope
+from app.web.negotiation import wants
+
+APP_NAME = "Harmonic"
+
+
+@dataclass
+class Page:
+    ctx: Context
+    title: str
+    template: str  # "notes/show" → templates/notes/show.html.j2 and notes/show.md.j2
+    data: dict[str, Any] = field(default_factory=dict)
+    status: int = 200
+    nav: list[tuple[str, str]] = field(default_factory=list)  # (label, href) breadcrumbs
+    show_actions: bool = True  # result and error pages list no actions of their own
+
+
+Loader = Callable[..., Context]
+View = Callable[[Context], Page]
+
+
+@dataclass(frozen=True)
+class PageSpec:
+    name: str
+    rule: str
+    loader: Loader
+    view: View
+    public: bool = False
+
+
+PAGES: dict[str, PageSpec] = {}
+
+
+def page(bp: Blueprint, name: str, rule: str, loader: Loader,
+         public: bool = False) -> Callable[[View], View]:
+    """Register ``view`` as the page ``name`` at ``rule``, plus its three action routes."""
+
+    def register(view: View) -> View:
+        spec = PageSpec(name, rule, loader, view, public)
+        PAGES[name] = spec
+        base = rule.rstrip("/")
+
+        def show(**args: Any) -> Response:
+            return render_page(view(_context(spec, args)))
+
+        def index(**args: Any) -> Response:
+            return render_actions_index(_context(spec, args))
+
+        def describe(action_name: str, **args: Any) -> Response:
+            ctx = _context(spec, args)
+            return render_action_description(ctx, check_offered(ctx, action_name))
+
+        def execute(action_name: str, **args: Any) -> Response:
+            return execute_action(spec, action_name, args)
+
+        bp.add_url_rule(rule, name, show, methods=["GET"])
+        bp.add_url_rule(f"{base}/actions", f"{name}__actions", index, methods=["GET"])
+        bp.add_url_rule(f"{base}/actions/<action_name>", f"{name}__describe", describe,
+                        methods=["GET"])
+        bp.add_url_rule(f"{base}/actions/<action_name>", f"{name}__execute", execute,
+                        methods=["POST"])
+        return view
+
+    return register
+
+
+def _context(spec: PageSpec, args: dict[str, Any]) -> Context:
+    if not spec.public and g.get("user") is None:
+        raise Unauthorized("sign in or send 'Authorization: Bearer <token>'")
+    if request.method == "GET":
+        require_scope("read")
+    return spec.loader(user=g.get("user"), **args)
+
+
+# Rendering -----------------------------------------------------------------------------------
+
+def action_summary(act: Action) -> dict[str, Any]:
+    return {
+        "name": act.name,
+        "description": act.description,
+        "params": [{"name": p.name, "type": p.display_type, "required": p.required,
+                    "description": p.description} for p in act.params],
+    }
+
+
+def frontmatter(ctx: Context, title: str, actions: list[Action]) -> dict[str, Any]:
+    return {
+        "app": APP_NAME,
+        "path": ctx.path,
+        "title": title,
+        "timestamp": datetime.now(UTC).replace(microsecond=0).isoformat(),
+        "actions": [action_summary(a) for a in actions],
+    }
+
+
+def _yaml(data: dict[str, Any]) -> str:
+    # A real serializer: nothing in a title or description can break out of its string.
+    return yaml.safe_dump(data, sort_keys=False, allow_unicode=True, width=1000)
+
+
+def nav_line(page_: Page) -> str:
+    from app.web.markdown import inline
+
+    parts = ["[Home](/)"] + [f"[{inline(label)}]({href})" for label, href in page_.nav]
+    user = page_.ctx.user
+    if user is not None:
+        parts.append(f"Logged in as [{inline(user.name)}](/u/{user.handle})")
+    return "nav: | " + " | ".join(parts) + " |"
+
+
+def render_page(page_: Page) -> Response:
+    fmt = wants()
+    actions = offered_actions(page_.ctx) if page_.show_actions else []
+    if fmt == "json":
+        body = frontmatter(page_.ctx, page_.title, actions)
+        body["markdown"] = _markdown_body(page_, actions)
+        return _respond(jsonify(body), page_.status)
+    if fmt == "md":
+        head = _yaml(frontmatter(page_.ctx, page_.title, actions))
+        text = f"---\n{head}---\n{nav_line(page_)}\n\n{_markdown_body(page_, actions)}"
+        return _respond(Response(text, mimetype="text/markdown"), page_.status)
+    html = render_template(f"{page_.template}.html.j2", page=page_, ctx=page_.ctx,
+                           actions=actions, **page_.data)
+    return _respond(Response(html, mimetype="text/html"), page_.status)
+
+
+def _markdown_body(page_: Page, actions: list[Action]) -> str:
+    body = render_template(f"{page_.template}.md.j2", page=page_, ctx=page_.ctx, **page_.data)
+    if not page_.show_actions:
+        return body.rstrip() + "\n"
+    return body.rstrip() + "\n\n" + actions_list(page_.ctx.path, actions)
+
+
+def actions_list(path: str, actions: list[Action]) -> str:
+    if not actions:
+        return f"## [Actions]({path.rstrip('/')}/actions)\n\nNo actions available here.\n"
+    lines = [f"## [Actions]({path.rstrip('/')}/actions)", ""]
+    for act in actions:
+        lines.append(f"* [`{act.signature()}`]({path.rstrip('/')}/actions/{act.name})"
+                     f" - {act.description}")
+    return "\n".join(lines) + "\n"
+
+
+def _respond(response: Response, status: int) -> Response:
+    response.status_code = status
+    response.headers["Vary"] = "Accept"
+    return response
+
+
+def simple_page(ctx: Context, title: str, template: str, status: int = 200,
+                **data: Any) -> Response:
+    return render_page(Page(ctx=ctx, title=title, template=template, data=data, status=status,
+                            show_actions=False))
+
+
+def render_actions_index(ctx: Context) -> Response:
+    actions = offered_actions(ctx)
+    if wants() == "json":
+        return jsonify({"path": ctx.path, "actions": [action_summary(a) for a in actions]})
+    return simple_page(Context(page="actions_index", path=f"{ctx.path.rstrip('/')}/actions",
+                               user=ctx.user), f"Actions for {ctx.path}", "shared/actions_index",
+                       target=ctx, target_actions=actions)
+
+
+def render_action_description(ctx: Context, act: Action) -> Response:
+    if wants() == "json":
+        summary = action_summary(act)
+        summary["input_schema"] = act.input_schema()
+        summary["path"] = ctx.path
+        return jsonify(summary)
+    return simple_page(
+        Context(page="action_description", path=f"{ctx.path.rstrip('/')}/actions/{act.name}",
+                user=ctx.user),
+        f"Action: {act.name}", "shared/action_description", target=ctx, act=act)
+
+
+# Executing -----------------------------------------------------------------------------------
+
+def request_params() -> tuple[dict[str, Any], bool]:
+    """The flat parameters of an action POST, and whether they came from an HTML form."""
+    if request.mimetype == "application/json":
+        try:
+            body = request.get_json(force=True, silent=False)
+        except BadRequest:
+            raise BadRequest("the body is not valid JSON") from None
+        if body is None:
+            return {}, False
+        if not isinstance(body, dict):
+            raise Invalid("the body must be a JSON object of parameters",
+                          errors=[{"param": "(body)", "message": "must be a JSON object"}])
+        return body, False
+    if request.mimetype in ("application/x-www-form-urlencoded", "multipart/form-data"):
+        # A checkbox posts a hidden "false" then "true" when ticked: the last value wins.
+        return {key: values[-1] for key, values in request.form.lists()}, True
+    if request.get_data():
+        raise Invalid("send parameters as application/json or as a form",
+                      errors=[{"param": "(body)", "message": "unsupported content type"}])
+    return {}, False
+
+
+def execute_action(spec: PageSpec, action_name: str, args: dict[str, Any]) -> Response:
+    from flask import flash, redirect
+
+    if g.get("user") is None:
+        raise Unauthorized("sign in or send 'Authorization: Bearer <token>'")
+    require_scope("write")
+    ctx = spec.loader(user=g.user, **args)
+    act = check_offered(ctx, action_name)
+    raw, from_form = request_params()
+    params = validate_params(act, raw, from_form)
+    result = act.handler(ctx, params)
+    db.session.commit()
+    status = 201 if result.created else 200
+    fmt = wants()
+    if fmt == "html":
+        # Show a token or an invite code once, on the page the person lands on.
+        flash(result.message, "success")
+        for key in ("token", "code"):
+            if key in result.data:
+                flash(f"{key}:{result.data[key]}", "secret")
+        return redirect(result.location or ctx.path, code=303)
+    payload = {"ok": True, "action": act.name, "message": result.message,
+               "path": ctx.path, **({"location": result.location} if result.location else {}),
+               "result": result.data}
+    if fmt == "json":
+        response = jsonify(payload)
+    else:
+        response = simple_page(
+            Context(page="action_result", path=f"{ctx.path.rstrip('/')}/actions/{act.name}",
+                    user=ctx.user),
+            f"Action Success: {act.name}", "shared/action_success", status=status, act=act,
+            target=ctx, result=result)
+    response.status_code = status
+    if result.location:
+        response.headers["Location"] = _absolute(result.location)
+    return response
+
+
+def _absolute(location: str) -> str:
+    base = current_app.config.get("HARMONIC_BASE_URL") or request.host_url.rstrip("/")
+    return location if location.startswith("http") else f"{base.rstrip('/')}{location}"

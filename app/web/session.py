@@ -1,0 +1,65 @@
+"""Sign up, log in and log out for people (Flask-Login cookie sessions, CSRF-protected forms)."""
+
+from __future__ import annotations
+
+from urllib.parse import urlsplit
+
+from flask import Blueprint, Response, flash, redirect, render_template, request
+from flask_login import login_user, logout_user
+
+from app.extensions import db
+from app.services import accounts
+from app.services.errors import DomainError
+
+bp = Blueprint("session", __name__)
+
+
+def _safe_next(target: str | None) -> str:
+    """Only same-site paths: never follow a URL the request supplies to another host."""
+    if not target:
+        return "/"
+    parts = urlsplit(target)
+    if parts.scheme or parts.netloc or not target.startswith("/") or target.startswith("//"):
+        return "/"
+    return target
+
+
+@bp.route("/signup", methods=["GET", "POST"])
+def signup() -> Response | str:
+    errors: list[dict[str, str]] = []
+    form = request.form
+    if request.method == "POST":
+        try:
+            user = accounts.create_user(form.get("handle", ""), form.get("name", ""),
+                                        email=form.get("email") or None,
+                                        password=form.get("password", ""))
+            db.session.commit()
+        except DomainError as exc:
+            db.session.rollback()
+            errors = getattr(exc, "errors", None) or [{"param": "", "message": exc.message}]
+        else:
+            login_user(user)
+            flash(f"Welcome, {user.name}!", "success")
+            return redirect(_safe_next(request.args.get("next")), code=303)
+    status = 422 if errors else 200
+    return render_template("session/signup.html.j2", errors=errors, form=form), status
+
+
+@bp.route("/login", methods=["GET", "POST"])
+def login() -> Response | str:
+    error = None
+    if request.method == "POST":
+        user = accounts.authenticate(request.form.get("login", ""),
+                                     request.form.get("password", ""))
+        if user is not None:
+            login_user(user, remember=bool(request.form.get("remember")))
+            return redirect(_safe_next(request.args.get("next")), code=303)
+        error = "Wrong handle, email or password."
+    return render_template("session/login.html.j2", error=error), 401 if error else 200
+
+
+@bp.route("/logout", methods=["POST"])
+def logout() -> Response:
+    logout_user()
+    flash("Logged out.", "success")
+    return redirect("/", code=303)

@@ -1,0 +1,103 @@
+"""Settings for Harmonic, read from the environment with sane defaults.
+
+Every setting the app reads is listed in ``SETTINGS`` so the README table and the code
+cannot disagree about names or defaults.
+"""
+
+from __future__ import annotations
+
+import os
+import secrets
+from dataclasses import dataclass
+from pathlib import Path
+
+
+@dataclass(frozen=True)
+class Setting:
+    name: str
+    default: str | None
+    description: str
+
+
+SETTINGS: tuple[Setting, ...] = (
+    Setting("DATABASE_URL", None, "SQLAlchemy URL; default sqlite:///<instance>/harmonic.db"),
+    Setting("SECRET_KEY", None, "session signing key; generated once into <instance>/secret_key"),
+    Setting("HARMONIC_DATA_DIR", None, "where capture logs and files live; default <instance>/data"),
+    Setting("HARMONIC_BASE_URL", "http://127.0.0.1:5000", "the public URL of this app"),
+    Setting("HOST", "127.0.0.1", "address bin/dev binds to"),
+    Setting("PORT", "5000", "port bin/dev binds to"),
+    Setting("HARMONIC_MAX_BODY", str(1024 * 1024), "largest accepted request body, in bytes"),
+    Setting("HARMONIC_MCP_AUTH", "on", "'off' disables the /mcp token (loopback binds only)"),
+    Setting("HARMONIC_ALLOWED_ORIGINS", "", "extra Origin values accepted by /mcp (comma list)"),
+    Setting("HARMONIC_ALLOWED_HOSTS", "", "extra Host values accepted by /mcp (comma list)"),
+)
+
+
+def env(name: str) -> str | None:
+    """The environment value of a known setting, falling back to its default."""
+    for setting in SETTINGS:
+        if setting.name == name:
+            value = os.environ.get(name)
+            return value if value not in (None, "") else setting.default
+    raise KeyError(f"unknown setting {name}")
+
+
+def _secret_key(instance: Path) -> str:
+    """SECRET_KEY from the environment, else one generated once and kept in the instance."""
+    configured = os.environ.get("SECRET_KEY")
+    if configured:
+        return configured
+    path = instance / "secret_key"
+    if path.exists():
+        return path.read_text().strip()
+    key = secrets.token_hex(32)
+    # Write-then-rename so two processes starting together never read half a key.
+    tmp = path.with_suffix(f".{os.getpid()}.tmp")
+    tmp.write_text(key)
+    os.chmod(tmp, 0o600)
+    if not path.exists():
+        os.replace(tmp, path)
+    else:
+        tmp.unlink()
+    return path.read_text().strip()
+
+
+def build_config(instance_path: str, overrides: dict | None = None) -> dict:
+    """The Flask config mapping for an app whose instance folder is ``instance_path``."""
+    instance = Path(instance_path)
+    instance.mkdir(parents=True, exist_ok=True)
+    overrides = dict(overrides or {})
+    database_url = overrides.pop("DATABASE_URL", None) or env("DATABASE_URL")
+    if not database_url:
+        database_url = f"sqlite:///{instance / 'harmonic.db'}"
+    data_dir = overrides.pop("HARMONIC_DATA_DIR", None) or env("HARMONIC_DATA_DIR")
+    config = {
+        "SQLALCHEMY_DATABASE_URI": normalize_database_url(database_url),
+        "SECRET_KEY": overrides.pop("SECRET_KEY", None) or _secret_key(instance),
+        "HARMONIC_DATA_DIR": str(Path(data_dir or instance / "data").resolve()),
+        "HARMONIC_BASE_URL": (env("HARMONIC_BASE_URL") or "").rstrip("/"),
+        "MAX_CONTENT_LENGTH": int(env("HARMONIC_MAX_BODY") or 1024 * 1024),
+        "HARMONIC_MCP_AUTH": (env("HARMONIC_MCP_AUTH") or "on").lower() != "off",
+        "HARMONIC_HOST": env("HOST"),
+        "HARMONIC_ALLOWED_ORIGINS": _split(env("HARMONIC_ALLOWED_ORIGINS")),
+        "HARMONIC_ALLOWED_HOSTS": _split(env("HARMONIC_ALLOWED_HOSTS")),
+        "SQLALCHEMY_ENGINE_OPTIONS": {"pool_pre_ping": True},
+        "WTF_CSRF_TIME_LIMIT": None,
+        "SESSION_COOKIE_SAMESITE": "Lax",
+        "SESSION_COOKIE_HTTPONLY": True,
+    }
+    config.update(overrides)
+    return config
+
+
+def _split(value: str | None) -> list[str]:
+    return [part.strip() for part in (value or "").split(",") if part.strip()]
+
+
+def normalize_database_url(url: str) -> str:
+    """Let users write postgresql:// and still get the psycopg 3 driver we install."""
+    if url.startswith("postgres://"):
+        url = "postgresql://" + url[len("postgres://"):]
+    if url.startswith("postgresql://"):
+        url = "postgresql+psycopg://" + url[len("postgresql://"):]
+    return url

@@ -1,0 +1,196 @@
+"""Shared fixtures: every database test runs on SQLite and on PostgreSQL.
+
+Each test session makes its own PostgreSQL database (and drops it afterwards) on the server
+at ``HARMONIC_TEST_PG`` (default 127.0.0.1:5432, user postgres, database test), and its own
+SQLite file. The schema comes from the Alembic migrations, never from ``create_all``.
+"""
+
+from __future__ import annotations
+
+import os
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from flask import Flask
+from flask.testing import FlaskClient
+
+from app import create_app
+from app.extensions import db
+
+PG_ADMIN_URL = os.environ.get("HARMONIC_TEST_PG", "postgresql://postgres@127.0.0.1:5432/test")
+BACKENDS = [b for b in os.environ.get("HARMONIC_TEST_BACKENDS", "sqlite,postgresql").split(",")
+            if b]
+
+
+def _pg_admin(sql: str) -> None:
+    import psycopg
+
+    with psycopg.connect(PG_ADMIN_URL, autocommit=True) as conn:
+        conn.execute(sql)
+
+
+@pytest.fixture(scope="session")
+def database_url(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
+                 ) -> Iterator[str]:
+    backend = request.param
+    if backend == "sqlite":
+        path = tmp_path_factory.mktemp("sqlite") / "harmonic.db"
+        yield f"sqlite:///{path}"
+        return
+    name = f"harmonic_test_{uuid.uuid4().hex[:12]}"
+    _pg_admin(f'CREATE DATABASE "{name}"')
+    base = PG_ADMIN_URL.rsplit("/", 1)[0]
+    try:
+        yield f"{base}/{name}"
+    finally:
+        _pg_admin(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+
+
+def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
+    # Parametrize at session scope so all tests of one backend share one migrated database.
+    if "database_url" in metafunc.fixturenames:
+        metafunc.parametrize("database_url", BACKENDS, indirect=True, scope="session")
+
+
+def make_app(database_url: str, instance: Path, **overrides: object) -> Flask:
+    os.environ["HARMONIC_INSTANCE"] = str(instance)
+    config = {"DATABASE_URL": database_url, "SECRET_KEY": "test-secret",
+              "HARMONIC_DATA_DIR": str(instance / "data"), "TESTING": True}
+    config.update(overrides)
+    return create_app(config)
+
+
+@pytest.fixture(scope="session")
+def app(database_url: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Flask]:
+    from flask_migrate import upgrade
+
+    instance = tmp_path_factory.mktemp("instance")
+    application = make_app(database_url, instance)
+    with application.app_context():
+        upgrade(revision="heads")
+    yield application
+    with application.app_context():
+        db.session.remove()
+        db.engine.dispose()
+
+
+@pytest.fixture(autouse=True)
+def _clean_tables(request: pytest.FixtureRequest) -> Iterator[None]:
+    """Empty every table after each database test, so tests never see each other's rows."""
+    yield
+    if "app" not in request.fixturenames:
+        return
+    application: Flask = request.getfixturevalue("app")
+    with application.app_context():
+        db.session.rollback()
+        with db.engine.begin() as conn:
+            for table in reversed(db.metadata.sorted_tables):
+                conn.execute(table.delete())
+        db.session.remove()
+
+
+@pytest.fixture
+def client(app: Flask) -> FlaskClient:
+    return app.test_client()
+
+
+class Agent:
+    """An HTTP agent: a user with a token, speaking Markdown (or JSON) to the app."""
+
+    def __init__(self, client: FlaskClient, handle: str, token: str) -> None:
+        self.client, self.handle, self.token = client, handle, token
+
+    def headers(self, accept: str = "text/markdown") -> dict[str, str]:
+        return {"Authorization": f"Bearer {self.token}", "Accept": accept}
+
+    def get(self, path: str, accept: str = "text/markdown"):  # type: ignore[no-untyped-def]
+        return self.client.get(path, headers=self.headers(accept))
+
+    def post(self, path: str, json: object = None, accept: str = "application/json",
+             **kwargs: object):  # type: ignore[no-untyped-def]
+        return self.client.post(path, json=json if json is not None else {},
+                                headers=self.headers(accept), **kwargs)
+
+    def act(self, page: str, action: str, accept: str = "application/json", **params: object):  # type: ignore[no-untyped-def]
+        return self.post(f"{page}/actions/{action}", json=params, accept=accept)
+
+
+@pytest.fixture
+def make_agent(app: Flask, client: FlaskClient):  # type: ignore[no-untyped-def]
+    """make_agent("alice") → an Agent with a read,write token (creating the user if needed)."""
+    from app.models import User
+    from app.services import accounts, tokens
+
+    def factory(handle: str, scopes: str = "read,write", password: str | None = None) -> Agent:
+        with app.app_context():
+            user = db.session.query(User).filter(User.handle == handle).one_or_none()
+            if user is None:
+                user = accounts.create_user(handle, handle.title(), password=password)
+            _token, plaintext = tokens.create_token(user, name="test", scopes=scopes)
+            db.session.commit()
+        return Agent(client, handle, plaintext)
+
+    return factory
+
+
+@pytest.fixture
+def studio(app: Flask, make_agent):  # type: ignore[no-untyped-def]
+    """A studio 'team' owned by alice (admin), open to join; returns alice's Agent."""
+    from app.models import User
+    from app.services import studios
+
+    alice = make_agent("alice")
+    with app.app_context():
+        user = db.session.query(User).filter(User.handle == "alice").one()
+        studios.create_studio(user, handle="team", name="Team", join_policy="open",
+                              heartbeats_required=False)
+        db.session.commit()
+    return alice
+
+
+@pytest.fixture
+def live_server(app: Flask) -> Iterator[str]:
+    """The app served over real HTTP on a free loopback port, in a background thread."""
+    import threading
+
+    from werkzeug.serving import make_server
+
+    server = make_server("127.0.0.1", 0, app, threaded=True)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{server.server_port}"
+    finally:
+        server.shutdown()
+        thread.join(timeout=5)
+
+
+CHROMIUM = os.environ.get("HARMONIC_CHROMIUM", "/usr/bin/chromium")
+
+
+@pytest.fixture(scope="session")
+def browser() -> Iterator[object]:
+    """Debian's Chromium driven by Playwright (never a browser build downloaded by Playwright)."""
+    from playwright.sync_api import sync_playwright
+
+    if not Path(CHROMIUM).exists():
+        pytest.fail(f"Chromium not found at {CHROMIUM}: bin/test installs Debian's chromium")
+    with sync_playwright() as pw:
+        instance = pw.chromium.launch(
+            executable_path=CHROMIUM, headless=True,
+            args=["--no-sandbox", "--disable-background-networking", "--disable-gpu",
+                  "--disable-component-update", "--disable-sync", "--no-first-run"])
+        yield instance
+        instance.close()
+
+
+@pytest.fixture
+def page(browser, live_server: str):  # type: ignore[no-untyped-def]
+    """A fresh browser tab (own cookies) with ``page.base`` set to the live server's URL."""
+    context = browser.new_context(base_url=live_server)
+    tab = context.new_page()
+    tab.set_default_timeout(15000)
+    yield tab
+    context.close()
