@@ -11,7 +11,7 @@ from typing import Any
 
 from flask import Flask
 
-from config import build_config
+from config import build_config, env
 
 # Each feature module exposes ``init_app(app)``; order matters only for URL precedence.
 FEATURES: tuple[str, ...] = (
@@ -30,11 +30,12 @@ def create_app(overrides: dict[str, Any] | None = None) -> Flask:
 
     app = Flask(
         __name__,
-        instance_path=os.environ.get("HARMONIC_INSTANCE") or os.path.join(os.getcwd(), "instance"),
+        instance_path=env("HARMONIC_INSTANCE") or os.path.join(os.getcwd(), "instance"),
         template_folder=os.path.join(os.path.dirname(os.path.dirname(__file__)), "templates"),
         static_folder=os.path.join(os.path.dirname(__file__), "static"),
     )
     app.config.update(build_config(app.instance_path, overrides))
+    app.json.sort_keys = False  # type: ignore[attr-defined]  # keep parameters in declared order
 
     from app.extensions import csrf, db, login_manager, migrate
 

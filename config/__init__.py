@@ -22,7 +22,8 @@ class Setting:
 SETTINGS: tuple[Setting, ...] = (
     Setting("DATABASE_URL", None, "SQLAlchemy URL; default sqlite:///<instance>/harmonic.db"),
     Setting("SECRET_KEY", None, "session signing key; generated once into <instance>/secret_key"),
-    Setting("HARMONIC_DATA_DIR", None, "where capture logs and files live; default <instance>/data"),
+    Setting("HARMONIC_DATA_DIR", None, "capture logs and files; default <instance>/data"),
+    Setting("HARMONIC_INSTANCE", None, "the instance folder; default ./instance"),
     Setting("HARMONIC_BASE_URL", "http://127.0.0.1:5000", "the public URL of this app"),
     Setting("HOST", "127.0.0.1", "address bin/dev binds to"),
     Setting("PORT", "5000", "port bin/dev binds to"),

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Any
 
 from app.actions import rules
@@ -30,8 +31,7 @@ STUDIO_FIELDS = (
 
 
 def _required(param: Param) -> Param:
-    return Param(param.name, param.type, param.description, True, param.enum, param.minimum,
-                 param.max_length, param.schema)
+    return dataclasses.replace(param, required=True)
 
 
 # Studios ------------------------------------------------------------------------------------
@@ -39,7 +39,7 @@ def _required(param: Param) -> Param:
 @action("create_studio", "Create a studio; you become its admin", "studio_new", rules.signed_in,
         params=(_required(STUDIO_FIELDS[0]),
                 Param("handle", "string", "URL name: a-z, 0-9 and -", required=True,
-                      max_length=40),
+                      max_length=40, pattern=r"[a-z0-9-]{2,40}"),
                 *STUDIO_FIELDS[1:]),
         effect="create")
 def create_studio(ctx: Context, p: dict[str, Any]) -> Result:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -23,6 +24,7 @@ class Param:
     minimum: float | None = None
     max_length: int | None = None
     schema: dict[str, Any] | None = None  # items/properties for array and object params
+    pattern: str | None = None  # a regular expression a string must match entirely
     secret: bool = False  # e.g. a password: rendered as a password input, never echoed
 
     def __post_init__(self) -> None:
@@ -36,6 +38,8 @@ class Param:
             base = {"type": "string"}
             if self.max_length:
                 base["maxLength"] = self.max_length
+            if self.pattern:
+                base["pattern"] = self.pattern
         elif self.type == "datetime":
             base = {"type": ["string", "integer"],
                     "description": "ISO 8601, a unix timestamp, or relative like 30m, 3h, 7d, 1w"}
@@ -186,6 +190,8 @@ def _coerce(param: Param, value: Any, from_form: bool) -> tuple[Any, str | None]
             return None, f"at most {param.max_length} characters"
         if param.enum and value not in param.enum:
             return None, f"must be one of: {', '.join(param.enum)}"
+        if param.pattern and not re.fullmatch(param.pattern, value):
+            return None, f"must match {param.pattern}"
         return value, None
     if kind == "datetime" and isinstance(value, int | float) and not isinstance(value, bool):
         return value, None

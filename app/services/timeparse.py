@@ -1,4 +1,7 @@
-"""Deadlines as people and agents write them: ISO 8601, a unix timestamp, or ``30m``/``3h``/``7d``/``1w``."""
+"""Deadlines as people and agents write them.
+
+ISO 8601, a unix timestamp, or a relative ``30m``/``3h``/``7d``/``1w``.
+"""
 
 from __future__ import annotations
 

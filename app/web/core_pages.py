@@ -13,7 +13,8 @@ bp = Blueprint("core", __name__)
 
 
 def studio_nav(ctx: Context) -> list[tuple[str, str]]:
-    return [("Studios", "/studios"), (f"Studio: {ctx.studio.name}", f"/studios/{ctx.studio.handle}")]
+    return [("Studios", "/studios"),
+            (f"Studio: {ctx.studio.name}", f"/studios/{ctx.studio.handle}")]
 
 
 def note_nav(ctx: Context) -> list[tuple[str, str]]:

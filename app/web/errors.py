@@ -21,7 +21,8 @@ from app.web.negotiation import wants
 log = logging.getLogger(__name__)
 
 
-def _error_response(status: int, kind: str, message: str, errors: list[dict[str, str]] | None = None,
+def _error_response(status: int, kind: str, message: str,
+                    errors: list[dict[str, str]] | None = None,
                     details: dict[str, Any] | None = None) -> Response:
     from app.web.pages import simple_page
 

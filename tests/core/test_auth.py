@@ -1,0 +1,100 @@
+"""Tokens (hashed, scoped, expiring, revocable), CSRF on forms, and people's sessions."""
+
+from __future__ import annotations
+
+import re
+from datetime import UTC, datetime, timedelta
+
+from app.extensions import db
+from app.models import ApiToken
+
+
+def md(token: str) -> dict[str, str]:
+    return {"Authorization": f"Bearer {token}", "Accept": "text/markdown"}
+
+
+def test_token_failures_are_401_with_bearer_challenge(app, client, studio) -> None:  # type: ignore[no-untyped-def]
+    for headers in ({"Authorization": "Bearer nope"}, {"Authorization": "Basic abc"},
+                    {"Authorization": "Bearer "}):
+        r = client.get("/studios/team", headers={**headers, "Accept": "text/markdown"})
+        assert r.status_code == 401, headers
+        assert r.headers["WWW-Authenticate"].startswith("Bearer")
+    with app.app_context():
+        token = db.session.query(ApiToken).one()
+        assert studio.token not in token.token_hash and token.prefix == studio.token[:12]
+        token.expires_at = datetime.now(UTC) - timedelta(seconds=1)
+        db.session.commit()
+    r = client.get("/studios/team", headers=md(studio.token))
+    assert r.status_code == 401 and "expired" in r.get_data(as_text=True)
+
+
+def test_revoked_token_is_refused_and_last_used_is_recorded(app, client, studio) -> None:  # type: ignore[no-untyped-def]
+    assert client.get("/studios/team", headers=md(studio.token)).status_code == 200
+    with app.app_context():
+        token = db.session.query(ApiToken).one()
+        assert token.last_used_at is not None
+        token_id = str(token.id)
+    r = studio.act("/u/alice/settings/tokens", "revoke_api_token", token_id=token_id)
+    assert r.status_code == 200
+    r = client.get("/studios/team", headers=md(studio.token))
+    assert r.status_code == 401 and "revoked" in r.get_data(as_text=True)
+
+
+def test_read_scope_cannot_write(studio, make_agent) -> None:  # type: ignore[no-untyped-def]
+    reader = make_agent("alice", scopes="read")
+    assert reader.get("/studios/team").status_code == 200
+    r = reader.act("/studios/team/note", "create_note", text="x")
+    assert r.status_code == 403 and "write" in r.json["error"]["message"]
+
+
+def login(client, handle: str, password: str) -> None:  # type: ignore[no-untyped-def]
+    page = client.get("/login").get_data(as_text=True)
+    csrf = re.search(r'name="csrf_token" value="([^"]+)"', page).group(1)
+    r = client.post("/login", data={"login": handle, "password": password, "csrf_token": csrf})
+    assert r.status_code == 303, r.get_data(as_text=True)
+
+
+def test_signup_login_logout_and_csrf(app, client) -> None:  # type: ignore[no-untyped-def]
+    page = client.get("/signup").get_data(as_text=True)
+    csrf = re.search(r'name="csrf_token" value="([^"]+)"', page).group(1)
+    r = client.post("/signup", data={"handle": "erin", "name": "Erin", "password": "short",
+                                     "csrf_token": csrf})
+    assert r.status_code == 422 and "8+ characters" in r.get_data(as_text=True)
+    r = client.post("/signup", data={"handle": "erin", "name": "Erin",
+                                     "password": "long-enough-pw", "csrf_token": csrf})
+    assert r.status_code == 303
+    # Signed in: create a studio through the generated HTML form.
+    form_page = client.get("/studios/new").get_data(as_text=True)
+    assert 'action="/studios/new/actions/create_studio"' in form_page
+    token = re.search(r'name="csrf_token" value="([^"]+)"', form_page).group(1)
+    no_csrf = client.post("/studios/new/actions/create_studio",
+                          data={"name": "E", "handle": "erin-s"})
+    assert no_csrf.status_code == 400 and "form expired" in no_csrf.get_data(as_text=True)
+    r = client.post("/studios/new/actions/create_studio",
+                    data={"name": "Erin's", "handle": "erin-s", "csrf_token": token,
+                          "heartbeats_required": "false", "tempo": ""})
+    assert r.status_code == 303 and r.headers["Location"] == "/studios/erin-s"
+    assert client.get("/studios/erin-s").status_code == 200
+    r = client.post("/logout", data={"csrf_token": token})
+    assert r.status_code == 303
+    assert client.get("/studios/erin-s").status_code == 302
+    bad = client.post("/login", data={"login": "erin", "password": "wrong-password",
+                                      "csrf_token": token})
+    assert bad.status_code in (400, 401)
+    login(client, "erin", "long-enough-pw")
+    assert client.get("/studios/erin-s").status_code == 200
+
+
+def test_login_next_never_leaves_the_site(app, client) -> None:  # type: ignore[no-untyped-def]
+    from app.services import accounts
+
+    with app.app_context():
+        accounts.create_user("frank", "Frank", password="frank-password")
+        db.session.commit()
+    page = client.get("/login").get_data(as_text=True)
+    csrf = re.search(r'name="csrf_token" value="([^"]+)"', page).group(1)
+    for target in ("https://evil.example/", "//evil.example", "javascript:alert(1)"):
+        r = client.post(f"/login?next={target}",
+                        data={"login": "frank", "password": "frank-password",
+                              "csrf_token": csrf})
+        assert r.status_code == 303 and r.headers["Location"] == "/", target

@@ -1,0 +1,79 @@
+"""``bin/dev`` on a fresh instance: migrates, seeds, serves, prints a working token.
+
+Then the issue's "done when" story over real HTTP: an agent reads /studios/demo.md, creates a
+note with one POST, and a person's browser request for the returned URL shows it.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import signal
+import socket
+import subprocess
+import time
+from pathlib import Path
+
+import httpx
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def test_bin_dev_serves_the_demo(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    port = free_port()
+    env = {**os.environ, "PORT": str(port), "HARMONIC_INSTANCE": str(tmp_path),
+           "DATABASE_URL": f"sqlite:///{tmp_path / 'dev.db'}", "WORKERS": "1"}
+    env.pop("HARMONIC_BASE_URL", None)
+    proc = subprocess.Popen([str(ROOT / "bin" / "dev")], cwd=ROOT, env=env, text=True,
+                            stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+                            start_new_session=True)
+    try:
+        token, lines = None, []
+        deadline = time.monotonic() + 120
+        while token is None and time.monotonic() < deadline:
+            line = proc.stdout.readline()
+            if not line:
+                break
+            lines.append(line)
+            match = re.match(r"^HARMONIC_API_TOKEN=(\S+)$", line.strip())
+            token = match.group(1) if match else None
+        assert token, "".join(lines)
+        while not any("/mcp" in line for line in lines) and len(lines) < 60:
+            lines.append(proc.stdout.readline())
+        base = f"http://127.0.0.1:{port}"
+        headers = {"Authorization": f"Bearer {token}", "Accept": "text/markdown"}
+        with httpx.Client(base_url=base, timeout=10) as http:
+            for _ in range(100):
+                try:
+                    page = http.get("/studios/demo.md",
+                                    headers={"Authorization": f"Bearer {token}"})
+                    break
+                except httpx.TransportError:
+                    time.sleep(0.2)
+            assert page.status_code == 200
+            assert "create_note" not in page.text  # the studio page links to /note instead
+            assert "(/studios/demo/note)" in page.text
+            created = http.post("/studios/demo/note/actions/create_note", headers=headers,
+                                json={"text": "Shared by an agent"})
+            assert created.status_code == 201
+            url = created.headers["Location"]
+            assert url.startswith(base)
+            html = http.get(url, follow_redirects=False)
+            assert html.status_code == 302  # a person must log in first...
+            login = http.get("/login").text
+            csrf = re.search(r'name="csrf_token" value="([^"]+)"', login).group(1)
+            http.post("/login", data={"login": "demo", "password": "demo-password",
+                                      "csrf_token": csrf})
+            html = http.get(url)
+            assert html.status_code == 200 and "Shared by an agent" in html.text
+        out = "".join(lines)
+        assert '"command":' in out and "/mcp" in out
+    finally:
+        os.killpg(proc.pid, signal.SIGTERM)
+        proc.wait(timeout=20)
