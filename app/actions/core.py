@@ -7,7 +7,7 @@ from typing import Any
 
 from app.actions import rules
 from app.actions.registry import Context, Param, Result, action
-from app.models.studios import JOIN_POLICIES, TEMPOS
+from app.models.studios import JOIN_POLICIES, NEW_STUDIO_DEFAULTS, TEMPOS
 from app.services import accounts, items, notes, studios, tokens
 
 TITLE = Param("title", "string", "Title (defaults to the first line of the text)",
@@ -34,13 +34,20 @@ def _required(param: Param) -> Param:
     return dataclasses.replace(param, required=True)
 
 
+def _studio_settings(ctx: Context) -> dict[str, Any]:
+    studio = ctx.studio
+    return {p.name: getattr(studio, p.name) for p in STUDIO_FIELDS}
+
+
 # Studios ------------------------------------------------------------------------------------
 
 @action("create_studio", "Create a studio; you become its admin", "studio_new", rules.signed_in,
         params=(_required(STUDIO_FIELDS[0]),
                 Param("handle", "string", "URL name: a-z, 0-9 and -", required=True,
                       max_length=40, pattern=r"[a-z0-9-]{2,40}"),
-                *STUDIO_FIELDS[1:]),
+                # A new studio's defaults; editing has none (an absent field stays as it is).
+                *(dataclasses.replace(p, default=NEW_STUDIO_DEFAULTS.get(p.name))
+                  for p in STUDIO_FIELDS[1:])),
         effect="create")
 def create_studio(ctx: Context, p: dict[str, Any]) -> Result:
     studio = studios.create_studio(ctx.user, **p)
@@ -57,7 +64,7 @@ def join_studio(ctx: Context, p: dict[str, Any]) -> Result:
 
 
 @action("update_studio_settings", "Change the studio's settings", "studio_settings",
-        rules.admin, params=STUDIO_FIELDS, idempotent=True)
+        rules.admin, params=STUDIO_FIELDS, idempotent=True, prefill=_studio_settings)
 def update_studio_settings(ctx: Context, p: dict[str, Any]) -> Result:
     studios.update_settings(ctx.studio, **p)
     return Result("Settings saved.", f"/studios/{ctx.studio.handle}/settings")
@@ -110,7 +117,10 @@ def add_comment(ctx: Context, p: dict[str, Any]) -> Result:
 
 @action("update_note", "Edit this note", "note_edit", rules.creator,
         params=(TITLE, Param("text", "text", "Markdown text", max_length=notes.TEXT_MAX),
-                DEADLINE), idempotent=True)
+                DEADLINE), idempotent=True,
+        prefill=lambda ctx: {"title": ctx.item.title, "text": ctx.item.text,
+                             "deadline": ctx.item.deadline.isoformat()
+                             if ctx.item.deadline else None})
 def update_note(ctx: Context, p: dict[str, Any]) -> Result:
     notes.update_note(ctx.item, ctx.studio, ctx.user, title=p.get("title"), text=p.get("text"),
                       deadline=p.get("deadline"), base_url=ctx.base_url)
@@ -143,7 +153,7 @@ pin_actions("note", "note_settings")
 
 @action("update_profile", "Change your display name", "user_settings", rules.self_user,
         params=(Param("name", "string", "Display name", required=True, max_length=120),),
-        idempotent=True)
+        idempotent=True, prefill=lambda ctx: {"name": ctx.user.name})
 def update_profile(ctx: Context, p: dict[str, Any]) -> Result:
     accounts.update_profile(ctx.user, p["name"])
     return Result("Profile saved.", f"/u/{ctx.user.handle}")

@@ -25,6 +25,7 @@ class Param:
     max_length: int | None = None
     schema: dict[str, Any] | None = None  # items/properties for array and object params
     pattern: str | None = None  # a regular expression a string must match entirely
+    default: Any = None  # applied when the parameter is absent; shown in forms and schemas
     secret: bool = False  # e.g. a password: rendered as a password input, never echoed
 
     def __post_init__(self) -> None:
@@ -52,6 +53,8 @@ class Param:
             base["enum"] = list(self.enum)
         if self.minimum is not None:
             base["minimum"] = self.minimum
+        if self.default is not None:
+            base["default"] = self.default
         base["description"] = self.description
         return base
 
@@ -101,6 +104,8 @@ class Action:
     label: Callable[[Context], str] | None = None  # e.g. "Reconfirm read" after an edit
     effect: str = "write"  # read | create | write | delete: MCP annotations derive from this
     idempotent: bool = False
+    # Current values for an edit form (a person editing a note starts from its text).
+    prefill: Callable[[Context], dict[str, Any]] | None = None
 
     def param(self, name: str) -> Param | None:
         return next((p for p in self.params if p.name == name), None)
@@ -121,6 +126,13 @@ class Action:
             "additionalProperties": False,
         }
 
+    def form_values(self, ctx: Context) -> dict[str, Any]:
+        """What an HTML form starts with: current values, else each parameter's default."""
+        values = {p.name: p.default for p in self.params if p.default is not None}
+        if self.prefill is not None:
+            values.update({k: v for k, v in self.prefill(ctx).items() if v is not None})
+        return values
+
     def refusal(self, ctx: Context) -> str | None:
         """Why the caller may not run this action here now, or None when they may."""
         return self.authorize(ctx)
@@ -132,7 +144,9 @@ ACTIONS: dict[str, Action] = {}
 def action(name: str, description: str, pages: tuple[str, ...] | str, authorize: Rule,
            params: tuple[Param, ...] = (), available: Callable[[Context], bool] | None = None,
            label: Callable[[Context], str] | None = None, effect: str = "write",
-           idempotent: bool = False) -> Callable[[Handler], Handler]:
+           idempotent: bool = False,
+           prefill: Callable[[Context], dict[str, Any]] | None = None
+           ) -> Callable[[Handler], Handler]:
     """Register the decorated handler as an action (names are unique across the app)."""
 
     def register(handler: Handler) -> Handler:
@@ -142,7 +156,7 @@ def action(name: str, description: str, pages: tuple[str, ...] | str, authorize:
             name=name, description=description, params=tuple(params),
             pages=(pages,) if isinstance(pages, str) else tuple(pages), handler=handler,
             authorize=authorize, available=available or (lambda ctx: True), label=label,
-            effect=effect, idempotent=idempotent)
+            effect=effect, idempotent=idempotent, prefill=prefill)
         return handler
 
     return register
@@ -267,6 +281,8 @@ def validate_params(act: Action, raw: dict[str, Any], from_form: bool = False) -
         if value is None:
             if param.required:
                 errors.append({"param": param.name, "message": "is required"})
+            elif param.default is not None:
+                clean[param.name] = param.default
             continue
         coerced, error = _coerce(param, value, from_form)
         if error:

@@ -16,6 +16,9 @@ TEMPOS = ("daily", "weekly", "monthly")
 ROLES = ("admin", "member")
 JOIN_POLICIES = ("open", "invite")
 HANDLE_PATTERN = r"^[a-z0-9-]+$"
+# What a new studio starts with unless told otherwise (the create_studio action shows these).
+NEW_STUDIO_DEFAULTS = {"timezone": "UTC", "tempo": "weekly", "join_policy": "invite",
+                       "heartbeats_required": True}
 
 
 class Studio(TimestampMixin, db.Model):

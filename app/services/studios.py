@@ -12,7 +12,7 @@ from sqlalchemy.exc import IntegrityError
 
 from app.extensions import db
 from app.models import Invite, Membership, Pin, Studio, User
-from app.models.studios import HANDLE_PATTERN, JOIN_POLICIES, TEMPOS
+from app.models.studios import HANDLE_PATTERN, JOIN_POLICIES, NEW_STUDIO_DEFAULTS, TEMPOS
 from app.services.errors import Conflict, Forbidden, Invalid, NotFound
 from app.services.timeparse import parse_duration
 
@@ -67,8 +67,11 @@ def _check_settings(values: dict, creating: bool) -> list[dict[str, str]]:
 
 
 def create_studio(user: User, handle: str, name: str, description: str = "",
-                  timezone: str = "UTC", tempo: str = "weekly", join_policy: str = "invite",
-                  heartbeats_required: bool = True) -> Studio:
+                  timezone: str = NEW_STUDIO_DEFAULTS["timezone"],
+                  tempo: str = NEW_STUDIO_DEFAULTS["tempo"],
+                  join_policy: str = NEW_STUDIO_DEFAULTS["join_policy"],
+                  heartbeats_required: bool = NEW_STUDIO_DEFAULTS["heartbeats_required"]
+                  ) -> Studio:
     values = {"handle": (handle or "").strip().lower(), "name": name, "timezone": timezone,
               "tempo": tempo, "join_policy": join_policy}
     errors = _check_settings(values, creating=True)
