@@ -6,6 +6,8 @@ import uuid
 from datetime import UTC, datetime
 from typing import Any
 
+from sqlalchemy.orm import joinedload
+
 from app.extensions import db
 from app.models import Note, NoteEvent, Studio, User
 from app.services import items, links
@@ -134,6 +136,6 @@ def add_comment(studio: Studio, user: User, item_type: str, item_id: uuid.UUID, 
 
 
 def recent(studio: Studio, limit: int = 20) -> list[Note]:
-    return (db.session.query(Note)
+    return (db.session.query(Note).options(joinedload(Note.created_by))
             .filter(Note.studio_id == studio.id, Note.commentable_type.is_(None))
             .order_by(Note.created_at.desc()).limit(limit).all())

@@ -115,9 +115,13 @@ def frontmatter(ctx: Context, title: str, actions: list[Action]) -> dict[str, An
     }
 
 
+# libyaml's emitter when PyYAML has it (about 10x faster); same safe subset either way.
+_DUMPER = getattr(yaml, "CSafeDumper", yaml.SafeDumper)
+
+
 def _yaml(data: dict[str, Any]) -> str:
     # A real serializer: nothing in a title or description can break out of its string.
-    return yaml.safe_dump(data, sort_keys=False, allow_unicode=True, width=1000)
+    return yaml.dump(data, Dumper=_DUMPER, sort_keys=False, allow_unicode=True, width=1000)
 
 
 def nav_line(page_: Page) -> str:
