@@ -84,7 +84,7 @@ def create_invite(ctx: Context, p: dict[str, Any]) -> Result:
 
 # Notes --------------------------------------------------------------------------------------
 
-@action("create_note", "Write a note in this studio", "note_new", rules.member,
+@action("create_note", "Write a note in this studio", ("note_new", "cycle"), rules.member,
         params=(TITLE, TEXT, DEADLINE), effect="create")
 def create_note(ctx: Context, p: dict[str, Any]) -> Result:
     note = notes.create_note(ctx.studio, ctx.user, text=p["text"], title=p.get("title"),

@@ -7,6 +7,7 @@ from datetime import datetime
 from flask import Flask, Response, g, jsonify
 from jinja2 import select_autoescape
 
+import app.actions.collab  # noqa: F401  registers decisions, commitments, heartbeats
 import app.actions.core  # noqa: F401  registers the core actions
 from app.actions import Context, offered_actions
 from app.services import items
@@ -21,7 +22,7 @@ def _datetime(value: datetime | None, fmt: str = "%Y-%m-%d %H:%M UTC") -> str:
 
 
 def init_app(app: Flask) -> None:
-    from app.web import core_pages, session
+    from app.web import collab_pages, core_pages, session
 
     app.wsgi_app = MarkdownSuffix(app.wsgi_app)  # type: ignore[method-assign]
     # Escape HTML templates only: Markdown templates produce text, escaped by our own filters.
@@ -37,6 +38,7 @@ def init_app(app: Flask) -> None:
     register_error_handlers(app)
     app.register_blueprint(session.bp)
     app.register_blueprint(core_pages.bp)
+    app.register_blueprint(collab_pages.bp)
 
     @app.context_processor
     def _globals() -> dict[str, object]:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from flask import Blueprint
 
 from app.actions import Context
-from app.services import items, links, notes, studios
+from app.services import activity, cycles, heartbeats, items, links, notes, studios
 from app.web import loaders
 from app.web.pages import Page, page
 
@@ -44,6 +44,10 @@ def studio_new(ctx: Context) -> Page:
 
 @page(bp, "studio", "/studios/<handle>", loaders.studio_page("studio"))
 def studio_home(ctx: Context) -> Page:
+    window = cycles.current(ctx.studio)
+    if ctx.extra.get("heartbeat_needed"):  # set by the heartbeat gate: nothing else to see yet
+        return Page(ctx, ctx.studio.name, "studios/show",
+                    {"heartbeat_needed": True, "cycle": window}, nav=studio_nav(ctx))
     pinned = []
     for pin in studios.pins(ctx.studio):
         item = items.get(pin.item_type, pin.item_id)
@@ -51,7 +55,10 @@ def studio_home(ctx: Context) -> Page:
             pinned.append((pin.item_type, item))
     return Page(ctx, ctx.studio.name, "studios/show",
                 {"pinned": pinned, "recent": notes.recent(ctx.studio),
-                 "sections": STUDIO_SECTIONS}, nav=studio_nav(ctx))
+                 "sections": STUDIO_SECTIONS, "heartbeat_needed": False, "cycle": window,
+                 "this_cycle": cycles.items_in(ctx.studio, window, ctx.user),
+                 "activity": activity.recent(ctx.studio),
+                 "present": heartbeats.present(ctx.studio)}, nav=studio_nav(ctx))
 
 
 # Links to "new item" pages and other studio pages; feature packages append their own.

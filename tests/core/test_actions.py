@@ -114,7 +114,8 @@ def test_links_and_backlinks(studio) -> None:  # type: ignore[no-untyped-def]
 
 def test_studio_create_join_and_settings(studio, make_agent) -> None:  # type: ignore[no-untyped-def]
     r = studio.act("/studios/new", "create_studio", name="Lab", handle="lab",
-                   join_policy="invite", tempo="daily", timezone="Europe/Paris")
+                   join_policy="invite", tempo="daily", timezone="Europe/Paris",
+                   heartbeats_required=False)
     assert r.status_code == 201 and r.json["location"] == "/studios/lab"
     assert studio.act("/studios/new", "create_studio", name="Again",
                       handle="lab").status_code == 409

@@ -46,7 +46,9 @@ class _Scanner(HTMLParser):
         for name, value in attrs:
             if name.startswith("on"):
                 self.found.append(f"{tag}[{name}]")
-            if name in ("href", "src") and (value or "").strip().lower().startswith(
+            # A link or image the user could have written (our favicon is a data: <link>).
+            scheme = (value or "").strip().lower()
+            if tag != "link" and name in ("href", "src") and scheme.startswith(
                     ("javascript:", "data:", "vbscript:")):
                 self.found.append(f"{tag}[{name}={value}]")
 

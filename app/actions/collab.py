@@ -1,0 +1,189 @@
+"""Collaboration actions: decisions, options and votes, commitments, heartbeats.
+
+Each handler is a thin call into a service; the service enforces the rule again, so a request
+that raced past a page's state (a vote as the decision closes) still gets an honest refusal.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Any
+
+from app.actions import rules
+from app.actions.core import pin_actions
+from app.actions.registry import Context, Param, Result, action
+from app.services import commitments, cycles, decisions, heartbeats, items
+
+_WHEN = ("Optional: ISO 8601 (without an offset it is the studio's local time), a unix "
+         "timestamp, relative like 30m, 3h, 7d, 1w, or 'none'")
+DEADLINE = Param("deadline", "datetime", f"{_WHEN} (then it closes when the creator closes it)")
+COMMITMENT_DEADLINE = Param("deadline", "datetime",
+                            f"{_WHEN} (then it stays open until its limit is reached)")
+QUESTION = Param("question", "string", "The question to decide", required=True,
+                 max_length=decisions.QUESTION_MAX)
+DESCRIPTION = Param("description", "text", "Markdown context",
+                    max_length=decisions.DESCRIPTION_MAX)
+OPTIONS_OPEN = Param("options_open", "boolean",
+                     "Anyone in the studio may add options (otherwise only the creator)")
+TITLE = Param("title", "string", "What you commit to", required=True,
+              max_length=commitments.TITLE_MAX)
+CRITICAL_MASS = Param("critical_mass", "integer",
+                      "How many participants it takes for the commitment to hold", required=True,
+                      minimum=1)
+LIMIT = Param("limit", "integer",
+              "Optional cap on participants; reaching it closes the commitment", minimum=1)
+VOTE_ITEM = {
+    "type": "object",
+    "properties": {
+        "option_title": {"type": "string", "minLength": 1,
+                         "maxLength": decisions.OPTION_MAX},
+        "accept": {"type": "boolean"},
+        "prefer": {"type": "boolean"},
+    },
+    "required": ["option_title"],
+    "additionalProperties": False,
+}
+
+
+def _optional(param: Param) -> Param:
+    return dataclasses.replace(param, required=False)
+
+
+def _deadline_value(ctx: Context) -> str | None:
+    """An edit form's deadline: local ISO time, 'none', or empty once closed (it can't change)."""
+    item = ctx.item
+    if item.closed:
+        return None
+    if item.manual_close:
+        return "none"
+    return item.deadline.astimezone(cycles.zone_of(ctx.studio)).strftime("%Y-%m-%dT%H:%M")
+
+
+def _path(ctx: Context, item_type: str, item: Any) -> str:
+    return items.path_of(ctx.studio, item_type, item)
+
+
+# Decisions -----------------------------------------------------------------------------------
+
+@action("create_decision", "Ask the studio a question to decide by acceptance voting",
+        ("decision_new", "cycle"), rules.member,
+        params=(QUESTION, DESCRIPTION, dataclasses.replace(OPTIONS_OPEN, default=True),
+                DEADLINE), effect="create")
+def create_decision(ctx: Context, p: dict[str, Any]) -> Result:
+    decision = decisions.create_decision(ctx.studio, ctx.user, base_url=ctx.base_url, **p)
+    return Result(f"Created decision “{decision.question}”.", _path(ctx, "decision", decision),
+                  created=True, data={"id": decision.short_id, "question": decision.question})
+
+
+def _option_proposer(ctx: Context) -> str | None:
+    reason = rules.member(ctx)
+    if reason:
+        return reason
+    if decisions.can_add_options(ctx.item, ctx.user):
+        return None
+    return "only the decision's creator can add options to it"
+
+
+@action("add_option", "Add an option to this decision (titles are unique)", "decision",
+        _option_proposer, available=lambda ctx: not ctx.item.closed,
+        params=(Param("title", "string", "The option's title", required=True,
+                      max_length=decisions.OPTION_MAX),),
+        effect="create")
+def add_option(ctx: Context, p: dict[str, Any]) -> Result:
+    option = decisions.add_option(ctx.item, ctx.user, p["title"])
+    return Result(f"Added option “{option.title}”.", ctx.path, created=True,
+                  data={"title": option.title})
+
+
+@action("vote", "Vote on one option (option_title, accept, prefer) or several at once "
+                "(votes: [{option_title, accept, prefer}]); voting again changes your vote",
+        "decision", rules.member,
+        available=lambda ctx: not ctx.item.closed and decisions.has_options(ctx.item),
+        params=(Param("option_title", "string", "The option's title (single vote)",
+                      max_length=decisions.OPTION_MAX),
+                Param("accept", "boolean", "Accept this option (single vote; default false)"),
+                Param("prefer", "boolean", "Prefer this option (single vote; default false)"),
+                Param("votes", "array", "Several votes: [{option_title, accept, prefer}]",
+                      schema={"type": "array", "items": VOTE_ITEM, "minItems": 1})),
+        idempotent=True)
+def vote(ctx: Context, p: dict[str, Any]) -> Result:
+    ballots = decisions.ballots(p)
+    voted = decisions.vote(ctx.item, ctx.user, ballots)
+    titles = ", ".join(f"“{o.title}”" for o in voted)
+    return Result(f"Vote recorded on {titles}.", ctx.path,
+                  data={"votes": [dataclasses.asdict(b) for b in ballots]})
+
+
+@action("close_decision", "Close this decision now; the results become final", "decision",
+        rules.creator, available=lambda ctx: not ctx.item.closed)
+def close_decision(ctx: Context, p: dict[str, Any]) -> Result:
+    decisions.close(ctx.item, ctx.user)
+    return Result("Decision closed.", ctx.path)
+
+
+@action("update_decision_settings", "Change this decision's question, description, "
+        "options_open or deadline", "decision_settings", rules.creator,
+        params=(_optional(QUESTION), DESCRIPTION, OPTIONS_OPEN, DEADLINE), idempotent=True,
+        prefill=lambda ctx: {"question": ctx.item.question, "description": ctx.item.description,
+                             "options_open": ctx.item.options_open,
+                             "deadline": _deadline_value(ctx)})
+def update_decision_settings(ctx: Context, p: dict[str, Any]) -> Result:
+    decisions.update_settings(ctx.item, ctx.studio, ctx.user, base_url=ctx.base_url, **p)
+    return Result("Decision settings saved.", _path(ctx, "decision", ctx.item))
+
+
+pin_actions("decision", "decision_settings")
+
+
+# Commitments ---------------------------------------------------------------------------------
+
+@action("create_commitment", "Propose a commitment that holds once enough people join",
+        ("commitment_new", "cycle"), rules.member,
+        params=(TITLE, DESCRIPTION, CRITICAL_MASS, COMMITMENT_DEADLINE, LIMIT),
+        effect="create")
+def create_commitment(ctx: Context, p: dict[str, Any]) -> Result:
+    commitment = commitments.create_commitment(ctx.studio, ctx.user, base_url=ctx.base_url, **p)
+    return Result(f"Created commitment “{commitment.title}”.",
+                  _path(ctx, "commitment", commitment), created=True,
+                  data={"id": commitment.short_id, "title": commitment.title})
+
+
+@action("join_commitment", "Join this commitment", "commitment", rules.member,
+        available=lambda ctx: (not ctx.item.closed
+                               and commitments.participant(ctx.item, ctx.user) is None),
+        idempotent=True)
+def join_commitment(ctx: Context, p: dict[str, Any]) -> Result:
+    _participant, created = commitments.join(ctx.item, ctx.user)
+    state = commitments.progress(ctx.item)
+    message = "Joined the commitment." if created else "You had already joined."
+    return Result(f"{message} {state.status_message}", ctx.path,
+                  data={"joined": state.joined, "critical_mass": state.critical_mass,
+                        "status": state.status})
+
+
+@action("update_commitment_settings", "Change this commitment's title, description, critical "
+        "mass, deadline or limit", "commitment_settings", rules.creator,
+        params=(_optional(TITLE), DESCRIPTION, _optional(CRITICAL_MASS), COMMITMENT_DEADLINE,
+                LIMIT),
+        idempotent=True,
+        prefill=lambda ctx: {"title": ctx.item.title, "description": ctx.item.description,
+                             "critical_mass": ctx.item.critical_mass,
+                             "deadline": _deadline_value(ctx),
+                             "limit": ctx.item.participant_limit})
+def update_commitment_settings(ctx: Context, p: dict[str, Any]) -> Result:
+    commitments.update_settings(ctx.item, ctx.studio, ctx.user, base_url=ctx.base_url, **p)
+    return Result("Commitment settings saved.", _path(ctx, "commitment", ctx.item))
+
+
+pin_actions("commitment", "commitment_settings")
+
+
+# Heartbeats ----------------------------------------------------------------------------------
+
+@action("send_heartbeat", "Check in for this cycle to see the studio's content", "studio",
+        rules.member, available=lambda ctx: heartbeats.needed(ctx.studio, ctx.user),
+        effect="create")
+def send_heartbeat(ctx: Context, p: dict[str, Any]) -> Result:
+    beat = heartbeats.send(ctx.studio, ctx.user)
+    return Result("Heartbeat sent: welcome back.", ctx.path, created=True,
+                  data={"expires_at": beat.expires_at.isoformat()})

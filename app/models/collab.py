@@ -1,0 +1,143 @@
+"""Decisions (acceptance voting), commitments (critical mass) and heartbeats.
+
+Uniqueness that concurrent agents could break lives in the database, not in Python: one option
+title per decision, one vote per (option, voter), one participant per (commitment, user), one
+heartbeat per (studio, user, cycle).
+"""
+
+from __future__ import annotations
+
+import uuid
+from datetime import datetime, timedelta
+
+from sqlalchemy import (
+    Boolean,
+    ForeignKey,
+    Integer,
+    String,
+    Text,
+    UniqueConstraint,
+    Uuid,
+)
+from sqlalchemy.orm import Mapped, mapped_column, relationship
+
+from app.extensions import db
+from app.models.accounts import User
+from app.models.base import IdMixin, TimestampMixin, UTCDateTime, utcnow
+
+# "No deadline" is stored as a deadline this far away: the item closes when its creator says so.
+MANUAL_CLOSE = timedelta(days=365 * 100)
+# Anything further out than this is shown as "no deadline".
+MANUAL_CLOSE_THRESHOLD = timedelta(days=365 * 50)
+
+
+class DeadlineMixin:
+    deadline: Mapped[datetime] = mapped_column(UTCDateTime, nullable=False)
+
+    def is_closed(self, now: datetime | None = None) -> bool:
+        return self.deadline <= (now or utcnow())
+
+    @property
+    def closed(self) -> bool:
+        return self.is_closed()
+
+    @property
+    def manual_close(self) -> bool:
+        """True when the item has no real deadline (it closes when its creator closes it)."""
+        return self.deadline - self.created_at > MANUAL_CLOSE_THRESHOLD  # type: ignore[attr-defined]
+
+
+class Decision(IdMixin, TimestampMixin, DeadlineMixin, db.Model):
+    __tablename__ = "decisions"
+
+    studio_id: Mapped[uuid.UUID] = mapped_column(ForeignKey("studios.id"), index=True,
+                                                 nullable=False)
+    question: Mapped[str] = mapped_column(String(500), nullable=False)
+    description: Mapped[str] = mapped_column(Text, default="", nullable=False)
+    options_open: Mapped[bool] = mapped_column(Boolean, default=True, nullable=False)
+    created_by_id: Mapped[uuid.UUID] = mapped_column(ForeignKey("users.id"), nullable=False)
+
+    created_by: Mapped[User] = relationship()
+    options: Mapped[list[Option]] = relationship(back_populates="decision",
+                                                 order_by="Option.created_at")
+
+
+class Option(db.Model):
+    __tablename__ = "decision_options"
+    __table_args__ = (UniqueConstraint("decision_id", "title"),)
+
+    id: Mapped[uuid.UUID] = mapped_column(Uuid, primary_key=True, default=uuid.uuid4)
+    decision_id: Mapped[uuid.UUID] = mapped_column(ForeignKey("decisions.id"), nullable=False)
+    title: Mapped[str] = mapped_column(String(256), nullable=False)
+    # Breaks ties in the results; drawn once when the option is added, so the order is stable.
+    random_id: Mapped[int] = mapped_column(Integer, nullable=False)
+    created_by_id: Mapped[uuid.UUID] = mapped_column(ForeignKey("users.id"), nullable=False)
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow, nullable=False)
+
+    decision: Mapped[Decision] = relationship(back_populates="options")
+    created_by: Mapped[User] = relationship()
+
+
+class Vote(db.Model):
+    """One voter's stance on one option; voting again updates this row (an upsert)."""
+
+    __tablename__ = "decision_votes"
+    __table_args__ = (UniqueConstraint("option_id", "user_id"),)
+
+    id: Mapped[uuid.UUID] = mapped_column(Uuid, primary_key=True, default=uuid.uuid4)
+    decision_id: Mapped[uuid.UUID] = mapped_column(ForeignKey("decisions.id"), index=True,
+                                                   nullable=False)
+    option_id: Mapped[uuid.UUID] = mapped_column(ForeignKey("decision_options.id"),
+                                                 nullable=False)
+    user_id: Mapped[uuid.UUID] = mapped_column(ForeignKey("users.id"), nullable=False)
+    accepted: Mapped[bool] = mapped_column(Boolean, nullable=False)
+    preferred: Mapped[bool] = mapped_column(Boolean, nullable=False)
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow, nullable=False)
+    updated_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow, nullable=False)
+
+    user: Mapped[User] = relationship()
+
+
+class Commitment(IdMixin, TimestampMixin, DeadlineMixin, db.Model):
+    __tablename__ = "commitments"
+
+    studio_id: Mapped[uuid.UUID] = mapped_column(ForeignKey("studios.id"), index=True,
+                                                 nullable=False)
+    title: Mapped[str] = mapped_column(String(256), nullable=False)
+    description: Mapped[str] = mapped_column(Text, default="", nullable=False)
+    critical_mass: Mapped[int] = mapped_column(Integer, nullable=False)
+    # At most this many participants; reaching it closes the commitment. None: no cap.
+    participant_limit: Mapped[int | None] = mapped_column(Integer)
+    created_by_id: Mapped[uuid.UUID] = mapped_column(ForeignKey("users.id"), nullable=False)
+
+    created_by: Mapped[User] = relationship()
+
+
+class CommitmentParticipant(db.Model):
+    __tablename__ = "commitment_participants"
+    __table_args__ = (UniqueConstraint("commitment_id", "user_id"),)
+
+    id: Mapped[uuid.UUID] = mapped_column(Uuid, primary_key=True, default=uuid.uuid4)
+    commitment_id: Mapped[uuid.UUID] = mapped_column(ForeignKey("commitments.id"),
+                                                     nullable=False)
+    user_id: Mapped[uuid.UUID] = mapped_column(ForeignKey("users.id"), nullable=False)
+    committed_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow, nullable=False)
+
+    user: Mapped[User] = relationship()
+
+
+class Heartbeat(db.Model):
+    """A member's "I'm here" for one cycle of a studio's tempo."""
+
+    __tablename__ = "heartbeats"
+    __table_args__ = (UniqueConstraint("studio_id", "user_id", "cycle_start"),)
+
+    id: Mapped[uuid.UUID] = mapped_column(Uuid, primary_key=True, default=uuid.uuid4)
+    studio_id: Mapped[uuid.UUID] = mapped_column(ForeignKey("studios.id"), nullable=False)
+    user_id: Mapped[uuid.UUID] = mapped_column(ForeignKey("users.id"), index=True,
+                                               nullable=False)
+    cycle_start: Mapped[datetime] = mapped_column(UTCDateTime, nullable=False)
+    expires_at: Mapped[datetime] = mapped_column(UTCDateTime, nullable=False)
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow, nullable=False)
+
+    user: Mapped[User] = relationship()

@@ -1,0 +1,192 @@
+"""Commitments: "I'm in if enough of us are" — critical mass, optional limit, joining.
+
+Rules: joining is idempotent and refused once closed; reaching the limit closes the commitment
+(its deadline becomes now); critical mass can't be lowered once anyone has joined; only the
+creator edits settings. Joins lock the commitment row, so concurrent joins are counted one at a
+time: no duplicate participant and never more than the limit.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from sqlalchemy import func
+from sqlalchemy.exc import IntegrityError
+
+from app.extensions import db
+from app.models import Studio, User
+from app.models.base import utcnow
+from app.models.collab import Commitment, CommitmentParticipant
+from app.services import cycles, deadlines, items, links
+from app.services.errors import Conflict, Forbidden, invalid_param
+from app.services.locking import lock_row
+
+TITLE_MAX = 256
+DESCRIPTION_MAX = 20_000
+BAR_WIDTH = 20
+
+items.register(items.ItemKind("commitment", "c", Commitment, lambda c: c.title))
+
+
+def _title(value: str | None) -> str:
+    text = " ".join((value or "").split())
+    if not text:
+        raise invalid_param("title", "is required")
+    if len(text) > TITLE_MAX:
+        raise invalid_param("title", f"at most {TITLE_MAX} characters")
+    return text
+
+
+def _description(value: str | None) -> str:
+    if len(value or "") > DESCRIPTION_MAX:
+        raise invalid_param("description", f"at most {DESCRIPTION_MAX} characters")
+    return value or ""
+
+
+MAX_PEOPLE = 1_000_000  # keeps counts inside a database integer
+
+
+def _check_numbers(critical_mass: int, limit: int | None) -> None:
+    if critical_mass < 1:
+        raise invalid_param("critical_mass", "must be at least 1")
+    if critical_mass > MAX_PEOPLE:
+        raise invalid_param("critical_mass", f"at most {MAX_PEOPLE}")
+    if limit is not None and limit > MAX_PEOPLE:
+        raise invalid_param("limit", f"at most {MAX_PEOPLE}")
+    if limit is not None and limit < critical_mass:
+        raise invalid_param("limit", f"must be at least the critical mass ({critical_mass})")
+
+
+def create_commitment(studio: Studio, user: User, title: str, critical_mass: int,
+                      description: str | None = None, deadline: Any = None,
+                      limit: int | None = None, base_url: str = "") -> Commitment:
+    _check_numbers(critical_mass, limit)
+    commitment = Commitment(studio_id=studio.id, title=_title(title),
+                            description=_description(description), critical_mass=critical_mass,
+                            participant_limit=limit,
+                            deadline=deadlines.parse(deadline, cycles.zone_of(studio)),
+                            created_by_id=user.id)
+    commitment.assign_ids()
+    db.session.add(commitment)
+    db.session.flush()
+    links.sync(studio, "commitment", commitment.id, commitment.description, base_url)
+    return commitment
+
+
+def update_settings(commitment: Commitment, studio: Studio, user: User,
+                    title: str | None = None, description: str | None = None,
+                    critical_mass: int | None = None, deadline: Any = None,
+                    limit: int | None = None, base_url: str = "") -> Commitment:
+    if commitment.created_by_id != user.id:
+        raise Forbidden("only the commitment's creator can change its settings")
+    commitment = lock_row(Commitment, commitment.id)
+    joined = count(commitment)
+    new_mass = commitment.critical_mass if critical_mass is None else critical_mass
+    new_limit = commitment.participant_limit if limit is None else limit
+    _check_numbers(new_mass, new_limit)
+    if new_mass < commitment.critical_mass and joined > 0:
+        raise Conflict("cannot lower the critical mass after participants have joined")
+    if new_limit is not None and new_limit < joined:
+        raise Conflict(f"cannot set the limit below the {joined} participants who joined")
+    if deadline is not None:
+        commitment.deadline = deadlines.revise(commitment.deadline, deadline,
+                                               cycles.zone_of(studio), commitment.closed,
+                                               "commitment")
+    if title is not None:
+        commitment.title = _title(title)
+    if description is not None:
+        commitment.description = _description(description)
+        links.sync(studio, "commitment", commitment.id, commitment.description, base_url)
+    commitment.critical_mass, commitment.participant_limit = new_mass, new_limit
+    if new_limit is not None and joined >= new_limit and not commitment.closed:
+        commitment.deadline = utcnow()  # full already: the new limit closes it
+    commitment.updated_at = utcnow()
+    return commitment
+
+
+def participant(commitment: Commitment, user: User | None) -> CommitmentParticipant | None:
+    if user is None:
+        return None
+    return (db.session.query(CommitmentParticipant)
+            .filter(CommitmentParticipant.commitment_id == commitment.id,
+                    CommitmentParticipant.user_id == user.id).one_or_none())
+
+
+def join(commitment: Commitment, user: User) -> tuple[CommitmentParticipant, bool]:
+    """Join; (participant, created). Joining again returns the existing participation."""
+    commitment = lock_row(Commitment, commitment.id)  # one join at a time per commitment
+    existing = participant(commitment, user)
+    if existing is not None:
+        return existing, False
+    if commitment.closed:
+        raise Conflict("this commitment is closed")
+    joined = count(commitment)
+    limit = commitment.participant_limit
+    if limit is not None and joined >= limit:
+        raise Conflict("this commitment is full")
+    member = CommitmentParticipant(commitment_id=commitment.id, user_id=user.id)
+    try:
+        with db.session.begin_nested():
+            db.session.add(member)
+    except IntegrityError:  # only without a row lock; the other request joined us already
+        found = participant(commitment, user)
+        if found is None:
+            raise
+        return found, False
+    if limit is not None and joined + 1 >= limit:
+        commitment.deadline = utcnow()  # full: reaching the limit closes the commitment
+    return member, True
+
+
+def count(commitment: Commitment) -> int:
+    return (db.session.query(func.count(CommitmentParticipant.id))
+            .filter(CommitmentParticipant.commitment_id == commitment.id).scalar() or 0)
+
+
+def participants(commitment: Commitment) -> list[CommitmentParticipant]:
+    return (db.session.query(CommitmentParticipant)
+            .filter(CommitmentParticipant.commitment_id == commitment.id)
+            .order_by(CommitmentParticipant.committed_at).all())
+
+
+@dataclass(frozen=True)
+class Progress:
+    joined: int
+    critical_mass: int
+    limit: int | None
+    closed: bool
+
+    @property
+    def achieved(self) -> bool:
+        return self.joined >= self.critical_mass
+
+    @property
+    def remaining(self) -> int:
+        return max(0, self.critical_mass - self.joined)
+
+    @property
+    def percent(self) -> int:
+        return min(100, self.joined * 100 // self.critical_mass)
+
+    @property
+    def status(self) -> str:
+        if self.achieved:
+            return "critical_mass_achieved"
+        return "failed" if self.closed else "pending"
+
+    @property
+    def status_message(self) -> str:
+        return {"critical_mass_achieved": "Critical mass achieved.",
+                "failed": "Failed to reach critical mass.",
+                "pending": "Pending."}[self.status]
+
+    @property
+    def text_bar(self) -> str:
+        filled = min(BAR_WIDTH, self.joined * BAR_WIDTH // self.critical_mass)
+        return f"[{'#' * filled}{'_' * (BAR_WIDTH - filled)}] {self.joined}/{self.critical_mass}"
+
+
+def progress(commitment: Commitment) -> Progress:
+    return Progress(count(commitment), commitment.critical_mass, commitment.participant_limit,
+                    commitment.closed)

@@ -1,0 +1,210 @@
+"""Cycles: named windows of time (today, this-week, ...) in a studio's time zone.
+
+Cycles are computed, never stored. An item is in a cycle when it was created before the cycle's
+end and its deadline is after the cycle's start; a note without a deadline counts as closing
+when it was written. Filters and sorting for the cycle pages live here too.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import UTC, date, datetime, timedelta
+from typing import Any
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+
+from sqlalchemy import func
+
+from app.extensions import db
+from app.models import Note, Studio, User
+from app.models.base import utcnow
+from app.models.collab import Commitment, Decision
+from app.services.errors import Invalid, NotFound
+
+UNITS = ("day", "week", "month", "year")
+NAMES: dict[str, tuple[str, int]] = {
+    "yesterday": ("day", -1), "today": ("day", 0), "tomorrow": ("day", 1),
+    "last-week": ("week", -1), "this-week": ("week", 0), "next-week": ("week", 1),
+    "last-month": ("month", -1), "this-month": ("month", 0), "next-month": ("month", 1),
+    "last-year": ("year", -1), "this-year": ("year", 0), "next-year": ("year", 1),
+}
+TEMPO_CYCLE = {"daily": "today", "weekly": "this-week", "monthly": "this-month"}
+
+FILTERS = ("mine", "not_mine", "open", "closed", "closing_soon")
+CLOSING_SOON = timedelta(hours=24)
+SORT_KEYS = ("created", "deadline")
+KINDS = (("note", Note), ("decision", Decision), ("commitment", Commitment))
+
+
+@dataclass(frozen=True)
+class Cycle:
+    name: str
+    unit: str
+    start: datetime  # UTC
+    end: datetime  # UTC, exclusive
+    zone: ZoneInfo
+
+    @property
+    def label(self) -> str:
+        return self.name.replace("-", " ").capitalize()
+
+    @property
+    def span(self) -> str:
+        """The cycle's dates as the studio reads them, e.g. 'Mon 2026-11-23 – Sun 2026-11-29'."""
+        first = self.start.astimezone(self.zone).date()
+        last = (self.end.astimezone(self.zone) - timedelta(seconds=1)).date()
+        if first == last:
+            return first.strftime("%a %Y-%m-%d")
+        return f"{first.strftime('%a %Y-%m-%d')} – {last.strftime('%a %Y-%m-%d')}"
+
+    def contains(self, moment: datetime) -> bool:
+        return self.start <= moment < self.end
+
+
+def zone_of(studio: Studio) -> ZoneInfo:
+    try:
+        return ZoneInfo(studio.timezone or "UTC")
+    except (ZoneInfoNotFoundError, ValueError):
+        return ZoneInfo("UTC")
+
+
+def _shift(day: date, unit: str, steps: int) -> date:
+    """The first day of the unit ``steps`` away from the unit starting at ``day``."""
+    if unit == "day":
+        return day + timedelta(days=steps)
+    if unit == "week":
+        return day + timedelta(weeks=steps)
+    if unit == "month":
+        months = day.year * 12 + day.month - 1 + steps
+        return date(months // 12, months % 12 + 1, 1)
+    return date(day.year + steps, 1, 1)
+
+
+def _unit_start(local: date, unit: str) -> date:
+    if unit == "day":
+        return local
+    if unit == "week":  # weeks start on Monday
+        return local - timedelta(days=local.weekday())
+    if unit == "month":
+        return local.replace(day=1)
+    return date(local.year, 1, 1)
+
+
+def _midnight(day: date, zone: ZoneInfo) -> datetime:
+    # Built from calendar fields, so a 23- or 25-hour day across a DST change stays a day.
+    return datetime(day.year, day.month, day.day, tzinfo=zone).astimezone(UTC)
+
+
+def cycle(name: str, zone: ZoneInfo, now: datetime | None = None) -> Cycle:
+    if name not in NAMES:
+        raise NotFound(f"no cycle '{name}': use one of {', '.join(NAMES)}")
+    unit, steps = NAMES[name]
+    local_today = (now or utcnow()).astimezone(zone).date()
+    first = _shift(_unit_start(local_today, unit), unit, steps)
+    return Cycle(name, unit, _midnight(first, zone), _midnight(_shift(first, unit, 1), zone),
+                 zone)
+
+
+def current(studio: Studio, now: datetime | None = None) -> Cycle:
+    """The cycle of the studio's tempo that contains ``now``."""
+    return cycle(TEMPO_CYCLE.get(studio.tempo, "this-week"), zone_of(studio), now)
+
+
+# Items in a cycle -----------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class Query:
+    filters: tuple[str, ...] = ()
+    sort: str = "created"
+    descending: bool = True
+
+    @property
+    def sort_param(self) -> str:
+        return f"{self.sort}-{'desc' if self.descending else 'asc'}"
+
+
+def parse_query(args: Any) -> Query:
+    """Filters (``filter=mine,open`` or repeated) and sort (``sort=deadline-asc``) from a query."""
+    raw: list[str] = []
+    for key in ("filter", "filters"):
+        for value in args.getlist(key):
+            raw += [part.strip() for part in value.split(",") if part.strip()]
+    unknown = [f for f in raw if f not in FILTERS]
+    errors = []
+    if unknown:
+        errors.append({"param": "filter", "message": f"unknown filter {', '.join(unknown)} "
+                                                     f"(use {', '.join(FILTERS)})"})
+    sort_value = (args.get("sort") or args.get("sort_by") or "created-desc").strip().lower()
+    key, _, direction = sort_value.partition("-")
+    key = {"created_at": "created", "deadline_at": "deadline"}.get(key, key)
+    if key not in SORT_KEYS or direction not in ("", "asc", "desc"):
+        errors.append({"param": "sort", "message": "use created or deadline, optionally with "
+                                                   "-asc or -desc (e.g. deadline-asc)"})
+    if errors:
+        raise Invalid("invalid cycle query", errors=errors)
+    descending = direction == "desc" if direction else key == "created"
+    return Query(tuple(dict.fromkeys(raw)), key, descending)
+
+
+def _deadline_column(model: Any) -> Any:
+    if model is Note:  # notes without a deadline close when written
+        return func.coalesce(Note.deadline, Note.created_at)
+    return model.deadline
+
+
+def _base(model: Any, studio: Studio) -> Any:
+    query = db.session.query(model).filter(model.studio_id == studio.id)
+    if model is Note:
+        query = query.filter(Note.commentable_type.is_(None))  # comments are not items
+    return query
+
+
+def _in_cycle(query: Any, model: Any, window: Cycle) -> Any:
+    return query.filter(model.created_at < window.end, _deadline_column(model) > window.start)
+
+
+def items_in(studio: Studio, window: Cycle, user: User | None, q: Query | None = None,
+             now: datetime | None = None) -> dict[str, list[Any]]:
+    """The studio's notes, decisions and commitments in ``window``, filtered and sorted."""
+    q = q or Query()
+    now = now or utcnow()
+    found: dict[str, list[Any]] = {}
+    for kind, model in KINDS:
+        deadline = _deadline_column(model)
+        query = _in_cycle(_base(model, studio), model, window)
+        for name in q.filters:
+            if name == "mine" and user is not None:
+                query = query.filter(model.created_by_id == user.id)
+            elif name == "not_mine" and user is not None:
+                query = query.filter(model.created_by_id != user.id)
+            elif name == "open":
+                query = query.filter(deadline > now)
+            elif name == "closed":
+                query = query.filter(deadline <= now)
+            elif name == "closing_soon":
+                query = query.filter(deadline > now, deadline <= now + CLOSING_SOON)
+        column = model.created_at if q.sort == "created" else deadline
+        query = query.order_by(column.desc() if q.descending else column.asc(),
+                               model.created_at.desc())
+        found[kind] = query.all()
+    return found
+
+
+def counts(studio: Studio, window: Cycle) -> dict[str, int]:
+    return {kind: _in_cycle(_base(model, studio), model, window).count()
+            for kind, model in KINDS}
+
+
+OVERVIEW = (("Daily", ("yesterday", "today", "tomorrow")),
+            ("Weekly", ("last-week", "this-week", "next-week")),
+            ("Monthly", ("last-month", "this-month", "next-month")))
+
+
+def overview(studio: Studio, now: datetime | None = None
+             ) -> list[tuple[str, list[tuple[Cycle, dict[str, int]]]]]:
+    """Counts per kind for the cycles around now: a day, a week and a month each way."""
+    zone = zone_of(studio)
+    rows = []
+    for section, names in OVERVIEW:
+        windows = [cycle(name, zone, now) for name in names]
+        rows.append((section, [(w, counts(studio, w)) for w in windows]))
+    return rows

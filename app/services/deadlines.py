@@ -1,0 +1,69 @@
+"""Deadlines of decisions and commitments, read in the studio's time zone.
+
+Every form the agent door accepts is accepted in HTML too: ISO 8601 (a time without an offset
+is the studio's local time), a unix timestamp, a relative ``30m``/``3h``/``7d``/``1w``, or
+``none`` for "closes when the creator closes it" (stored as a deadline far in the future).
+"""
+
+from __future__ import annotations
+
+import re
+from datetime import UTC, datetime, timedelta
+from zoneinfo import ZoneInfo
+
+from app.models.base import utcnow
+from app.models.collab import MANUAL_CLOSE, MANUAL_CLOSE_THRESHOLD
+from app.services.errors import Conflict, invalid_param
+from app.services.timeparse import parse_datetime
+
+NO_DEADLINE = {"none", "never", "no", "manual"}
+_UNIX = re.compile(r"^\s*\d{9,11}(\.\d+)?\s*$")
+
+
+def no_deadline(now: datetime | None = None) -> datetime:
+    return (now or utcnow()) + MANUAL_CLOSE
+
+
+def parse(value: object, zone: ZoneInfo, now: datetime | None = None,
+          param: str = "deadline") -> datetime:
+    """A future deadline in UTC from any accepted form; Invalid names ``param`` otherwise."""
+    now = now or utcnow()
+    if value is None or (isinstance(value, str) and value.strip().lower() in NO_DEADLINE | {""}):
+        return no_deadline(now)
+    try:
+        moment = _local_iso(value, zone) or parse_datetime(value, now)
+    except OverflowError:  # e.g. 99999999w: past the last representable date
+        raise invalid_param(param, "too far in the future: use 'none' for no deadline") from None
+    except ValueError as exc:
+        raise invalid_param(param, str(exc)) from None
+    if moment <= now:
+        raise invalid_param(param, "must be in the future")
+    if moment - now > MANUAL_CLOSE:
+        raise invalid_param(param, "too far in the future: use 'none' for no deadline")
+    return moment
+
+
+def _local_iso(value: object, zone: ZoneInfo) -> datetime | None:
+    """An ISO date or date-time without an offset, as the studio's local time."""
+    if not isinstance(value, str) or _UNIX.match(value):
+        return None
+    try:
+        parsed = datetime.fromisoformat(value.strip())
+    except ValueError:
+        return None
+    if parsed.tzinfo is not None:
+        return parsed.astimezone(UTC)
+    return parsed.replace(tzinfo=zone).astimezone(UTC)
+
+
+def revise(current: datetime, value: object, zone: ZoneInfo, closed: bool, what: str,
+           now: datetime | None = None) -> datetime:
+    """The deadline after an edit. An edit form resends the current deadline (to the minute,
+    or 'none'): that keeps the current one instead of moving it by a few seconds."""
+    if closed:
+        raise Conflict(f"cannot change the deadline of a closed {what}")
+    now = now or utcnow()
+    new = parse(value, zone, now)
+    if current - now > MANUAL_CLOSE_THRESHOLD and new - now > MANUAL_CLOSE_THRESHOLD:
+        return current
+    return current if abs(new - current) < timedelta(minutes=1) else new

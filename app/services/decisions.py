@@ -1,0 +1,236 @@
+"""Decisions by acceptance voting: questions, options, votes, results and closing.
+
+Rules: option titles are unique per decision; a vote is an upsert per (option, voter); a closed
+decision refuses options and votes; only the creator edits settings or closes it, and a closed
+decision's deadline can't change. Votes hold a shared lock on the decision and closing an
+exclusive one, so no vote slips in after a decision has closed.
+"""
+
+from __future__ import annotations
+
+import secrets
+import uuid
+from dataclasses import dataclass
+from typing import Any
+
+from sqlalchemy import case, func
+from sqlalchemy.dialects.postgresql import insert as pg_insert
+from sqlalchemy.dialects.sqlite import insert as sqlite_insert
+from sqlalchemy.exc import IntegrityError
+
+from app.extensions import db
+from app.models import Studio, User
+from app.models.base import utcnow
+from app.models.collab import Decision, Option, Vote
+from app.services import cycles, deadlines, items, links
+from app.services.errors import Conflict, Forbidden, Invalid, invalid_param
+from app.services.locking import lock_row
+
+QUESTION_MAX = 500
+DESCRIPTION_MAX = 20_000
+OPTION_MAX = 256
+
+items.register(items.ItemKind("decision", "d", Decision, lambda d: d.question))
+
+
+def _line(value: str | None, param: str, limit: int) -> str:
+    text = " ".join((value or "").split())  # one line: never a newline in a heading or YAML
+    if not text:
+        raise invalid_param(param, "is required")
+    if len(text) > limit:
+        raise invalid_param(param, f"at most {limit} characters")
+    return text
+
+
+def _description(value: str | None) -> str:
+    if len(value or "") > DESCRIPTION_MAX:
+        raise invalid_param("description", f"at most {DESCRIPTION_MAX} characters")
+    return value or ""
+
+
+def create_decision(studio: Studio, user: User, question: str, description: str | None = None,
+                    options_open: bool | None = None, deadline: Any = None,
+                    base_url: str = "") -> Decision:
+    decision = Decision(studio_id=studio.id, question=_line(question, "question", QUESTION_MAX),
+                        description=_description(description),
+                        options_open=True if options_open is None else options_open,
+                        deadline=deadlines.parse(deadline, cycles.zone_of(studio)),
+                        created_by_id=user.id)
+    decision.assign_ids()
+    db.session.add(decision)
+    db.session.flush()
+    links.sync(studio, "decision", decision.id, decision.description, base_url)
+    return decision
+
+
+def update_settings(decision: Decision, studio: Studio, user: User, question: str | None = None,
+                    description: str | None = None, options_open: bool | None = None,
+                    deadline: Any = None, base_url: str = "") -> Decision:
+    if decision.created_by_id != user.id:
+        raise Forbidden("only the decision's creator can change its settings")
+    decision = lock_row(Decision, decision.id)
+    if deadline is not None:
+        decision.deadline = deadlines.revise(decision.deadline, deadline, cycles.zone_of(studio),
+                                             decision.closed, "decision")
+    if question is not None:
+        decision.question = _line(question, "question", QUESTION_MAX)
+    if description is not None:
+        decision.description = _description(description)
+        links.sync(studio, "decision", decision.id, decision.description, base_url)
+    if options_open is not None:
+        decision.options_open = options_open
+    decision.updated_at = utcnow()
+    return decision
+
+
+def close(decision: Decision, user: User) -> Decision:
+    if decision.created_by_id != user.id:
+        raise Forbidden("only the decision's creator can close it")
+    decision = lock_row(Decision, decision.id)
+    if decision.closed:
+        raise Conflict("this decision is already closed")
+    decision.deadline = utcnow()
+    decision.updated_at = decision.deadline
+    return decision
+
+
+def _open_for_writes(decision: Decision) -> Decision:
+    """The decision, share-locked and freshly read; Conflict when it has closed."""
+    decision = lock_row(Decision, decision.id, shared=True)
+    if decision.closed:
+        raise Conflict("this decision is closed and no longer accepts options or votes")
+    return decision
+
+
+def can_add_options(decision: Decision, user: User | None) -> bool:
+    return user is not None and (decision.options_open or decision.created_by_id == user.id)
+
+
+def add_option(decision: Decision, user: User, title: str) -> Option:
+    title = _line(title, "title", OPTION_MAX)
+    if not can_add_options(decision, user):
+        raise Forbidden("only the decision's creator can add options to it")
+    decision = _open_for_writes(decision)
+    option = Option(decision_id=decision.id, title=title, created_by_id=user.id,
+                    random_id=secrets.randbelow(2**31))
+    try:
+        with db.session.begin_nested():  # a savepoint: a taken title undoes only this insert
+            db.session.add(option)
+    except IntegrityError:
+        raise Conflict(f"an option titled '{title}' already exists on this decision") from None
+    return option
+
+
+@dataclass(frozen=True)
+class Ballot:
+    option_title: str
+    accept: bool
+    prefer: bool
+
+
+def ballots(params: dict[str, Any]) -> list[Ballot]:
+    """The votes in a ``vote`` call: either option_title (with accept, prefer) or votes=[...].
+
+    accept/prefer left false next to votes are ignored: an HTML form always posts its checkboxes.
+    """
+    if "votes" in params:
+        clash = ["option_title"] if "option_title" in params else []
+        clash += [name for name in ("accept", "prefer") if params.get(name)]
+        if clash:
+            raise Invalid("give either option_title (with accept, prefer) or votes, not both",
+                          errors=[{"param": name, "message": "not allowed together with votes"}
+                                  for name in clash])
+        entries = params["votes"]
+        if not entries:
+            raise invalid_param("votes", "must contain at least one vote")
+        found = [Ballot(" ".join(str(e.get("option_title", "")).split()),
+                        bool(e.get("accept", False)), bool(e.get("prefer", False)))
+                 for e in entries]
+        titles = [b.option_title for b in found]
+        repeated = sorted({t for t in titles if titles.count(t) > 1})
+        if repeated:
+            raise invalid_param("votes", f"each option at most once (repeated: "
+                                         f"{', '.join(repeated)})")
+        return found
+    if "option_title" not in params:
+        raise Invalid("say which option: give option_title (with accept, prefer) or votes",
+                      errors=[{"param": "option_title", "message": "is required unless votes "
+                                                                   "is given"},
+                              {"param": "votes", "message": "is required unless option_title "
+                                                            "is given"}])
+    return [Ballot(" ".join(str(params["option_title"]).split()),
+                   bool(params.get("accept", False)), bool(params.get("prefer", False)))]
+
+
+def vote(decision: Decision, user: User, votes: list[Ballot]) -> list[Option]:
+    """Record each ballot as an upsert; the options voted on, in ballot order."""
+    decision = _open_for_writes(decision)
+    by_title = {o.title: o for o in db.session.query(Option)
+                .filter(Option.decision_id == decision.id)}
+    missing = [b.option_title for b in votes if b.option_title not in by_title]
+    if missing:
+        known = ", ".join(f"'{t}'" for t in by_title) or "none yet"
+        raise invalid_param("option_title" if len(votes) == 1 else "votes",
+                            f"no option titled {', '.join(repr(m) for m in missing)} "
+                            f"(options: {known})")
+    insert = pg_insert if db.session.get_bind().dialect.name == "postgresql" else sqlite_insert
+    now = utcnow()
+    for ballot in votes:
+        option = by_title[ballot.option_title]
+        stmt = insert(Vote).values(id=uuid.uuid4(), decision_id=decision.id, option_id=option.id,
+                                   user_id=user.id, accepted=ballot.accept,
+                                   preferred=ballot.prefer, created_at=now, updated_at=now)
+        # One row per (option, voter) whatever the interleaving: the database decides.
+        db.session.execute(stmt.on_conflict_do_update(
+            index_elements=["option_id", "user_id"],
+            set_={"accepted": ballot.accept, "preferred": ballot.prefer, "updated_at": now}))
+    return [by_title[b.option_title] for b in votes]
+
+
+# Reading --------------------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class ResultRow:
+    option: Option
+    accepted: int
+    preferred: int
+    votes: int
+
+    @property
+    def rejected(self) -> int:
+        return self.votes - self.accepted
+
+
+def results(decision: Decision) -> list[ResultRow]:
+    """Options by accepted desc, then preferred desc, then their fixed random tiebreak."""
+    accepted = func.coalesce(func.sum(case((Vote.accepted, 1), else_=0)), 0)
+    preferred = func.coalesce(func.sum(case((Vote.preferred, 1), else_=0)), 0)
+    rows = (db.session.query(Option, accepted, preferred, func.count(Vote.id))
+            .outerjoin(Vote, Vote.option_id == Option.id)
+            .filter(Option.decision_id == decision.id)
+            .group_by(Option.id)
+            .order_by(accepted.desc(), preferred.desc(), Option.random_id.desc())
+            .all())
+    return [ResultRow(o, int(a), int(p), int(n)) for o, a, p, n in rows]
+
+
+def options(decision: Decision) -> list[Option]:
+    return (db.session.query(Option).filter(Option.decision_id == decision.id)
+            .order_by(Option.created_at, Option.title).all())
+
+
+def has_options(decision: Decision) -> bool:
+    return db.session.query(Option.id).filter(Option.decision_id == decision.id).first() is not None
+
+
+def my_votes(decision: Decision, user: User | None) -> dict[uuid.UUID, Vote]:
+    if user is None:
+        return {}
+    return {v.option_id: v for v in db.session.query(Vote)
+            .filter(Vote.decision_id == decision.id, Vote.user_id == user.id)}
+
+
+def voters(decision: Decision) -> list[User]:
+    return (db.session.query(User).join(Vote, Vote.user_id == User.id)
+            .filter(Vote.decision_id == decision.id)
+            .group_by(User.id).order_by(func.min(Vote.created_at)).all())

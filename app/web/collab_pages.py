@@ -1,0 +1,214 @@
+"""Collaboration pages: decisions, commitments, cycles, and the heartbeat gate on studio pages."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any
+from urllib.parse import urlencode
+
+from flask import Blueprint, request
+
+from app.actions import Context
+from app.models import User
+from app.models.base import utcnow
+from app.services import commitments, cycles, decisions, heartbeats, links, notes, studios
+from app.services.errors import Forbidden
+from app.web import core_pages, loaders
+from app.web.pages import Page, page
+
+bp = Blueprint("collab", __name__)
+
+
+# Shared presentation ---------------------------------------------------------------------------
+
+def _span(seconds: float) -> str:
+    """Time left in its two largest units: '1 day 23 hours', '3 hours 5 minutes'."""
+    parts = []
+    for unit, size in (("day", 86400), ("hour", 3600), ("minute", 60)):
+        n = int(seconds // size)
+        if n or parts:
+            seconds -= n * size
+            if n:
+                parts.append(f"{n} {unit}{'s' if n != 1 else ''}")
+            if len(parts) == 2 or (parts and unit != "day" and not n):
+                break
+    return " ".join(parts[:2]) or "less than a minute"
+
+
+def deadline_text(item: Any, studio: Any, now: datetime | None = None) -> str:
+    """'2026-12-01 17:00 NZDT (3 days left)', 'closed 2026-…', or 'no deadline'."""
+    now = now or utcnow()
+    deadline = getattr(item, "deadline", None)
+    if deadline is None:
+        return "no deadline"
+    local = deadline.astimezone(cycles.zone_of(studio)).strftime("%Y-%m-%d %H:%M %Z")
+    if getattr(item, "manual_close", False) and deadline > now:
+        # Decisions close by hand (close_decision); commitments when their limit is reached.
+        if hasattr(item, "question"):
+            return "no deadline (closes when its creator closes it)"
+        return "no deadline"
+    if deadline <= now:
+        return f"closed {local}"
+    return f"{local} ({_span((deadline - now).total_seconds())} left)"
+
+
+def _item_nav(ctx: Context, label: str) -> list[tuple[str, str]]:
+    path = ctx.path.removesuffix("/settings")
+    return core_pages.studio_nav(ctx) + [(label, path)]
+
+
+def _comments_and_backlinks(kind: str, item: Any) -> dict[str, Any]:
+    from app.services import items
+
+    return {"comments": notes.comments(kind, item.id),
+            "backlinks": [(link, items.get(link.from_type, link.from_id))
+                          for link in links.backlinks(kind, item.id)]}
+
+
+# Decisions -------------------------------------------------------------------------------------
+
+@page(bp, "decision_new", "/studios/<handle>/decide",
+      loaders.studio_page("decision_new", "/decide"))
+def decision_new(ctx: Context) -> Page:
+    return Page(ctx, "New decision", "decisions/new", nav=core_pages.studio_nav(ctx))
+
+
+@page(bp, "decision", "/studios/<handle>/d/<decision_id>",
+      loaders.item_page("decision", "decision", "decision_id"))
+def decision_show(ctx: Context) -> Page:
+    decision = ctx.item
+    return Page(ctx, decision.question, "decisions/show", {
+        "decision": decision,
+        "closed": decision.closed,
+        "deadline": deadline_text(decision, ctx.studio),
+        "options": decisions.options(decision),
+        "mine": decisions.my_votes(decision, ctx.user),
+        "results": decisions.results(decision),
+        "voters": decisions.voters(decision),
+        "can_add_options": decisions.can_add_options(decision, ctx.user),
+        "pinned": studios.is_pinned(ctx.studio, "decision", decision.id),
+        **_comments_and_backlinks("decision", decision),
+    }, nav=core_pages.studio_nav(ctx))
+
+
+@page(bp, "decision_settings", "/studios/<handle>/d/<decision_id>/settings",
+      loaders.item_page("decision_settings", "decision", "decision_id", "/settings"))
+def decision_settings(ctx: Context) -> Page:
+    return Page(ctx, f"Settings: {ctx.item.question}", "decisions/settings",
+                {"decision": ctx.item, "deadline": deadline_text(ctx.item, ctx.studio),
+                 "pinned": studios.is_pinned(ctx.studio, "decision", ctx.item.id)},
+                nav=_item_nav(ctx, f"Decision: {ctx.item.question}"))
+
+
+# Commitments -----------------------------------------------------------------------------------
+
+@page(bp, "commitment_new", "/studios/<handle>/commit",
+      loaders.studio_page("commitment_new", "/commit"))
+def commitment_new(ctx: Context) -> Page:
+    return Page(ctx, "New commitment", "commitments/new", nav=core_pages.studio_nav(ctx))
+
+
+@page(bp, "commitment", "/studios/<handle>/c/<commitment_id>",
+      loaders.item_page("commitment", "commitment", "commitment_id"))
+def commitment_show(ctx: Context) -> Page:
+    commitment = ctx.item
+    return Page(ctx, commitment.title, "commitments/show", {
+        "commitment": commitment,
+        "closed": commitment.closed,
+        "deadline": deadline_text(commitment, ctx.studio),
+        "progress": commitments.progress(commitment),
+        "participants": commitments.participants(commitment),
+        "joined": commitments.participant(commitment, ctx.user) is not None,
+        "pinned": studios.is_pinned(ctx.studio, "commitment", commitment.id),
+        **_comments_and_backlinks("commitment", commitment),
+    }, nav=core_pages.studio_nav(ctx))
+
+
+@page(bp, "commitment_settings", "/studios/<handle>/c/<commitment_id>/settings",
+      loaders.item_page("commitment_settings", "commitment", "commitment_id", "/settings"))
+def commitment_settings(ctx: Context) -> Page:
+    return Page(ctx, f"Settings: {ctx.item.title}", "commitments/settings",
+                {"commitment": ctx.item, "deadline": deadline_text(ctx.item, ctx.studio),
+                 "progress": commitments.progress(ctx.item),
+                 "pinned": studios.is_pinned(ctx.studio, "commitment", ctx.item.id)},
+                nav=_item_nav(ctx, f"Commitment: {ctx.item.title}"))
+
+
+# Cycles ----------------------------------------------------------------------------------------
+
+@page(bp, "cycles", "/studios/<handle>/cycles", loaders.studio_page("cycles", "/cycles"))
+def cycle_index(ctx: Context) -> Page:
+    return Page(ctx, f"Cycles of {ctx.studio.name}", "cycles/index",
+                {"overview": cycles.overview(ctx.studio),
+                 "current": cycles.current(ctx.studio)},
+                nav=core_pages.studio_nav(ctx) + [("Cycles", f"/studios/{ctx.studio.handle}"
+                                                              "/cycles")])
+
+
+def _cycle_loader(user: User | None, handle: str, cycle_name: str, **_: Any) -> Context:
+    ctx = loaders.studio_ctx("cycle", user, handle, f"/cycles/{cycle_name}")
+    ctx.extra["cycle"] = cycles.cycle(cycle_name, cycles.zone_of(ctx.studio))
+    return ctx
+
+
+def _filter_links(ctx: Context, query: cycles.Query) -> list[tuple[str, str, bool]]:
+    """(label, href, active) for each filter: a click toggles it, keeping the sort."""
+    result = []
+    for name in cycles.FILTERS:
+        active = name in query.filters
+        chosen = [f for f in query.filters if f != name] + ([] if active else [name])
+        params = {"sort": query.sort_param}
+        if chosen:
+            params["filter"] = ",".join(chosen)
+        result.append((name, f"{ctx.path}?{urlencode(params)}", active))
+    return result
+
+
+def _sort_links(ctx: Context, query: cycles.Query) -> list[tuple[str, str, bool]]:
+    result = []
+    for value in ("created-desc", "created-asc", "deadline-asc", "deadline-desc"):
+        params = {"sort": value}
+        if query.filters:
+            params["filter"] = ",".join(query.filters)
+        result.append((value, f"{ctx.path}?{urlencode(params)}", value == query.sort_param))
+    return result
+
+
+@page(bp, "cycle", "/studios/<handle>/cycles/<cycle_name>", _cycle_loader)
+def cycle_show(ctx: Context) -> Page:
+    window: cycles.Cycle = ctx.extra["cycle"]
+    query = cycles.parse_query(request.args)
+    found = cycles.items_in(ctx.studio, window, ctx.user, query)
+    return Page(ctx, f"{window.label} in {ctx.studio.name}", "cycles/show", {
+        "cycle": window, "query": query, "found": found,
+        "filter_links": _filter_links(ctx, query), "sort_links": _sort_links(ctx, query),
+        "names": list(cycles.NAMES), "deadline_text": deadline_text,
+    }, nav=core_pages.studio_nav(ctx) + [("Cycles", f"/studios/{ctx.studio.handle}/cycles")])
+
+
+# The heartbeat gate, the studio home's links and the team page's heartbeat column ----------------
+
+def heartbeat_gate(ctx: Context) -> None:
+    """Members of a studio that requires heartbeats see only send_heartbeat until they send one."""
+    if not heartbeats.needed(ctx.studio, ctx.user):
+        return
+    home = f"/studios/{ctx.studio.handle}"
+    action_name = (request.view_args or {}).get("action_name")
+    if ctx.page == "studio" and action_name in (None, "send_heartbeat"):
+        ctx.extra["heartbeat_needed"] = True  # the home page shows only the heartbeat prompt
+        return
+    window = cycles.current(ctx.studio)
+    raise Forbidden(f"this studio asks its members to check in every cycle: send a heartbeat "
+                    f"for {window.label.lower()} ({window.span}) at {home} (action "
+                    f"send_heartbeat), then come back", link=home)
+
+
+def _last_heartbeat(studio: Any, user: User) -> str:
+    beat = heartbeats.last(studio, user)
+    return beat.created_at.strftime("%Y-%m-%d %H:%M UTC") if beat else "never"
+
+
+loaders.STUDIO_GATES.append(heartbeat_gate)
+core_pages.STUDIO_SECTIONS[1:1] = [("New decision", "decide"), ("New commitment", "commit"),
+                                   ("Cycles", "cycles")]
+core_pages.TEAM_DETAILS.append(("Last heartbeat", _last_heartbeat))

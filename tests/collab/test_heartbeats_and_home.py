@@ -1,0 +1,123 @@
+"""Heartbeats gate a studio's content per cycle; the studio home shows pins, this cycle's
+items and recent activity; the team page shows each member's last heartbeat."""
+
+from __future__ import annotations
+
+from tests.helpers import action_names, parse_md
+
+
+def gated_studio(make_agent, app):  # type: ignore[no-untyped-def]
+    """'beat' with heartbeats required (the default for new studios) and members alice, bob."""
+    alice = make_agent("alice")
+    r = alice.act("/studios/new", "create_studio", name="Beat", handle="beat",
+                  join_policy="open")
+    assert r.status_code == 201, r.get_data(as_text=True)
+    bob = make_agent("bob")
+    assert bob.act("/studios/beat/join", "join_studio").status_code == 200
+    return alice, bob
+
+
+def test_new_studios_require_heartbeats_and_the_home_offers_only_that(make_agent, app) -> None:  # type: ignore[no-untyped-def]
+    alice, bob = gated_studio(make_agent, app)
+    page = bob.get("/studios/beat").get_data(as_text=True)
+    front, body = parse_md(page)
+    assert [a["name"] for a in front["actions"]] == ["send_heartbeat"]
+    assert "Send a heartbeat" in body and "## Pinned" not in body
+    index = bob.get("/studios/beat/actions")
+    assert "send_heartbeat" in index.get_data(as_text=True)
+    # Every other members-only page answers 403 and points at the studio home.
+    for path in ("/studios/beat/note", "/studios/beat/decide", "/studios/beat/cycles",
+                 "/studios/beat/cycles/today", "/studios/beat/team", "/studios/beat/settings"):
+        r = bob.get(path)
+        assert r.status_code == 403, path
+        assert "Go to [/studios/beat](/studios/beat)" in r.get_data(as_text=True)
+        error = bob.get(path, accept="application/json").json["error"]
+        assert "send_heartbeat" in error["message"] and error["link"] == "/studios/beat"
+    r = bob.act("/studios/beat/note", "create_note", text="sneaky")
+    assert r.status_code == 403
+    assert r.json["error"]["link"] == "/studios/beat"
+    # Another action posted at the studio home is refused too.
+    assert bob.act("/studios/beat", "create_decision", question="q").status_code == 403
+    html = bob.get("/studios/beat", accept="text/html").get_data(as_text=True)
+    assert 'data-action="send_heartbeat"' in html and "Recent activity" not in html
+    # The heartbeat opens the studio for this member only.
+    r = bob.act("/studios/beat", "send_heartbeat")
+    assert r.status_code == 201, r.get_data(as_text=True)
+    assert bob.get("/studios/beat/note").status_code == 200
+    assert "send_heartbeat" not in action_names(bob.get("/studios/beat").get_data(as_text=True))
+    assert bob.act("/studios/beat", "send_heartbeat").status_code == 409
+    assert alice.get("/studios/beat/note").status_code == 403
+    # The join page is never gated.
+    assert alice.get("/studios/beat/join").status_code == 200
+
+
+def test_heartbeat_is_per_cycle(make_agent, app) -> None:  # type: ignore[no-untyped-def]
+    from datetime import timedelta
+
+    from app.extensions import db
+    from app.models.collab import Heartbeat
+
+    _alice, bob = gated_studio(make_agent, app)
+    assert bob.act("/studios/beat", "send_heartbeat").status_code == 201
+    with app.app_context():  # the heartbeat was sent last cycle (a week ago, tempo weekly)
+        beat = db.session.query(Heartbeat).one()
+        for field in ("created_at", "cycle_start", "expires_at"):
+            setattr(beat, field, getattr(beat, field) - timedelta(days=7))
+        db.session.commit()
+    assert bob.get("/studios/beat/note").status_code == 403
+    assert bob.act("/studios/beat", "send_heartbeat").status_code == 201
+    assert bob.get("/studios/beat/note").status_code == 200
+
+
+def test_team_page_shows_last_heartbeat(make_agent, app) -> None:  # type: ignore[no-untyped-def]
+    alice, bob = gated_studio(make_agent, app)
+    assert bob.act("/studios/beat", "send_heartbeat").status_code == 201
+    assert alice.act("/studios/beat", "send_heartbeat").status_code == 201
+    body = parse_md(bob.get("/studios/beat/team").get_data(as_text=True))[1]
+    assert "Last heartbeat |" in body
+    rows = [line for line in body.splitlines() if line.startswith("| [")]
+    assert len(rows) == 2 and all(" UTC |" in row for row in rows)
+    home = parse_md(bob.get("/studios/beat").get_data(as_text=True))[1]
+    assert "Checked in this cycle: [Alice](/u/alice), [Bob](/u/bob)" in home or \
+           "Checked in this cycle: [Bob](/u/bob), [Alice](/u/alice)" in home
+
+
+def test_demo_style_studio_without_heartbeats(studio) -> None:  # type: ignore[no-untyped-def]
+    front, body = parse_md(studio.get("/studios/team").get_data(as_text=True))
+    assert "send_heartbeat" not in [a["name"] for a in front["actions"]]
+    assert "## This cycle" in body
+    team = parse_md(studio.get("/studios/team/team").get_data(as_text=True))[1]
+    assert "| never |" in team
+
+
+def test_home_shows_this_cycle_and_recent_activity(studio, make_agent) -> None:  # type: ignore[no-untyped-def]
+    bob = make_agent("bob")
+    assert bob.act("/studios/team/join", "join_studio").status_code == 200
+    decision = studio.act("/studios/team/decide", "create_decision", question="Lunch?",
+                          deadline="2d").json["location"]
+    assert bob.act(decision, "add_option", title="Pizza").status_code == 201
+    assert bob.post(f"{decision}/actions/vote",
+                    json={"option_title": "Pizza", "accept": True}).status_code == 200
+    commitment = bob.act("/studios/team/commit", "create_commitment", title="Bring chairs",
+                         critical_mass=2).json["location"]
+    assert studio.act(commitment, "join_commitment").status_code == 200
+    note = studio.act("/studios/team/note", "create_note",
+                      text=f"See {decision} and {commitment}").json["location"]
+    assert bob.act(decision, "add_comment", text="Yes please").status_code == 201
+    body = parse_md(studio.get("/studios/team").get_data(as_text=True))[1]
+    this_cycle = body.split("## This cycle", 1)[1].split("## Recent activity", 1)[0]
+    assert decision in this_cycle and commitment in this_cycle
+    activity = body.split("## Recent activity", 1)[1].split("## Recent notes", 1)[0]
+    for phrase in ("[Bob](/u/bob) commented on decision [Lunch?]",
+                   "[Alice](/u/alice) wrote note", "[Alice](/u/alice) joined commitment",
+                   "[Bob](/u/bob) proposed commitment", "[Bob](/u/bob) voted on decision",
+                   "[Bob](/u/bob) added the option “Pizza” to decision",
+                   "[Alice](/u/alice) asked decision"):
+        assert phrase in activity, phrase
+    # New-item links and the backlinks leaderboard count decisions and commitments.
+    assert "[New decision](/studios/team/decide)" in body
+    assert "[Cycles](/studios/team/cycles)" in body
+    board = parse_md(studio.get("/studios/team/backlinks").get_data(as_text=True))[1]
+    assert decision in board and commitment in board
+    page = parse_md(studio.get(decision).get_data(as_text=True))[1]
+    assert "## Backlinks" in page and note in page
