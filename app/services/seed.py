@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from app.extensions import db
 from app.models import Studio, User
-from app.services import accounts, notes, studios, tokens
+from app.services import accounts, commitments, decisions, notes, studios, tokens
 
 DEMO_NOTES = (
     ("Welcome to the demo studio",
@@ -28,5 +28,14 @@ def seed_demo() -> str:
                                        join_policy="open", heartbeats_required=False)
         for title, text in DEMO_NOTES:
             notes.create_note(studio, user, text=text, title=title)
+        decision = decisions.create_decision(
+            studio, user, "When should we meet each week?",
+            description="Accept every option that works for you; star your favourite.",
+            deadline="7d")
+        for title in ("Monday 10:00", "Wednesday 14:00", "Friday 09:00"):
+            decisions.add_option(decision, user, title)
+        commitments.create_commitment(
+            studio, user, "Pair on the onboarding guide", critical_mass=2,
+            description="We go ahead once two people commit.", deadline="14d")
     _token, plaintext = tokens.create_token(user, name="bin/dev demo token", expires="30d")
     return plaintext
