@@ -170,9 +170,13 @@ def live_server(app: Flask) -> Iterator[str]:
 CHROMIUM = os.environ.get("HARMONIC_CHROMIUM", "/usr/bin/chromium")
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture
 def browser() -> Iterator[object]:
-    """Debian's Chromium driven by Playwright (never a browser build downloaded by Playwright)."""
+    """Debian's Chromium driven by Playwright (never a browser build downloaded by Playwright).
+
+    Function-scoped: Playwright's sync API keeps an event loop on the main thread while it is
+    open, which would break later tests that call asyncio.run (the MCP SDK client tests).
+    """
     from playwright.sync_api import sync_playwright
 
     if not Path(CHROMIUM).exists():

@@ -243,6 +243,13 @@ def _coerce(param: Param, value: Any, from_form: bool) -> tuple[Any, str | None]
             return None, "must be an array"
         return value, _check_schema(param, value)
     if kind == "object":
+        if from_form and isinstance(value, str):
+            import json
+
+            try:
+                value = json.loads(value)
+            except ValueError:
+                return None, "must be a JSON object"
         if not isinstance(value, dict):
             return None, "must be an object"
         return value, _check_schema(param, value)

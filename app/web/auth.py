@@ -73,15 +73,12 @@ def load_identity() -> None:
         # Cookie sessions need CSRF protection; token and in-process callers cannot be forged
         # by a third-party page, because browsers never attach those credentials by themselves.
         if g.identity is None or g.identity.via == "session":
-            if request.endpoint not in _CSRF_EXEMPT_ENDPOINTS and not _blueprint_exempt():
+            # Views and blueprints marked with csrf.exempt() (agent-only JSON endpoints).
+            if request.endpoint not in _CSRF_EXEMPT_ENDPOINTS and not csrf._is_exempt():
                 csrf.protect()
 
 
 _CSRF_EXEMPT_ENDPOINTS: set[str] = set()
-
-
-def _blueprint_exempt() -> bool:
-    return bool(request.blueprint and request.blueprint in csrf._exempt_blueprints)
 
 
 def require_scope(scope: str) -> None:

@@ -1,0 +1,162 @@
+"""Seed 000's wire surface: POST /teach/start, /teach/stop, /rpc and /replay (JSON only).
+
+Who may call: a Bearer token (never a browser cookie: these endpoints skip CSRF checks, so a
+cookie alone would let any web page drive them); without credentials only
+when ``PLAYBOOK_AUTH=off``, the app binds a loopback HOST and the request comes from loopback —
+the seed's curl examples and Python replayer then work unchanged on the operator's machine.
+Errors are JSON with honest codes; /rpc answers JSON-RPC errors (HTTP 200) as the seed's
+upstream does.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import json
+from typing import Any
+
+from flask import Blueprint, Response, current_app, g, jsonify, request
+
+from app.extensions import db
+from app.playbooks import service, settings, teach
+from app.playbooks.replay import replay
+from app.services.errors import DomainError, Forbidden, Invalid, Unauthorized
+
+bp = Blueprint("playbooks_api", __name__)
+PARSE_ERROR, INVALID_REQUEST = -32700, -32600
+
+
+def _loopback(address: str | None) -> bool:
+    if address in ("localhost",):
+        return True
+    try:
+        return ipaddress.ip_address(address or "").is_loopback
+    except ValueError:
+        return False
+
+
+def caller() -> tuple[Any, str]:
+    """(identity or None, owner key) of this request, or Unauthorized."""
+    identity = g.get("identity")
+    if identity is not None and identity.via == "session":
+        # These endpoints are exempt from CSRF checks, so a browser cookie must not be enough:
+        # a third-party page could otherwise make a signed-in browser call /rpc or /replay.
+        raise Unauthorized("send 'Authorization: Bearer <token>'; in a browser use the "
+                           "actions on /playbooks")
+    if identity is not None:
+        if "write" not in identity.scopes:
+            raise Forbidden("this token lacks the 'write' scope")
+        return identity, teach.owner_key(identity)
+    host = current_app.config.get("HARMONIC_HOST") or "127.0.0.1"
+    if not settings.current().auth and _loopback(host) and _loopback(request.remote_addr):
+        return None, teach.LOCAL
+    raise Unauthorized("send 'Authorization: Bearer <token>' (token-less use needs "
+                       "PLAYBOOK_AUTH=off on a loopback-only server)")
+
+
+def _fail(exc: DomainError) -> Response:
+    db.session.rollback()
+    body: dict[str, Any] = {"ok": False, "error": {"kind": exc.kind, "message": exc.message}}
+    if isinstance(exc, Invalid) and exc.errors:
+        body["error"]["errors"] = exc.errors
+    response = jsonify(body)
+    response.status_code = exc.status
+    if exc.status == 401:
+        response.headers["WWW-Authenticate"] = 'Bearer realm="Harmonic"'
+    return response
+
+
+@bp.errorhandler(DomainError)
+def _domain_error(exc: DomainError) -> Response:
+    return _fail(exc)
+
+
+def _playbook_page(playbook: Any) -> str:
+    return f"/playbooks/{playbook.short_id}"
+
+
+@bp.post("/teach/start")
+def teach_start() -> Response:
+    identity, owner = caller()
+    playbook, stopped = teach.start(owner, getattr(identity, "user_id", None),
+                                    request.args.get("name"))
+    body: dict[str, Any] = {"ok": True, "dir": str(teach.folder(playbook)),
+                            "sessionId": playbook.session_id, "id": playbook.short_id,
+                            "page": _playbook_page(playbook)}
+    if stopped:
+        body["stopped"] = stopped
+    return jsonify(body)
+
+
+@bp.post("/teach/stop")
+def teach_stop() -> Response:
+    _identity, owner = caller()
+    playbook, entries = teach.stop(owner)
+    if playbook is None:
+        return jsonify({"ok": True, "entries": 0, "sessionId": None,
+                        "message": "not teaching"})
+    return jsonify({"ok": True, "entries": entries, "sessionId": playbook.session_id,
+                    "dir": str(teach.folder(playbook)), "page": _playbook_page(playbook)})
+
+
+def _rpc_error(ident: Any, code: int, message: str) -> dict[str, Any]:
+    return {"jsonrpc": "2.0", "id": ident, "error": {"code": code, "message": message}}
+
+
+@bp.post("/rpc")
+def rpc() -> Response:
+    identity, _owner = caller()
+    owner = teach.recording_keys(identity) if identity is not None else [teach.LOCAL]
+    try:
+        payload = json.loads(request.get_data(as_text=True) or "")
+    except (ValueError, RecursionError) as exc:
+        return jsonify(_rpc_error(None, PARSE_ERROR, f"Parse error: {exc}"))
+    if isinstance(payload, list):
+        if not payload:
+            return jsonify(_rpc_error(None, INVALID_REQUEST, "Invalid Request: empty batch"))
+        answers = [_one(item, owner) for item in payload]
+        return jsonify([a for a in answers if a is not None])
+    answer = _one(payload, owner)
+    return jsonify(answer) if answer is not None else Response(status=204)
+
+
+def _one(payload: Any, owner: list[str]) -> dict[str, Any] | None:
+    if not isinstance(payload, dict) or not isinstance(payload.get("method"), str):
+        ident = payload.get("id") if isinstance(payload, dict) else None
+        return _rpc_error(ident, INVALID_REQUEST, "Invalid Request: expected a JSON-RPC "
+                                                  "object with a method")
+    response = teach.forward(payload, owner)
+    return response if "id" in payload else None
+
+
+def _field(body: dict[str, Any], name: str) -> Any:
+    """The seed's request keys are case-insensitive (SessionId, sessionId, sessionid)."""
+    for key, value in body.items():
+        if key.lower() == name.lower():
+            return value
+    return None
+
+
+@bp.post("/replay")
+def replay_endpoint() -> Response:
+    identity, _owner = caller()
+    body = request.get_json(silent=True)
+    if not isinstance(body, dict):
+        raise Invalid("the body must be a JSON object {SessionId | RecipePath, DryRun, Args}",
+                      errors=[{"param": "(body)", "message": "must be a JSON object"}])
+    dry_run = _field(body, "DryRun")
+    args = _field(body, "Args") or {}
+    if dry_run is not None and not isinstance(dry_run, bool):
+        raise Invalid("DryRun must be a boolean",
+                      errors=[{"param": "DryRun", "message": "must be a boolean"}])
+    if not isinstance(args, dict):
+        raise Invalid("Args must be an object", errors=[{"param": "Args",
+                                                         "message": "must be an object"}])
+    session_id, recipe_path = _field(body, "SessionId"), _field(body, "RecipePath")
+    if session_id is not None and not isinstance(session_id, str):
+        raise Invalid("SessionId must be a string",
+                      errors=[{"param": "SessionId", "message": "must be a string"}])
+    recipe, playbook = service.load_for_replay(identity, session_id, recipe_path)
+    report, _run = replay(recipe, args, bool(dry_run), identity, playbook)
+    response = jsonify(report)
+    response.status_code = 422 if report["status"] == "refused" else 200
+    return response

@@ -1,0 +1,156 @@
+"""The capture folder: ``capture.jsonl``, ``playbook.md`` and ``summary.yaml``.
+
+Every entry is one JSON line ``{t, method | tool, params, result | error, ms}`` written with a
+single ``write`` under an exclusive lock (a thread lock for this process, ``flock`` for other
+processes), then flushed and fsynced, so concurrent writers never interleave and a crash loses
+at most the line being written. If a crash did leave a torn tail, the next writer cuts it off
+before appending, and readers skip it, so the file is always valid JSONL.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import json
+import os
+import platform
+import threading
+from collections import Counter
+from datetime import UTC, datetime
+from importlib import metadata
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+CAPTURE = "capture.jsonl"
+RECIPE = "recipe.json"
+SUMMARY = "summary.yaml"
+README = "playbook.md"
+FORMAT_VERSION = 1
+
+_locks: dict[str, threading.Lock] = {}
+_locks_guard = threading.Lock()
+
+
+def _thread_lock(path: Path) -> threading.Lock:
+    key = str(path)
+    with _locks_guard:
+        return _locks.setdefault(key, threading.Lock())
+
+
+def app_version() -> str:
+    try:
+        return metadata.version("harmonic")
+    except metadata.PackageNotFoundError:
+        return "dev"
+
+
+def encode(entry: dict[str, Any]) -> bytes:
+    # ensure_ascii keeps every line free of raw newlines or separators a reader could split on.
+    return (json.dumps(entry, separators=(",", ":"), ensure_ascii=True, default=str) + "\n"
+            ).encode("ascii")
+
+
+def _repair_tail(fd: int) -> None:
+    """Cut a torn last line (no trailing newline) left by a writer killed mid-line."""
+    size = os.fstat(fd).st_size
+    if size == 0:
+        return
+    last = os.pread(fd, 1, size - 1)
+    if last == b"\n":
+        return
+    start = max(0, size - 1024 * 1024)
+    chunk = os.pread(fd, size - start, start)
+    cut = chunk.rfind(b"\n")
+    os.ftruncate(fd, start + cut + 1 if cut >= 0 else start)
+
+
+def append(folder: Path, entry: dict[str, Any]) -> None:
+    """Append one entry to ``folder/capture.jsonl``: locked, whole-line, flushed, fsynced."""
+    path = folder / CAPTURE
+    data = encode(entry)
+    with _thread_lock(path):
+        fd = os.open(path, os.O_RDWR | os.O_APPEND | os.O_CREAT, 0o600)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX)
+            _repair_tail(fd)
+            view = memoryview(data)
+            while view:
+                written = os.write(fd, view)
+                view = view[written:]
+            os.fsync(fd)
+        finally:
+            os.close(fd)  # closing releases the flock
+
+
+def read(folder: Path) -> list[dict[str, Any]]:
+    """Every complete entry; a torn or unparsable line is skipped, never fatal."""
+    path = folder / CAPTURE
+    if not path.exists():
+        return []
+    entries = []
+    with open(path, "rb") as handle:
+        for raw in handle:
+            if not raw.endswith(b"\n"):
+                break
+            try:
+                value = json.loads(raw)
+            except ValueError:
+                continue
+            if isinstance(value, dict):
+                entries.append(value)
+    return entries
+
+
+def _write_atomic(path: Path, text: str) -> None:
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.{threading.get_ident()}.tmp")
+    with open(tmp, "w", encoding="utf-8") as handle:
+        handle.write(text)
+        handle.flush()
+        os.fsync(handle.fileno())
+    os.replace(tmp, path)
+
+
+def start(folder: Path, name: str, session_id: str, upstream: str, owner_label: str) -> None:
+    (folder / CAPTURE).touch(mode=0o600)
+    created = datetime.now(UTC).replace(microsecond=0).isoformat()
+    write_summary(folder, {"session": session_id, "name": name, "created": created,
+                           "owner": owner_label, "upstream": upstream, "entries": 0})
+    _write_atomic(folder / README, f"# Playbook: {name}\n\nCreated: {created}\n\n"
+                                   "Recording… (stop teaching to see the summary)\n")
+
+
+def write_summary(folder: Path, fields: dict[str, Any]) -> None:
+    data = {"formatVersion": FORMAT_VERSION,
+            "versions": {"harmonic": app_version(), "python": platform.python_version()},
+            **fields}
+    _write_atomic(folder / SUMMARY, yaml.safe_dump(data, sort_keys=False, allow_unicode=True))
+
+
+def finish(folder: Path, name: str, session_id: str, upstream: str, owner_label: str,
+           created: str) -> int:
+    """Write the final summary.yaml and playbook.md; returns the number of entries."""
+    entries = read(folder)
+    methods = Counter(entry_name(e) for e in entries)
+    errors = sum(1 for e in entries if "error" in e)
+    stopped = datetime.now(UTC).replace(microsecond=0).isoformat()
+    write_summary(folder, {"session": session_id, "name": name, "created": created,
+                           "stopped": stopped, "owner": owner_label, "upstream": upstream,
+                           "entries": len(entries), "errors": errors,
+                           "methods": dict(methods)})
+    lines = [f"# Playbook: {name}", "", f"Created: {created}  ", f"Stopped: {stopped}  ",
+             f"Upstream: {upstream}  ", f"Entries: {len(entries)} ({errors} failed)", "",
+             "## Steps", ""]
+    for i, entry in enumerate(entries, 1):
+        outcome = "error: " + str((entry.get("error") or {}).get("message", "")) \
+            if "error" in entry else "ok"
+        lines.append(f"{i}. `{entry_name(entry)}` — {outcome} ({entry.get('ms', 0)} ms)")
+    _write_atomic(folder / README, "\n".join(lines) + "\n")
+    return len(entries)
+
+
+def entry_name(entry: dict[str, Any]) -> str:
+    """``method`` for upstream JSON-RPC entries, ``mcp:<tool>`` for MCP tool calls."""
+    if entry.get("tool"):
+        return f"mcp:{entry['tool']}"
+    return str(entry.get("method") or "?")

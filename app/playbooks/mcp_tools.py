@@ -1,0 +1,183 @@
+"""Playbooks over MCP: tools teach_start, teach_stop, replay, upstream_call; resources for a
+playbook's capture and recipe; and capture of an MCP session's tool calls while it teaches.
+
+An MCP session owns its own teach session (owner ``mcp:<session id>``), so two agents teaching
+at once never share a capture. ``capture_tool_call`` is chained onto the server's
+``on_tool_call`` hook by ``web.init_app``: every tools/call of a teaching session (navigate,
+execute_action, floorplan tools, ...) becomes one capture line ``{t, tool, params, result, ms}``.
+``upstream_call`` is recorded by the proxy itself as a JSON-RPC line, so it is skipped here.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+from app.mcp.content import ToolError, ToolResult, text
+from app.mcp.context import ClientRequestFailed, ToolContext
+from app.mcp.registry import Annotations, resource_template, tool
+from app.playbooks import capture, service, teach
+from app.playbooks.replay import Hooks, replay
+from app.services.errors import DomainError
+
+NOT_CAPTURED = {"teach_start", "teach_stop", "replay", "upstream_call"}
+
+
+def owners(ctx: ToolContext) -> list[str]:
+    """The MCP session's own owner key first, then its token's and its user's."""
+    return teach.recording_keys(ctx.identity, ctx.session.id)
+
+
+def capture_tool_call(ctx: ToolContext, name: str, args: dict[str, Any],
+                      result: dict[str, Any] | None, seconds: float) -> None:
+    """The on_tool_call hook: record a teaching session's tool call (never raises)."""
+    if name in NOT_CAPTURED or result is None:
+        return
+    line: dict[str, Any] = {"t": int(time.time() * 1000), "tool": name, "params": args}
+    structured = result.get("structuredContent")
+    texts = "\n".join(b.get("text", "") for b in result.get("content") or []
+                      if isinstance(b, dict) and b.get("type") == "text")
+    if result.get("isError"):
+        line["error"] = {"message": texts or f"{name} failed",
+                         **({"data": structured} if structured is not None else {})}
+    else:
+        line["result"] = structured if structured is not None else {"text": texts}
+    line["ms"] = round(seconds * 1000, 3)
+    teach.record(owners(ctx), line)
+
+
+def _user_id(ctx: ToolContext) -> Any:
+    return getattr(ctx.identity, "user_id", None)
+
+
+@tool("teach_start",
+      "Start teach mode for this MCP session: your following tool calls (navigate, "
+      "execute_action, floorplan tools, upstream_call) are recorded into a capture you can turn "
+      "into a replayable recipe. Starting again stops the previous session first.",
+      input_schema={"type": "object", "properties": {
+          "name": {"type": "string", "maxLength": 60,
+                   "description": "A short session name (letters, digits, - _ .)"}},
+          "additionalProperties": False},
+      annotations=Annotations(read_only=False, destructive=False, title="Start teaching"))
+def teach_start_tool(ctx: ToolContext, args: dict[str, Any]) -> dict[str, Any]:
+    playbook, stopped = teach.start(owners(ctx)[0], _user_id(ctx), args.get("name"))
+    out = {"ok": True, "sessionId": playbook.session_id, "id": playbook.short_id,
+           "page": f"/playbooks/{playbook.short_id}", "dir": str(teach.folder(playbook))}
+    if stopped:
+        out["stopped"] = stopped
+    return out
+
+
+@tool("teach_stop", "Stop teach mode for this MCP session and write the capture's summary.",
+      annotations=Annotations(read_only=False, destructive=False, idempotent=True,
+                              title="Stop teaching"))
+def teach_stop_tool(ctx: ToolContext, args: dict[str, Any]) -> dict[str, Any]:
+    playbook, entries = teach.stop(owners(ctx)[0])
+    if playbook is None:
+        return {"ok": True, "entries": 0, "sessionId": None, "message": "not teaching"}
+    return {"ok": True, "entries": entries, "sessionId": playbook.session_id,
+            "id": playbook.short_id, "page": f"/playbooks/{playbook.short_id}"}
+
+
+def _elicit(ctx: ToolContext, question: str) -> bool | None:
+    if "elicitation" not in (ctx.session.client_capabilities or {}):
+        return None
+    try:
+        answer = ctx.elicit(question, {"type": "object", "properties": {
+            "confirm": {"type": "boolean", "title": "Write to the model",
+                        "description": "Tick to let the replay write"}}})
+    except ClientRequestFailed:
+        return False  # could not ask after all: do not write
+    if answer.get("action") != "accept":
+        return False
+    content = answer.get("content") or {}
+    return content.get("confirm", True) is not False
+
+
+@tool("replay",
+      "Replay a playbook's recipe. A dry run unless dry_run is false: it resolves selectors, "
+      "shows planned effects and checks bounds without writing. Give session (a session id or "
+      "name) or recipe_path (inside the data directory), and args for the recipe's variables; "
+      "required variables without a value are refused before any call. Executing asks you to "
+      "confirm before the first write when your client supports elicitation.",
+      input_schema={"type": "object", "properties": {
+          "session": {"type": "string",
+                      "description": "The playbook id, its session id or its name"},
+          "recipe_path": {"type": "string", "description": "A recipe .json in the data dir"},
+          "args": {"type": "object", "description": "Variable values by name"},
+          "dry_run": {"type": "boolean", "default": True,
+                      "description": "false to execute for real"}},
+          "additionalProperties": False},
+      annotations=Annotations(read_only=False, destructive=True, title="Replay a recipe"))
+def replay_tool(ctx: ToolContext, args: dict[str, Any]) -> ToolResult:
+    if not args.get("session") and not args.get("recipe_path"):
+        raise ToolError("give session or recipe_path")
+    dry_run = args.get("dry_run", True) is not False
+    recipe, playbook = service.load_for_replay(ctx.identity, args.get("session"),
+                                               args.get("recipe_path"))
+    hooks = Hooks(progress=lambda i, total, message: ctx.progress(i, total, message),
+                  confirm_writes=lambda question: _elicit(ctx, question),
+                  cancelled=ctx.cancelled)
+    report, _run = replay(recipe, args.get("args") or {}, dry_run, ctx.identity, playbook,
+                          hooks)
+    lines = [f"{'Dry run' if dry_run else 'Replay'} of {report['recipe']}: {report['status']} "
+             f"({report['steps']['succeeded']}/{report['steps']['total']} steps). "
+             f"Run: {report['run']}"]
+    if report.get("error"):
+        lines.append(report["error"])
+    for detail in report["details"]:
+        lines.append(f"- {detail.get('name')}: {detail.get('status')}"
+                     + (f" {detail['planned']}" if detail.get("planned") else "")
+                     + (f" — {detail['error']}" if detail.get("error") else ""))
+    return ToolResult(content=[text("\n".join(lines))], structured=report,
+                      is_error=not report["ok"])
+
+
+@tool("upstream_call",
+      "Call a JSON-RPC method of the design-model upstream (get_walls, update_wall_parameter, "
+      "preview_rebar_linear, create_rebar_linear ...) through the recording proxy: recorded "
+      "while this session teaches.",
+      input_schema={"type": "object", "properties": {
+          "method": {"type": "string", "minLength": 1, "maxLength": 200},
+          "params": {"type": "object"}},
+          "required": ["method"], "additionalProperties": False},
+      annotations=Annotations(read_only=False, destructive=True, open_world=True,
+                              title="Call the design model"))
+def upstream_call_tool(ctx: ToolContext, args: dict[str, Any]) -> ToolResult:
+    payload = {"jsonrpc": "2.0", "id": f"mcp-{ctx.request_id}", "method": args["method"],
+               "params": args.get("params") or {}}
+    response = teach.forward(payload, owners(ctx))
+    if "error" in response:
+        error = response["error"] if isinstance(response["error"], dict) else {}
+        raise ToolError(f"{args['method']} failed ({error.get('code')}): "
+                        f"{error.get('message')}", structured={"error": error})
+    result = response.get("result")
+    structured = result if isinstance(result, dict) else {"result": result}
+    import json
+
+    return ToolResult(content=[text(json.dumps(result, ensure_ascii=False)[:20000])],
+                      structured=structured)
+
+
+def _playbook(ctx: ToolContext, variables: dict[str, str]) -> Any:
+    return service.get(variables["playbook_id"], ctx.identity)
+
+
+@resource_template("playbook://{playbook_id}/capture", "playbook-capture",
+                   "A playbook's capture.jsonl: one JSON line per recorded call",
+                   mime_type="application/x-ndjson", title="Playbook capture")
+def capture_resource(ctx: ToolContext, uri: str, variables: dict[str, str]) -> str:
+    playbook = _playbook(ctx, variables)
+    return "".join(capture.encode(e).decode("ascii") for e in
+                   capture.read(teach.folder(playbook)))
+
+
+@resource_template("playbook://{playbook_id}/recipe", "playbook-recipe",
+                   "A playbook's recipe.json (generate it with the generate_recipe action)",
+                   mime_type="application/json", title="Playbook recipe")
+def recipe_resource(ctx: ToolContext, uri: str, variables: dict[str, str]) -> str:
+    playbook = _playbook(ctx, variables)
+    raw = service.read_recipe(playbook)
+    if raw is None:
+        raise DomainError("this playbook has no recipe yet: run generate_recipe")
+    return service.recipe_text(raw)

@@ -1,0 +1,55 @@
+"""Redaction: secrets never reach a capture file, a run record or a page.
+
+Three rules, applied recursively to every value before it is written:
+1. a key that names a secret (authorization, token, secret, password, api key, cookie,
+   credential, private key) has its whole value replaced;
+2. strings are scanned for bearer credentials and this app's API tokens;
+3. operator patterns (``PLAYBOOK_REDACT_PATTERNS``) are replaced wherever they match.
+Recipe generation turns a redacted value into a required variable, so replay never sends the
+placeholder upstream.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+from typing import Any
+
+MARK = "[REDACTED]"
+SECRET_KEY = re.compile(
+    r"(authori[sz]ation|token|secret|passw(or)?d|api[-_]?key|cookie|credential|private[-_]?key)",
+    re.IGNORECASE)
+BUILT_IN = (r"(?i)\bbearer\s+[A-Za-z0-9._~+/=-]+", r"\bhmn_[A-Za-z0-9_-]{8,}")
+
+
+class Redactor:
+    def __init__(self, patterns: Iterable[str] = ()) -> None:
+        compiled = []
+        for pattern in (*BUILT_IN, *patterns):
+            try:
+                compiled.append(re.compile(pattern))
+            except re.error:
+                continue  # a broken operator pattern must not stop recording
+        self.patterns = tuple(compiled)
+
+    def text(self, value: str) -> str:
+        for pattern in self.patterns:
+            value = pattern.sub(MARK, value)
+        return value
+
+    def value(self, value: Any, depth: int = 0) -> Any:
+        if depth > 64:
+            return MARK  # absurdly deep input: drop it rather than recurse forever
+        if isinstance(value, dict):
+            return {k: (MARK if isinstance(k, str) and SECRET_KEY.search(k) and v not in
+                        (None, "", False) else self.value(v, depth + 1))
+                    for k, v in value.items()}
+        if isinstance(value, list):
+            return [self.value(v, depth + 1) for v in value]
+        if isinstance(value, str):
+            return self.text(value)
+        return value
+
+
+def is_redacted(value: Any) -> bool:
+    return isinstance(value, str) and MARK in value

@@ -1,0 +1,304 @@
+"""Running a recipe: refuse what is unsafe before any call, dry-run for real, execute with gates.
+
+Order of business, so nothing is sent upstream that should not be:
+1. typed arguments over defaults; every required variable still missing is listed and the run
+   refused before any call;
+2. executing (not a dry run): every write step must carry ``confirm: true`` (step-level or in
+   its params) unless its ``expect.requireConfirm`` is false — refused before any call;
+3. per step, in order: substitute (``{{steps.x.result...}}`` reads earlier outputs), then
+   - dry run: reads run; writes run with ``dryRun: true`` at the upstream, so counts are the
+     upstream's own plan; selectors are resolved to their targets through ``get_element_info``;
+   - execute: before each write, the upstream's preview is checked against the step's max
+     bounds and the recipe caps, so 8 bars never get created when 6 is the cap; then the write,
+     then every bound on the real result (a bound whose field is missing fails);
+   - the first failure stops the run with a precise report.
+Over MCP, the person is asked (elicitation) before the first write when the client can; the
+run reports progress per step. Every run is stored with its per-step record.
+"""
+
+from __future__ import annotations
+
+import itertools
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from app.extensions import db
+from app.models.base import utcnow
+from app.models.playbooks import Playbook, PlaybookRun
+from app.playbooks import settings, upstream
+from app.playbooks.recipe import (
+    Recipe,
+    Step,
+    Unresolved,
+    cap_checks,
+    evaluate,
+    missing_vars,
+    resolve_vars,
+    substitute,
+)
+from app.playbooks.redact import Redactor
+from app.services.errors import DomainError
+
+_ids = itertools.count(1)
+SELECTOR_PARAMS = ("selector", "host")
+
+
+@dataclass
+class Hooks:
+    progress: Callable[[int, int, str], None] | None = None
+    # Asked once before the first write: True go, False stop, None "cannot ask" (go on).
+    confirm_writes: Callable[[str], bool | None] | None = None
+    cancelled: Callable[[], bool] | None = None
+
+
+class Runner:
+    def __init__(self, recipe: Recipe, args: dict[str, Any], dry_run: bool, identity: Any,
+                 playbook: Playbook | None, hooks: Hooks | None = None) -> None:
+        self.recipe, self.args, self.dry_run = recipe, args, dry_run
+        self.identity, self.playbook = identity, playbook
+        self.hooks = hooks or Hooks()
+        self.conf = settings.current()
+        self.redactor = Redactor(self.conf.redact_patterns)
+        self.details: list[dict[str, Any]] = []
+        self.outputs: dict[str, Any] = {}
+        self.asked = False
+
+    # -- public -----------------------------------------------------------------------------
+
+    def run(self) -> tuple[dict[str, Any], PlaybookRun]:
+        run = PlaybookRun(playbook_id=self.playbook.id if self.playbook else None,
+                          user_id=getattr(self.identity, "user_id", None),
+                          recipe_name=self.recipe.title[:200], dry_run=self.dry_run,
+                          status="running", args=self.redactor.value(self.args), steps=[])
+        run.assign_ids()
+        db.session.add(run)
+        db.session.commit()
+        status, error, extra = self._execute()
+        run.status = status
+        run.error = error
+        run.steps = self.redactor.value(self.details)
+        run.finished_at = utcnow()
+        db.session.commit()
+        return self._report(run, status, error, extra), run
+
+    # -- the run ----------------------------------------------------------------------------
+
+    def _execute(self) -> tuple[str, str | None, dict[str, Any]]:
+        try:
+            values = resolve_vars(self.recipe, self.args)
+        except DomainError as exc:
+            return "refused", exc.message, {}
+        missing = missing_vars(self.recipe, values)
+        if missing:
+            return ("refused", "Required variables not provided: " + ", ".join(missing)
+                    + ". Pass them in Args (a dry run shows every placeholder).",
+                    {"missing": missing})
+        if not self.dry_run:
+            unconfirmed = [s.name for s in self.recipe.steps if s.kind == "write"
+                           and s.require_confirm and not self._confirmed(s)]
+            if unconfirmed:
+                return ("refused", "Write steps need \"confirm\": true before they can run: "
+                        + ", ".join(unconfirmed), {"unconfirmed": unconfirmed})
+        if self.identity is None and any(s.tool for s in self.recipe.steps):
+            return ("refused", "Harmonic steps (MCP tools) need a signed-in identity: send "
+                               "an API token", {})
+        total = len(self.recipe.steps)
+        for index, step in enumerate(self.recipe.steps):
+            if self.hooks.cancelled is not None and self.hooks.cancelled():
+                return "cancelled", f"cancelled before step {step.name}", {}
+            if self.hooks.progress is not None:
+                self.hooks.progress(index, total, f"{index + 1}/{total} {step.name}")
+            if step.kind == "write" and not self.dry_run and not self.asked:
+                self.asked = True
+                if self.hooks.confirm_writes is not None:
+                    answer = self.hooks.confirm_writes(self._write_question(values))
+                    if answer is False:
+                        self.details.append({"name": step.name, "status": "skipped",
+                                             "error": "the person declined the writes"})
+                        return "declined", "Declined before the first write; nothing was " \
+                                           "written", {}
+            started = time.perf_counter()
+            detail: dict[str, Any] = {"name": step.name,
+                                      **({"method": step.method} if step.method
+                                         else {"tool": step.tool})}
+            self.details.append(detail)
+            try:
+                params = substitute(step.params, values, self.outputs, lenient=self.dry_run)
+            except Unresolved as exc:
+                detail.update(status="failed", error=f"{{{{{exc}}}}} has no value: the step it "
+                                                      f"reads did not produce it")
+                return "failed", f"step {step.name}: unresolved {exc}", {}
+            ok = (self._upstream_step if step.method else self._tool_step)(step, params, detail)
+            detail["ms"] = round((time.perf_counter() - started) * 1000, 3)
+            if not ok:
+                return "failed", f"step {step.name}: {detail.get('error', 'failed')}", {}
+        if self.hooks.progress is not None:
+            self.hooks.progress(total, total, "done")
+        return "ok", None, {}
+
+    def _confirmed(self, step: Step) -> bool:
+        return step.confirm or (isinstance(step.params, dict)
+                                and step.params.get("confirm") is True)
+
+    def _write_question(self, values: dict[str, Any]) -> str:
+        writes = [s.name for s in self.recipe.steps if s.kind == "write"]
+        shown = ", ".join(f"{k}={v!r}" for k, v in values.items() if k in self.args) or "defaults"
+        return (f"Replay {self.recipe.title} for real? It will write in {len(writes)} step(s): "
+                f"{', '.join(writes)}. Arguments: {shown}.")
+
+    # -- upstream steps ---------------------------------------------------------------------
+
+    def _call(self, method: str, params: dict[str, Any]) -> dict[str, Any]:
+        payload = {"jsonrpc": "2.0", "id": next(_ids), "method": method, "params": params}
+        return upstream.call(payload, self.conf, self.hooks.cancelled)
+
+    def _checks(self, step: Step, result: Any, only_max: bool) -> list[dict[str, Any]]:
+        checks = list(step.checks)
+        if step.kind == "write":
+            checks += cap_checks(self.recipe)
+        return [evaluate(c, result, only_max) for c in checks]
+
+    def _upstream_step(self, step: Step, params: Any, detail: dict[str, Any]) -> bool:
+        method = step.method or ""
+        if not isinstance(params, dict):
+            detail.update(status="failed", error="params must be an object")
+            return False
+        if self.dry_run:
+            targets = self._targets(params)
+            if targets:
+                detail["targets"] = targets
+        trusted = self.conf.trusted_dry_run(method)
+        if step.kind == "write" and self.dry_run and not trusted:
+            detail.update(status="planned", request={"jsonrpc": "2.0", "method": method,
+                                                     "params": params},
+                          note=f"not sent: {method} is not known to honour dryRun on this "
+                               f"upstream (PLAYBOOK_DRYRUN_METHODS)")
+            return True
+        if step.kind == "write" and self.dry_run:
+            params = {**params, "dryRun": True}
+        elif step.kind == "write":
+            # Caps before the write: the upstream's own plan of what this call would do.
+            bounds = [c for c in step.checks if c.max is not None]
+            limits = bounds + cap_checks(self.recipe)
+            if bounds and not trusted:
+                detail.update(status="failed", error=f"refused before writing: {method} has "
+                              f"max bounds but no trusted dryRun preview on this upstream "
+                              f"(add it to PLAYBOOK_DRYRUN_METHODS or drop the bound)")
+                return False
+            if limits and trusted:
+                preview = self._call(method, {**params, "dryRun": True})
+                detail["preview"] = {"request": {"method": method,
+                                                 "params": {**params, "dryRun": True}},
+                                     "response": preview}
+                if "error" in preview:
+                    detail.update(status="failed", error="the preview (dryRun) failed: "
+                                  + str(preview["error"].get("message")))
+                    return False
+                verdicts = [evaluate(c, preview.get("result"), only_max=True) for c in limits]
+                detail["preview"]["checks"] = verdicts
+                bad = [v for v in verdicts if not v["ok"]]
+                if bad:
+                    detail.update(status="failed", error="stopped before writing: the preview "
+                                  "shows " + "; ".join(v["message"] for v in bad))
+                    return False
+        request = {"jsonrpc": "2.0", "method": method, "params": params}
+        response = self._call(method, params)
+        detail["request"], detail["response"] = request, response
+        if "error" in response:
+            error = response["error"] if isinstance(response["error"], dict) else {}
+            detail.update(status="failed", error=f"{method} answered error "
+                                                 f"{error.get('code')}: {error.get('message')}")
+            return False
+        result = response.get("result")
+        self.outputs[step.name] = result
+        verdicts = self._checks(step, result, only_max=False)
+        detail["checks"] = verdicts
+        bad = [v for v in verdicts if not v["ok"]]
+        if bad:
+            detail.update(status="failed", error="; ".join(v["message"] for v in bad))
+            return False
+        detail["status"] = "planned" if self.dry_run and step.kind == "write" else "ok"
+        if self.dry_run and step.kind == "write" and isinstance(result, dict):
+            detail["planned"] = {k: result[k] for k in ("created", "updated", "deleted",
+                                                        "candidates") if k in result}
+        return True
+
+    def _targets(self, params: dict[str, Any]) -> list[dict[str, Any]]:
+        """Selectors resolved to their elements (dry runs show what would be touched)."""
+        found = []
+        for key in SELECTOR_PARAMS:
+            sel = params.get(key)
+            if not isinstance(sel, dict) or not sel or any(
+                    k in sel for k in ("elementId", "uniqueId", "elementIds")):
+                continue
+            answer = self._call("get_element_info", {"selector": sel})
+            result = answer.get("result") if isinstance(answer, dict) else None
+            if isinstance(result, dict) and isinstance(result.get("items"), list):
+                found.append({"param": key, "selector": sel, "count": len(result["items"]),
+                              "elementIds": [i.get("elementId") for i in result["items"]
+                                             if isinstance(i, dict)]})
+            elif isinstance(answer, dict) and "error" in answer:
+                found.append({"param": key, "selector": sel,
+                              "error": str(answer["error"].get("message"))})
+        return found
+
+    # -- Harmonic (MCP tool) steps ------------------------------------------------------------
+
+    def _tool_step(self, step: Step, params: Any, detail: dict[str, Any]) -> bool:
+        from app.playbooks import tools_bridge
+
+        tool = step.tool or ""
+        detail["request"] = {"tool": tool, "arguments": params}
+        if self.dry_run and step.kind == "write":
+            ok, note = tools_bridge.plan(tool, params, self.identity)
+            detail.update(status="planned" if ok else "failed",
+                          **({"note": note} if ok else {"error": note}))
+            return ok
+        ok, result, message = tools_bridge.call(tool, params, self.identity)
+        detail["response"] = result if ok else {"error": message}
+        if not ok:
+            detail.update(status="failed", error=message)
+            return False
+        self.outputs[step.name] = result
+        verdicts = self._checks(step, result, only_max=False)
+        detail["checks"] = verdicts
+        bad = [v for v in verdicts if not v["ok"]]
+        if bad:
+            detail.update(status="failed", error="; ".join(v["message"] for v in bad))
+            return False
+        detail["status"] = "ok"
+        return True
+
+    # -- report -----------------------------------------------------------------------------
+
+    def _report(self, run: PlaybookRun, status: str, error: str | None,
+                extra: dict[str, Any]) -> dict[str, Any]:
+        succeeded = sum(1 for d in self.details if d.get("status") in ("ok", "planned"))
+        failed = sum(1 for d in self.details if d.get("status") == "failed")
+        total = len(self.recipe.steps)
+        report: dict[str, Any] = {
+            "ok": status == "ok", "status": status, "dryRun": self.dry_run,
+            "recipe": self.recipe.title,
+            "steps": {"total": total, "succeeded": succeeded, "failed": failed,
+                      "skipped": total - succeeded - failed},
+            "details": run.steps, "runId": run.short_id, "run": run_path(run)}
+        if error:
+            report["error"] = error
+        report.update(extra)
+        return report
+
+
+def run_path(run: PlaybookRun) -> str:
+    if run.playbook_id is not None:
+        playbook = db.session.get(Playbook, run.playbook_id)
+        if playbook is not None:
+            return f"/playbooks/{playbook.short_id}/runs/{run.short_id}"
+    return f"/playbooks/runs/{run.short_id}"
+
+
+def replay(recipe: Recipe, args: dict[str, Any], dry_run: bool, identity: Any,
+           playbook: Playbook | None, hooks: Hooks | None = None
+           ) -> tuple[dict[str, Any], PlaybookRun]:
+    return Runner(recipe, args, dry_run, identity, playbook, hooks).run()

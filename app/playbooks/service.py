@@ -1,0 +1,169 @@
+"""Finding playbooks and recipes for a caller, generating and saving recipes.
+
+Visibility: a signed-in caller sees the playbooks their user owns; the token-less loopback
+operator (``identity`` None, only with ``PLAYBOOK_AUTH=off``) sees every playbook on the
+machine. A playbook someone else owns is reported as not found, never as forbidden.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+from sqlalchemy import select
+
+from app.extensions import db
+from app.models.base import SHORT_ID, find_by_id
+from app.models.playbooks import Playbook, PlaybookRun
+from app.playbooks import capture, generate, names, settings, teach, upstream
+from app.playbooks.recipe import SEMVER, Recipe, load, parse_text, to_json
+from app.services.errors import Invalid, NotFound, invalid_param
+
+
+def _visible(playbook: Playbook, identity: Any) -> bool:
+    if identity is None:
+        return True
+    return playbook.user_id is not None and playbook.user_id == identity.user_id
+
+
+def list_for(identity: Any) -> list[Playbook]:
+    query = select(Playbook).order_by(Playbook.created_at.desc())
+    if identity is not None:
+        query = query.where(Playbook.user_id == identity.user_id)
+    return list(db.session.scalars(query).all())
+
+
+def get(ident: str, identity: Any) -> Playbook:
+    playbook = find_by_id(Playbook, ident)
+    if playbook is None or not _visible(playbook, identity):
+        raise NotFound(f"no playbook {ident}")
+    return playbook
+
+
+def get_run(playbook: Playbook | None, run_id: str, identity: Any) -> PlaybookRun:
+    run = find_by_id(PlaybookRun, run_id)
+    if run is None or (playbook is not None and run.playbook_id != playbook.id) or (
+            playbook is None and run.playbook_id is not None):
+        raise NotFound(f"no run {run_id}")
+    if identity is not None and run.user_id != identity.user_id:
+        raise NotFound(f"no run {run_id}")
+    return run
+
+
+def runs_of(playbook: Playbook) -> list[PlaybookRun]:
+    return list(db.session.scalars(select(PlaybookRun).where(
+        PlaybookRun.playbook_id == playbook.id).order_by(PlaybookRun.created_at.desc())).all())
+
+
+def recipe_path(playbook: Playbook) -> Path:
+    return teach.folder(playbook) / capture.RECIPE
+
+
+def read_recipe(playbook: Playbook) -> dict[str, Any] | None:
+    path = recipe_path(playbook)
+    if not path.exists():
+        return None
+    return parse_text(path.read_text(encoding="utf-8"))
+
+
+def _write(path: Path, raw: dict[str, Any]) -> None:
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    tmp.write_text(to_json(raw), encoding="utf-8")
+    os.replace(tmp, path)
+
+
+def _bump(version: str) -> str:
+    match = SEMVER.match(version or "")
+    if not match:
+        return "1.0.0"
+    major, minor, patch = (int(g) for g in match.groups())
+    return f"{major}.{minor}.{patch + 1}"
+
+
+def element_info(ids: list[int]) -> dict[int, dict[str, Any]]:
+    """Element identities from the upstream, for turning ids into selectors."""
+    response = upstream.call({"jsonrpc": "2.0", "id": "generate", "method": "get_element_info",
+                              "params": {"elementIds": ids}}, settings.current())
+    result = response.get("result") if isinstance(response, dict) else None
+    items = result.get("items") if isinstance(result, dict) else None
+    return {i["elementId"]: i for i in items or [] if isinstance(i, dict)
+            and isinstance(i.get("elementId"), int)}
+
+
+def _read_only_tools() -> set[str]:
+    from app.mcp.registry import REGISTRY
+
+    return {t.name for t in REGISTRY.tools.values()
+            if t.annotations is not None and t.annotations.read_only}
+
+
+def generate_recipe(playbook: Playbook) -> dict[str, Any]:
+    if playbook.teaching:
+        teach.stop_playbook(playbook)
+    entries = capture.read(teach.folder(playbook))
+    raw = generate.generate(playbook.name, entries, settings.current().volatile,
+                            element_info, _read_only_tools())
+    if not raw["steps"]:
+        raise Invalid("the capture holds no successful calls to build a recipe from",
+                      errors=[{"param": "capture", "message": "no usable entries"}])
+    previous = read_recipe(playbook) if recipe_path(playbook).exists() else None
+    if previous and isinstance(previous.get("version"), str):
+        raw["version"] = _bump(previous["version"])
+    load(raw)  # what we generate must be a valid recipe
+    _write(recipe_path(playbook), raw)
+    return raw
+
+
+def save_recipe(playbook: Playbook, text_or_raw: str | dict[str, Any]) -> dict[str, Any]:
+    raw = parse_text(text_or_raw) if isinstance(text_or_raw, str) else text_or_raw
+    previous = read_recipe(playbook)
+    if "version" not in raw and "@" not in str(raw.get("name", "")):
+        raw["version"] = _bump(str((previous or {}).get("version", "0.0.0")))
+    load(raw)
+    _write(recipe_path(playbook), raw)
+    return raw
+
+
+def load_for_replay(identity: Any, session_id: str | None, recipe_path_raw: str | None
+                    ) -> tuple[Recipe, Playbook | None]:
+    """The recipe a /replay request names, and the playbook it belongs to (if any)."""
+    conf = settings.current()
+    if recipe_path_raw:
+        path = names.recipe_file(conf.data_dir, recipe_path_raw)
+        playbook = db.session.scalars(select(Playbook).where(
+            Playbook.session_id == path.parent.name)).first()
+        if playbook is not None and not _visible(playbook, identity):
+            raise invalid_param("RecipePath", "no such recipe file in the data directory")
+        return load(parse_text(path.read_text(encoding="utf-8"))), playbook
+    if not session_id:
+        raise Invalid("RecipePath or SessionId is required",
+                      errors=[{"param": "SessionId", "message": "give SessionId or RecipePath"}])
+    names.check_session_id(session_id)
+    playbook = db.session.scalars(select(Playbook).where(
+        Playbook.session_id == session_id)).first()
+    if playbook is None and SHORT_ID.match(session_id):  # the id in /playbooks/<id>
+        playbook = find_by_id(Playbook, session_id)
+    if playbook is None:  # the seed's quick start names sessions by their name
+        candidates = db.session.scalars(select(Playbook).where(
+            Playbook.name == session_id).order_by(Playbook.created_at.desc())).all()
+        playbook = next((p for p in candidates if _visible(p, identity)), None)
+    if playbook is not None and not _visible(playbook, identity):
+        playbook = None
+    if playbook is not None:
+        raw = read_recipe(playbook)
+        if raw is None:
+            raise invalid_param("SessionId", f"session {playbook.session_id} has no recipe yet: "
+                                             "run generate_recipe first")
+        return load(raw), playbook
+    if identity is None:  # the operator's hand-made folder, as in the seed's runbook
+        folder = names.playbooks_root(conf.data_dir) / session_id
+        path = folder / capture.RECIPE
+        if path.is_file() and names.inside(conf.data_dir, path):
+            return load(parse_text(path.read_text(encoding="utf-8"))), None
+    raise invalid_param("SessionId", f"no session {session_id} with a recipe")
+
+
+def recipe_text(raw: dict[str, Any] | None) -> str:
+    return json.dumps(raw, indent=2, ensure_ascii=False) if raw is not None else ""

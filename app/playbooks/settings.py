@@ -1,0 +1,83 @@
+"""Operator settings of the playbook proxy, read from app config first, then the environment.
+
+``PLAYBOOK_UPSTREAM``          URL of the JSON-RPC upstream; empty = the embedded design-model
+                               server, called in-process
+``PLAYBOOK_UPSTREAMS``         allow-list for that URL (comma list; default ``loopback``), same
+                               entry forms as the design-model server's allow-list
+``PLAYBOOK_TIMEOUT``           seconds per upstream HTTP call (default 10)
+``PLAYBOOK_JOB_TIMEOUT``       seconds to follow a queued job to its end (default 60)
+``PLAYBOOK_AUTH``              ``off`` lets loopback callers use /teach, /rpc, /replay without a
+                               token, only while the app binds a loopback HOST (default on)
+``PLAYBOOK_REDACT_PATTERNS``   extra regular expressions whose matches are redacted (comma list)
+``PLAYBOOK_VOLATILE``          parameter names made required variables in recipes (comma list;
+                               default count, spacing, spacingMm, diameter, barCount)
+``PLAYBOOK_DRYRUN_METHODS``    write methods of a *remote* upstream known to honour
+                               ``dryRun: true`` (comma list; default none). The embedded server
+                               honours it for every write; a remote one may not (RevitMCP rolls
+                               back only high-risk methods), so other writes are never sent
+                               during a dry run, and a step with max bounds is refused rather
+                               than written unchecked
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+
+from flask import current_app, has_app_context
+
+DEFAULT_VOLATILE = ("count", "spacing", "spacingMm", "diameter", "barCount")
+NAMES = ("PLAYBOOK_UPSTREAM", "PLAYBOOK_UPSTREAMS", "PLAYBOOK_TIMEOUT", "PLAYBOOK_JOB_TIMEOUT",
+         "PLAYBOOK_AUTH", "PLAYBOOK_REDACT_PATTERNS", "PLAYBOOK_VOLATILE",
+         "PLAYBOOK_DRYRUN_METHODS")
+
+
+@dataclass(frozen=True)
+class Settings:
+    upstream: str | None
+    allowed: tuple[str, ...]
+    timeout: float
+    job_timeout: float
+    auth: bool
+    redact_patterns: tuple[str, ...]
+    volatile: tuple[str, ...]
+    dryrun_methods: tuple[str, ...]
+    data_dir: str
+
+    def trusted_dry_run(self, method: str) -> bool:
+        """May a write of ``method`` be sent with dryRun: true and nothing be written?"""
+        return not self.upstream or method in self.dryrun_methods
+
+
+def _raw(name: str) -> str | None:
+    if has_app_context() and current_app.config.get(name) not in (None, ""):
+        return str(current_app.config[name])
+    value = os.environ.get(name)
+    return value if value not in (None, "") else None
+
+
+def _split(value: str | None) -> tuple[str, ...]:
+    return tuple(part.strip() for part in (value or "").split(",") if part.strip())
+
+
+def _seconds(value: str | None, default: float) -> float:
+    try:
+        return max(0.05, float(value)) if value is not None else default
+    except ValueError:
+        return default
+
+
+def current() -> Settings:
+    data_dir = current_app.config["HARMONIC_DATA_DIR"] if has_app_context() else os.path.abspath(
+        os.environ.get("HARMONIC_DATA_DIR") or "instance/data")
+    return Settings(
+        upstream=_raw("PLAYBOOK_UPSTREAM"),
+        allowed=tuple(a.lower() for a in _split(_raw("PLAYBOOK_UPSTREAMS") or "loopback")),
+        timeout=_seconds(_raw("PLAYBOOK_TIMEOUT"), 10.0),
+        job_timeout=_seconds(_raw("PLAYBOOK_JOB_TIMEOUT"), 60.0),
+        auth=(_raw("PLAYBOOK_AUTH") or "on").lower() not in ("off", "false", "0"),
+        redact_patterns=_split(_raw("PLAYBOOK_REDACT_PATTERNS")),
+        volatile=_split(_raw("PLAYBOOK_VOLATILE")) or DEFAULT_VOLATILE,
+        dryrun_methods=_split(_raw("PLAYBOOK_DRYRUN_METHODS")),
+        data_dir=str(data_dir),
+    )

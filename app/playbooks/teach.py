@@ -1,0 +1,142 @@
+"""Teach sessions: who is recording, into which folder, and recording one entry.
+
+A session belongs to an *owner key* derived from the caller's identity — ``token:<id>`` for an
+API token, ``user:<id>`` for a browser session, ``mcp:<session id>`` for an MCP session and
+``local`` for a token-less loopback operator — so any number of owners record at once and never
+into each other's capture. State lives in the ``playbooks`` table, so every process sees it.
+"""
+
+from __future__ import annotations
+
+import time
+import uuid
+from pathlib import Path
+from typing import Any
+
+from sqlalchemy import select
+
+from app.extensions import db
+from app.models.base import utcnow
+from app.models.playbooks import Playbook
+from app.playbooks import capture, names, settings, upstream
+from app.playbooks.redact import Redactor
+
+LOCAL = "local"
+
+
+def owner_key(identity: Any, mcp_session_id: str | None = None) -> str:
+    """The owner key of a caller; MCP sessions own their own teach session."""
+    if mcp_session_id:
+        if mcp_session_id == "stdio":  # every stdio process shares the id: add the token
+            token = getattr(identity, "token_id", None)
+            return f"mcp:stdio:{token}" if token else "mcp:stdio"
+        return f"mcp:{mcp_session_id}"[:120]
+    if identity is None:
+        return LOCAL
+    if getattr(identity, "token_id", None) is not None:
+        return f"token:{identity.token_id}"
+    return f"user:{identity.user_id}"
+
+
+def recording_keys(identity: Any, mcp_session_id: str | None = None) -> list[str]:
+    """Whose active session records a call: the caller's own first, then its user's.
+
+    The user-level fallback lets a person press "start teach" on /playbooks in the browser and
+    have their agent's calls (any of their tokens or MCP sessions without a session of their
+    own) land in that capture.
+    """
+    keys = [owner_key(identity, mcp_session_id)]
+    if mcp_session_id and identity is not None:
+        keys.append(owner_key(identity))
+    if identity is not None:
+        keys.append(f"user:{identity.user_id}")
+    return list(dict.fromkeys(keys))
+
+
+def folder(playbook: Playbook) -> Path:
+    return names.playbooks_root(settings.current().data_dir) / playbook.session_id
+
+
+def active(owners: list[str] | str) -> Playbook | None:
+    keys = [owners] if isinstance(owners, str) else owners
+    for key in keys:
+        found = db.session.scalars(select(Playbook).where(
+            Playbook.owner == key, Playbook.teaching.is_(True)).order_by(
+            Playbook.created_at.desc())).first()
+        if found is not None:
+            return found
+    return None
+
+
+def start(owner: str, user_id: uuid.UUID | None, raw_name: str | None
+          ) -> tuple[Playbook, str | None]:
+    """Begin teaching; an owner already teaching has that session stopped first."""
+    name = names.clean_name(raw_name)
+    previous = active(owner)
+    stopped = None
+    if previous is not None:
+        stop_playbook(previous)
+        stopped = previous.session_id
+    conf = settings.current()
+    path = names.new_session_dir(conf.data_dir, name)
+    playbook = Playbook(name=name, session_id=path.name, owner=owner, user_id=user_id,
+                        upstream=upstream.label(conf)[:300], teaching=True, entries=0)
+    playbook.assign_ids()
+    capture.start(path, name, path.name, playbook.upstream, owner)
+    db.session.add(playbook)
+    db.session.commit()
+    return playbook, stopped
+
+
+def stop_playbook(playbook: Playbook) -> int:
+    created = playbook.created_at.replace(microsecond=0).isoformat()
+    count = capture.finish(folder(playbook), playbook.name, playbook.session_id,
+                           playbook.upstream, playbook.owner, created)
+    playbook.teaching = False
+    playbook.entries = count
+    playbook.stopped_at = utcnow()
+    db.session.commit()
+    return count
+
+
+def stop(owner: str) -> tuple[Playbook | None, int]:
+    playbook = active(owner)
+    if playbook is None:
+        return None, 0
+    return playbook, stop_playbook(playbook)
+
+
+def entry(started: float, fields: dict[str, Any]) -> dict[str, Any]:
+    """A normalized capture entry: t (unix ms), the fields, ms (duration)."""
+    return {"t": int(time.time() * 1000), **fields,
+            "ms": round((time.perf_counter() - started) * 1000, 3)}
+
+
+def record(owners: list[str] | str, line: dict[str, Any]) -> bool:
+    """Append ``line`` (redacted) to the owner's active capture; False when not teaching."""
+    playbook = active(owners)
+    if playbook is None:
+        return False
+    redactor = Redactor(settings.current().redact_patterns)
+    capture.append(folder(playbook), redactor.value(line))
+    return True
+
+
+def rpc_entry(payload: dict[str, Any], response: dict[str, Any], started: float
+              ) -> dict[str, Any]:
+    fields: dict[str, Any] = {"method": payload.get("method"),
+                              "params": payload.get("params", {})}
+    if "error" in response:
+        fields["error"] = response["error"]
+    else:
+        fields["result"] = response.get("result")
+    return entry(started, fields)
+
+
+def forward(payload: dict[str, Any], owners: list[str] | str) -> dict[str, Any]:
+    """The recording proxy: call the upstream, record the exchange if the owner teaches."""
+    started = time.perf_counter()
+    response = upstream.call(payload, settings.current())
+    if isinstance(payload.get("method"), str):
+        record(owners, rpc_entry(payload, response, started))
+    return response
