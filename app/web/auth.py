@@ -74,11 +74,8 @@ def load_identity() -> None:
         # by a third-party page, because browsers never attach those credentials by themselves.
         if g.identity is None or g.identity.via == "session":
             # Views and blueprints marked with csrf.exempt() (agent-only JSON endpoints).
-            if request.endpoint not in _CSRF_EXEMPT_ENDPOINTS and not csrf._is_exempt():
+            if not csrf._is_exempt():
                 csrf.protect()
-
-
-_CSRF_EXEMPT_ENDPOINTS: set[str] = set()
 
 
 def require_scope(scope: str) -> None:

@@ -1,0 +1,80 @@
+"""MCP inside the app: the protocol core, sessions and navigation state, two transports, and
+the one registry of tools, resources and prompts that every feature package writes to.
+
+Modules: ``jsonrpc`` (framing, error codes), ``server`` (the engine: one message in, one
+response out), ``registry`` (what is served), ``context`` (``ctx`` for handlers), ``content``
+(content blocks), ``stdio`` (``bin/mcp-server``), ``http`` (``/mcp``, Streamable HTTP),
+``store`` (sessions, client requests and cancellations in the database), ``harmonic``
+(navigate, execute_action, harmonic://context, pages as resources, the stand-up prompt),
+``audit`` (the tool-call log), ``conformance`` (the official suite's fixtures, opt-in),
+``web`` (wiring into Flask and the /u/<handle>/agent-activity page).
+
+Registering a tool from another package
+---------------------------------------
+Import the package's module from its ``init_app`` (or anywhere imported at start-up)::
+
+    from app.mcp import Annotations, ToolContext, ToolError, tool
+
+    @tool("render_floorplan", "Render a floorplan as PNG and list its rooms",
+          input_schema={"type": "object", "properties": {"source": {"type": "string"}},
+                        "required": ["source"], "additionalProperties": False},
+          output_schema={"type": "object", "properties": {"rooms": {"type": "array"}},
+                         "required": ["rooms"]},
+          annotations=Annotations(read_only=True))
+    def render_floorplan(ctx: ToolContext, args: dict) -> ToolResult:
+        ...
+
+or, without a decorator, ``register_tool(name, description, handler, input_schema=...,
+output_schema=..., annotations=..., title=...)``. Names are 1-128 of ``A-Za-z0-9_.-`` and must
+be unique; ``input_schema`` must be an object schema (JSON Schema 2020-12). Arguments are
+validated against it before the handler runs; a mismatch is an ``isError`` result.
+
+A handler returns one of: ``str`` (one text block); ``dict`` (structured content, also sent as
+JSON text; required when the tool has an ``output_schema``, and validated against it); a list
+of content blocks (``content.text/image/audio/embedded/link``); or ``ToolResult(content,
+structured, is_error)`` for both. Raise ``ToolError(message)`` for a failure the model should
+read and correct (an ``isError`` result); domain errors (``app.services.errors``) become
+``isError`` results too. Anything else is logged and reported as an internal tool error.
+
+``ctx`` (``ToolContext``) gives:
+    ctx.identity            the caller (``app.web.auth.Identity``: user_id, scopes, token_id) or
+                            None on a loopback /mcp with auth off; pass it to
+                            ``app.web.dispatch.dispatch`` to act as the caller
+    ctx.session             the MCP session: ``.current_path`` (navigation state),
+                            ``.client_capabilities``, ``.save()`` after changing it
+    ctx.progress(p, total=None, message=None)   notifications/progress (if the client asked)
+    ctx.log(level, data)    notifications/message, filtered by the session's logging level
+    ctx.cancelled() / ctx.check_cancelled() / ctx.sleep(seconds)
+                            notifications/cancelled (from any process) stops the call:
+                            check often, or sleep through ``ctx.sleep``
+    ctx.elicit(message, requested_schema) -> {"action", "content"?}   ask the user
+    ctx.sample(messages, max_tokens) -> CreateMessageResult          ask the client's model
+    ctx.request(method, params)         any other server-to-client request
+    ctx.audit["path"|"action"]          what the audit log records for this call
+Handlers run inside a Flask app context (database, ``current_app``) on both transports.
+
+Resources and prompts register the same way: ``@resource(uri, name, description,
+mime_type=...)`` with ``handler(ctx) -> str | bytes | [contents]``;
+``@resource_template("scheme://{var}/{+rest}", ...)`` with ``handler(ctx, uri, variables)``;
+``@prompt(name, description, arguments=(PromptArgument(...),))`` with ``handler(ctx, args) ->
+[messages] | {"description", "messages"}``. Call ``events.resource_updated(uri)`` when a
+resource changes so subscribed sessions get ``notifications/resources/updated``.
+
+Importing this package imports nothing from Flask, so ``bin/mcp-server`` answers
+``initialize`` before the app is loaded.
+"""
+
+from app.mcp.content import ToolError, ToolResult
+from app.mcp.context import ToolContext
+from app.mcp.registry import (
+    Annotations,
+    PromptArgument,
+    prompt,
+    register_tool,
+    resource,
+    resource_template,
+    tool,
+)
+
+__all__ = ["Annotations", "PromptArgument", "ToolContext", "ToolError", "ToolResult", "prompt",
+           "register_tool", "resource", "resource_template", "tool"]

@@ -1,0 +1,236 @@
+"""The fixed tools, resources and prompts the official MCP conformance suite calls.
+
+They live in their own registry and are merged into the served one only when
+HARMONIC_MCP_CONFORMANCE=1 on a loopback-bound app with /mcp auth off (see app.mcp.web); they
+are never part of normal operation.
+"""
+
+from __future__ import annotations
+
+import json
+import struct
+import zlib
+from typing import Any
+
+from app.mcp import content
+from app.mcp.content import ToolError
+from app.mcp.context import ToolContext
+from app.mcp.registry import EMPTY_OBJECT, PromptArgument, Registry
+
+REGISTRY = Registry()
+
+
+def _png_1x1() -> bytes:
+    def chunk(kind: bytes, data: bytes) -> bytes:
+        return (struct.pack(">I", len(data)) + kind + data
+                + struct.pack(">I", zlib.crc32(kind + data) & 0xFFFFFFFF))
+
+    header = struct.pack(">IIBBBBB", 1, 1, 8, 6, 0, 0, 0)
+    pixels = zlib.compress(b"\x00\xff\x00\x00\xff")
+    return b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", header) + chunk(b"IDAT", pixels) + chunk(
+        b"IEND", b"")
+
+
+def _wav_silence() -> bytes:
+    samples = b"\x00\x00" * 800  # 0.1 s of 16-bit mono silence at 8 kHz
+    fmt = struct.pack("<HHIIHH", 1, 1, 8000, 16000, 2, 16)
+    return (b"RIFF" + struct.pack("<I", 36 + len(samples)) + b"WAVE" + b"fmt "
+            + struct.pack("<I", 16) + fmt + b"data" + struct.pack("<I", len(samples)) + samples)
+
+
+PNG = _png_1x1()
+WAV = _wav_silence()
+
+
+def _answer(answer: dict[str, Any]) -> str:
+    return f"action={answer.get('action')}, content={json.dumps(answer.get('content', {}))}"
+
+
+def _no_args(name: str, description: str):  # type: ignore[no-untyped-def]
+    return REGISTRY.tool(name, description, dict(EMPTY_OBJECT))
+
+
+@_no_args("test_simple_text", "Returns a simple text response")
+def simple_text(ctx: ToolContext, args: dict[str, Any]) -> str:
+    return "This is a simple text response for testing."
+
+
+@_no_args("test_image_content", "Returns an image")
+def image_content(ctx: ToolContext, args: dict[str, Any]) -> list[dict[str, Any]]:
+    return [content.image(PNG, "image/png")]
+
+
+@_no_args("test_audio_content", "Returns audio")
+def audio_content(ctx: ToolContext, args: dict[str, Any]) -> list[dict[str, Any]]:
+    return [content.audio(WAV, "audio/wav")]
+
+
+@_no_args("test_embedded_resource", "Returns an embedded resource")
+def embedded_resource(ctx: ToolContext, args: dict[str, Any]) -> list[dict[str, Any]]:
+    return [content.embedded("test://embedded-resource", "This is an embedded resource content.",
+                             "text/plain")]
+
+
+@_no_args("test_multiple_content_types", "Returns text, an image and a resource")
+def mixed(ctx: ToolContext, args: dict[str, Any]) -> list[dict[str, Any]]:
+    data = json.dumps({"test": "data", "value": 123})
+    return [content.text("Multiple content types test:"), content.image(PNG, "image/png"),
+            content.embedded("test://mixed-content-resource", data, "application/json")]
+
+
+@_no_args("test_tool_with_logging", "Sends log messages while it runs")
+def with_logging(ctx: ToolContext, args: dict[str, Any]) -> str:
+    for step, text in enumerate(("Tool execution started", "Tool processing data",
+                                 "Tool execution completed")):
+        if step:
+            ctx.sleep(0.05)
+        ctx.log("info", text, logger="conformance")
+    return "Tool with logging executed successfully"
+
+
+@_no_args("test_tool_with_progress", "Reports progress while it runs")
+def with_progress(ctx: ToolContext, args: dict[str, Any]) -> str:
+    for value in (0, 50, 100):
+        ctx.progress(value, 100, f"Completed step {value} of 100")
+        if value < 100:
+            ctx.sleep(0.05)
+    return "Tool with progress executed successfully"
+
+
+@_no_args("test_error_handling", "Always fails, as a tool error")
+def error_handling(ctx: ToolContext, args: dict[str, Any]) -> str:
+    raise ToolError("This tool intentionally returns an error for testing")
+
+
+@REGISTRY.tool("test_sampling", "Asks the client's model through sampling",
+               {"type": "object", "properties": {"prompt": {"type": "string"}},
+                "required": ["prompt"]})
+def sampling(ctx: ToolContext, args: dict[str, Any]) -> str:
+    answer = ctx.sample([{"role": "user", "content": {"type": "text", "text": args["prompt"]}}],
+                        max_tokens=100)
+    block = answer.get("content") if isinstance(answer.get("content"), dict) else {}
+    return f"LLM response: {block.get('text', '')}"
+
+
+@REGISTRY.tool("test_elicitation", "Asks the user for input through elicitation",
+               {"type": "object", "properties": {"message": {"type": "string"}},
+                "required": ["message"]})
+def elicitation(ctx: ToolContext, args: dict[str, Any]) -> str:
+    answer = ctx.elicit(args["message"], {
+        "type": "object",
+        "properties": {"username": {"type": "string", "description": "Your username"},
+                       "email": {"type": "string", "description": "Your email address"}},
+        "required": ["username", "email"]})
+    return f"User response: {_answer(answer)}"
+
+
+@_no_args("test_elicitation_sep1034_defaults", "Elicitation with default values")
+def elicitation_defaults(ctx: ToolContext, args: dict[str, Any]) -> str:
+    answer = ctx.elicit("Please review and update the form fields with defaults", {
+        "type": "object",
+        "properties": {
+            "name": {"type": "string", "description": "User name", "default": "John Doe"},
+            "age": {"type": "integer", "description": "User age", "default": 30},
+            "score": {"type": "number", "description": "User score", "default": 95.5},
+            "status": {"type": "string", "description": "User status",
+                       "enum": ["active", "inactive", "pending"], "default": "active"},
+            "verified": {"type": "boolean", "description": "Verification status",
+                         "default": True},
+        }})
+    return f"Elicitation completed: {_answer(answer)}"
+
+
+@_no_args("test_elicitation_sep1330_enums", "Elicitation with every enum shape")
+def elicitation_enums(ctx: ToolContext, args: dict[str, Any]) -> str:
+    answer = ctx.elicit("Please select options from the enum fields", {
+        "type": "object",
+        "properties": {
+            "untitledSingle": {"type": "string", "description": "Select one option",
+                               "enum": ["option1", "option2", "option3"]},
+            "titledSingle": {"type": "string", "description": "Select one option with titles",
+                             "oneOf": [{"const": "value1", "title": "First Option"},
+                                       {"const": "value2", "title": "Second Option"},
+                                       {"const": "value3", "title": "Third Option"}]},
+            "legacyEnum": {"type": "string", "description": "Select one option (legacy)",
+                           "enum": ["opt1", "opt2", "opt3"],
+                           "enumNames": ["Option One", "Option Two", "Option Three"]},
+            "untitledMulti": {"type": "array", "description": "Select multiple options",
+                              "minItems": 1, "maxItems": 3,
+                              "items": {"type": "string",
+                                        "enum": ["option1", "option2", "option3"]}},
+            "titledMulti": {"type": "array", "description": "Select multiple options with titles",
+                            "minItems": 1, "maxItems": 3,
+                            "items": {"anyOf": [{"const": "value1", "title": "First Choice"},
+                                                {"const": "value2", "title": "Second Choice"},
+                                                {"const": "value3", "title": "Third Choice"}]}},
+        },
+        "required": []})
+    return f"Elicitation completed: {_answer(answer)}"
+
+
+@REGISTRY.tool("json_schema_2020_12_tool", "Takes a JSON Schema 2020-12 input", {
+    "$schema": "https://json-schema.org/draft/2020-12/schema",
+    "type": "object",
+    "$defs": {"address": {"type": "object",
+                          "properties": {"street": {"type": "string"},
+                                         "city": {"type": "string"}}}},
+    "properties": {"name": {"type": "string"}, "address": {"$ref": "#/$defs/address"}},
+    "additionalProperties": False,
+})
+def json_schema_tool(ctx: ToolContext, args: dict[str, Any]) -> str:
+    return f"Received: {json.dumps(args)}"
+
+
+@REGISTRY.resource("test://static-text", "static-text", "A static text resource",
+                   mime_type="text/plain")
+def static_text(ctx: ToolContext) -> str:
+    return "This is the content of the static text resource."
+
+
+@REGISTRY.resource("test://static-binary", "static-binary", "A static binary resource",
+                   mime_type="image/png")
+def static_binary(ctx: ToolContext) -> bytes:
+    return PNG
+
+
+@REGISTRY.resource("test://watched-resource", "watched-resource",
+                   "A resource that can be subscribed to", mime_type="text/plain")
+def watched(ctx: ToolContext) -> str:
+    return "Watched resource content"
+
+
+@REGISTRY.resource_template("test://template/{id}/data", "template",
+                            "A resource template with a parameter", mime_type="application/json")
+def template_data(ctx: ToolContext, uri: str, variables: dict[str, str]) -> str:
+    return json.dumps({"id": variables["id"], "templateTest": True,
+                       "data": f"Data for ID: {variables['id']}"})
+
+
+@REGISTRY.prompt("test_simple_prompt", "A simple prompt without arguments")
+def simple_prompt(ctx: ToolContext, args: dict[str, str]) -> list[dict[str, Any]]:
+    return [{"role": "user", "content": content.text("This is a simple prompt for testing.")}]
+
+
+@REGISTRY.prompt("test_prompt_with_arguments", "A prompt with required arguments",
+                 arguments=(PromptArgument("arg1", "First test argument", required=True),
+                            PromptArgument("arg2", "Second test argument", required=True)))
+def prompt_args(ctx: ToolContext, args: dict[str, str]) -> list[dict[str, Any]]:
+    return [{"role": "user", "content": content.text(
+        f"Prompt with arguments: arg1='{args['arg1']}', arg2='{args['arg2']}'")}]
+
+
+@REGISTRY.prompt("test_prompt_with_embedded_resource", "A prompt with an embedded resource",
+                 arguments=(PromptArgument("resourceUri", "URI of the resource to embed",
+                                           required=True),))
+def prompt_embedded(ctx: ToolContext, args: dict[str, str]) -> list[dict[str, Any]]:
+    return [{"role": "user", "content": content.embedded(args["resourceUri"],
+                                                         "Embedded resource content for testing.",
+                                                         "text/plain")},
+            {"role": "user",
+             "content": content.text("Please process the embedded resource above.")}]
+
+
+@REGISTRY.prompt("test_prompt_with_image", "A prompt with an image")
+def prompt_image(ctx: ToolContext, args: dict[str, str]) -> list[dict[str, Any]]:
+    return [{"role": "user", "content": content.image(PNG, "image/png")},
+            {"role": "user", "content": content.text("Please analyze the image above.")}]

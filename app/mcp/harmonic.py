@@ -1,0 +1,398 @@
+"""Harmonic's own MCP surface: navigate, execute_action, harmonic://context, pages as
+resources, and a stand-up prompt.
+
+Nothing here re-implements a page or an action: every call is an in-process request through
+the app (``app.web.dispatch``) as the caller, so authorization, validation and rendering are
+exactly those of a browser or an HTTP agent at the same URL.
+"""
+
+from __future__ import annotations
+
+import posixpath
+import re
+from typing import Any
+from urllib.parse import urlsplit
+
+import yaml
+from flask import current_app
+
+from app.mcp import content, events
+from app.mcp.content import ToolError, ToolResult
+from app.mcp.context import ToolContext
+from app.mcp.registry import Annotations, PromptArgument, prompt, resource, resource_template, tool
+
+MAX_REDIRECTS = 5
+ACTIONS_SUFFIX = re.compile(r"/actions(?:/[^/?#]*)?/?$")
+
+ACTION_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "properties": {
+        "name": {"type": "string"}, "description": {"type": "string"},
+        "params": {"type": "array", "items": {"type": "object"}},
+        "annotations": {"type": "object", "description": "MCP-style hints for this action"},
+    },
+    "required": ["name"],
+}
+
+
+class Page:
+    """A dispatched Markdown page: status, path, body and the frontmatter's actions."""
+
+    def __init__(self, path: str, status: int, text: str) -> None:
+        self.path, self.status, self.text = path, status, text
+        self.meta = _frontmatter(text)
+        actions = self.meta.get("actions")
+        self.actions: list[dict[str, Any]] = [a for a in actions or [] if isinstance(a, dict)]
+
+    @property
+    def title(self) -> str:
+        return str(self.meta.get("title") or "")
+
+    def action_names(self) -> list[str]:
+        return [str(a.get("name")) for a in self.actions]
+
+
+def _frontmatter(text: str) -> dict[str, Any]:
+    if not text.startswith("---\n"):
+        return {}
+    end = text.find("\n---\n", 4)
+    if end < 0:
+        return {}
+    try:
+        data = yaml.safe_load(text[4:end])
+    except yaml.YAMLError:
+        return {}
+    return data if isinstance(data, dict) else {}
+
+
+def normalize_path(value: str) -> str:
+    """A path of this app from a path or a full URL of this app; ToolError otherwise."""
+    value = (value or "").strip()
+    if not value:
+        raise ToolError("path is empty; try /studios")
+    parts = urlsplit(value)
+    if parts.scheme or parts.netloc:
+        base = urlsplit(current_app.config.get("HARMONIC_BASE_URL") or "")
+        if parts.scheme not in ("http", "https") or parts.netloc.lower() != base.netloc.lower():
+            raise ToolError(f"{value} is not a URL of this app; give a path such as /studios "
+                            f"or a URL starting with {current_app.config.get('HARMONIC_BASE_URL')}")
+    path = parts.path or "/"
+    if "\\" in path or "\x00" in path:
+        raise ToolError("the path contains characters that cannot be in a URL path")
+    path = posixpath.normpath("/" + path.lstrip("/"))
+    if path == "/mcp" or path.startswith("/mcp/"):
+        raise ToolError("/mcp is the MCP endpoint itself, not a page")
+    return path + (f"?{parts.query}" if parts.query else "")
+
+
+def fetch(ctx: ToolContext, path: str) -> Page:
+    """GET ``path`` as Markdown as the caller, following redirects inside the app."""
+    from app.web.dispatch import dispatch
+
+    for _ in range(MAX_REDIRECTS):
+        result = dispatch("GET", path, ctx.identity, accept="text/markdown")
+        location = result.headers.get("Location")
+        if result.status in (301, 302, 303, 307, 308) and location:
+            path = normalize_path(location)
+            continue
+        return Page(path, result.status, result.text)
+    raise ToolError(f"too many redirects from {path}")
+
+
+def action_annotations(name: str) -> dict[str, bool] | None:
+    """MCP tool hints for one action, derived from the action registry's ``effect``."""
+    from app.actions.registry import ACTIONS
+
+    act = ACTIONS.get(name)
+    if act is None:
+        return None
+    effect = getattr(act, "effect", "write")
+    read_only = effect == "read"
+    return {"readOnlyHint": read_only, "destructiveHint": effect in ("write", "delete"),
+            "idempotentHint": read_only or bool(getattr(act, "idempotent", False)),
+            "openWorldHint": False}
+
+
+def _with_annotations(actions: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    out = []
+    for act in actions:
+        hints = action_annotations(str(act.get("name")))
+        out.append({**act, "annotations": hints} if hints else act)
+    return out
+
+
+def _actions_text(page: Page) -> str:
+    if not page.actions:
+        return "No actions are available on this page."
+    lines = []
+    for act in page.actions:
+        params = ", ".join(f"{p.get('name')}{'' if p.get('required') else '?'}"
+                           for p in act.get("params") or [] if isinstance(p, dict))
+        lines.append(f"- {act.get('name')}({params}): {act.get('description', '')}")
+    return "\n".join(lines)
+
+
+@tool(
+    "navigate",
+    "Open a Harmonic page, as a person would in a browser, and see its content as Markdown "
+    "plus the actions you can take there (with their parameters). The page becomes your "
+    "current page for execute_action. URLs are shareable: a person opening the same URL sees "
+    "the same page. Examples: '/studios', '/studios/team', '/studios/team/n/abcd1234'.",
+    input_schema={
+        "type": "object",
+        "properties": {"path": {"type": "string", "description":
+                                "A path such as /studios/team, or a full URL of this app"}},
+        "required": ["path"],
+        "additionalProperties": False,
+    },
+    output_schema={
+        "type": "object",
+        "properties": {"path": {"type": "string"}, "status": {"type": "integer"},
+                       "title": {"type": "string"},
+                       "actions": {"type": "array", "items": ACTION_SCHEMA}},
+        "required": ["path", "status", "actions"],
+    },
+    annotations=Annotations(read_only=True, idempotent=True, title="Open a page"),
+    title="Navigate",
+)
+def navigate(ctx: ToolContext, args: dict[str, Any]) -> ToolResult:
+    path = normalize_path(args["path"])
+    ctx.audit["path"] = path
+    page = fetch(ctx, path)
+    ctx.audit["path"] = page.path
+    ctx.log("debug", f"GET {page.path} answered {page.status}")
+    if page.status >= 400:
+        raise ToolError(f"GET {page.path} answered {page.status}:\n\n{page.text}")
+    ctx.session.current_path = page.path
+    ctx.session.save()
+    structured = {"path": page.path, "status": page.status, "title": page.title,
+                  "actions": _with_annotations(page.actions)}
+    return ToolResult(content=[content.text(f"Current URL: {page.path}\n\n{page.text}")],
+                      structured=structured)
+
+
+@tool(
+    "execute_action",
+    "Run one of the actions offered on a page (the current page unless you pass path). Use "
+    "the action names and parameters that navigate showed. Returns the outcome and the URL of "
+    "anything created or changed; navigate again to see the updated page.",
+    input_schema={
+        "type": "object",
+        "properties": {
+            "action": {"type": "string", "description": "An action name listed on the page"},
+            "params": {"type": "object", "description": "The action's parameters by name",
+                       "additionalProperties": True},
+            "path": {"type": "string",
+                     "description": "The page offering the action; default: the current page"},
+        },
+        "required": ["action"],
+        "additionalProperties": False,
+    },
+    output_schema={
+        "type": "object",
+        "properties": {"ok": {"type": "boolean"}, "action": {"type": "string"},
+                       "message": {"type": "string"}, "path": {"type": "string"},
+                       "location": {"type": "string"}, "result": {"type": "object"}},
+        "required": ["ok", "action", "message", "path"],
+    },
+    annotations=Annotations(read_only=False, destructive=True, idempotent=False,
+                            title="Run an action on a page"),
+    title="Execute action",
+)
+def execute_action(ctx: ToolContext, args: dict[str, Any]) -> ToolResult:
+    from app.web.dispatch import dispatch
+
+    action = args["action"].strip()
+    params = args.get("params") or {}
+    raw_path = args.get("path") or ctx.session.current_path
+    ctx.audit["action"] = action
+    if not raw_path:
+        raise ToolError("no current page: call navigate first, or pass path")
+    path = ACTIONS_SUFFIX.sub("", normalize_path(raw_path).split("?", 1)[0]) or "/"
+    ctx.audit["path"] = path
+    page = fetch(ctx, path)
+    if page.status >= 400:
+        raise ToolError(f"GET {path} answered {page.status}:\n\n{page.text}")
+    if action not in page.action_names():
+        offered = ", ".join(page.action_names()) or "none"
+        raise ToolError(f"'{action}' is not offered at {page.path}. Actions here: {offered}\n\n"
+                        f"{_actions_text(page)}",
+                        structured={"ok": False, "action": action, "path": page.path,
+                                    "message": "action not offered here",
+                                    "result": {"actions": page.actions}})
+    ctx.progress(1, 2, f"{action} is offered at {page.path}")
+    ctx.check_cancelled()  # last moment to stop before anything changes
+    target = f"{page.path.rstrip('/')}/actions/{action}"
+    result = dispatch("POST", target, ctx.identity, json=params, accept="application/json")
+    ctx.log("debug", f"POST {target} answered {result.status}")
+    ctx.progress(2, 2, f"{action} answered {result.status}")
+    body = result.json if isinstance(result.json, dict) else {}
+    ctx.session.current_path = page.path
+    ctx.session.save()
+    if result.status >= 400 or not body.get("ok"):
+        error = body.get("error") if isinstance(body.get("error"), dict) else {}
+        lines = [f"✗ {action} failed ({result.status}): {error.get('message') or result.text}"]
+        lines += [f"- {e.get('param')}: {e.get('message')}" for e in error.get("errors") or []
+                  if isinstance(e, dict)]
+        raise ToolError("\n".join(lines), structured={
+            "ok": False, "action": action, "path": page.path,
+            "message": str(error.get("message") or f"HTTP {result.status}"),
+            "result": {"error": error}})
+    location = body.get("location")
+    events.resource_updated(events.page_uri(page.path))
+    if location:
+        events.resource_updated(events.page_uri(location))
+    text = [f"✓ {body.get('message', 'done')}", "", f"Current URL: {page.path}"]
+    if location:
+        text.insert(1, f"Location: {location}")
+    text.append("(Use navigate to see the updated page and its actions.)")
+    structured: dict[str, Any] = {"ok": True, "action": action, "path": page.path,
+                                  "message": str(body.get("message", ""))}
+    if location:
+        structured["location"] = location
+    if isinstance(body.get("result"), dict):
+        structured["result"] = body["result"]
+    blocks = [content.text("\n".join(text))]
+    if location:
+        blocks.append(content.link(_absolute(location), name=location,
+                                   description="what this action created or changed",
+                                   mime_type="text/markdown"))
+    return ToolResult(content=blocks, structured=structured)
+
+
+def _absolute(path: str) -> str:
+    base = (current_app.config.get("HARMONIC_BASE_URL") or "").rstrip("/")
+    return path if path.startswith("http") else f"{base}{path}"
+
+
+# -- resources -------------------------------------------------------------------------------
+
+CONTEXT_GUIDE = """\
+# Working in Harmonic
+
+Harmonic serves the same URLs to people (HTML) and to you (Markdown with a YAML frontmatter
+listing the actions available on that page). Use `navigate(path)` to open a page and
+`execute_action(action, params)` to act on it. A URL you share opens the same page for a person.
+
+## Actions
+
+Each page lists the actions you can take there right now, with typed parameters; only those
+can run there (state and your membership decide). `<page>/actions` lists them and
+`<page>/actions/<name>` describes one. An action that creates something answers with its
+location. Errors name the parameter that was wrong. Ids in URLs are 8 hex characters (full
+UUIDs work too).
+"""
+
+
+def url_map() -> str:
+    """Every page of the app and the actions it can offer, read from the two registries."""
+    from app.actions.registry import actions_at
+    from app.web.pages import PAGES
+
+    lines = ["## URL map", "", "| Path | Page | Actions it can offer |", "| --- | --- | --- |"]
+    for name, spec in sorted(PAGES.items(), key=lambda item: item[1].rule):
+        rule = spec.rule.replace("<", "{").replace(">", "}")
+        actions = ", ".join(f"`{a.name}`" for a in actions_at(name)) or "-"
+        lines.append(f"| `{rule}` | {name.replace('_', ' ')} | {actions} |")
+    return "\n".join(lines)
+
+
+@resource("harmonic://context", "context",
+          "How to work in Harmonic: the URL map, how actions work, who you are and your studios",
+          mime_type="text/markdown", title="Harmonic: how to work here")
+def context_resource(ctx: ToolContext) -> str:
+    from app.extensions import db
+    from app.models import User
+    from app.services import studios
+
+    user = db.session.get(User, ctx.identity.user_id) if ctx.identity is not None else None
+    lines = [CONTEXT_GUIDE, url_map(), "", "## You", ""]
+    if user is None:
+        lines.append("You are not signed in (anonymous access).")
+    else:
+        lines.append(f"You are **{user.name}** (`{user.handle}`), profile `/u/{user.handle}`.")
+        lines += ["", "## Your studios", ""]
+        mine = studios.studios_of(user)
+        lines += [f"- [{s.name}](/studios/{s.handle})" for s in mine] or ["(none yet)"]
+    if ctx.session.current_path:
+        lines += ["", f"Your current page: `{ctx.session.current_path}`"]
+    return "\n".join(lines) + "\n"
+
+
+def _complete_path(variable: str, prefix: str) -> list[str]:
+    from app.services import studios
+
+    paths = ["studios"] + [f"studios/{s.handle}" for s in studios.all_studios()]
+    return [p for p in paths if p.startswith(prefix)]
+
+
+@resource_template("harmonic://page/{+path}", "page",
+                   "Any Harmonic page as Markdown with its actions, e.g. "
+                   "harmonic://page/studios/team", mime_type="text/markdown",
+                   title="A Harmonic page", complete=_complete_path)
+def page_resource(ctx: ToolContext, uri: str, variables: dict[str, str]) -> str:
+    from app.services.errors import Forbidden, NotFound
+
+    try:
+        path = normalize_path("/" + variables["path"])
+    except ToolError as exc:
+        raise NotFound(exc.message) from None
+    page = fetch(ctx, path)
+    if page.status == 404:
+        raise NotFound(f"no page at {path}")
+    if page.status >= 400:
+        raise Forbidden(f"GET {path} answered {page.status}")
+    return page.text
+
+
+# -- prompts ---------------------------------------------------------------------------------
+
+def _complete_studio(ctx: ToolContext, prefix: str, _context: dict[str, str]) -> list[str]:
+    from app.extensions import db
+    from app.models import User
+    from app.services import studios
+
+    user = db.session.get(User, ctx.identity.user_id) if ctx.identity is not None else None
+    handles = [s.handle for s in (studios.studios_of(user) if user else studios.all_studios())]
+    return [h for h in handles if h.startswith(prefix)]
+
+
+CYCLES = ("today", "yesterday", "this-week", "last-week", "this-month", "last-month")
+
+
+def _complete_cycle(ctx: ToolContext, prefix: str, _context: dict[str, str]) -> list[str]:
+    return [c for c in CYCLES if c.startswith(prefix)]
+
+
+@prompt("studio_standup",
+        "A daily stand-up summary of a studio's cycle: what happened, what is open, what "
+        "needs you",
+        arguments=(PromptArgument("studio", "The studio handle, e.g. team", required=True,
+                                  complete=_complete_studio),
+                   PromptArgument("cycle", "The cycle to summarise (default today): today, "
+                                  "yesterday, this-week, ...", complete=_complete_cycle),
+                   PromptArgument("focus", "Optional: a topic or person to focus on")),
+        title="Studio stand-up")
+def standup_prompt(ctx: ToolContext, args: dict[str, str]) -> dict[str, Any]:
+    from app.services.errors import NotFound
+
+    handle = args["studio"].strip().strip("/")
+    cycle = (args.get("cycle") or "today").strip().strip("/")
+    studio_path = normalize_path(f"/studios/{handle}")
+    studio = fetch(ctx, studio_path)
+    if studio.status >= 400:
+        raise NotFound(f"cannot read the studio '{handle}' (HTTP {studio.status})")
+    pages = [studio]
+    cycle_page = fetch(ctx, normalize_path(f"{studio_path}/cycles/{cycle}"))
+    if cycle_page.status < 400:
+        pages.insert(0, cycle_page)
+    focus = f" Focus on: {args['focus']}." if args.get("focus") else ""
+    ask = (f"Write the stand-up summary of the studio '{handle}' for the cycle '{cycle}' from "
+           f"the pages below. Three short sections: Done (notes read and written, decisions "
+           f"closed), Open (decisions awaiting votes, commitments short of critical mass, with "
+           f"their deadlines), and Needs me (what I should read, vote on or join). Link every "
+           f"item by its URL.{focus} Use navigate to open items when you need more detail.")
+    messages = [{"role": "user", "content": content.text(ask)}]
+    messages += [{"role": "user", "content": content.embedded(events.page_uri(p.path), p.text,
+                                                              "text/markdown")} for p in pages]
+    return {"description": f"Stand-up for {handle}, {cycle}", "messages": messages}

@@ -1,0 +1,358 @@
+"""Streamable HTTP transport (MCP 2025-11-25): ``POST/GET/DELETE /mcp``.
+
+Every check a request meets, in order: Origin and Host against the allow-list (403), the
+Bearer token (401), the body size (413), JSON (400 with -32700), MCP-Protocol-Version (400),
+the Mcp-Session-Id (400 when missing, 404 when unknown, ended or someone else's). JSON-RPC
+errors of a well-formed request travel with HTTP 200, as clients expect.
+
+A ``tools/call`` runs on a worker thread; if it sends anything before its result (progress,
+log messages, an elicitation request) the POST is answered as an SSE stream, otherwise as plain
+JSON. The session, pending client requests and cancellations are rows, so another process can
+take the client's answer or a cancellation.
+
+``GET /mcp`` answers 405: a standalone stream would hold a server thread per idle client.
+Notifications not tied to a request (notifications/resources/updated) wait in the session's
+outbox and open the event stream of that session's next request instead.
+"""
+
+from __future__ import annotations
+
+import logging
+import queue
+import time
+import uuid
+from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any
+from urllib.parse import urlsplit
+
+from flask import Blueprint, Flask, Response, current_app, g, request
+from werkzeug.exceptions import RequestEntityTooLarge
+
+from app.extensions import db
+from app.mcp import jsonrpc, store
+from app.mcp.context import ClientRequestFailed, ToolContext
+from app.mcp.info import SUPPORTED_VERSIONS
+from app.mcp.jsonrpc import INVALID_REQUEST, RpcError
+from app.mcp.server import McpServer
+
+log = logging.getLogger("harmonic.mcp.http")
+
+bp = Blueprint("mcp", __name__)
+
+LOOPBACK_HOSTS = frozenset({"localhost", "127.0.0.1", "::1"})
+STREAMING_METHODS = frozenset({"tools/call"})
+_pool = ThreadPoolExecutor(max_workers=32, thread_name_prefix="mcp-call")
+
+
+def is_loopback(host: str | None) -> bool:
+    return (host or "").strip("[]").lower() in LOOPBACK_HOSTS
+
+
+def auth_required(app: Flask) -> bool:
+    """HARMONIC_MCP_AUTH=off only counts when the app is bound to loopback."""
+    return bool(app.config.get("HARMONIC_MCP_AUTH", True)) or not is_loopback(
+        app.config.get("HARMONIC_HOST"))
+
+
+def engine() -> McpServer:
+    return current_app.extensions["mcp"]
+
+
+# -- responses -------------------------------------------------------------------------------
+
+def _json(message: dict[str, Any] | None, status: int = 200,
+          headers: dict[str, str] | None = None) -> Response:
+    body = jsonrpc.encode(message) if message is not None else ""
+    response = Response(body, status=status,
+                        mimetype="application/json" if message is not None else None)
+    for key, value in (headers or {}).items():
+        response.headers[key] = value
+    return response
+
+
+def _refuse(status: int, code: int, message: str, **headers: str) -> Response:
+    return _json(jsonrpc.error(None, RpcError(code, message)), status, headers)
+
+
+@bp.after_request
+def _cors(response: Response) -> Response:
+    # Browser clients (Inspector's web UI) must be able to read the session id.
+    origin = request.headers.get("Origin")
+    if origin and _origin_allowed(origin):
+        response.headers["Access-Control-Allow-Origin"] = origin
+        response.headers["Access-Control-Expose-Headers"] = "Mcp-Session-Id"
+        response.headers["Vary"] = "Origin"
+    return response
+
+
+# -- checks ----------------------------------------------------------------------------------
+
+def _base_netloc() -> str:
+    return urlsplit(current_app.config.get("HARMONIC_BASE_URL") or "").netloc.lower()
+
+
+def _host_allowed(host: str) -> bool:
+    host = host.lower()
+    name = urlsplit(f"//{host}").hostname or ""
+    allowed = [h.lower() for h in current_app.config.get("HARMONIC_ALLOWED_HOSTS", [])]
+    return is_loopback(name) or host == _base_netloc() or host in allowed or name in allowed
+
+
+def _origin_allowed(origin: str) -> bool:
+    parts = urlsplit(origin)
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        return False
+    allowed = [o.rstrip("/").lower() for o in current_app.config.get("HARMONIC_ALLOWED_ORIGINS",
+                                                                     [])]
+    return (is_loopback(parts.hostname) or origin.rstrip("/").lower() in allowed
+            or (bool(_base_netloc()) and parts.netloc.lower() == _base_netloc()))
+
+
+def _gate() -> tuple[Response | None, Any]:
+    """Origin, Host and token checks shared by every method: (refusal, identity)."""
+    origin = request.headers.get("Origin")
+    if origin is not None and not _origin_allowed(origin):
+        return _refuse(403, INVALID_REQUEST, "Forbidden: this Origin is not allowed"), None
+    if not _host_allowed(request.host):
+        return _refuse(403, INVALID_REQUEST, "Forbidden: this Host is not allowed"), None
+    from app.services.errors import Unauthorized
+    from app.web.auth import bearer_token, identity_from_token
+
+    plaintext = bearer_token()
+    if plaintext is None and not auth_required(current_app):
+        return None, None  # loopback development with auth off: anonymous
+    realm = 'Bearer realm="harmonic"'
+    if plaintext is None:
+        return _refuse(401, INVALID_REQUEST, "Unauthorized: send Authorization: Bearer <token>",
+                       **{"WWW-Authenticate": realm}), None
+    known = g.get("identity")  # app.web.auth already resolved this Bearer token
+    if known is not None and getattr(known, "via", None) == "token":
+        return None, known
+    try:
+        return None, identity_from_token(plaintext)
+    except Unauthorized as exc:
+        return _refuse(401, INVALID_REQUEST, f"Unauthorized: {exc.message}",
+                       **{"WWW-Authenticate": f'{realm}, error="invalid_token"'}), None
+
+
+def _session(identity: Any) -> tuple[Response | None, store.DbSession | None]:
+    session_id = request.headers.get("Mcp-Session-Id")
+    if not session_id:
+        return _refuse(400, INVALID_REQUEST, "Bad Request: Mcp-Session-Id header is required"), None
+    session = store.find_session(session_id)
+    owner = getattr(identity, "user_id", None)
+    if session is None or (auth_required(current_app) and session.user_id != owner):
+        return _refuse(404, INVALID_REQUEST, "Session not found: initialize a new one"), None
+    store.touch(session)
+    return None, session
+
+
+def _version_refusal() -> Response | None:
+    version = request.headers.get("MCP-Protocol-Version")
+    if version is not None and version not in SUPPORTED_VERSIONS:
+        return _refuse(400, INVALID_REQUEST,
+                       f"Bad Request: unsupported MCP-Protocol-Version {version!r}; "
+                       f"supported: {', '.join(SUPPORTED_VERSIONS)}")
+    return None
+
+
+# -- POST ------------------------------------------------------------------------------------
+
+@bp.post("/mcp")
+def post() -> Response:
+    refusal, identity = _gate()
+    if refusal is not None:
+        return refusal
+    try:
+        raw = request.get_data(cache=False)
+    except RequestEntityTooLarge:
+        return _refuse(413, INVALID_REQUEST, "Request too large")
+    try:
+        message = jsonrpc.decode(raw)
+    except RpcError as exc:
+        return _json(jsonrpc.error(None, exc), 400)
+    method = message.get("method") if isinstance(message, dict) else None
+    if method == "initialize" and "Mcp-Session-Id" not in request.headers:
+        return _initialize(message, identity)
+    refusal = _version_refusal()
+    if refusal is not None:
+        return refusal
+    if not isinstance(message, dict):
+        return _json(engine().handle(message, None, None), 400)  # type: ignore[arg-type]
+    refusal, session = _session(identity)
+    if refusal is not None:
+        return refusal
+    assert session is not None
+    if jsonrpc.is_response(message):
+        found = store.answer_client_request(session.id, message.get("id"), message)
+        if not found:
+            return _refuse(400, INVALID_REQUEST, "Bad Request: no pending request has this id")
+        return Response(status=202)
+    if "id" not in message:
+        if method == "notifications/cancelled" and isinstance(message.get("params"), dict):
+            request_id = message["params"].get("requestId")
+            if jsonrpc.valid_id(request_id):
+                store.record_cancel(session.id, request_id)
+        response = engine().handle(message, session, _NullChannel(), identity)
+        return Response(status=202) if response is None else _json(response, 400)
+    waiting = store.drain_outbox(session) if _accepts_sse() else []
+    if method in STREAMING_METHODS and _accepts_sse():
+        return _streamed(message, session, identity, waiting)
+    response = engine().handle(message, session, _NullChannel(), identity)
+    if waiting and response is not None:
+        return _sse_response(iter([*waiting, response]))
+    return _json(response)
+
+
+def _initialize(message: Any, identity: Any) -> Response:
+    session = store.DbSession.new(identity)
+    response = engine().handle(message, session, _NullChannel(), identity)
+    if response is None or "error" in response:
+        return _json(response, 200 if response is not None and "id" in message else 400)
+    store.prune()
+    return _json(response, headers={"Mcp-Session-Id": session.id})
+
+
+def _accepts_sse() -> bool:
+    return request.accept_mimetypes.find("text/event-stream") >= 0 or "*/*" in request.headers.get(
+        "Accept", "")
+
+
+class _NullChannel:
+    """For requests answered as plain JSON: nothing can be sent before the response."""
+
+    def notify(self, message: dict[str, Any]) -> None:
+        pass
+
+    def request(self, method: str, params: dict[str, Any], ctx: ToolContext,
+                timeout: float) -> dict[str, Any]:
+        raise ClientRequestFailed(f"cannot send {method}: the client did not accept an "
+                                  f"event stream for this call")
+
+
+class _SseChannel:
+    """Notifications and requests for the client, queued for this POST's event stream."""
+
+    def __init__(self, events: queue.Queue[tuple[str, Any]], session_id: str) -> None:
+        self.events, self.session_id = events, session_id
+
+    def notify(self, message: dict[str, Any]) -> None:
+        self.events.put(("event", message))
+
+    def request(self, method: str, params: dict[str, Any], ctx: ToolContext,
+                timeout: float) -> dict[str, Any]:
+        request_id = f"srv-{uuid.uuid4().hex}"
+        store.open_client_request(self.session_id, request_id, method)
+        try:
+            self.events.put(("event", jsonrpc.request(request_id, method, params)))
+            deadline = time.monotonic() + timeout
+            while True:
+                answer = store.client_response(self.session_id, request_id)
+                if answer is not None:
+                    break
+                if time.monotonic() > deadline:
+                    raise ClientRequestFailed(f"the client did not answer {method} in time")
+                ctx.sleep(0.02)
+        finally:
+            store.close_client_request(self.session_id, request_id)
+        if "error" in answer:
+            error = answer["error"] if isinstance(answer["error"], dict) else {}
+            raise ClientRequestFailed(f"{method} failed: {error.get('message', 'error')}")
+        result = answer.get("result")
+        return result if isinstance(result, dict) else {}
+
+
+def _streamed(message: dict[str, Any], session: store.DbSession, identity: Any,
+              waiting: list[dict[str, Any]]) -> Response:
+    """Run the call on a worker; plain JSON if it only answers, SSE if it says more first.
+
+    ``waiting`` are queued notifications for this session: they open the stream.
+    """
+    events: queue.Queue[tuple[str, Any]] = queue.Queue()
+    for notification in waiting:
+        events.put(("event", notification))
+    app = current_app._get_current_object()  # type: ignore[attr-defined]
+
+    def work() -> None:
+        try:
+            with app.app_context():
+                try:
+                    response = app.extensions["mcp"].handle(
+                        message, session, _SseChannel(events, session.id), identity)
+                finally:
+                    db.session.remove()
+            events.put(("done", response))
+        except Exception:
+            log.exception("MCP call failed")
+            events.put(("done", jsonrpc.error(message["id"], RpcError(jsonrpc.INTERNAL_ERROR,
+                                                                      "Internal error"))))
+
+    db.session.remove()  # the worker has its own session; this thread holds no transaction
+    _pool.submit(work)
+    kind, first = events.get()
+    if kind == "done" and first is not None:
+        return _json(first)
+
+    def messages() -> Iterator[dict[str, Any]]:
+        item: tuple[str, Any] = (kind, first)
+        while True:
+            kind_, payload = item
+            if payload is not None:
+                yield payload
+            if kind_ == "done":
+                return
+            item = events.get()
+
+    return _sse_response(messages())
+
+
+def _sse_response(messages: Iterator[dict[str, Any]]) -> Response:
+    """An event stream of JSON-RPC messages, one per event, each on one data line."""
+
+    def stream() -> Iterator[str]:
+        for counter, payload in enumerate(messages, 1):
+            yield f"id: {counter}\nevent: message\ndata: {jsonrpc.encode(payload)}\n\n"
+
+    response = Response(stream(), mimetype="text/event-stream")
+    response.headers["Cache-Control"] = "no-cache"
+    response.headers["X-Accel-Buffering"] = "no"
+    return response
+
+
+# -- GET and DELETE --------------------------------------------------------------------------
+
+@bp.get("/mcp")
+def get() -> Response:
+    refusal, _identity = _gate()
+    if refusal is not None:
+        return refusal
+    # No standalone server-to-client stream: every message we send belongs to a POST's stream.
+    return Response("GET is not supported here; POST JSON-RPC messages.", status=405,
+                    headers={"Allow": "POST, DELETE"}, mimetype="text/plain")
+
+
+@bp.delete("/mcp")
+def delete() -> Response:
+    refusal, identity = _gate()
+    if refusal is not None:
+        return refusal
+    refusal, session = _session(identity)
+    if refusal is not None:
+        return refusal
+    assert session is not None
+    store.end_session(session)
+    return Response(status=204)
+
+
+@bp.route("/mcp", methods=["OPTIONS"])
+def preflight() -> Response:
+    origin = request.headers.get("Origin")
+    if origin is None or not _origin_allowed(origin):
+        return Response(status=403)
+    return Response(status=204, headers={
+        "Access-Control-Allow-Methods": "POST, GET, DELETE",
+        "Access-Control-Allow-Headers": "Authorization, Content-Type, Accept, Mcp-Session-Id, "
+                                        "MCP-Protocol-Version, Last-Event-ID",
+        "Access-Control-Max-Age": "600"})
+

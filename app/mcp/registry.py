@@ -1,0 +1,232 @@
+"""The one registry of MCP tools, resources, resource templates and prompts.
+
+Feature packages register here (see the package docstring of ``app.mcp`` for the one-liners);
+both transports read the same registry through ``app.mcp.server.McpServer``.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+NAME = re.compile(r"^[A-Za-z0-9_.-]{1,128}$")
+EMPTY_OBJECT: dict[str, Any] = {"type": "object", "additionalProperties": False}
+
+Handler = Callable[..., Any]
+
+
+@dataclass(frozen=True)
+class Annotations:
+    """Tool hints for clients (untrusted by them; defaults as in the spec)."""
+
+    read_only: bool = False
+    destructive: bool = True
+    idempotent: bool = False
+    open_world: bool = False  # our tools act inside this app only
+    title: str | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"readOnlyHint": self.read_only,
+                               "destructiveHint": self.destructive and not self.read_only,
+                               "idempotentHint": self.idempotent or self.read_only,
+                               "openWorldHint": self.open_world}
+        if self.title:
+            out["title"] = self.title
+        return out
+
+
+@dataclass(frozen=True)
+class Tool:
+    name: str
+    description: str
+    handler: Handler  # handler(ctx: ToolContext, args: dict) -> str | dict | list | ToolResult
+    input_schema: dict[str, Any] = field(default_factory=lambda: dict(EMPTY_OBJECT))
+    output_schema: dict[str, Any] | None = None
+    annotations: Annotations | None = None
+    title: str | None = None
+
+    def describe(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"name": self.name, "description": self.description,
+                               "inputSchema": self.input_schema}
+        if self.title:
+            out["title"] = self.title
+        if self.output_schema is not None:
+            out["outputSchema"] = self.output_schema
+        if self.annotations is not None:
+            out["annotations"] = self.annotations.to_dict()
+        return out
+
+
+@dataclass(frozen=True)
+class Resource:
+    uri: str
+    name: str
+    description: str
+    handler: Handler  # handler(ctx) -> list of contents (content.resource_text/_blob) or str
+    mime_type: str = "text/plain"
+    title: str | None = None
+
+    def describe(self) -> dict[str, Any]:
+        out = {"uri": self.uri, "name": self.name, "description": self.description,
+               "mimeType": self.mime_type}
+        if self.title:
+            out["title"] = self.title
+        return out
+
+
+@dataclass(frozen=True)
+class ResourceTemplate:
+    """An RFC 6570 level-1 template; ``{var}`` matches one segment, ``{+var}`` the rest."""
+
+    uri_template: str
+    name: str
+    description: str
+    handler: Handler  # handler(ctx, uri, variables: dict[str, str]) -> contents
+    mime_type: str = "text/plain"
+    title: str | None = None
+    complete: Callable[[str, str], list[str]] | None = None  # (variable, prefix) -> values
+
+    def describe(self) -> dict[str, Any]:
+        out = {"uriTemplate": self.uri_template, "name": self.name,
+               "description": self.description, "mimeType": self.mime_type}
+        if self.title:
+            out["title"] = self.title
+        return out
+
+    def match(self, uri: str) -> dict[str, str] | None:
+        found = _template_regex(self.uri_template).fullmatch(uri)
+        return found.groupdict() if found else None
+
+
+def _template_regex(template: str) -> re.Pattern[str]:
+    pattern, pos = "", 0
+    for var in re.finditer(r"\{(\+?)([A-Za-z_][A-Za-z0-9_]*)\}", template):
+        pattern += re.escape(template[pos:var.start()])
+        pattern += f"(?P<{var.group(2)}>{'.+' if var.group(1) else '[^/]+'})"
+        pos = var.end()
+    return re.compile(pattern + re.escape(template[pos:]))
+
+
+@dataclass(frozen=True)
+class PromptArgument:
+    name: str
+    description: str = ""
+    required: bool = False
+    complete: Callable[..., list[str]] | None = None  # complete(ctx, prefix, context_args)
+
+    def describe(self) -> dict[str, Any]:
+        return {"name": self.name, "description": self.description, "required": self.required}
+
+
+@dataclass(frozen=True)
+class Prompt:
+    name: str
+    description: str
+    handler: Handler  # handler(ctx, args: dict[str, str]) -> list of messages or (desc, msgs)
+    arguments: tuple[PromptArgument, ...] = ()
+    title: str | None = None
+
+    def describe(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"name": self.name, "description": self.description,
+                               "arguments": [a.describe() for a in self.arguments]}
+        if self.title:
+            out["title"] = self.title
+        return out
+
+
+class Registry:
+    """Named tools, resources, templates and prompts; registering a name twice is an error."""
+
+    def __init__(self) -> None:
+        self.tools: dict[str, Tool] = {}
+        self.resources: dict[str, Resource] = {}
+        self.templates: dict[str, ResourceTemplate] = {}
+        self.prompts: dict[str, Prompt] = {}
+
+    def add(self, item: Tool | Resource | ResourceTemplate | Prompt) -> None:
+        table, key = self._slot(item)
+        if key in table and table[key] is not item:
+            raise ValueError(f"MCP {type(item).__name__.lower()} {key!r} is already registered")
+        table[key] = item
+
+    def _slot(self, item: Any) -> tuple[dict[str, Any], str]:
+        if isinstance(item, Tool):
+            if not NAME.match(item.name):
+                raise ValueError(f"tool name {item.name!r}: use 1-128 of A-Z a-z 0-9 _ . -")
+            if item.input_schema.get("type") != "object":
+                raise ValueError(f"tool {item.name}: inputSchema must be an object schema")
+            return self.tools, item.name
+        if isinstance(item, Resource):
+            return self.resources, item.uri
+        if isinstance(item, ResourceTemplate):
+            return self.templates, item.uri_template
+        if isinstance(item, Prompt):
+            return self.prompts, item.name
+        raise TypeError(f"cannot register {item!r}")
+
+    def merged(self, other: Registry) -> Registry:
+        """A new registry holding both (used for the opt-in conformance profile)."""
+        combined = Registry()
+        for source in (self, other):
+            for table in (source.tools, source.resources, source.templates, source.prompts):
+                for item in table.values():
+                    combined.add(item)
+        return combined
+
+    # -- decorators -------------------------------------------------------------------------
+
+    def tool(self, name: str, description: str, input_schema: dict[str, Any] | None = None,
+             output_schema: dict[str, Any] | None = None,
+             annotations: Annotations | None = None,
+             title: str | None = None) -> Callable[[Handler], Handler]:
+        def decorate(handler: Handler) -> Handler:
+            self.add(Tool(name, description, handler, input_schema or dict(EMPTY_OBJECT),
+                          output_schema, annotations, title))
+            return handler
+        return decorate
+
+    def resource(self, uri: str, name: str, description: str, mime_type: str = "text/plain",
+                 title: str | None = None) -> Callable[[Handler], Handler]:
+        def decorate(handler: Handler) -> Handler:
+            self.add(Resource(uri, name, description, handler, mime_type, title))
+            return handler
+        return decorate
+
+    def resource_template(self, uri_template: str, name: str, description: str,
+                          mime_type: str = "text/plain", title: str | None = None,
+                          complete: Callable[[str, str], list[str]] | None = None
+                          ) -> Callable[[Handler], Handler]:
+        def decorate(handler: Handler) -> Handler:
+            self.add(ResourceTemplate(uri_template, name, description, handler, mime_type,
+                                      title, complete))
+            return handler
+        return decorate
+
+    def prompt(self, name: str, description: str, arguments: tuple[PromptArgument, ...] = (),
+               title: str | None = None) -> Callable[[Handler], Handler]:
+        def decorate(handler: Handler) -> Handler:
+            self.add(Prompt(name, description, handler, tuple(arguments), title))
+            return handler
+        return decorate
+
+
+# The registry every feature package writes to. The conformance fixtures live in their own
+# registry (app.mcp.conformance) and are merged in only when that profile is switched on.
+REGISTRY = Registry()
+tool = REGISTRY.tool
+resource = REGISTRY.resource
+resource_template = REGISTRY.resource_template
+prompt = REGISTRY.prompt
+
+
+def register_tool(name: str, description: str, handler: Handler,
+                  input_schema: dict[str, Any] | None = None,
+                  output_schema: dict[str, Any] | None = None,
+                  annotations: Annotations | None = None, title: str | None = None) -> Tool:
+    """The non-decorator form of ``@tool``."""
+    item = Tool(name, description, handler, input_schema or dict(EMPTY_OBJECT), output_schema,
+                annotations, title)
+    REGISTRY.add(item)
+    return item

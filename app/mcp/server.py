@@ -1,0 +1,426 @@
+"""The MCP protocol engine: one JSON-RPC message in, at most one response out.
+
+Transport-neutral: stdio and Streamable HTTP both call ``McpServer.handle`` with the session and
+a Channel for notifications and server-to-client requests raised while a request runs.
+Dispatch is a dict lookup on the method name; see bench/mcp_dispatch.py for why this is plain
+code rather than jsonrpcserver (whose per-message schema validation dominates a tools/call).
+"""
+
+from __future__ import annotations
+
+import base64
+import logging
+import threading
+import time
+from collections.abc import Callable
+from typing import Any
+
+from app.mcp import jsonrpc
+from app.mcp.content import ToolError, ToolResult, as_result, error_result
+from app.mcp.context import (
+    LEVELS,
+    Cancelled,
+    Channel,
+    ClientRequestFailed,
+    SessionState,
+    ToolContext,
+)
+from app.mcp.info import (
+    LATEST_VERSION,
+    SUPPORTED_VERSIONS,
+    capabilities,
+    instructions,
+    server_info,
+)
+from app.mcp.jsonrpc import INVALID_PARAMS, INVALID_REQUEST, RpcError
+from app.mcp.registry import Registry
+
+log = logging.getLogger("harmonic.mcp")
+
+PAGE_SIZE = 50
+# Methods a client may send before the session is initialized.
+PRE_INIT = frozenset({"initialize", "ping"})
+
+
+def _params_error(message: str, data: Any = None) -> RpcError:
+    return RpcError(INVALID_PARAMS, message, data)
+
+
+def _encode_cursor(offset: int) -> str:
+    return base64.urlsafe_b64encode(f"o:{offset}".encode()).decode("ascii")
+
+
+def _decode_cursor(cursor: Any, total: int) -> int:
+    if not isinstance(cursor, str):
+        raise _params_error("Invalid cursor")
+    try:
+        text = base64.urlsafe_b64decode(cursor.encode("ascii")).decode("ascii")
+        offset = int(text.removeprefix("o:")) if text.startswith("o:") else -1
+    except (ValueError, UnicodeError):
+        offset = -1
+    if offset < 0 or offset > total:
+        raise _params_error("Invalid cursor")
+    return offset
+
+
+def _paginate(items: list[dict[str, Any]], params: dict[str, Any], key: str,
+              page_size: int) -> dict[str, Any]:
+    start = _decode_cursor(params["cursor"], len(items)) if params.get("cursor") is not None else 0
+    out: dict[str, Any] = {key: items[start:start + page_size]}
+    if start + page_size < len(items):
+        out["nextCursor"] = _encode_cursor(start + page_size)
+    return out
+
+
+class _Validators:
+    """JSON Schema validators per schema, built on first use (jsonschema is a slow import)."""
+
+    def __init__(self) -> None:
+        self._cache: dict[int, Any] = {}
+        self._lock = threading.Lock()
+
+    def errors(self, schema: dict[str, Any], value: Any) -> list[str]:
+        key = id(schema)
+        validator = self._cache.get(key)
+        if validator is None:
+            from jsonschema import Draft202012Validator, validators
+
+            cls = validators.validator_for(schema, default=Draft202012Validator)
+            validator = cls(schema)
+            with self._lock:
+                self._cache[key] = validator
+        found = []
+        for err in sorted(validator.iter_errors(value), key=lambda e: list(e.path)):
+            where = "/".join(str(p) for p in err.path)
+            found.append(f"{where}: {err.message}" if where else err.message)
+        return found
+
+
+class McpServer:
+    """Answers MCP requests for one registry. Thread-safe: many requests may run at once."""
+
+    def __init__(self, registry: Registry | None = None, page_size: int = PAGE_SIZE) -> None:
+        self.registry = registry
+        self.page_size = page_size
+        self.validators = _Validators()
+        self._inflight: dict[tuple[str, Any], threading.Event] = {}
+        self._lock = threading.Lock()
+        # Called after every tools/call with (ctx, tool name, arguments, result or None when
+        # cancelled, seconds); the app wires the audit log here.
+        self.on_tool_call: Callable[[ToolContext, str, dict[str, Any], dict[str, Any] | None,
+                                     float], None] | None = None
+        self.methods: dict[str, Callable[..., dict[str, Any] | None]] = {
+            "initialize": self._initialize,
+            "ping": lambda ctx, params: {},
+            "tools/list": self._tools_list,
+            "tools/call": self._tools_call,
+            "resources/list": self._resources_list,
+            "resources/templates/list": self._templates_list,
+            "resources/read": self._resources_read,
+            "resources/subscribe": self._subscribe,
+            "resources/unsubscribe": self._unsubscribe,
+            "prompts/list": self._prompts_list,
+            "prompts/get": self._prompts_get,
+            "completion/complete": self._complete,
+            "logging/setLevel": self._set_level,
+        }
+
+    # -- entry point ------------------------------------------------------------------------
+
+    def handle(self, message: Any, session: SessionState, channel: Channel,
+               identity: Any = None) -> dict[str, Any] | None:
+        """Process one parsed message; return the response, or None (notification/cancelled).
+
+        Responses from the client to our own requests are routed by the transport before
+        this is called.
+        """
+        if isinstance(message, list):
+            return jsonrpc.error(None, RpcError(INVALID_REQUEST,
+                                                "Invalid Request: batches are not supported"))
+        if not isinstance(message, dict) or message.get("jsonrpc") != "2.0":
+            return jsonrpc.error(_readable_id(message),
+                                 RpcError(INVALID_REQUEST, "Invalid Request: not JSON-RPC 2.0"))
+        method = message.get("method")
+        if not isinstance(method, str):
+            return jsonrpc.error(_readable_id(message),
+                                 RpcError(INVALID_REQUEST, "Invalid Request: no method"))
+        params = message.get("params", {})
+        if "id" not in message:
+            if isinstance(params, dict):
+                self._notification(method, params, session)
+            return None
+        request_id = message["id"]
+        if not jsonrpc.valid_id(request_id):
+            return jsonrpc.error(None, RpcError(INVALID_REQUEST,
+                                                "Invalid Request: id must be a string or integer"))
+        try:
+            if params is None:
+                params = {}
+            if not isinstance(params, dict):
+                raise _params_error("params must be an object")
+            handler = self.methods.get(method)
+            if handler is None:
+                raise RpcError(jsonrpc.METHOD_NOT_FOUND, f"Method not found: {method}")
+            if not session.initialized and method not in PRE_INIT:
+                raise RpcError(INVALID_REQUEST,
+                               "Server not initialized: send initialize first")
+            ctx = self._context(session, channel, identity, request_id, params)
+            value = handler(ctx, params)
+        except RpcError as exc:
+            return jsonrpc.error(request_id, exc)
+        except Cancelled:
+            return None
+        except Exception:
+            log.exception("MCP %s failed", method)
+            return jsonrpc.error(request_id, RpcError(jsonrpc.INTERNAL_ERROR, "Internal error"))
+        if value is None:  # cancelled while running: the spec says answer nothing
+            return None
+        return jsonrpc.result(request_id, value)
+
+    def _context(self, session: SessionState, channel: Channel, identity: Any,
+                 request_id: Any, params: dict[str, Any]) -> ToolContext:
+        meta = params.get("_meta")
+        token = meta.get("progressToken") if isinstance(meta, dict) else None
+        if not jsonrpc.valid_id(token):
+            token = None
+        return ToolContext(identity=identity, session=session, channel=channel,
+                           request_id=request_id, progress_token=token)
+
+    def _notification(self, method: str, params: dict[str, Any], session: SessionState) -> None:
+        if method == "notifications/cancelled":
+            request_id = params.get("requestId")
+            if jsonrpc.valid_id(request_id):
+                self.cancel(session, request_id)
+        # notifications/initialized, progress, roots/list_changed: nothing to do; unknown
+        # notifications are ignored, as JSON-RPC requires.
+
+    def cancel(self, session: SessionState, request_id: Any) -> bool:
+        """Stop an in-flight request of this session if this process runs it."""
+        with self._lock:
+            event = self._inflight.get((session.id, request_id))
+        if event is not None:
+            event.set()
+            return True
+        return False
+
+    # -- lifecycle --------------------------------------------------------------------------
+
+    def _initialize(self, ctx: ToolContext, params: dict[str, Any]) -> dict[str, Any]:
+        session = ctx.session
+        if session.initialized:
+            raise RpcError(INVALID_REQUEST, "Invalid Request: the session is already initialized")
+        requested = params.get("protocolVersion")
+        if not isinstance(requested, str):
+            raise _params_error("protocolVersion is required")
+        client_caps = params.get("capabilities", {})
+        client_info = params.get("clientInfo", {})
+        if not isinstance(client_caps, dict) or not isinstance(client_info, dict):
+            raise _params_error("capabilities and clientInfo must be objects")
+        version = requested if requested in SUPPORTED_VERSIONS else LATEST_VERSION
+        session.protocol_version = version
+        session.client_capabilities = client_caps
+        session.client_info = client_info
+        session.initialized = True
+        session.save()
+        return {"protocolVersion": version, "capabilities": capabilities(),
+                "serverInfo": server_info(), "instructions": instructions()}
+
+    def _set_level(self, ctx: ToolContext, params: dict[str, Any]) -> dict[str, Any]:
+        level = params.get("level")
+        if level not in LEVELS:
+            raise _params_error(f"Invalid log level; use one of {', '.join(LEVELS)}")
+        ctx.session.log_level = level
+        ctx.session.save()
+        return {}
+
+    # -- tools ------------------------------------------------------------------------------
+
+    def _registry(self) -> Registry:
+        if self.registry is None:
+            raise RpcError(jsonrpc.INTERNAL_ERROR, "the server is still starting")
+        return self.registry
+
+    def _tools_list(self, ctx: ToolContext, params: dict[str, Any]) -> dict[str, Any]:
+        tools = [t.describe() for t in self._registry().tools.values()]
+        return _paginate(tools, params, "tools", self.page_size)
+
+    def _tools_call(self, ctx: ToolContext, params: dict[str, Any]) -> dict[str, Any] | None:
+        name = params.get("name")
+        if not isinstance(name, str):
+            raise _params_error("name is required")
+        tool = self._registry().tools.get(name)
+        if tool is None:
+            raise _params_error(f"Unknown tool: {name}")
+        args = params.get("arguments")
+        if args is None:
+            args = {}
+        if not isinstance(args, dict):
+            raise _params_error("arguments must be an object")
+        problems = self.validators.errors(tool.input_schema, args)
+        if problems:
+            return error_result(f"Invalid arguments for {name}: " + "; ".join(problems)).to_dict()
+        key = (ctx.session.id, ctx.request_id)
+        with self._lock:
+            self._inflight[key] = ctx.cancel_event
+        started = time.perf_counter()
+        try:
+            result = self._run_tool(tool, ctx, args)
+        finally:
+            with self._lock:
+                self._inflight.pop(key, None)
+        out = None if result is None or ctx.cancel_event.is_set() else result.to_dict()
+        if self.on_tool_call is not None:
+            try:
+                self.on_tool_call(ctx, name, args, out, time.perf_counter() - started)
+            except Exception:  # the audit must never turn a done call into a failure
+                log.exception("recording the call of %s failed", name)
+        return out
+
+    def _run_tool(self, tool: Any, ctx: ToolContext, args: dict[str, Any]) -> ToolResult | None:
+        try:
+            result = as_result(tool.handler(ctx, args))
+        except Cancelled:
+            return None
+        except ToolError as exc:
+            return error_result(exc.message, exc.structured)
+        except ClientRequestFailed as exc:
+            return error_result(str(exc))
+        except Exception as exc:
+            kind, message = getattr(exc, "kind", None), getattr(exc, "message", None)
+            if isinstance(kind, str) and isinstance(message, str):  # a domain error
+                return error_result(f"{kind}: {message}")
+            log.exception("tool %s failed", tool.name)
+            return error_result(f"{tool.name} failed with an internal error")
+        if tool.output_schema is not None and not result.is_error:
+            if result.structured is None:
+                log.error("tool %s returned no structured content", tool.name)
+                return error_result(f"{tool.name} produced no structured result")
+            problems = self.validators.errors(tool.output_schema, result.structured)
+            if problems:
+                log.error("tool %s output does not match its schema: %s", tool.name, problems)
+                return error_result(f"{tool.name} produced an invalid result")
+        return result
+
+    # -- resources --------------------------------------------------------------------------
+
+    def _resources_list(self, ctx: ToolContext, params: dict[str, Any]) -> dict[str, Any]:
+        items = [r.describe() for r in self._registry().resources.values()]
+        return _paginate(items, params, "resources", self.page_size)
+
+    def _templates_list(self, ctx: ToolContext, params: dict[str, Any]) -> dict[str, Any]:
+        items = [t.describe() for t in self._registry().templates.values()]
+        return _paginate(items, params, "resourceTemplates", self.page_size)
+
+    def _resources_read(self, ctx: ToolContext, params: dict[str, Any]) -> dict[str, Any]:
+        uri = params.get("uri")
+        if not isinstance(uri, str) or not uri:
+            raise _params_error("uri is required")
+        registry = self._registry()
+        static = registry.resources.get(uri)
+        try:
+            if static is not None:
+                value, mime = static.handler(ctx), static.mime_type
+            else:
+                for template in registry.templates.values():
+                    variables = template.match(uri)
+                    if variables is not None:
+                        value, mime = template.handler(ctx, uri, variables), template.mime_type
+                        break
+                else:
+                    raise RpcError(jsonrpc.RESOURCE_NOT_FOUND, "Resource not found",
+                                   {"uri": uri})
+        except RpcError:
+            raise
+        except Exception as exc:
+            if getattr(exc, "kind", None) == "not_found":
+                raise RpcError(jsonrpc.RESOURCE_NOT_FOUND, "Resource not found",
+                               {"uri": uri}) from None
+            if isinstance(getattr(exc, "message", None), str):
+                raise _params_error(exc.message, {"uri": uri}) from None  # type: ignore[attr-defined]
+            raise
+        if isinstance(value, str):
+            value = [{"uri": uri, "mimeType": mime, "text": value}]
+        elif isinstance(value, bytes):
+            value = [{"uri": uri, "mimeType": mime,
+                      "blob": base64.b64encode(value).decode("ascii")}]
+        return {"contents": value}
+
+    def _subscribe(self, ctx: ToolContext, params: dict[str, Any]) -> dict[str, Any]:
+        uri = params.get("uri")
+        if not isinstance(uri, str) or not uri:
+            raise _params_error("uri is required")
+        ctx.session.subscriptions.add(uri)
+        ctx.session.save()
+        return {}
+
+    def _unsubscribe(self, ctx: ToolContext, params: dict[str, Any]) -> dict[str, Any]:
+        uri = params.get("uri")
+        if not isinstance(uri, str) or not uri:
+            raise _params_error("uri is required")
+        ctx.session.subscriptions.discard(uri)
+        ctx.session.save()
+        return {}
+
+    # -- prompts and completion -------------------------------------------------------------
+
+    def _prompts_list(self, ctx: ToolContext, params: dict[str, Any]) -> dict[str, Any]:
+        items = [p.describe() for p in self._registry().prompts.values()]
+        return _paginate(items, params, "prompts", self.page_size)
+
+    def _prompts_get(self, ctx: ToolContext, params: dict[str, Any]) -> dict[str, Any]:
+        name = params.get("name")
+        prompt = self._registry().prompts.get(name) if isinstance(name, str) else None
+        if prompt is None:
+            raise _params_error(f"Unknown prompt: {name}")
+        args = params.get("arguments") or {}
+        if not isinstance(args, dict) or not all(isinstance(v, str) for v in args.values()):
+            raise _params_error("arguments must be an object of strings")
+        missing = [a.name for a in prompt.arguments if a.required and not args.get(a.name)]
+        if missing:
+            raise _params_error(f"Missing required arguments: {', '.join(missing)}")
+        try:
+            value = prompt.handler(ctx, args)
+        except Exception as exc:
+            if isinstance(getattr(exc, "message", None), str):
+                raise _params_error(exc.message) from None  # type: ignore[attr-defined]
+            raise
+        if isinstance(value, dict):
+            return value
+        return {"description": prompt.description, "messages": value}
+
+    def _complete(self, ctx: ToolContext, params: dict[str, Any]) -> dict[str, Any]:
+        ref, argument = params.get("ref"), params.get("argument")
+        if not isinstance(ref, dict) or not isinstance(argument, dict):
+            raise _params_error("ref and argument are required")
+        arg_name, prefix = argument.get("name"), argument.get("value", "")
+        if not isinstance(arg_name, str) or not isinstance(prefix, str):
+            raise _params_error("argument needs a name and a string value")
+        context = params.get("context") or {}
+        context_args = context.get("arguments") if isinstance(context, dict) else None
+        registry = self._registry()
+        values: list[str] = []
+        if ref.get("type") == "ref/prompt":
+            prompt = registry.prompts.get(ref.get("name"))  # type: ignore[arg-type]
+            if prompt is None:
+                raise _params_error(f"Unknown prompt: {ref.get('name')}")
+            for arg in prompt.arguments:
+                if arg.name == arg_name and arg.complete is not None:
+                    values = list(arg.complete(ctx, prefix, context_args or {}))
+        elif ref.get("type") == "ref/resource":
+            uri = ref.get("uri")
+            template = registry.templates.get(uri)  # type: ignore[arg-type]
+            if template is None and uri not in registry.resources:
+                raise _params_error(f"Unknown resource: {uri}")
+            if template is not None and template.complete is not None:
+                values = list(template.complete(arg_name, prefix))
+        else:
+            raise _params_error("ref.type must be ref/prompt or ref/resource")
+        out: dict[str, Any] = {"values": values[:100], "total": len(values),
+                               "hasMore": len(values) > 100}
+        return {"completion": out}
+
+
+def _readable_id(message: Any) -> Any:
+    if isinstance(message, dict) and jsonrpc.valid_id(message.get("id")):
+        return message["id"]
+    return None

@@ -1,0 +1,283 @@
+"""The stdio transport behind ``bin/mcp-server``: one JSON-RPC message per line.
+
+stdout carries protocol messages only (``sys.stdout`` is pointed at stderr so a stray print
+can never corrupt the stream); logs go to stderr. ``initialize`` and ``ping`` are answered
+before the Flask app is imported; the app (and the token check) is loaded on the first request
+that needs it. Requests run on worker threads so ``notifications/cancelled`` and the client's
+answers to elicitation/sampling are read while a tool runs. EOF or SIGTERM ends the process.
+"""
+
+from __future__ import annotations
+
+import itertools
+import logging
+import os
+import signal
+import sys
+import threading
+import time
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any, BinaryIO
+
+from app.mcp import events, jsonrpc
+from app.mcp.context import ClientRequestFailed, SessionState, ToolContext
+from app.mcp.jsonrpc import INVALID_REQUEST, RpcError
+from app.mcp.server import McpServer
+
+log = logging.getLogger("harmonic.mcp.stdio")
+
+DEFAULT_MAX_MESSAGE = 1024 * 1024  # when HARMONIC_MAX_BODY is not a number
+# Answered on the reader thread without loading the app: they never touch the database.
+INLINE = frozenset({"initialize", "ping", "logging/setLevel"})
+UNAUTHORIZED = -32001  # server-defined: the token stopped being valid mid-session
+
+
+class TokenError(Exception):
+    """HARMONIC_API_TOKEN is missing or not an active token."""
+
+
+class AppStartError(Exception):
+    """The Flask app (settings, database) could not be loaded."""
+
+
+class _Pending:
+    """A server-to-client request waiting for the client's response line."""
+
+    def __init__(self) -> None:
+        self.done = threading.Event()
+        self.response: dict[str, Any] | None = None
+
+
+class StdioTransport:
+    def __init__(self, token: str, stdin: BinaryIO, stdout: BinaryIO,
+                 load_app: Callable[[], Any], max_message: int = DEFAULT_MAX_MESSAGE) -> None:
+        self.token = token
+        self.stdin, self.stdout = stdin, stdout
+        self.load_app = load_app
+        self.max_message = max_message
+        self.server = McpServer()
+        self.session = SessionState("stdio")
+        self.app: Any = None
+        self.fatal: str | None = None
+        self._write_lock = threading.Lock()
+        self._pending: dict[str, _Pending] = {}
+        # Request ids submitted to the worker and not finished, and those cancelled before
+        # their turn came (so they are skipped, not answered).
+        self._queued: set[Any] = set()
+        self._cancelled_early: set[Any] = set()
+        self._ids = itertools.count(1)
+        # One worker: requests run in the order they arrive (navigate, then the action on that
+        # page), while this reader thread stays free for cancellations and client answers.
+        self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="mcp")
+
+    # -- output -----------------------------------------------------------------------------
+
+    def write(self, message: dict[str, Any]) -> None:
+        data = (jsonrpc.encode(message) + "\n").encode("utf-8")
+        with self._write_lock:
+            try:
+                self.stdout.write(data)
+                self.stdout.flush()
+            except (BrokenPipeError, ValueError):
+                pass  # the client went away; the reader will see EOF
+
+    # Channel protocol: notifications and server-to-client requests share stdout.
+    def notify(self, message: dict[str, Any]) -> None:
+        self.write(message)
+
+    def request(self, method: str, params: dict[str, Any], ctx: ToolContext,
+                timeout: float) -> dict[str, Any]:
+        request_id = f"srv-{next(self._ids)}"
+        pending = self._pending[request_id] = _Pending()
+        try:
+            self.write(jsonrpc.request(request_id, method, params))
+            deadline = time.monotonic() + timeout
+            while not pending.done.wait(0.05):
+                ctx.check_cancelled()
+                if time.monotonic() > deadline:
+                    raise ClientRequestFailed(f"the client did not answer {method} in time")
+        finally:
+            self._pending.pop(request_id, None)
+        response = pending.response or {}
+        if "error" in response:
+            error = response["error"] if isinstance(response["error"], dict) else {}
+            raise ClientRequestFailed(f"{method} failed: {error.get('message', 'error')}")
+        result = response.get("result")
+        return result if isinstance(result, dict) else {}
+
+    def _on_resource_updated(self, uri: str) -> None:
+        if uri in self.session.subscriptions:
+            self.notify(jsonrpc.notification("notifications/resources/updated", {"uri": uri}))
+
+    # -- app and identity -------------------------------------------------------------------
+
+    def ensure_app(self) -> None:
+        if self.app is not None:
+            return
+        try:
+            self.app = self.load_app()
+        except Exception as exc:  # e.g. the database is unreachable: say why, then stop
+            log.debug("start-up failure", exc_info=True)
+            raise AppStartError(f"could not start the app: {type(exc).__name__}: {exc}") from None
+        from app.mcp.registry import REGISTRY
+
+        with self.app.app_context():
+            self.identity()  # fail fast on a bad token
+        self.server.registry = REGISTRY
+        # The same observers as /mcp: the audit log, and whatever features chained onto it.
+        self.server.on_tool_call = self.app.extensions["mcp"].on_tool_call
+        events.listen(self._on_resource_updated)
+
+    def identity(self) -> Any:
+        """Resolve the token again for every call, so a revoked token stops working at once."""
+        from app.services.errors import Unauthorized
+        from app.web.auth import identity_from_token
+
+        try:
+            return identity_from_token(self.token)
+        except Unauthorized as exc:
+            raise TokenError(f"HARMONIC_API_TOKEN is not usable: {exc.message}") from None
+
+    def _run_queued(self, message: dict[str, Any]) -> None:
+        try:
+            self.run_with_app(message)
+        finally:
+            if jsonrpc.valid_id(message.get("id")):
+                self._queued.discard(message["id"])
+
+    def run_with_app(self, message: dict[str, Any]) -> None:
+        from app.extensions import db
+
+        request_id = message.get("id")
+        if jsonrpc.valid_id(request_id) and request_id in self._cancelled_early:
+            self._cancelled_early.discard(request_id)
+            return  # cancelled while it waited its turn: never run it, never answer it
+        try:
+            with self.app.app_context():
+                try:
+                    identity = self.identity()
+                    response = self.server.handle(message, self.session, self, identity)
+                except TokenError as exc:
+                    response = (jsonrpc.error(request_id, RpcError(UNAUTHORIZED, str(exc)))
+                                if jsonrpc.valid_id(request_id) else None)
+                finally:
+                    db.session.remove()
+        except Exception:
+            log.exception("request failed")
+            response = (jsonrpc.error(message.get("id"),
+                                      RpcError(jsonrpc.INTERNAL_ERROR, "Internal error"))
+                        if jsonrpc.valid_id(message.get("id")) else None)
+        if response is not None:
+            self.write(response)
+
+    # -- input ------------------------------------------------------------------------------
+
+    def read_line(self) -> bytes | None:
+        """One line (without the newline); b"" marks an oversized line; None at EOF."""
+        line = self.stdin.readline(self.max_message + 1)
+        if not line:
+            return None
+        if len(line) > self.max_message and not line.endswith(b"\n"):
+            while True:  # skip the rest of the oversized message
+                rest = self.stdin.readline(self.max_message)
+                if not rest or rest.endswith(b"\n"):
+                    break
+            return b""
+        return line.rstrip(b"\r\n")
+
+    def dispatch(self, line: bytes) -> None:
+        try:
+            message = jsonrpc.decode(line)
+        except RpcError as exc:
+            self.write(jsonrpc.error(None, exc))
+            return
+        if isinstance(message, dict) and jsonrpc.is_response(message):
+            pending = self._pending.get(str(message.get("id")))
+            if pending is not None:
+                pending.response = message
+                pending.done.set()
+            return
+        method = message.get("method") if isinstance(message, dict) else None
+        needs_app = (isinstance(method, str) and method not in INLINE
+                     and (self.session.initialized or method.startswith("notifications/")))
+        if needs_app and method != "notifications/cancelled":
+            self.ensure_app()
+            if jsonrpc.valid_id(message.get("id")):
+                self._queued.add(message["id"])
+            self._pool.submit(self._run_queued, message)
+            return
+        if method == "notifications/cancelled" and isinstance(message.get("params"), dict):
+            target = message["params"].get("requestId")
+            if (jsonrpc.valid_id(target) and target in self._queued
+                    and not self.server.cancel(self.session, target)):
+                self._cancelled_early.add(target)
+        response = self.server.handle(message, self.session, self)
+        if response is not None:
+            self.write(response)
+
+    def run(self) -> int:
+        try:
+            while True:
+                line = self.read_line()
+                if line is None:
+                    break
+                if line == b"":
+                    if self.stdin.closed:
+                        break
+                    self.write(jsonrpc.error(None, RpcError(
+                        INVALID_REQUEST, f"Invalid Request: message larger than "
+                                         f"{self.max_message} bytes")))
+                    continue
+                if not line.strip():
+                    continue
+                try:
+                    self.dispatch(line)
+                except (TokenError, AppStartError):
+                    raise
+                except Exception:  # one bad message must never end the session
+                    log.exception("could not handle a message")
+        except TokenError as exc:
+            print(f"mcp-server: {exc}", file=sys.stderr, flush=True)
+            return 2
+        except AppStartError as exc:
+            print(f"mcp-server: {exc}", file=sys.stderr, flush=True)
+            return 3
+        finally:
+            # Let running calls finish briefly; a client that closed stdin is done with us.
+            self._pool.shutdown(wait=True, cancel_futures=True)
+        return 0
+
+
+def _configure_logging() -> None:
+    level = os.environ.get("HARMONIC_MCP_LOG", "WARNING").upper()
+    logging.basicConfig(stream=sys.stderr, level=getattr(logging, level, logging.WARNING),
+                        format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+
+
+def main(load_app: Callable[[], Any]) -> int:
+    """Run the stdio server; ``load_app`` builds the Flask app when first needed."""
+    protocol_out = sys.stdout.buffer
+    sys.stdout = sys.stderr  # anything printed by accident goes to the log, not the protocol
+    _configure_logging()
+    token = (os.environ.get("HARMONIC_API_TOKEN") or "").strip()
+    if not token:
+        print("mcp-server: set HARMONIC_API_TOKEN to an API token (create one at "
+              "/u/<handle>/settings/tokens or with `flask tokens create`)", file=sys.stderr)
+        return 2
+
+    def stop(signum: int, frame: Any) -> None:
+        raise SystemExit(0)
+
+    signal.signal(signal.SIGTERM, stop)
+    from config import env  # the same setting, and default, as the web app's body limit
+
+    try:
+        limit = int(env("HARMONIC_MAX_BODY") or DEFAULT_MAX_MESSAGE)
+    except ValueError:
+        limit = DEFAULT_MAX_MESSAGE
+    transport = StdioTransport(token, sys.stdin.buffer, protocol_out, load_app, limit)
+    try:
+        return transport.run()
+    except KeyboardInterrupt:
+        return 130

@@ -1,0 +1,1 @@
+"""Tests of the floorplan DSL package (parser, validation, rendering, modification, tools)."""

@@ -1,0 +1,254 @@
+"""/mcp under gunicorn as real processes: the official conformance suite, the SDK and the
+Inspector as clients, and sessions whose requests move between processes.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import re
+import subprocess
+import sys
+import threading
+from collections.abc import Iterator
+from typing import Any
+
+import httpx
+import pytest
+from flask import Flask
+
+from tests.helpers import parse_md
+from tests.mcp.conftest import INIT, MCP_SERVER, ROOT, Http, app_env, gunicorn, node_env
+
+pytestmark = pytest.mark.slow
+
+CONFORMANCE = "@modelcontextprotocol/conformance@0.1.16"
+INSPECTOR = "@modelcontextprotocol/inspector@2.12.0"
+PROFILE = {"HARMONIC_MCP_AUTH": "off", "HARMONIC_MCP_CONFORMANCE": "1", "HOST": "127.0.0.1"}
+
+
+@pytest.fixture(scope="module")
+def conformance_pair(app: Flask) -> Iterator[tuple[str, str]]:
+    """Two servers on one database with the conformance profile: A has 2 workers, B one."""
+    with gunicorn(app, workers=2, **PROFILE) as a, gunicorn(app, workers=1, **PROFILE) as b:
+        yield a, b
+
+
+@pytest.fixture(scope="module")
+def server_pair(app: Flask) -> Iterator[tuple[str, str]]:
+    """Two ordinary servers (tokens required) on one database."""
+    with gunicorn(app) as a, gunicorn(app) as b:
+        yield a, b
+
+
+def _npx(*args: str, timeout: float = 240) -> subprocess.CompletedProcess[str]:
+    npx, env = node_env()
+    try:
+        return subprocess.run([*npx, *args], env=env, capture_output=True, text=True,
+                              timeout=timeout, cwd=ROOT)
+    except subprocess.TimeoutExpired as exc:
+        raise AssertionError(f"npx {args[0]} timed out: {exc.stderr}") from None
+
+
+def test_official_conformance_suite_passes(conformance_pair: tuple[str, str]) -> None:
+    url = conformance_pair[0].replace("127.0.0.1", "localhost") + "/mcp"
+    done = _npx("-p", CONFORMANCE, "--", "conformance", "server", "--url", url)
+    output = done.stdout + done.stderr
+    if done.returncode != 0 and ("ENOTFOUND" in output or "EAI_AGAIN" in output):
+        pytest.skip("the npm registry is unreachable")
+    summary = done.stdout[done.stdout.rfind("=== SUMMARY ==="):]
+    assert done.returncode == 0, summary or output[-4000:]
+    total = re.search(r"Total: (\d+) passed, (\d+) failed", summary)
+    assert total is not None and int(total.group(1)) >= 39 and total.group(2) == "0", summary
+
+
+def test_conformance_profile_needs_loopback_and_auth_off(app: Flask, make_agent) -> None:
+    agent = make_agent("alice")
+    with gunicorn(app, HARMONIC_MCP_CONFORMANCE="1") as url:  # auth stays on
+        http = Http(url, agent.token)
+        http.initialize()
+        names = [t["name"] for t in http.call("tools/list")["result"]["tools"]]
+        assert "test_simple_text" not in names and "navigate" in names
+
+
+def _sse_events(response: httpx.Response) -> Iterator[dict[str, Any]]:
+    for line in response.iter_lines():
+        if line.startswith("data:") and line[5:].strip():
+            yield json.loads(line[5:])
+
+
+def test_elicitation_answer_reaches_the_call_from_another_process(
+        conformance_pair: tuple[str, str]) -> None:
+    a, b = conformance_pair
+    http_a = Http(a)
+    http_a.initialize({"elicitation": {}})
+    http_b = Http(b)
+    http_b.session_id = http_a.session_id  # same session, the other process
+    call = {"jsonrpc": "2.0", "id": 7, "method": "tools/call",
+            "params": {"name": "test_elicitation", "arguments": {"message": "Who are you?"}}}
+    headers = {**http_a.headers, "Mcp-Session-Id": http_a.session_id,
+               "MCP-Protocol-Version": "2025-11-25"}
+    with httpx.stream("POST", http_a.url, json=call, headers=headers, timeout=30) as response:
+        assert response.headers["content-type"].startswith("text/event-stream")
+        events = _sse_events(response)
+        asked = next(events)
+        assert asked["method"] == "elicitation/create"
+        assert asked["params"]["requestedSchema"]["required"] == ["username", "email"]
+        answer = {"jsonrpc": "2.0", "id": asked["id"],
+                  "result": {"action": "accept",
+                             "content": {"username": "ada", "email": "ada@example.org"}}}
+        assert http_b.post(answer).status_code == 202
+        final = next(events)
+    assert final["id"] == 7
+    assert "ada@example.org" in final["result"]["content"][0]["text"]
+
+
+def test_elicitation_needs_the_client_capability(conformance_pair: tuple[str, str]) -> None:
+    http = Http(conformance_pair[0])
+    http.initialize()  # no elicitation capability declared
+    result = http.tool("test_elicitation", message="hello?")
+    assert result["isError"] is True and "elicitation" in result["content"][0]["text"]
+
+
+def test_cancellation_from_another_process_stops_the_call(
+        conformance_pair: tuple[str, str]) -> None:
+    a, b = conformance_pair
+    http_a = Http(a)
+    http_a.initialize({"elicitation": {}})
+    http_b = Http(b)
+    http_b.session_id = http_a.session_id
+    call = {"jsonrpc": "2.0", "id": "c1", "method": "tools/call",
+            "params": {"name": "test_elicitation", "arguments": {"message": "Wait"}}}
+    headers = {**http_a.headers, "Mcp-Session-Id": http_a.session_id,
+               "MCP-Protocol-Version": "2025-11-25"}
+    with httpx.stream("POST", http_a.url, json=call, headers=headers, timeout=30) as response:
+        events = _sse_events(response)
+        asked = next(events)
+        cancel = {"jsonrpc": "2.0", "method": "notifications/cancelled",
+                  "params": {"requestId": "c1", "reason": "changed my mind"}}
+        assert http_b.post(cancel).status_code == 202
+        rest = list(events)  # the stream ends without a response to the cancelled call
+    assert rest == []
+    # The call stopped waiting: its pending request is gone, so a late answer is refused.
+    late = {"jsonrpc": "2.0", "id": asked["id"], "result": {"action": "decline"}}
+    assert http_b.post(late).status_code == 400
+    assert http_a.call("ping")["result"] == {}
+
+
+def test_two_sessions_alternating_between_processes_keep_their_own_page(
+        server_pair: tuple[str, str], studio, make_agent, app: Flask) -> None:  # type: ignore[no-untyped-def]
+    from app.models import User
+    from app.services import studios
+
+    bob = make_agent("bob")
+    with app.app_context():
+        from app.extensions import db
+
+        user = db.session.query(User).filter(User.handle == "bob").one()
+        studios.create_studio(user, handle="lab", name="Lab", join_policy="open",
+                              heartbeats_required=False)
+        db.session.commit()
+    a, b = server_pair
+    alice_a, bob_b = Http(a, studio.token), Http(b, bob.token)
+    alice_a.initialize()
+    bob_b.initialize()
+    alice_b, bob_a = Http(b, studio.token), Http(a, bob.token)
+    alice_b.session_id, bob_a.session_id = alice_a.session_id, bob_b.session_id
+    assert alice_a.tool("navigate", path="/studios/team/note")["structuredContent"]["path"] \
+        == "/studios/team/note"
+    assert bob_b.tool("navigate", path="/studios/lab/note")["structuredContent"]["path"] \
+        == "/studios/lab/note"
+    # Each acts on its own current page, through the other process.
+    done_alice = alice_b.tool("execute_action", action="create_note",
+                              params={"text": "alice was here"})
+    done_bob = bob_a.tool("execute_action", action="create_note", params={"text": "bob too"})
+    assert done_alice["structuredContent"]["location"].startswith("/studios/team/n/")
+    assert done_bob["structuredContent"]["location"].startswith("/studios/lab/n/")
+    context = alice_b.call("resources/read", {"uri": "harmonic://context"})["result"]
+    assert "`/studios/team/note`" in context["contents"][0]["text"]
+
+
+def test_official_sdk_over_http_with_a_token(server_pair: tuple[str, str], studio) -> None:  # type: ignore[no-untyped-def]
+    import httpx2
+    from mcp import Client
+    from mcp.client.streamable_http import streamable_http_client
+
+    url = server_pair[0] + "/mcp"
+
+    async def scenario() -> str:
+        async with httpx2.AsyncClient(headers={"Authorization": f"Bearer {studio.token}"},
+                                      timeout=httpx2.Timeout(30.0)) as http_client:
+            async with Client(streamable_http_client(url, http_client=http_client)) as client:
+                assert client.protocol_version == "2025-11-25"
+                names = [t.name for t in (await client.list_tools()).tools]
+                assert {"navigate", "execute_action"} <= set(names)
+                page = await client.call_tool("navigate", {"path": "/studios/team"})
+                assert not page.is_error
+                offered = [a["name"] for a in page.structured_content["actions"]]
+                path = "/studios/team" if "create_note" in offered else "/studios/team/note"
+                done = await client.call_tool("execute_action", {
+                    "action": "create_note", "path": path,
+                    "params": {"title": "Over HTTP", "text": "Hello through gunicorn"}})
+                assert not done.is_error, done
+                return done.structured_content["location"]
+
+    location = asyncio.run(scenario())
+    response = httpx.get(server_pair[1] + location, headers={
+        "Authorization": f"Bearer {studio.token}", "Accept": "text/markdown"})
+    front, body = parse_md(response.text)
+    assert front["title"] == "Over HTTP" and "Hello through gunicorn" in body
+    html = httpx.get(server_pair[1] + location, headers={
+        "Authorization": f"Bearer {studio.token}", "Accept": "text/html"})
+    assert html.status_code == 200 and "Hello through gunicorn" in html.text
+
+
+def _inspector(*target: str) -> dict[str, Any]:
+    done = _npx(INSPECTOR, "--cli", *target, timeout=180)
+    assert done.returncode == 0, done.stderr[-3000:]
+    return json.loads(done.stdout)
+
+
+def test_inspector_cli_over_both_transports(server_pair: tuple[str, str], studio,
+                                            app: Flask) -> None:  # type: ignore[no-untyped-def]
+    url = server_pair[0] + "/mcp"
+    auth = ["--transport", "http", "--header", f"Authorization: Bearer {studio.token}"]
+    listed = _inspector(url, *auth, "--method", "tools/list", "--format", "json")
+    assert "navigate" in [t["name"] for t in listed["result"]["tools"]]
+    called = _inspector(url, *auth, "--method", "tools/call", "--tool-name", "navigate",
+                        "--tool-arg", "path=/studios/team", "--format", "json")
+    assert called["result"]["structuredContent"]["path"] == "/studios/team"
+    env = app_env(app, HARMONIC_API_TOKEN=studio.token)
+    env_args = [arg for key in ("DATABASE_URL", "HARMONIC_INSTANCE", "HARMONIC_API_TOKEN",
+                                "SECRET_KEY") for arg in ("-e", f"{key}={env[key]}")]
+    stdio = [*env_args, sys.executable, str(MCP_SERVER)]
+    listed = _inspector(*stdio, "--method", "tools/list", "--format", "json")
+    assert "execute_action" in [t["name"] for t in listed["result"]["tools"]]
+    called = _inspector(*stdio, "--method", "tools/call", "--tool-name", "navigate",
+                        "--tool-arg", "path=/studios/team", "--format", "json")
+    assert called["result"]["structuredContent"]["path"] == "/studios/team"
+
+
+def test_many_concurrent_calls_on_one_session(conformance_pair: tuple[str, str]) -> None:
+    http = Http(conformance_pair[0])
+    http.initialize()
+    results: list[dict[str, Any]] = []
+
+    def call() -> None:
+        client = Http(conformance_pair[0])
+        client.session_id = http.session_id
+        results.append(client.tool("test_tool_with_progress"))
+
+    threads = [threading.Thread(target=call) for _ in range(6)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(60)
+    assert len(results) == 6 and all(not r.get("isError") for r in results)
+
+
+def test_initialize_body_matches_what_clients_expect(conformance_pair: tuple[str, str]) -> None:
+    response = httpx.post(conformance_pair[1] + "/mcp", json={
+        "jsonrpc": "2.0", "id": 1, "method": "initialize", "params": INIT},
+        headers={"Accept": "application/json, text/event-stream"})
+    assert response.status_code == 200 and response.headers["Mcp-Session-Id"]
+    assert response.json()["result"]["capabilities"]["resources"]["subscribe"] is True

@@ -1,0 +1,243 @@
+"""bin/mcp-server as a real process: the official SDK as client, hostile lines, lifecycle."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import queue
+import signal
+import subprocess
+import sys
+import threading
+from typing import Any
+
+import pytest
+from flask import Flask
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from tests.helpers import parse_md
+from tests.mcp.conftest import INIT, MCP_SERVER, ROOT, app_env
+
+
+class StdioProcess:
+    """bin/mcp-server with line-level access to stdin and stdout."""
+
+    def __init__(self, env: dict[str, str]) -> None:
+        self.proc = subprocess.Popen([sys.executable, str(MCP_SERVER)], cwd=ROOT, env=env,
+                                     stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                     stderr=subprocess.PIPE)
+        self.lines: queue.Queue[bytes | None] = queue.Queue()
+        threading.Thread(target=self._pump, daemon=True).start()
+
+    def _pump(self) -> None:
+        assert self.proc.stdout is not None
+        for line in self.proc.stdout:
+            self.lines.put(line)
+        self.lines.put(None)
+
+    def send(self, data: bytes | dict[str, Any]) -> None:
+        assert self.proc.stdin is not None
+        raw = json.dumps(data).encode() if isinstance(data, dict) else data
+        self.proc.stdin.write(raw + b"\n")
+        self.proc.stdin.flush()
+
+    def read(self, timeout: float = 20) -> dict[str, Any]:
+        line = self.lines.get(timeout=timeout)
+        assert line is not None, "the server closed stdout"
+        return json.loads(line)
+
+    def request(self, request_id: Any, method: str, params: dict[str, Any] | None = None
+                ) -> dict[str, Any]:
+        message: dict[str, Any] = {"jsonrpc": "2.0", "id": request_id, "method": method}
+        if params is not None:
+            message["params"] = params
+        self.send(message)
+        return self.read()
+
+    def close(self) -> int:
+        if self.proc.stdin and not self.proc.stdin.closed:
+            self.proc.stdin.close()
+        try:
+            return self.proc.wait(15)
+        finally:
+            if self.proc.poll() is None:
+                self.proc.kill()
+
+
+@pytest.fixture
+def token(make_agent) -> str:  # type: ignore[no-untyped-def]
+    return make_agent("alice").token
+
+
+def test_missing_token_is_a_clear_error() -> None:
+    env = {"PATH": "/usr/bin:/bin"}
+    done = subprocess.run([sys.executable, str(MCP_SERVER)], input=b"", env=env, cwd=ROOT,
+                          capture_output=True, timeout=30)
+    assert done.returncode == 2
+    assert b"HARMONIC_API_TOKEN" in done.stderr and done.stdout == b""
+
+
+def test_invalid_token_exits_with_a_message(app: Flask) -> None:
+    server = StdioProcess(app_env(app, HARMONIC_API_TOKEN="hmn_wrong"))
+    assert "result" in server.request(1, "initialize", INIT)
+    server.send({"jsonrpc": "2.0", "id": 2, "method": "tools/list"})
+    assert server.proc.wait(30) == 2
+    assert b"HARMONIC_API_TOKEN is not usable: invalid token" in server.proc.stderr.read()
+
+
+def test_hostile_lines_get_errors_and_the_server_keeps_running(app: Flask, token: str) -> None:
+    server = StdioProcess(app_env(app, HARMONIC_API_TOKEN=token, HARMONIC_MAX_BODY="4096"))
+    # A newer client's probe before initialize: an error, and the process stays.
+    assert server.request(1, "server/discover")["error"]["code"] == -32601
+    assert server.request(2, "tools/call", {"name": "navigate"})["error"]["code"] == -32600
+    assert server.request(3, "initialize", INIT)["result"]["protocolVersion"] == "2025-11-25"
+    server.send({"jsonrpc": "2.0", "method": "notifications/initialized"})
+    assert server.request(4, "initialize", INIT)["error"]["code"] == -32600
+    server.send(b'{"jsonrpc": "2.0", "id": 5, ')
+    assert server.read() == {"jsonrpc": "2.0", "id": None,
+                             "error": {"code": -32700,
+                                       "message": "Parse error: the message is not valid JSON"}}
+    server.send(b'{"jsonrpc":"2.0","id":6,"method":"\xff"}')
+    assert server.read()["error"]["code"] == -32700
+    server.send(b'{"jsonrpc":"2.0","id":7,"method":"ping","params":{"x":"' + b"a" * 9000 + b'"}}')
+    assert server.read()["error"]["code"] == -32600
+    server.send(b'[{"jsonrpc":"2.0","id":8,"method":"ping"}]')
+    assert server.read()["error"]["code"] == -32600
+    assert server.request(9, "no/such/method")["error"]["code"] == -32601
+    assert server.request(10, "tools/call", {"name": 5})["error"]["code"] == -32602
+    assert server.request(11, "ping") == {"jsonrpc": "2.0", "id": 11, "result": {}}
+    assert server.close() == 0
+
+
+def test_subscription_notifies_over_stdio(app: Flask, studio) -> None:  # type: ignore[no-untyped-def]
+    server = StdioProcess(app_env(app, HARMONIC_API_TOKEN=studio.token))
+    server.request(1, "initialize", INIT)
+    uri = "harmonic://page/studios/team/note"
+    assert server.request(2, "resources/subscribe", {"uri": uri})["result"] == {}
+    server.send({"jsonrpc": "2.0", "id": 3, "method": "tools/call",
+                 "params": {"name": "execute_action",
+                            "arguments": {"action": "create_note", "path": "/studios/team/note",
+                                          "params": {"text": "hello"}}}})
+    first, second = server.read(), server.read()
+    assert first == {"jsonrpc": "2.0", "method": "notifications/resources/updated",
+                     "params": {"uri": uri}}
+    assert second["id"] == 3 and not second["result"].get("isError"), second
+    assert server.close() == 0
+
+
+def test_a_cancelled_call_is_not_run_or_answered(app: Flask, studio) -> None:  # type: ignore[no-untyped-def]
+    server = StdioProcess(app_env(app, HARMONIC_API_TOKEN=studio.token))
+    server.request(1, "initialize", INIT)
+
+    def create(request_id: int, text: str) -> bytes:
+        return json.dumps({"jsonrpc": "2.0", "id": request_id, "method": "tools/call",
+                           "params": {"name": "execute_action",
+                                      "arguments": {"action": "create_note", "params":
+                                                    {"text": text},
+                                                    "path": "/studios/team/note"}}}).encode()
+
+    cancel = json.dumps({"jsonrpc": "2.0", "method": "notifications/cancelled",
+                         "params": {"requestId": 3, "reason": "never mind"}}).encode()
+    # One write: call 2 runs, call 3 waits its turn and is cancelled before it starts.
+    server.send(create(2, "kept") + b"\n" + create(3, "cancelled") + b"\n" + cancel)
+    assert server.read()["id"] == 2
+    assert server.request(4, "ping") == {"jsonrpc": "2.0", "id": 4, "result": {}}
+    assert server.close() == 0
+    team = studio.get("/studios/team").get_data(as_text=True)
+    assert "kept" in team and "cancelled" not in team
+
+
+def test_sigterm_ends_the_server_cleanly(app: Flask, token: str) -> None:
+    server = StdioProcess(app_env(app, HARMONIC_API_TOKEN=token))
+    assert "result" in server.request(1, "initialize", INIT)
+    server.proc.send_signal(signal.SIGTERM)
+    assert server.proc.wait(15) == 0
+
+
+def test_official_sdk_over_stdio(app: Flask, studio) -> None:  # type: ignore[no-untyped-def]
+    from mcp import Client, StdioServerParameters
+
+    params = StdioServerParameters(command=sys.executable, args=[str(MCP_SERVER)],
+                                   env=app_env(app, HARMONIC_API_TOKEN=studio.token),
+                                   cwd=str(ROOT))
+
+    async def scenario() -> str:
+        async with Client(params) as client:  # mode "auto": probes, then falls back
+            assert client.protocol_version == "2025-11-25"
+            names = [t.name for t in (await client.list_tools()).tools]
+            assert {"navigate", "execute_action"} <= set(names)
+            page = await client.call_tool("navigate", {"path": "/studios/team"})
+            assert not page.is_error and page.structured_content["path"] == "/studios/team"
+            path = "/studios/team"
+            offered = [a["name"] for a in page.structured_content["actions"]]
+            if "create_note" not in offered:
+                path = "/studios/team/note"
+                assert not (await client.call_tool("navigate", {"path": path})).is_error
+            done = await client.call_tool("execute_action", {
+                "action": "create_note",
+                "params": {"title": "Over stdio", "text": "Hello from the SDK"}})
+            assert not done.is_error, done
+            context = await client.read_resource("harmonic://context")
+            assert "alice" in context.contents[0].text
+            return done.structured_content["location"]
+
+    location = asyncio.run(scenario())
+    markdown = studio.get(location)
+    assert markdown.status_code == 200
+    front, body = parse_md(markdown.get_data(as_text=True))
+    assert front["title"] == "Over stdio" and "Hello from the SDK" in body
+
+
+json_values = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False)
+    | st.text(max_size=20),
+    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=8), inner,
+                                                                 max_size=4),
+    max_leaves=12)
+methods = st.sampled_from(["initialize", "ping", "tools/list", "tools/call", "resources/read",
+                           "resources/list", "prompts/get", "completion/complete",
+                           "logging/setLevel", "resources/subscribe", "notifications/cancelled",
+                           "nope", ""])
+messages = st.one_of(
+    json_values,
+    st.fixed_dictionaries({"jsonrpc": st.just("2.0"), "method": methods},
+                          optional={"id": st.integers() | st.text(max_size=5) | json_values,
+                                    "params": json_values}),
+    st.fixed_dictionaries({"jsonrpc": st.just("2.0"),
+                           "method": st.just("notifications/cancelled"),
+                           "params": st.fixed_dictionaries({"requestId": json_values})}),
+    st.fixed_dictionaries({"jsonrpc": st.just("2.0"), "id": st.integers(),
+                           "method": st.just("tools/call"),
+                           "params": st.fixed_dictionaries(
+                               {"name": st.sampled_from(["navigate", "execute_action"]),
+                                "arguments": st.dictionaries(
+                                    st.sampled_from(["path", "action", "params"]),
+                                    json_values | st.sampled_from(["/studios", "/", "//x",
+                                                                   "/studios/../u", "http://x"]),
+                                    max_size=3)})}))
+
+
+def test_random_json_lines_never_crash_or_pollute_stdout(app: Flask, token: str) -> None:
+    server = StdioProcess(app_env(app, HARMONIC_API_TOKEN=token))
+    counter = iter(range(10**6))
+
+    @settings(max_examples=120, deadline=None,
+              suppress_health_check=[HealthCheck.function_scoped_fixture,
+                                     HealthCheck.too_slow])
+    @given(messages)
+    def one(message: Any) -> None:
+        server.send(json.dumps(message).encode())
+        marker = f"probe-{next(counter)}"
+        server.send({"jsonrpc": "2.0", "id": marker, "method": "ping"})
+        while True:  # every line up to our ping's answer must be a JSON-RPC message
+            out = server.read(timeout=30)
+            assert out.get("jsonrpc") == "2.0"
+            assert ("id" in out and ("result" in out) != ("error" in out)) or "method" in out
+            if out.get("id") == marker:
+                assert out["result"] == {}
+                break
+
+    one()
+    assert server.proc.poll() is None, server.proc.stderr.read()
+    assert server.close() == 0
