@@ -58,13 +58,16 @@ def folder(playbook: Playbook) -> Path:
 
 
 def active(owners: list[str] | str) -> Playbook | None:
-    keys = [owners] if isinstance(owners, str) else owners
+    keys = [owners] if isinstance(owners, str) else list(owners)
+    # One indexed query for all keys (this runs on every MCP tool call); the first key that
+    # teaches wins, then the newest of its sessions.
+    found = db.session.scalars(select(Playbook).where(
+        Playbook.owner.in_(keys), Playbook.teaching.is_(True)).order_by(
+        Playbook.created_at.desc())).all()
     for key in keys:
-        found = db.session.scalars(select(Playbook).where(
-            Playbook.owner == key, Playbook.teaching.is_(True)).order_by(
-            Playbook.created_at.desc())).first()
-        if found is not None:
-            return found
+        for playbook in found:
+            if playbook.owner == key:
+                return playbook
     return None
 
 

@@ -1,0 +1,169 @@
+"""Compilation: a valid document becomes an explicit graph of steps the runner executes.
+
+- Without a ``workflow`` section the turns run in order: start → turn… → end.
+- Each turn is a step (``type: turn``); each resource a turn uses becomes a hidden step
+  (``type: resource``) placed right before the first turn step that uses it.
+- The tools a turn may call are listed as hidden ``type: tool`` steps between the turn's model
+  rounds: at run time each call the model asks for is enqueued as its own job
+  (``<turn step>#<round>.<tool>.<n>``), then the turn continues (``<turn step>#<round+1>``).
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from app.workflows.document import DocumentError, parse
+from app.workflows.validate import validate
+
+DEFAULT_ROUNDS = 5
+
+
+def _tool(item: dict[str, Any], kind: str) -> dict[str, Any]:
+    return {"name": item["name"], "kind": kind, "type": item["type"], "spec": item["spec"],
+            "description": item.get("description", ""),
+            "input_schema": item.get("input_schema")}
+
+
+def _edges(step: dict[str, Any]) -> list[dict[str, Any]]:
+    out = []
+    for target in step.get("next") or []:
+        out.append({"step": target} if isinstance(target, str) else dict(target))
+    return out
+
+
+def compile_document(doc: dict[str, Any]) -> dict[str, Any]:
+    """The compiled form (plain JSON, stored with each run). Raises DocumentError if invalid."""
+    problems = validate(doc)
+    if problems:
+        raise DocumentError(problems)
+    mcp = doc.get("mcp") or {}
+    models = {m["name"]: m for m in mcp.get("models") or []}
+    tools = {t["name"]: _tool(t, "tool") for t in mcp.get("tools") or []}
+    resources = {r["name"]: _tool(r, "resource") for r in mcp.get("resources") or []}
+    prompts = {p["name"]: p["template"] for p in mcp.get("prompts") or []}
+    tasks = {t["name"]: _tool(t, "task") for t in doc.get("workbook") or []}
+    turns = {t["name"]: t for t in mcp.get("turns") or []}
+
+    if doc.get("workflow"):
+        source = [dict(s) for s in doc["workflow"]]
+    else:  # turns in order
+        names = [f"mcp.{t}" for t in turns]
+        chain = ["start", *names, "end"]
+        source = [{"step": "start", "next": [chain[1]]}]
+        source += [{"step": n, "turn": t, "next": [chain[i + 2]]}
+                   for i, (n, t) in enumerate(zip(names, turns, strict=True))]
+        source.append({"step": "end"})
+
+    steps: dict[str, dict[str, Any]] = {}
+    for i, item in enumerate(source):
+        step: dict[str, Any] = {"name": item["step"], "hidden": False,
+                                "source": f"workflow[{i}]" if doc.get("workflow") else "mcp.turns",
+                                "desc": item.get("desc", ""), "next": _edges(item),
+                                "retries": item.get("retries")}
+        if "task" in item:
+            step.update(type="task", tool=tasks[item["task"]], args=item.get("args") or {})
+        elif "turn" in item:
+            turn = turns[item["turn"]]
+            step.update(type="turn", turn=_turn(turn, models, tools, prompts))
+        else:
+            step.update(type="noop")
+        steps[step["name"]] = step
+
+    order = _order(steps)
+    entry = "start"
+    materialized: set[str] = set()
+    hidden: list[dict[str, Any]] = []
+    for name in order:
+        step = steps[name]
+        if step["type"] != "turn":
+            continue
+        wanted = [r for r in step["turn"]["resources"] if r not in materialized]
+        if not wanted:
+            continue
+        chain = [f"resource.{r}" for r in wanted]
+        # Everything that led to the turn now leads to its first resource step.
+        for other in steps.values():
+            for edge in other["next"]:
+                if edge["step"] == name:
+                    edge["step"] = chain[0]
+        if entry == name:
+            entry = chain[0]
+        for i, (res, res_step) in enumerate(zip(wanted, chain, strict=True)):
+            hidden.append({"name": res_step, "type": "resource", "hidden": True,
+                           "source": f"mcp.resources ({res})", "desc": "",
+                           "resource": res, "tool": resources[res],
+                           "next": [{"step": chain[i + 1] if i + 1 < len(chain) else name}]})
+            materialized.add(res)
+    for step in list(steps.values()):
+        if step["type"] == "turn":
+            for tool_name in step["turn"]["tools_allowed"]:
+                hidden.append({"name": f"{step['name']}#n.{tool_name}", "type": "tool",
+                               "hidden": True, "dynamic": True, "turn_step": step["name"],
+                               "source": f"mcp.tools ({tool_name})", "desc":
+                               "runs each time the model asks for it, between rounds",
+                               "tool": tools[tool_name], "next": [{"step": step["name"]}]})
+    all_steps = {**steps, **{h["name"]: h for h in hidden}}
+    ordered: list[dict[str, Any]] = []
+    for name in _order(all_steps, entry):
+        ordered.append(all_steps[name])
+        # A turn's tool steps are shown right after it: they run between its rounds.
+        ordered += [h for h in hidden if h.get("turn_step") == name]
+    last_turn = next((s["name"] for s in reversed(ordered) if s["type"] == "turn"), None)
+    compiled = {
+        "apiVersion": doc["apiVersion"], "kind": doc["kind"],
+        "name": doc["metadata"]["name"], "path": doc["metadata"]["path"],
+        "description": doc["metadata"].get("description", ""),
+        "workload": doc.get("workload") or {},
+        "entry": entry, "result_step": last_turn,
+        "steps": ordered,
+    }
+    # Plain JSON: no shared sub-objects (a run stores it; YAML output has no aliases).
+    return json.loads(json.dumps(compiled))
+
+
+def _turn(turn: dict[str, Any], models: dict[str, Any], tools: dict[str, Any],
+          prompts: dict[str, str]) -> dict[str, Any]:
+    model = models[turn["model"]]
+    user = []
+    used: list[str] = []
+    for part in turn["user"]:
+        if "use" in part:
+            kind, _, name = part["use"].partition(":")
+            if kind == "resource":
+                user.append({"resource": name})
+                used.append(name)
+            else:
+                user.append({"prompt": name, "template": prompts[name],
+                             "with": part.get("with") or {}})
+        if "text" in part:
+            user.append({"text": part["text"]})
+    return {"name": turn["name"], "model": {"name": model["name"],
+                                            "model": model.get("model") or model["name"],
+                                            "provider": model.get("provider", ""),
+                                            "params": model.get("params") or {}},
+            "system": turn.get("system", ""), "user": user, "resources": used,
+            "tools_allowed": list(turn.get("tools_allowed") or []),
+            "tools": [tools[t] for t in turn.get("tools_allowed") or []],
+            "max_rounds": turn.get("max_rounds", DEFAULT_ROUNDS),
+            "save": turn.get("save")}
+
+
+def _order(steps: dict[str, dict[str, Any]], entry: str = "start") -> list[str]:
+    """Steps in breadth-first order from the entry (a stable, readable order)."""
+    seen, queue = [entry] if entry in steps else [], [entry]
+    while queue:
+        current = queue.pop(0)
+        for edge in steps.get(current, {}).get("next", []):
+            if edge["step"] not in seen and edge["step"] in steps:
+                seen.append(edge["step"])
+                queue.append(edge["step"])
+    return seen
+
+
+def compile_text(text: str) -> dict[str, Any]:
+    return compile_document(parse(text))
+
+
+def steps_by_name(compiled: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    return {s["name"]: s for s in compiled["steps"]}

@@ -1,0 +1,90 @@
+"""The connection the queue uses: the app's engine on PostgreSQL, a locking one on SQLite.
+
+PostgreSQL leases with ``FOR UPDATE SKIP LOCKED`` on the app's own engine. SQLite has no row
+locks, so queue transactions there start with ``BEGIN IMMEDIATE`` (the database's write lock
+is taken up front, so a lease's read-then-update cannot interleave with another process's)
+and wait for the lock instead of failing with "database is locked".
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Any
+
+from sqlalchemy import Connection, Engine, create_engine, event
+
+from app.extensions import db
+
+_engines: dict[str, Engine] = {}
+_lock = threading.Lock()
+SQLITE_BUSY_SECONDS = 60
+
+
+def _sqlite_engine(url: str) -> Engine:
+    with _lock:
+        engine = _engines.get(url)
+        if engine is None:
+            engine = create_engine(url, connect_args={"timeout": SQLITE_BUSY_SECONDS,
+                                                      "check_same_thread": False})
+
+            @event.listens_for(engine, "connect")
+            def _manual(dbapi_connection: Any, _record: Any) -> None:
+                dbapi_connection.isolation_level = None  # we say BEGIN ourselves
+                # WAL: readers never block the writer, and a commit is one fsync. The mode is
+                # a property of the database file, so the app's own connections use it too.
+                try:
+                    dbapi_connection.execute("PRAGMA journal_mode=WAL")
+                except Exception:  # another process holds the file; it is switched already
+                    pass
+                # Queue commits survive any process crash (kill -9 included) without an fsync
+                # each; after a power loss the newest completions may be lost and those steps
+                # run again, and then the side-effect ledger (written through the app's fully
+                # synchronous connections) stops an effect from happening twice.
+                dbapi_connection.execute("PRAGMA synchronous=NORMAL")
+
+            @event.listens_for(engine, "begin")
+            def _immediate(conn: Connection) -> None:
+                if conn.get_execution_options().get("harmonic_read_only"):
+                    conn.exec_driver_sql("BEGIN")  # a snapshot; takes no write lock
+                else:
+                    conn.exec_driver_sql("BEGIN IMMEDIATE")
+
+            _engines[url] = engine
+        return engine
+
+
+def queue_engine() -> Engine:
+    app_engine = db.engine
+    if app_engine.dialect.name != "sqlite":
+        return app_engine
+    return _sqlite_engine(app_engine.url.render_as_string(hide_password=False))
+
+
+def is_postgres() -> bool:
+    return db.engine.dialect.name == "postgresql"
+
+
+@contextmanager
+def transaction() -> Iterator[Connection]:
+    """One queue transaction: committed on success, rolled back on any error."""
+    with queue_engine().begin() as conn:
+        yield conn
+
+
+@contextmanager
+def reading() -> Iterator[Connection]:
+    """A read-only snapshot (no write lock on SQLite)."""
+    with queue_engine().connect() as conn:
+        conn = conn.execution_options(harmonic_read_only=True)
+        with conn.begin():
+            yield conn
+
+
+def dispose() -> None:
+    """Close pooled queue connections (a forked or finished worker calls this)."""
+    with _lock:
+        for engine in _engines.values():
+            engine.dispose()
+        _engines.clear()

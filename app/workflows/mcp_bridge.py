@@ -1,0 +1,78 @@
+"""Calling our own MCP tools in-process, as a run's user.
+
+The MCP package serves tools to remote clients; a workflow step is a local client. This adapter
+sends a real ``tools/call`` through ``app.mcp.server.McpServer`` (so argument validation, error
+mapping and output-schema checks are the served ones) with a memory session and a channel that
+drops notifications and refuses server-to-client requests (a queued step has nobody to ask).
+"""
+
+from __future__ import annotations
+
+import itertools
+from typing import Any
+
+from app.mcp.context import ClientRequestFailed, SessionState, ToolContext
+
+_ids = itertools.count(1)
+_server: Any = None
+
+
+class _QuietChannel:
+    def notify(self, message: dict[str, Any]) -> None:
+        """Progress and log notifications have no listener in a queued step."""
+
+    def request(self, method: str, params: dict[str, Any], ctx: ToolContext,
+                timeout: float) -> dict[str, Any]:
+        raise ClientRequestFailed(f"{method} is not available to a workflow step")
+
+
+def _mcp_server() -> Any:
+    global _server
+    if _server is None:
+        from app.mcp import harmonic  # noqa: F401  (registers navigate, execute_action, ...)
+        from app.mcp.registry import REGISTRY
+        from app.mcp.server import McpServer
+
+        _server = McpServer(REGISTRY)
+    return _server
+
+
+def tool_names() -> list[str]:
+    return sorted(_mcp_server().registry.tools)
+
+
+def tool_schema(name: str) -> dict[str, Any] | None:
+    tool = _mcp_server().registry.tools.get(name)
+    return dict(tool.input_schema) if tool else None
+
+
+def is_read_only(name: str) -> bool:
+    tool = _mcp_server().registry.tools.get(name)
+    return bool(tool and tool.annotations and tool.annotations.read_only)
+
+
+def call_tool(name: str, arguments: dict[str, Any], identity: Any,
+              session_id: str = "workflow") -> dict[str, Any]:
+    """``tools/call`` as ``identity``; returns the CallToolResult dict (may have isError).
+
+    Raises LookupError for an unknown tool and ValueError for a protocol-level error.
+    """
+    server = _mcp_server()
+    if name not in server.registry.tools:
+        raise LookupError(f"unknown MCP tool '{name}' (defined: {', '.join(tool_names())})")
+    session = SessionState(session_id)
+    session.initialized = True
+    message = {"jsonrpc": "2.0", "id": next(_ids), "method": "tools/call",
+               "params": {"name": name, "arguments": arguments}}
+    response = server.handle(message, session, _QuietChannel(), identity)
+    if response is None:
+        raise ValueError(f"{name} was cancelled")
+    if "error" in response:
+        raise ValueError(f"{name}: {response['error'].get('message')}")
+    return response["result"]
+
+
+def result_text(result: dict[str, Any]) -> str:
+    parts = [block.get("text", "") for block in result.get("content") or []
+             if isinstance(block, dict) and block.get("type") == "text"]
+    return "\n".join(p for p in parts if p)

@@ -1,0 +1,63 @@
+"""The settings workflows read: app config first, then the environment, then a default.
+
+Tests and operators set them either way; the LLM key is read here and nowhere else, so no
+code path can copy it into a log or an event by accident.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+
+from flask import current_app, has_app_context
+
+
+@dataclass(frozen=True)
+class Setting:
+    name: str
+    default: str
+    description: str
+
+
+SETTINGS: tuple[Setting, ...] = (
+    Setting("LLM_GATEWAY_URL", "", "an OpenAI-compatible base URL (…/v1); required by turns"),
+    Setting("LLM_API_KEY", "", "Bearer key for the gateway; never logged or stored in events"),
+    Setting("LLM_TIMEOUT", "60", "seconds to wait for one chat completion"),
+    Setting("PLAYBOOK_UPSTREAM", "embedded",
+            "JSON-RPC URL for `rpc` tools; 'embedded' calls the built-in design-model server"),
+    Setting("WORKFLOWS_HTTP_ALLOW", "", "hosts `http` tools may reach (comma list, host[:port])"),
+    Setting("WORKFLOWS_SQL_URL", "", "database URL `sql` resources read (SELECT only)"),
+    Setting("WORKFLOWS_DIR", "examples/workflows", "folder of playbooks listed at /workflows"),
+    Setting("WORKFLOWS_LEASE_SECONDS", "30", "how long a leased job is a worker's"),
+    Setting("WORKFLOWS_MAX_ATTEMPTS", "3", "attempts before a failing job is dead"),
+    Setting("WORKFLOWS_RETRY_SECONDS", "2", "first retry delay; doubles per attempt"),
+    Setting("WORKFLOWS_POLL_SECONDS", "0.5", "how often an idle worker looks for jobs"),
+    Setting("WORKFLOWS_WORKER", "auto",
+            "in-process worker thread: auto (on for SQLite, off for PostgreSQL), on, off"),
+    Setting("WORKFLOWS_CRASH_PAUSE", "0",
+            "fault testing: seconds a worker waits after a side effect, before recording it"),
+)
+_BY_NAME = {s.name: s for s in SETTINGS}
+
+
+def get(name: str) -> str:
+    setting = _BY_NAME[name]
+    if has_app_context() and current_app.config.get(name) not in (None, ""):
+        return str(current_app.config[name])
+    value = os.environ.get(name)
+    return value if value not in (None, "") else setting.default
+
+
+def get_float(name: str) -> float:
+    try:
+        return float(get(name))
+    except ValueError:
+        return float(_BY_NAME[name].default)
+
+
+def get_int(name: str) -> int:
+    return int(get_float(name))
+
+
+def get_list(name: str) -> list[str]:
+    return [part.strip().lower() for part in get(name).split(",") if part.strip()]

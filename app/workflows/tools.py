@@ -1,0 +1,332 @@
+"""What a tool or resource of a playbook does, per type: mcp, page, http, rpc, sql.
+
+Each executor takes the tool definition (from the compiled document), the rendered spec and a
+``Call`` (who runs it, under which idempotency key) and returns an ``Output``. Errors are
+``StepError``: permanent ones (a 404, a refused host, a bad query) fail the step at once,
+transient ones (a timeout, a 503) are retried by the queue.
+
+Side effects inside this process (``mcp`` tools that are not read-only, embedded ``rpc``)
+write a ledger row keyed by the idempotency key *into the same database transaction as the
+effect itself* (the in-process request commits the shared session), so after a crash the
+retried step finds the row and does not repeat the effect. Remote effects (``http``, remote
+``rpc``) carry the key as an ``Idempotency-Key`` header.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+import uuid
+from dataclasses import dataclass, field
+from typing import Any
+from urllib.parse import urljoin, urlsplit
+
+from app.extensions import db
+from app.workflows import settings
+
+MAX_TEXT = 100_000
+MAX_ROWS = 500
+MAX_REDIRECTS = 5
+
+
+class StepError(Exception):
+    def __init__(self, message: str, permanent: bool = True) -> None:
+        super().__init__(message)
+        self.message, self.permanent = message, permanent
+
+
+@dataclass
+class Call:
+    run_id: uuid.UUID
+    step: str
+    identity: Any  # app.web.auth.Identity or None
+    key: str  # idempotency key: stable across retries of the same step
+
+
+@dataclass
+class Output:
+    value: Any  # what templates see as steps.<name> / resources.<name>
+    text: str  # what a model sees
+    is_error: bool = False
+    summary: dict[str, Any] = field(default_factory=dict)  # what events record
+
+
+def run(tool: dict[str, Any], spec: dict[str, Any], call: Call) -> Output:
+    kind = tool["type"]
+    return {"mcp": _mcp, "page": _page, "http": _http, "rpc": _rpc, "sql": _sql}[kind](
+        spec, call)
+
+
+# The ledger --------------------------------------------------------------------------------
+
+def _applied(call: Call) -> Output | None:
+    from app.models.workflows import WorkflowEffect
+
+    row = db.session.query(WorkflowEffect).filter(WorkflowEffect.key == call.key).one_or_none()
+    if row is None:
+        return None
+    stored = row.result or {}
+    return Output(value=stored.get("value"), text=stored.get("text") or
+                  "(this call already happened in an earlier attempt)",
+                  summary={"replayed_from_ledger": True, **(stored.get("summary") or {})})
+
+
+def _with_ledger(call: Call, effect: Any) -> Output:
+    """Run ``effect()`` so that its ledger row commits in the effect's own transaction.
+
+    The row joins the session only when the effect commits (a ``before_commit`` hook), so no
+    write lock is held while the effect is still working; if the effect never commits (it
+    changed nothing), the row is written afterwards.
+    """
+    from sqlalchemy import event
+
+    from app.models.workflows import WorkflowEffect
+
+    done = _applied(call)
+    if done is not None:
+        return done
+    session = db.session()
+    row = WorkflowEffect(key=call.key, run_id=call.run_id, step=call.step)
+
+    def attach(committing: Any) -> None:
+        if row not in committing:
+            committing.add(row)
+
+    event.listen(session, "before_commit", attach)
+    try:
+        out = effect()
+    except BaseException:
+        db.session.rollback()
+        raise
+    finally:
+        event.remove(session, "before_commit", attach)
+    if out.is_error:
+        db.session.rollback()  # a refused call changed nothing; let a retry try again
+        return out
+    pause = settings.get_float("WORKFLOWS_CRASH_PAUSE")
+    if pause > 0:
+        time.sleep(pause)  # fault tests kill the worker here: effect done, step not recorded
+    row.result = {"value": out.value, "text": out.text[:MAX_TEXT], "summary": out.summary}
+    db.session.add(row)
+    db.session.commit()
+    return out
+
+
+# mcp ---------------------------------------------------------------------------------------
+
+def _mcp(spec: dict[str, Any], call: Call) -> Output:
+    from app.workflows import mcp_bridge
+
+    name = spec.get("tool")
+    arguments = spec.get("arguments") or {}
+    if not isinstance(arguments, dict):
+        raise StepError("spec.arguments must be an object")
+
+    def effect() -> Output:
+        try:
+            result = mcp_bridge.call_tool(str(name), arguments, call.identity,
+                                          session_id=f"workflow-{call.run_id.hex[:8]}")
+        except (LookupError, ValueError) as exc:
+            raise StepError(str(exc)) from None
+        text = mcp_bridge.result_text(result)
+        value = result.get("structuredContent") or {"text": text}
+        return Output(value=value, text=text, is_error=bool(result.get("isError")),
+                      summary={"tool": name, "is_error": bool(result.get("isError"))})
+
+    if call.identity is None:
+        raise StepError("this run has no user: start it as someone (e.g. --as <handle>)")
+    if mcp_bridge.is_read_only(str(name)):
+        return effect()
+    return _with_ledger(call, effect)
+
+
+# page --------------------------------------------------------------------------------------
+
+def _page(spec: dict[str, Any], call: Call) -> Output:
+    from app.web.dispatch import dispatch
+
+    path = str(spec.get("path") or "")
+    if not path.startswith("/") or path.startswith("//"):
+        raise StepError(f"spec.path must be a path of this app such as /studios/team, "
+                        f"not {path!r}")
+    if call.identity is None:
+        raise StepError("this run has no user: start it as someone (e.g. --as <handle>)")
+    for _ in range(MAX_REDIRECTS):
+        result = dispatch("GET", path, call.identity, accept="text/markdown")
+        location = result.headers.get("Location")
+        if result.status in (301, 302, 303, 307, 308) and location:
+            parts = urlsplit(location)
+            path = parts.path + (f"?{parts.query}" if parts.query else "")
+            continue
+        break
+    else:
+        raise StepError(f"too many redirects from {spec.get('path')}")
+    if result.status >= 400:
+        raise StepError(f"GET {path} answered {result.status}: {result.text[:500]}",
+                        permanent=result.status < 500)
+    return Output(value={"path": path, "status": result.status, "markdown": result.text},
+                  text=result.text[:MAX_TEXT], summary={"path": path, "status": result.status})
+
+
+# http --------------------------------------------------------------------------------------
+
+def host_allowed(url: str) -> tuple[bool, str]:
+    parts = urlsplit(url)
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        return False, f"{url!r} is not an http(s) URL"
+    if parts.username or parts.password:
+        return False, "URLs must not carry credentials"
+    host = parts.hostname.lower()
+    port = parts.port or (443 if parts.scheme == "https" else 80)
+    allowed = settings.get_list("WORKFLOWS_HTTP_ALLOW")
+    for entry in allowed:
+        name, _, entry_port = entry.partition(":")
+        if name == host and (not entry_port or entry_port == str(port)):
+            return True, ""
+    return False, (f"host '{host}:{port}' is not allowed (WORKFLOWS_HTTP_ALLOW: "
+                   f"{', '.join(allowed) or 'empty'})")
+
+
+def _http(spec: dict[str, Any], call: Call) -> Output:
+    import httpx
+
+    method = str(spec.get("method") or "GET").upper()
+    url = str(spec.get("url") or "")
+    headers = {str(k): str(v) for k, v in (spec.get("headers") or {}).items()}
+    headers.setdefault("Idempotency-Key", call.key)
+    body: dict[str, Any] = {}
+    if "json" in spec:
+        body["json"] = spec["json"]
+    elif "body" in spec:
+        body["content"] = str(spec["body"])
+    timeout = float(spec.get("timeout") or 30)
+    hops = []
+    with httpx.Client(follow_redirects=False, timeout=timeout) as client:
+        for _ in range(MAX_REDIRECTS + 1):
+            ok, why = host_allowed(url)
+            if not ok:
+                raise StepError(f"{why}{' (redirected)' if hops else ''}")
+            hops.append(url)
+            try:
+                response = client.request(method, url, headers=headers, **body)
+            except httpx.HTTPError as exc:
+                raise StepError(f"{method} {url}: {type(exc).__name__}", permanent=False) \
+                    from None
+            if response.is_redirect and response.headers.get("Location"):
+                url = urljoin(url, response.headers["Location"])
+                if response.status_code in (301, 302, 303) and method != "GET":
+                    method, body = "GET", {}
+                continue
+            break
+        else:
+            raise StepError(f"too many redirects from {hops[0]}")
+    if response.status_code >= 400:
+        raise StepError(f"{method} {url} answered {response.status_code}: "
+                        f"{response.text[:300]}", permanent=response.status_code < 500
+                        and response.status_code != 429)
+    text = response.text[:MAX_TEXT]
+    try:
+        value: Any = response.json()
+    except ValueError:
+        value = text
+    return Output(value={"status": response.status_code, "body": value}, text=text,
+                  summary={"url": url, "status": response.status_code, "hops": len(hops)})
+
+
+# rpc ---------------------------------------------------------------------------------------
+
+def _rpc(spec: dict[str, Any], call: Call) -> Output:
+    upstream = settings.get("PLAYBOOK_UPSTREAM")
+    request = {"jsonrpc": "2.0", "id": 1, "method": str(spec.get("method")),
+               "params": spec.get("params") or {}}
+
+    def answer(response: dict[str, Any]) -> Output:
+        if "error" in response:
+            error = response["error"] or {}
+            return Output(value={"error": error}, text=f"error {error.get('code')}: "
+                          f"{error.get('message')}", is_error=True,
+                          summary={"method": request["method"], "error": error.get("code")})
+        result = response.get("result")
+        return Output(value=result, text=json.dumps(result, ensure_ascii=False)[:MAX_TEXT],
+                      summary={"method": request["method"]})
+
+    if upstream == "embedded":
+        from app.design_model import rpc
+
+        return _with_ledger(call, lambda: answer(rpc.handle(request, via="workflow")))
+    import httpx
+
+    try:
+        response = httpx.post(upstream, json=request, timeout=30,
+                              headers={"Idempotency-Key": call.key})
+        response.raise_for_status()
+        return answer(response.json())
+    except (httpx.HTTPError, ValueError) as exc:
+        raise StepError(f"PLAYBOOK_UPSTREAM {upstream}: {type(exc).__name__}: {exc}",
+                        permanent=False) from None
+
+
+# sql ---------------------------------------------------------------------------------------
+
+_sql_engines: dict[str, Any] = {}
+_sql_lock = threading.Lock()
+
+
+def _read_only_engine(url: str) -> Any:
+    """An engine whose connections cannot write, enforced by the database itself."""
+    import sqlite3
+
+    from sqlalchemy import create_engine, event
+
+    from config import normalize_database_url
+
+    url = normalize_database_url(url)
+    with _sql_lock:
+        engine = _sql_engines.get(url)
+        if engine is not None:
+            return engine
+        if url.startswith("sqlite:///"):
+            path = url[len("sqlite:///"):]
+            engine = create_engine("sqlite://", creator=lambda: sqlite3.connect(
+                f"file:{path}?mode=ro", uri=True, check_same_thread=False))
+
+            @event.listens_for(engine, "connect")
+            def _query_only(dbapi_connection: Any, _record: Any) -> None:
+                dbapi_connection.execute("PRAGMA query_only = ON")
+        elif url.startswith("postgresql"):
+            engine = create_engine(url, connect_args={
+                "options": "-c default_transaction_read_only=on -c statement_timeout=10000"})
+        else:
+            raise StepError("WORKFLOWS_SQL_URL must be a sqlite:/// or postgresql:// URL")
+        _sql_engines[url] = engine
+        return engine
+
+
+def _sql(spec: dict[str, Any], call: Call) -> Output:
+    from sqlalchemy import text
+    from sqlalchemy.exc import SQLAlchemyError
+
+    url = settings.get("WORKFLOWS_SQL_URL")
+    if not url:
+        raise StepError("sql tools need the WORKFLOWS_SQL_URL setting")
+    query = str(spec.get("query") or "").strip().rstrip(";")
+    lowered = query.lower()
+    if not (lowered.startswith("select") or lowered.startswith("with")) or ";" in query:
+        raise StepError("spec.query must be one SELECT statement")
+    params = spec.get("params") or {}
+    if not isinstance(params, dict):
+        raise StepError("spec.params must be an object of :name values")
+    try:
+        with _read_only_engine(url).connect() as conn:
+            result = conn.execute(text(query), params)
+            columns = list(result.keys())
+            rows = [dict(zip(columns, row, strict=True)) for row in result.fetchmany(MAX_ROWS)]
+            conn.rollback()
+    except SQLAlchemyError as exc:
+        reason = str(getattr(exc, "orig", exc)).splitlines()[0]
+        raise StepError(f"sql: {reason}") from None
+    rows = json.loads(json.dumps(rows, default=str))
+    return Output(value={"columns": columns, "rows": rows},
+                  text=json.dumps(rows, ensure_ascii=False)[:MAX_TEXT],
+                  summary={"rows": len(rows)})

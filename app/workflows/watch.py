@@ -1,0 +1,73 @@
+"""Telling this process about events written by other processes (bin/worker on another host).
+
+In-process workers notify listeners directly (``queue.on_events``). A run executed elsewhere is
+only visible in the database, so when someone reads a running run's events resource we poll
+that run's newest sequence number until it finishes, and fire the same notification.
+"""
+
+from __future__ import annotations
+
+import threading
+import uuid
+from collections.abc import Callable
+from typing import Any
+
+from flask import Flask, current_app
+from sqlalchemy import func, select
+
+POLL_SECONDS = 0.5
+_lock = threading.Lock()
+_watched: dict[uuid.UUID, int] = {}
+_listeners: list[Callable[[uuid.UUID], None]] = []
+_state: dict[str, Any] = {"thread": None}
+
+
+def on_new(listener: Callable[[uuid.UUID], None]) -> None:
+    if listener not in _listeners:
+        _listeners.append(listener)
+
+
+def follow(run_id: uuid.UUID) -> None:
+    app = current_app._get_current_object()  # type: ignore[attr-defined]
+    with _lock:
+        _watched.setdefault(run_id, -1)
+        thread = _state["thread"]
+        if thread is None or not thread.is_alive():
+            thread = threading.Thread(target=_poll, args=(app,), daemon=True,
+                                      name="workflows-watch")
+            _state["thread"] = thread
+            thread.start()
+
+
+def _poll(app: Flask) -> None:
+    from app.workflows import queue
+    from app.workflows.engine import reading
+
+    stop = threading.Event()
+    with app.app_context():
+        while True:
+            with _lock:
+                ids = dict(_watched)
+            if not ids:
+                with _lock:
+                    _state["thread"] = None
+                return
+            for run_id, seen in ids.items():
+                try:
+                    with reading() as conn:
+                        last = conn.execute(select(func.max(queue.EVENTS.c.seq))
+                                            .where(queue.EVENTS.c.run_id == run_id)
+                                            ).scalar() or 0
+                        status = conn.execute(select(queue.RUNS.c.status)
+                                              .where(queue.RUNS.c.id == run_id)).scalar()
+                except Exception:
+                    continue
+                if seen >= 0 and last > seen:
+                    for listener in list(_listeners):
+                        listener(run_id)
+                with _lock:
+                    if status in ("succeeded", "failed", None):
+                        _watched.pop(run_id, None)
+                    else:
+                        _watched[run_id] = last
+            stop.wait(POLL_SECONDS)
