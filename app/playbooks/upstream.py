@@ -47,7 +47,8 @@ def rpc_url(conf: Settings) -> str:
 
 
 def call(payload: dict[str, Any], conf: Settings,
-         should_stop: Callable[[], bool] | None = None) -> dict[str, Any]:
+         should_stop: Callable[[], bool] | None = None,
+         headers: dict[str, str] | None = None) -> dict[str, Any]:
     """The upstream's JSON-RPC response object to ``payload`` (never raises for upstream faults)."""
     ident = payload.get("id")
     if not conf.upstream:
@@ -59,7 +60,8 @@ def call(payload: dict[str, Any], conf: Settings,
     except ValueError as exc:
         return error_response(ident, f"Upstream refused: {exc}", code="UPSTREAM_NOT_ALLOWED")
     try:
-        response = httpx.post(url, json=payload, timeout=conf.timeout, follow_redirects=False)
+        response = httpx.post(url, json=payload, timeout=conf.timeout, follow_redirects=False,
+                              headers=headers)
     except httpx.TimeoutException:
         return error_response(ident, f"Upstream {url} did not answer within {conf.timeout:g} s",
                               code="UPSTREAM_TIMEOUT")

@@ -23,8 +23,6 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("LLM_GATEWAY_URL", "", "an OpenAI-compatible base URL (…/v1); required by turns"),
     Setting("LLM_API_KEY", "", "Bearer key for the gateway; never logged or stored in events"),
     Setting("LLM_TIMEOUT", "60", "seconds to wait for one chat completion"),
-    Setting("PLAYBOOK_UPSTREAM", "embedded",
-            "JSON-RPC URL for `rpc` tools; 'embedded' calls the built-in design-model server"),
     Setting("WORKFLOWS_HTTP_ALLOW", "", "hosts `http` tools may reach (comma list, host[:port])"),
     Setting("WORKFLOWS_SQL_URL", "", "database URL `sql` resources read (SELECT only)"),
     Setting("WORKFLOWS_DIR", "examples/workflows", "folder of playbooks listed at /workflows"),

@@ -236,8 +236,16 @@ def _http(spec: dict[str, Any], call: Call) -> Output:
 
 # rpc ---------------------------------------------------------------------------------------
 
+# Faults of the connection, not answers of the upstream: worth a retry with the same key.
+_TRANSIENT = {"UPSTREAM_TIMEOUT", "UPSTREAM_DOWN", "UPSTREAM_HTTP", "UPSTREAM_BAD_JSON"}
+
+
 def _rpc(spec: dict[str, Any], call: Call) -> Output:
-    upstream = settings.get("PLAYBOOK_UPSTREAM")
+    # The playbook proxy's upstream, with its allow-list and timeouts: one definition of both.
+    from app.playbooks import settings as playbook_settings
+    from app.playbooks import upstream
+
+    conf = playbook_settings.current()
     request = {"jsonrpc": "2.0", "id": 1, "method": str(spec.get("method")),
                "params": spec.get("params") or {}}
 
@@ -251,20 +259,13 @@ def _rpc(spec: dict[str, Any], call: Call) -> Output:
         return Output(value=result, text=json.dumps(result, ensure_ascii=False)[:MAX_TEXT],
                       summary={"method": request["method"]})
 
-    if upstream == "embedded":
-        from app.design_model import rpc
-
-        return _with_ledger(call, lambda: answer(rpc.handle(request, via="workflow")))
-    import httpx
-
-    try:
-        response = httpx.post(upstream, json=request, timeout=30,
-                              headers={"Idempotency-Key": call.key})
-        response.raise_for_status()
-        return answer(response.json())
-    except (httpx.HTTPError, ValueError) as exc:
-        raise StepError(f"PLAYBOOK_UPSTREAM {upstream}: {type(exc).__name__}: {exc}",
-                        permanent=False) from None
+    if not conf.upstream:
+        return _with_ledger(call, lambda: answer(upstream.call(request, conf)))
+    response = upstream.call(request, conf, headers={"Idempotency-Key": call.key})
+    error = response.get("error") or {}
+    if (error.get("data") or {}).get("code") in _TRANSIENT:
+        raise StepError(f"PLAYBOOK_UPSTREAM: {error.get('message')}", permanent=False)
+    return answer(response)
 
 
 # sql ---------------------------------------------------------------------------------------
