@@ -6,6 +6,7 @@ note with one POST, and a person's browser request for the returned URL shows it
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import signal
@@ -44,7 +45,7 @@ def test_bin_dev_serves_the_demo(tmp_path) -> None:  # type: ignore[no-untyped-d
             match = re.match(r"^HARMONIC_API_TOKEN=(\S+)$", line.strip())
             token = match.group(1) if match else None
         assert token, "".join(lines)
-        while not any("/mcp" in line for line in lines) and len(lines) < 60:
+        while not any('"headers"' in line for line in lines) and len(lines) < 60:
             lines.append(proc.stdout.readline())
         base = f"http://127.0.0.1:{port}"
         headers = {"Authorization": f"Bearer {token}", "Accept": "text/markdown"}
@@ -73,7 +74,14 @@ def test_bin_dev_serves_the_demo(tmp_path) -> None:  # type: ignore[no-untyped-d
             html = http.get(url)
             assert html.status_code == 200 and "Shared by an agent" in html.text
         out = "".join(lines)
-        assert '"command":' in out and "/mcp" in out
+        stdio, http_conf = (json.loads(block) for block in re.findall(
+            r"^    (\{\"mcpServers\".*?\}\}\}\})$", out, re.M | re.S))
+        server = stdio["mcpServers"]["harmonic"]
+        assert server["command"].endswith("bin/mcp-server")
+        assert server["env"]["HARMONIC_API_TOKEN"] == token
+        assert http_conf["mcpServers"]["harmonic"]["url"] == f"{base}/mcp"
+        assert http_conf["mcpServers"]["harmonic"]["headers"] == {
+            "Authorization": f"Bearer {token}"}
     finally:
         os.killpg(proc.pid, signal.SIGTERM)
         proc.wait(timeout=20)
