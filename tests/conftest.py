@@ -151,6 +151,13 @@ def studio(app: Flask, make_agent):  # type: ignore[no-untyped-def]
 
 
 @pytest.fixture
+def demo(app: Flask) -> None:
+    """The design-model demo (levels, walls, beams B1-B5), loaded through its own CLI."""
+    result = app.test_cli_runner().invoke(args=["design-model", "load-demo", "--reset"])
+    assert result.exit_code == 0, result.output
+
+
+@pytest.fixture
 def live_server(app: Flask) -> Iterator[str]:
     """The app served over real HTTP on a free loopback port, in a background thread."""
     import threading

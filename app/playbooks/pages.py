@@ -112,7 +112,7 @@ def _compact(value: Any) -> str:
 
 # Actions --------------------------------------------------------------------------------------
 
-def _owner_rule(ctx: Context) -> str | None:
+def owner_rule(ctx: Context) -> str | None:
     reason = rules.signed_in(ctx)
     if reason:
         return reason
@@ -138,7 +138,7 @@ def start_teach(ctx: Context, params: dict[str, Any]) -> Result:
 
 
 @action("stop_teach", "Stop recording and write the capture's summary", ("playbooks", "playbook"),
-        _owner_rule, available=lambda ctx: _teaching(ctx) is not None)
+        owner_rule, available=lambda ctx: _teaching(ctx) is not None)
 def stop_teach(ctx: Context, params: dict[str, Any]) -> Result:
     playbook, entries = teach.stop(teach.owner_key(_identity()))
     if playbook is None:
@@ -150,7 +150,7 @@ def stop_teach(ctx: Context, params: dict[str, Any]) -> Result:
 
 @action("generate_recipe", "Build recipe.json from the capture: variables (volatile inputs "
         "required), selectors instead of element ids, proposed bounds, step wiring", "playbook",
-        _owner_rule, effect="write")
+        owner_rule, effect="write")
 def generate_recipe(ctx: Context, params: dict[str, Any]) -> Result:
     raw = service.generate_recipe(ctx.item)
     required = [k for k, v in raw["vars"].items() if v is None]
@@ -165,7 +165,7 @@ def _recipe_prefill(ctx: Context) -> dict[str, Any]:
 
 
 @action("update_recipe", "Replace the recipe with an edited one (JSON; validated first)",
-        "playbook", _owner_rule,
+        "playbook", owner_rule,
         params=(Param("recipe", "text", "The whole recipe as JSON", required=True,
                       max_length=500_000),), prefill=_recipe_prefill)
 def update_recipe(ctx: Context, params: dict[str, Any]) -> Result:
@@ -178,7 +178,7 @@ ARGS = Param("args", "object", "Variable values by name, e.g. {\"bar_count\": 5}
              schema={"type": "object"})
 
 
-def _has_recipe(ctx: Context) -> bool:
+def has_recipe(ctx: Context) -> bool:
     return ctx.item is not None and service.recipe_path(ctx.item).exists()
 
 
@@ -193,14 +193,14 @@ def _run(ctx: Context, params: dict[str, Any], dry_run: bool) -> Result:
 
 
 @action("dry_run", "Preview a replay: resolve selectors, show planned effects and bound checks "
-        "without writing", "playbook", _owner_rule, params=(ARGS,), available=_has_recipe,
+        "without writing", "playbook", owner_rule, params=(ARGS,), available=has_recipe,
         effect="read")
 def dry_run(ctx: Context, params: dict[str, Any]) -> Result:
     return _run(ctx, params, True)
 
 
 @action("replay", "Run the recipe for real (write steps need confirm: true; caps are checked "
-        "against the upstream's preview before each write)", "playbook", _owner_rule,
-        params=(ARGS,), available=_has_recipe)
+        "against the upstream's preview before each write)", "playbook", owner_rule,
+        params=(ARGS,), available=has_recipe)
 def replay_action(ctx: Context, params: dict[str, Any]) -> Result:
     return _run(ctx, params, False)

@@ -136,7 +136,7 @@ def events_uri(run_id: Any) -> str:
 
 
 def init_app(app: Flask) -> None:
-    from app.workflows import cli, worker
+    from app.workflows import cli, playbook_replays, worker  # noqa: F401  (registers steps)
 
     app.register_blueprint(bp)
     app.cli.add_command(cli.group)

@@ -11,13 +11,6 @@ from flask import Flask
 
 
 @pytest.fixture
-def demo(app: Flask) -> None:
-    """The design-model demo (levels, walls, beams B1-B5), loaded through its own CLI."""
-    result = app.test_cli_runner().invoke(args=["design-model", "load-demo", "--reset"])
-    assert result.exit_code == 0, result.output
-
-
-@pytest.fixture
 def auth_off(app: Flask, monkeypatch: pytest.MonkeyPatch) -> None:
     """PLAYBOOK_AUTH=off: loopback callers need no token (the seed's curl examples)."""
     monkeypatch.setitem(app.config, "PLAYBOOK_AUTH", "off")

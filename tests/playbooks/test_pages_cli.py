@@ -35,7 +35,7 @@ def test_pages_and_actions(app, studio, demo, make_agent) -> None:  # type: igno
 
     front, body = parse_md(alice.get(f"/playbooks/{short}").get_data(as_text=True))
     assert [a["name"] for a in front["actions"]] == ["generate_recipe", "update_recipe",
-                                                     "dry_run", "replay"]
+                                                     "dry_run", "replay", "queue_replay"]
     assert "`update_wall_parameter` — ok" in body and '"name": "walls"' in body
     assert "| `param_value` | `\"Taught\"` | string |  |" in body
 

@@ -1,0 +1,48 @@
+"""Playbook replays on the durable queue: the ``queue_replay`` action on a playbook's page.
+
+The replay runs as one queued step on any worker, as the person who asked, and shows at
+``/runs/<id>`` like any workflow run. It is never retried: a replay that died half-way may have
+written, and stopping with a precise report beats writing twice (the recipe's own bounds and
+confirmations apply as in a direct replay).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from app.actions import Context, Result, action
+from app.playbooks import pages as playbook_pages
+from app.playbooks import service
+from app.playbooks.recipe import load
+from app.playbooks.replay import replay
+from app.workflows.calls import CallContext, CallStep, callable_step, enqueue_calls
+from app.workflows.tools import StepError
+
+STEP = "playbooks.replay"
+
+
+@callable_step(STEP)
+def run_replay(ctx: CallContext, args: dict[str, Any]) -> dict[str, Any]:
+    playbook = service.get(args["playbook"], ctx.identity)
+    recipe = load(service.read_recipe(playbook) or {})
+    report, _run = replay(recipe, args.get("args") or {}, bool(args.get("dry_run")),
+                          ctx.identity, playbook)
+    if not report.get("ok"):
+        # A permanent step error fails the run with the replay's own reason, no retry.
+        raise StepError(f"replay {report.get('status')}: {report.get('error')} "
+                        f"(details at {report.get('run')})", permanent=True)
+    return report
+
+
+@action("queue_replay", "Run the replay on the background job queue (same checks as replay; "
+        "follow it at the returned /runs/<id>)", "playbook", playbook_pages.owner_rule,
+        params=(playbook_pages.ARGS,), available=playbook_pages.has_recipe, effect="create")
+def queue_replay(ctx: Context, params: dict[str, Any]) -> Result:
+    playbook = ctx.item
+    run_id = enqueue_calls(f"replay {playbook.name}",
+                           [CallStep("replay", STEP, {"playbook": playbook.short_id,
+                                                       "args": params.get("args") or {}},
+                                     max_attempts=1)],
+                           user_id=ctx.user.id, inputs=params.get("args") or {})
+    return Result("Replay queued.", f"/runs/{run_id}", created=True,
+                  data={"run": str(run_id)})
