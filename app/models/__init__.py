@@ -9,4 +9,9 @@ __all__ = ["db", "ApiToken", "User", "Note", "NoteEvent", "Invite", "Link", "Mem
            "Studio"]
 
 # Feature packages register their tables by adding an import here, one line each.
+import app.models.collab  # noqa: E402,F401  (decisions, commitments, heartbeats)
+import app.models.floorplans  # noqa: E402,F401  (shared floorplans and their versions)
+import app.models.mcp  # noqa: E402,F401  (MCP sessions, requests, audit)
+import app.models.playbooks  # noqa: E402,F401  (teach sessions and replay runs)
+import app.models.workflows  # noqa: E402,F401  (workflow runs, jobs, events, effects)
 from app.models.design_model import DesignElement, RhinoObject  # noqa: E402,F401

@@ -23,6 +23,10 @@ class ItemKind:
     letter: str  # "n" as in /studios/<h>/n/<id>
     model: Any
     title: Callable[[Any], str]
+    # Kinds addressed by something other than the short id (floorplans use their name): how an
+    # item names itself in its URL, and how to find it in a studio by that key.
+    key: Callable[[Any], str] | None = None
+    lookup: Callable[[Studio, str], Any] | None = None
 
 
 KINDS: dict[str, ItemKind] = {}
@@ -37,13 +41,15 @@ def by_letter(letter: str) -> ItemKind | None:
 
 
 def path_of(studio: Studio, item_type: str, item: Any) -> str:
-    return f"/studios/{studio.handle}/{KINDS[item_type].letter}/{item.short_id}"
+    kind = KINDS[item_type]
+    key = kind.key(item) if kind.key else item.short_id
+    return f"/studios/{studio.handle}/{kind.letter}/{key}"
 
 
 def find(studio: Studio, item_type: str, ident: str) -> Any:
     """The item of this kind in this studio, by short id or UUID, or NotFound."""
     kind = KINDS[item_type]
-    item = find_by_id(kind.model, ident)
+    item = kind.lookup(studio, ident) if kind.lookup else find_by_id(kind.model, ident)
     if item is None or item.studio_id != studio.id:
         raise NotFound(f"no {item_type} '{ident}' in studio '{studio.handle}'")
     return item

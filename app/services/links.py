@@ -11,10 +11,11 @@ from app.extensions import db
 from app.models import Link, Studio
 from app.services import items
 
-# Absolute URLs of this app or site-relative paths: /studios/<handle>/<letter>/<id>.
+# Absolute URLs of this app or site-relative paths: /studios/<handle>/<letter>/<key>, where the
+# key is a short id, a UUID or (floorplans) a name; the item kind decides whether it exists.
 ITEM_URL = re.compile(
     r"(?:(?P<base>https?://[^\s/)\]>\"']+))?/studios/(?P<handle>[a-z0-9-]+)/(?P<letter>[a-z])/"
-    r"(?P<ident>[0-9a-f]{8}(?:-?[0-9a-f]{4}){3}-?[0-9a-f]{12}|[0-9a-f]{8})\b"
+    r"(?P<ident>[A-Za-z0-9][A-Za-z0-9_-]{0,63})(?![A-Za-z0-9_-])"
 )
 
 

@@ -1,0 +1,116 @@
+"""Floorplan actions: create a plan, edit its DSL, and one action per modify operation.
+
+The per-operation actions are generated from ``tools.operation_definitions()`` (the same list
+the MCP ``modify_floorplan`` schema is built from), so a new operation or a new wall type in the
+grammar shows up on the page, in its forms and in its Markdown without a line changed here.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from app.actions import rules
+from app.actions.registry import Context, Param, Result, action
+from app.floorplans import store, tools
+from app.floorplans.mcp_tools import plan_uri
+from app.mcp import events
+from app.services import items
+
+DSL_HELP = "Floorplan DSL (see floorplan://schema; the plan page shows the syntax errors)"
+
+
+@action("create_floorplan", "Create a floorplan in this studio (an empty DSL starts from a "
+        "one-room plan)", "floorplans", rules.member,
+        params=(Param("name", "string", "URL name: letters, digits, _ and -", required=True,
+                      max_length=64, pattern=store.NAME_PATTERN),
+                Param("dsl", "text", DSL_HELP, max_length=store.DSL_MAX)),
+        effect="create")
+def create_floorplan(ctx: Context, p: dict[str, Any]) -> Result:
+    plan = store.create(ctx.studio, ctx.user, p["name"], p.get("dsl"))
+    return Result(f"Created floorplan {plan.name}.", items.path_of(ctx.studio, "floorplan", plan),
+                  created=True, data={"name": plan.name, "version": plan.version})
+
+
+def _validation_note(dsl: str) -> str:
+    found = tools.validate_floorplan({"dsl": dsl})
+    errors, warnings = found.get("errors") or [], found.get("warnings") or []
+    if not errors and not warnings:
+        return "The plan is valid."
+    parts = []
+    if errors:
+        first = errors[0]
+        where = f" (line {first['line']})" if first.get("line") else ""
+        parts.append(f"{len(errors)} error(s), first{where}: {first['message']}")
+    if warnings:
+        parts.append(f"{len(warnings)} warning(s)")
+    return "; ".join(parts) + "."
+
+
+@action("update_dsl", "Replace the plan's DSL text (saved as a new version, even with errors, "
+        "which the page then lists)", "floorplan", rules.member,
+        params=(Param("dsl", "text", DSL_HELP, required=True, max_length=store.DSL_MAX),),
+        idempotent=True, prefill=lambda ctx: {"dsl": ctx.item.dsl})
+def update_dsl(ctx: Context, p: dict[str, Any]) -> Result:
+    plan = ctx.item
+    changed = store.save(plan, ctx.user, p["dsl"], "update_dsl")
+    if changed:
+        _announce(ctx)
+    message = f"Saved version {plan.version}." if changed else "No change."
+    return Result(f"{message} {_validation_note(plan.dsl)}",
+                  items.path_of(ctx.studio, "floorplan", plan),
+                  data={"version": plan.version, "changed": changed})
+
+
+def _announce(ctx: Context) -> None:
+    """Tell MCP sessions subscribed to this plan's resource that it changed."""
+    events.resource_updated(plan_uri(ctx.studio.handle, ctx.item.name))
+
+
+# One action per modify operation ------------------------------------------------------------
+
+def _param(name: str, prop: dict[str, Any], required: bool) -> tuple[Param, bool]:
+    """A page parameter from one property of an operation's flat JSON Schema, and whether the
+    property accepts null (then an absent value is passed on as null)."""
+    kinds = prop.get("type", "string")
+    kinds = [kinds] if isinstance(kinds, str) else list(kinds)
+    nullable = "null" in kinds
+    kind = next((k for k in kinds if k != "null"), "string")
+    description = prop.get("description") or name
+    if nullable:
+        description += " (leave empty to remove)"
+    enum = tuple(prop["enum"]) if prop.get("enum") else None
+    if kind in ("object", "array"):
+        return Param(name, kind, description, required=required, schema=prop), nullable
+    if kind not in ("string", "integer", "number", "boolean"):
+        kind = "string"
+    return Param(name, kind, description, required=required and not nullable, enum=enum,
+                 minimum=prop.get("minimum"), default=prop.get("default")), nullable
+
+
+def _register_operation(definition: dict[str, Any]) -> None:
+    name = definition["name"]
+    schema = definition["parameters"]
+    required = set(schema.get("required") or ())
+    converted = [_param(key, prop, key in required)
+                 for key, prop in (schema.get("properties") or {}).items()]
+    params = tuple(param for param, _ in converted)
+    nullable = [param.name for param, can_be_null in converted if can_be_null]
+
+    def handler(ctx: Context, p: dict[str, Any]) -> Result:
+        values = {**{key: None for key in nullable}, **p}
+        result = store.apply(ctx.item, ctx.user, name, values)
+        _announce(ctx)
+        change = (result.get("changes") or [{}])[0]
+        detail = change.get("message") or f"{name} applied"
+        return Result(f"{detail}. Saved version {ctx.item.version}.",
+                      items.path_of(ctx.studio, "floorplan", ctx.item),
+                      data={"version": ctx.item.version, "changes": result.get("changes", []),
+                            "warnings": result.get("warnings", [])})
+
+    effect = "delete" if name.startswith("remove_") else "write"
+    action(name, f"{definition['description']} (saved as a new version)", "floorplan",
+           rules.member, params=params, effect=effect)(handler)
+
+
+for _definition in tools.operation_definitions():
+    _register_operation(_definition)

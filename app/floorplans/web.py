@@ -1,0 +1,19 @@
+"""Wiring floorplans into the app: the pages and their actions, and the MCP tools/resources."""
+
+from __future__ import annotations
+
+import importlib
+
+from flask import Flask
+
+# Imported for their registrations: the actions (one per modify operation among them) and the
+# MCP tools and resources; ``pages`` also brings the "floorplan" item kind (``store``).
+REGISTERS = ("app.floorplans.actions", "app.floorplans.mcp_tools")
+
+
+def init_app(flask_app: Flask) -> None:
+    for name in REGISTERS:
+        importlib.import_module(name)
+    from app.floorplans import pages
+
+    flask_app.register_blueprint(pages.bp)
