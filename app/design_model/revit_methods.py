@@ -144,14 +144,18 @@ def get_selected_element_ids(ctx: Ctx, p: Params) -> dict[str, Any]:
             "source": "live"}
 
 
+def _one_element(ctx: Ctx, p: Params) -> Any:
+    """The element named by ``uniqueId`` or ``elementId`` (the two ways Revit callers say it)."""
+    if p.has("uniqueId"):
+        return store.by_unique_id(ctx, p.str("uniqueId"))
+    if p.has("elementId"):
+        return store.by_element_id(ctx, p.int("elementId"))
+    raise invalid("uniqueId", "give uniqueId or elementId")
+
+
 @method("get_instance_geometry", reads=True)
 def get_instance_geometry(ctx: Ctx, p: Params) -> dict[str, Any]:
-    if p.has("uniqueId"):
-        element = store.by_unique_id(ctx, p.str("uniqueId"))
-    elif p.has("elementId"):
-        element = store.by_element_id(ctx, p.int("elementId"))
-    else:
-        raise invalid("uniqueId", "give uniqueId or elementId")
+    element = _one_element(ctx, p)
     if not element.vertices:
         raise app_error("NO_GEOMETRY", f"Element {element.element_id} has no geometry",
                         elementId=element.element_id)
@@ -347,12 +351,7 @@ def check_guard(element: DesignElement, guard: Params | None) -> None:
 
 @method("apply_transform_delta")
 def apply_transform_delta(ctx: Ctx, p: Params) -> dict[str, Any]:
-    if p.has("uniqueId"):
-        element = store.by_unique_id(ctx, p.str("uniqueId"))
-    elif p.has("elementId"):
-        element = store.by_element_id(ctx, p.int("elementId"))
-    else:
-        raise invalid("uniqueId", "give uniqueId or elementId")
+    element = _one_element(ctx, p)
     delta = p.obj("delta")
     translate = translate_feet(delta)
     yaw = delta.num("rotateZDeg", 0.0)

@@ -212,12 +212,7 @@ class Runner:
                                                  f"{error.get('code')}: {error.get('message')}")
             return False
         result = response.get("result")
-        self.outputs[step.name] = result
-        verdicts = self._checks(step, result, only_max=False)
-        detail["checks"] = verdicts
-        bad = [v for v in verdicts if not v["ok"]]
-        if bad:
-            detail.update(status="failed", error="; ".join(v["message"] for v in bad))
+        if not self._accept(step, result, detail):
             return False
         detail["status"] = "planned" if self.dry_run and step.kind == "write" else "ok"
         if self.dry_run and step.kind == "write" and isinstance(result, dict):
@@ -261,6 +256,13 @@ class Runner:
         if not ok:
             detail.update(status="failed", error=message)
             return False
+        if not self._accept(step, result, detail):
+            return False
+        detail["status"] = "ok"
+        return True
+
+    def _accept(self, step: Step, result: Any, detail: dict[str, Any]) -> bool:
+        """Keep a step's result for later steps and check its bounds (False fails the step)."""
         self.outputs[step.name] = result
         verdicts = self._checks(step, result, only_max=False)
         detail["checks"] = verdicts
@@ -268,7 +270,6 @@ class Runner:
         if bad:
             detail.update(status="failed", error="; ".join(v["message"] for v in bad))
             return False
-        detail["status"] = "ok"
         return True
 
     # -- report -----------------------------------------------------------------------------

@@ -11,7 +11,7 @@ from flask import Blueprint, request
 from app.actions import Context
 from app.models import User
 from app.models.base import utcnow
-from app.services import commitments, cycles, decisions, heartbeats, links, notes, studios
+from app.services import commitments, cycles, decisions, heartbeats, studios
 from app.services.errors import Forbidden
 from app.web import core_pages, loaders
 from app.web.pages import Page, page
@@ -57,14 +57,6 @@ def _item_nav(ctx: Context, label: str) -> list[tuple[str, str]]:
     return core_pages.studio_nav(ctx) + [(label, path)]
 
 
-def _comments_and_backlinks(kind: str, item: Any) -> dict[str, Any]:
-    from app.services import items
-
-    return {"comments": notes.comments(kind, item.id),
-            "backlinks": [(link, items.get(link.from_type, link.from_id))
-                          for link in links.backlinks(kind, item.id)]}
-
-
 # Decisions -------------------------------------------------------------------------------------
 
 @page(bp, "decision_new", "/studios/<handle>/decide",
@@ -87,7 +79,7 @@ def decision_show(ctx: Context) -> Page:
         "voters": decisions.voters(decision),
         "can_add_options": decisions.can_add_options(decision, ctx.user),
         "pinned": studios.is_pinned(ctx.studio, "decision", decision.id),
-        **_comments_and_backlinks("decision", decision),
+        **core_pages.discussion("decision", decision),
     }, nav=core_pages.studio_nav(ctx))
 
 
@@ -120,7 +112,7 @@ def commitment_show(ctx: Context) -> Page:
         "participants": commitments.participants(commitment),
         "joined": commitments.participant(commitment, ctx.user) is not None,
         "pinned": studios.is_pinned(ctx.studio, "commitment", commitment.id),
-        **_comments_and_backlinks("commitment", commitment),
+        **core_pages.discussion("commitment", commitment),
     }, nav=core_pages.studio_nav(ctx))
 
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from flask import Blueprint
 
 from app.actions import Context
@@ -104,6 +106,13 @@ def backlinks(ctx: Context) -> Page:
 
 # Notes --------------------------------------------------------------------------------------
 
+def discussion(kind: str, item: Any) -> dict[str, Any]:
+    """An item's comments and the items linking to it: every item page shows both."""
+    return {"comments": notes.comments(kind, item.id),
+            "backlinks": [(link, items.get(link.from_type, link.from_id))
+                          for link in links.backlinks(kind, item.id)]}
+
+
 @page(bp, "note_new", "/studios/<handle>/note", loaders.studio_page("note_new", "/note"))
 def note_new(ctx: Context) -> Page:
     return Page(ctx, "New note", "notes/new", nav=studio_nav(ctx))
@@ -117,9 +126,7 @@ def note_show(ctx: Context) -> Page:
         "read_state": notes.read_state(note, ctx.user),
         "history": notes.history(note),
         "readers": notes.readers(note),
-        "comments": notes.comments("note", note.id),
-        "backlinks": [(link, items.get(link.from_type, link.from_id))
-                      for link in links.backlinks("note", note.id)],
+        **discussion("note", note),
         "pinned": studios.is_pinned(ctx.studio, "note", note.id),
     }, nav=studio_nav(ctx))
 
