@@ -151,6 +151,7 @@ def create_commitment(ctx: Context, p: dict[str, Any]) -> Result:
 @action("join_commitment", "Join this commitment", "commitment", rules.member,
         available=lambda ctx: (not ctx.item.closed
                                and commitments.participant(ctx.item, ctx.user) is None),
+        done=lambda ctx: commitments.participant(ctx.item, ctx.user) is not None,
         idempotent=True)
 def join_commitment(ctx: Context, p: dict[str, Any]) -> Result:
     _participant, created = commitments.join(ctx.item, ctx.user)

@@ -106,6 +106,9 @@ class Action:
     idempotent: bool = False
     # Current values for an edit form (a person editing a note starts from its text).
     prefill: Callable[[Context], dict[str, Any]] | None = None
+    # True when the action's effect already holds for this caller (e.g. already joined): it is
+    # no longer offered, but a repeat is accepted and changes nothing, so retries are safe.
+    done: Callable[[Context], bool] | None = None
 
     def param(self, name: str) -> Param | None:
         return next((p for p in self.params if p.name == name), None)
@@ -145,8 +148,8 @@ def action(name: str, description: str, pages: tuple[str, ...] | str, authorize:
            params: tuple[Param, ...] = (), available: Callable[[Context], bool] | None = None,
            label: Callable[[Context], str] | None = None, effect: str = "write",
            idempotent: bool = False,
-           prefill: Callable[[Context], dict[str, Any]] | None = None
-           ) -> Callable[[Handler], Handler]:
+           prefill: Callable[[Context], dict[str, Any]] | None = None,
+           done: Callable[[Context], bool] | None = None) -> Callable[[Handler], Handler]:
     """Register the decorated handler as an action (names are unique across the app)."""
 
     def register(handler: Handler) -> Handler:
@@ -156,7 +159,7 @@ def action(name: str, description: str, pages: tuple[str, ...] | str, authorize:
             name=name, description=description, params=tuple(params),
             pages=(pages,) if isinstance(pages, str) else tuple(pages), handler=handler,
             authorize=authorize, available=available or (lambda ctx: True), label=label,
-            effect=effect, idempotent=idempotent, prefill=prefill)
+            effect=effect, idempotent=idempotent, prefill=prefill, done=done)
         return handler
 
     return register
@@ -184,7 +187,7 @@ def check_offered(ctx: Context, name: str) -> Action:
     reason = act.refusal(ctx)
     if reason:
         raise Forbidden(reason, link=ctx.extra.get("join_link"))
-    if not act.available(ctx):
+    if not act.available(ctx) and not (act.done is not None and act.done(ctx)):
         raise Conflict(f"'{name}' is not available here in the current state",
                        actions=[a.name for a in offered_actions(ctx)])
     return act
