@@ -138,15 +138,10 @@ def make_agent(app: Flask, client: FlaskClient):  # type: ignore[no-untyped-def]
 @pytest.fixture
 def studio(app: Flask, make_agent):  # type: ignore[no-untyped-def]
     """A studio 'team' owned by alice (admin), open to join; returns alice's Agent."""
-    from app.models import User
-    from app.services import studios
+    from tests.helpers import open_studio
 
     alice = make_agent("alice")
-    with app.app_context():
-        user = db.session.query(User).filter(User.handle == "alice").one()
-        studios.create_studio(user, handle="team", name="Team", join_policy="open",
-                              heartbeats_required=False)
-        db.session.commit()
+    open_studio(app, "alice")
     return alice
 
 

@@ -18,3 +18,32 @@ def parse_md(text: str) -> tuple[dict[str, Any], str]:
 
 def action_names(text: str) -> list[str]:
     return [a["name"] for a in parse_md(text)[0]["actions"]]
+
+
+def open_studio(app: Any, owner: str, handle: str = "team", name: str = "Team") -> None:
+    """An open studio without the heartbeat gate, owned (as admin) by the existing ``owner``."""
+    from app.extensions import db
+    from app.models import User
+    from app.services import studios
+
+    with app.app_context():
+        user = db.session.query(User).filter(User.handle == owner).one()
+        studios.create_studio(user, handle=handle, name=name, join_policy="open",
+                              heartbeats_required=False)
+        db.session.commit()
+
+
+def join_studio(make_agent: Any, handle: str, studio: str = "team") -> Any:
+    """A new agent ``handle`` that has joined the open studio ``studio``."""
+    agent = make_agent(handle)
+    assert agent.act(f"/studios/{studio}/join", "join_studio").status_code == 200
+    return agent
+
+
+def log_in(page: Any, handle: str, password: str) -> None:
+    """Log a browser tab in through the login form."""
+    page.goto("/login")
+    page.fill("#login", handle)
+    page.fill("#password", password)
+    page.click("form button[type=submit]")
+    page.wait_for_url("**/")

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import pytest
 
+from tests.helpers import join_studio, log_in, open_studio
+
 pytestmark = pytest.mark.browser
 
 
@@ -22,24 +24,10 @@ def bar_fraction(page) -> float:  # type: ignore[no-untyped-def]
 
 
 def test_decision_and_commitment_in_the_browser(app, page, make_agent) -> None:  # type: ignore[no-untyped-def]
-    from app.extensions import db
-    from app.models import User
-    from app.services import studios
-
     make_agent("pat", password="pat-password-1")
-    friend = make_agent("quinn")
-    with app.app_context():
-        pat = db.session.query(User).filter(User.handle == "pat").one()
-        studios.create_studio(pat, handle="team", name="Team", join_policy="open",
-                              heartbeats_required=False)
-        db.session.commit()
-    assert friend.act("/studios/team/join", "join_studio").status_code == 200
-
-    page.goto("/login")
-    page.fill("[name=login]", "pat")
-    page.fill("[name=password]", "pat-password-1")
-    page.click("button[type=submit]")
-    page.wait_for_url("**/")
+    open_studio(app, "pat")
+    friend = join_studio(make_agent, "quinn")
+    log_in(page, "pat", "pat-password-1")
 
     # A decision, two options, votes.
     page.goto("/studios/team")

@@ -5,13 +5,7 @@ from __future__ import annotations
 
 import re
 
-from tests.helpers import action_names, parse_md
-
-
-def join_studio(make_agent, handle: str):  # type: ignore[no-untyped-def]
-    agent = make_agent(handle)
-    assert agent.act("/studios/team/join", "join_studio").status_code == 200
-    return agent
+from tests.helpers import action_names, join_studio, parse_md
 
 
 def new_commitment(agent, **params):  # type: ignore[no-untyped-def]

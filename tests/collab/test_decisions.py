@@ -3,13 +3,7 @@ settings and pins."""
 
 from __future__ import annotations
 
-from tests.helpers import action_names, parse_md
-
-
-def join(make_agent, handle: str):  # type: ignore[no-untyped-def]
-    agent = make_agent(handle)
-    assert agent.act("/studios/team/join", "join_studio").status_code == 200
-    return agent
+from tests.helpers import action_names, join_studio, parse_md
 
 
 def new_decision(agent, **params):  # type: ignore[no-untyped-def]
@@ -83,7 +77,7 @@ def test_question_is_required_and_one_line(studio) -> None:  # type: ignore[no-u
 
 
 def test_options_are_unique_and_follow_options_open(studio, make_agent) -> None:  # type: ignore[no-untyped-def]
-    bob = join(make_agent, "bob")
+    bob = join_studio(make_agent, "bob")
     path = new_decision(studio)
     add(studio, path, "Café")
     dup = bob.act(path, "add_option", title="Café")
@@ -99,7 +93,7 @@ def test_options_are_unique_and_follow_options_open(studio, make_agent) -> None:
 
 
 def test_vote_is_an_upsert_and_results_are_ranked(studio, make_agent) -> None:  # type: ignore[no-untyped-def]
-    bob, carol = join(make_agent, "bob"), join(make_agent, "carol")
+    bob, carol = join_studio(make_agent, "bob"), join_studio(make_agent, "carol")
     path = new_decision(studio)
     add(studio, path, "A", "B", "C")
     assert "vote" in action_names(studio.get(path).get_data(as_text=True))
@@ -155,7 +149,7 @@ def test_batch_votes_and_the_either_or_rule(studio) -> None:  # type: ignore[no-
 
 
 def test_closed_decision_refuses_options_and_votes(studio, make_agent) -> None:  # type: ignore[no-untyped-def]
-    bob = join(make_agent, "bob")
+    bob = join_studio(make_agent, "bob")
     path = new_decision(studio)
     add(studio, path, "A")
     assert vote(bob, path, option_title="A", accept=True).status_code == 200
@@ -175,7 +169,7 @@ def test_closed_decision_refuses_options_and_votes(studio, make_agent) -> None: 
 
 
 def test_settings_creator_only_and_closed_deadline_is_fixed(studio, make_agent) -> None:  # type: ignore[no-untyped-def]
-    bob = join(make_agent, "bob")
+    bob = join_studio(make_agent, "bob")
     path = new_decision(studio, deadline="2d")
     settings = f"{path}/settings"
     assert action_names(bob.get(settings).get_data(as_text=True)) == ["pin_decision"]

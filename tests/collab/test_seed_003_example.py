@@ -8,20 +8,12 @@ from __future__ import annotations
 
 import re
 
-from tests.helpers import action_names, parse_md
+from tests.helpers import action_names, open_studio, parse_md
 
 
 def test_seed_003_example_interaction(app, make_agent) -> None:  # type: ignore[no-untyped-def]
-    from app.extensions import db
-    from app.models import User
-    from app.services import studios
-
     agent = make_agent("agent", password="agent-password-1")
-    with app.app_context():
-        owner = db.session.query(User).filter(User.handle == "agent").one()
-        studios.create_studio(owner, handle="team", name="Team", join_policy="open",
-                              heartbeats_required=False)
-        db.session.commit()
+    open_studio(app, "agent")
 
     home = agent.get("/studios/team")
     assert home.status_code == 200 and home.mimetype == "text/markdown"

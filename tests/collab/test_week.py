@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from tests.helpers import parse_md
+from tests.helpers import open_studio, parse_md
 
 CSRF = re.compile(r'name="csrf_token" value="([^"]+)"')
 
@@ -114,16 +114,9 @@ def outcome(reader, places: dict[str, str]) -> dict[str, Any]:  # type: ignore[n
 
 @pytest.mark.parametrize("mode", ["html", "markdown", "mixed"])
 def test_a_week_in_every_door(app, make_agent, mode: str) -> None:  # type: ignore[no-untyped-def]
-    from app.extensions import db
-    from app.models import User
-    from app.services import studios
 
     agents = {h: make_agent(h, password=f"{h}-password-1") for h in ("alice", "bob", "carol")}
-    with app.app_context():
-        owner = db.session.query(User).filter(User.handle == "alice").one()
-        studios.create_studio(owner, handle="team", name="Team", join_policy="open",
-                              heartbeats_required=False)
-        db.session.commit()
+    open_studio(app, "alice")
     for h in ("bob", "carol"):
         assert agents[h].act("/studios/team/join", "join_studio").status_code == 200
     doors = {"html": lambda h: Person(app, h, f"{h}-password-1"),

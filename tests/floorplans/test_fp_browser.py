@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 from flask import Flask
 
-from app.extensions import db
+from tests.helpers import log_in, open_studio
 
 pytestmark = pytest.mark.browser
 
@@ -21,23 +21,12 @@ MORE = PLAN.replace("  }\n", "    room Kitchen below Office size (10 x 6) label 
 
 
 def test_a_person_edits_the_plan_and_sees_the_drawing_change(app: Flask, make_agent, page) -> None:  # type: ignore[no-untyped-def]
-    from app.models import User
-    from app.services import studios
-
     alice = make_agent("alice", password="alice-password")
-    with app.app_context():
-        user = db.session.query(User).filter(User.handle == "alice").one()
-        studios.create_studio(user, handle="team", name="Team", join_policy="open",
-                              heartbeats_required=False)
-        db.session.commit()
+    open_studio(app, "alice")
     created = alice.act("/studios/team/floorplans", "create_floorplan", name="office", dsl=PLAN)
     assert created.status_code == 201
 
-    page.goto("/login")
-    page.fill("#login", "alice")
-    page.fill("#password", "alice-password")
-    page.click("form button[type=submit]")
-    page.wait_for_url("**/")
+    log_in(page, "alice", "alice-password")
     page.goto("/studios/team/f/office")
     drawing = page.locator(".plan-drawing svg")
     assert drawing.locator("rect.room").count() == 2

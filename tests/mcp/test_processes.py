@@ -17,7 +17,7 @@ import httpx
 import pytest
 from flask import Flask
 
-from tests.helpers import parse_md
+from tests.helpers import open_studio, parse_md
 from tests.mcp.conftest import INIT, MCP_SERVER, ROOT, Http, app_env, gunicorn, node_env
 
 pytestmark = pytest.mark.slow
@@ -137,17 +137,9 @@ def test_cancellation_from_another_process_stops_the_call(
 
 def test_two_sessions_alternating_between_processes_keep_their_own_page(
         server_pair: tuple[str, str], studio, make_agent, app: Flask) -> None:  # type: ignore[no-untyped-def]
-    from app.models import User
-    from app.services import studios
 
     bob = make_agent("bob")
-    with app.app_context():
-        from app.extensions import db
-
-        user = db.session.query(User).filter(User.handle == "bob").one()
-        studios.create_studio(user, handle="lab", name="Lab", join_policy="open",
-                              heartbeats_required=False)
-        db.session.commit()
+    open_studio(app, "bob", handle="lab", name="Lab")
     a, b = server_pair
     alice_a, bob_b = Http(a, studio.token), Http(b, bob.token)
     alice_a.initialize()

@@ -9,20 +9,12 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from app.extensions import db
-from tests.helpers import parse_md
+from tests.helpers import open_studio, parse_md
 from tests.playbooks.conftest import run_async
 
 
 def _second_studio(app, handle: str = "lab") -> None:  # type: ignore[no-untyped-def]
-    from app.models import User
-    from app.services import studios
-
-    with app.app_context():
-        alice = db.session.query(User).filter(User.handle == "alice").one()
-        studios.create_studio(alice, handle=handle, name="Lab", join_policy="open",
-                              heartbeats_required=False)
-        db.session.commit()
+    open_studio(app, "alice", handle=handle, name="Lab")
 
 
 def test_agent_teaches_a_routine_and_replays_it_elsewhere(app, studio, demo, live_server) -> None:  # type: ignore[no-untyped-def]
