@@ -10,13 +10,14 @@ from __future__ import annotations
 import uuid
 from dataclasses import dataclass
 
-from flask import g, request
+from flask import current_app, g, request
 from flask_login import current_user
 
 from app.extensions import csrf, db, login_manager
 from app.models import User
 from app.services import tokens
 from app.services.errors import Forbidden, Unauthorized
+from app.web import ratelimit
 
 IDENTITY_KEY = "harmonic.identity"
 
@@ -44,6 +45,11 @@ def identity_from_token(plaintext: str) -> Identity:
                     via="token")
 
 
+def _buckets() -> ratelimit.TokenBuckets:
+    # One set of buckets per app (per process): see app.web.ratelimit for why not the database.
+    return current_app.extensions.setdefault("harmonic.ratelimit", ratelimit.TokenBuckets())
+
+
 def bearer_token() -> str | None:
     header = request.headers.get("Authorization", "")
     scheme, _, value = header.partition(" ")
@@ -63,6 +69,7 @@ def load_identity() -> None:
         if plaintext is None:
             raise Unauthorized("use 'Authorization: Bearer <token>'")
         g.identity = identity_from_token(plaintext)
+        ratelimit.check(current_app.config, _buckets(), g.identity.token_id)
     elif current_user.is_authenticated:
         g.identity = Identity(user_id=current_user.id, via="session")
     if g.identity is not None:

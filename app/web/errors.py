@@ -63,14 +63,15 @@ def register_error_handlers(app: Flask) -> None:
     def http_error(exc: HTTPException) -> Response:
         status = exc.code or 500
         kinds = {400: "bad_request", 404: "not_found", 405: "method_not_allowed",
-                 413: "too_large", 415: "unsupported_media_type"}
+                 413: "too_large", 415: "unsupported_media_type", 429: "rate_limited"}
         message = exc.description or exc.name
         if status == 413:
             limit = app.config.get("MAX_CONTENT_LENGTH")
             message = f"the request body is larger than the limit of {limit} bytes"
         response = _error_response(status, kinds.get(status, "error"), message)
-        if status == 405 and exc.get_response().headers.get("Allow"):
-            response.headers["Allow"] = exc.get_response().headers["Allow"]
+        for header in ("Allow", "Retry-After"):  # 405 and 429 say what to do next
+            if exc.get_response().headers.get(header):
+                response.headers[header] = exc.get_response().headers[header]
         return response
 
     @app.errorhandler(Exception)

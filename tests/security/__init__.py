@@ -1,0 +1,1 @@
+"""Security tests: authorization matrix, CSRF, XSS, SSRF, traversal, rebinding, limits."""

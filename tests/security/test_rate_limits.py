@@ -1,0 +1,98 @@
+"""Per-token rate limits: 429 with Retry-After on every agent door, one bucket per token."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from flask import Flask
+
+from app.web.ratelimit import TokenBuckets
+
+RPC = {"jsonrpc": "2.0", "id": 1, "method": "get_walls", "params": {}}
+MCP_PING = {"jsonrpc": "2.0", "id": 1, "method": "ping"}
+
+
+@pytest.fixture
+def low_limit(app: Flask, monkeypatch: pytest.MonkeyPatch) -> int:
+    """A limit of 60 per minute with a burst of 3, and empty buckets."""
+    monkeypatch.setitem(app.config, "HARMONIC_RATE_LIMIT", 60)
+    monkeypatch.setitem(app.config, "HARMONIC_RATE_BURST", 3)
+    app.extensions.pop("harmonic.ratelimit", None)
+    yield 3
+    app.extensions.pop("harmonic.ratelimit", None)
+
+
+def doors(agent: Any) -> dict[str, Any]:
+    """One request per agent door, each sent with the agent's Bearer token."""
+    client, headers = agent.client, agent.headers("application/json")
+    mcp = {**headers, "Accept": "application/json, text/event-stream",
+           "Content-Type": "application/json"}
+    return {
+        "page": lambda: client.get("/studios", headers=headers),
+        "action": lambda: client.post("/studios/team/note/actions/create_note",
+                                      json={"text": "x"}, headers=headers),
+        "mcp": lambda: client.post("/mcp", json=MCP_PING, headers=mcp),
+        "rpc": lambda: client.post("/rpc", json=RPC, headers=headers),
+        "design-model": lambda: client.post("/design-model/rpc", json=RPC, headers=headers),
+    }
+
+
+@pytest.mark.parametrize("door", ["page", "action", "mcp", "rpc", "design-model"])
+def test_every_agent_door_answers_429_with_retry_after(studio, make_agent, low_limit: int,
+                                                       door: str) -> None:  # type: ignore[no-untyped-def]
+    send = doors(studio)[door]
+    statuses = [send().status_code for _ in range(low_limit)]
+    assert 429 not in statuses and all(s < 500 for s in statuses), statuses
+    refused = send()
+    assert refused.status_code == 429, refused.get_data(as_text=True)
+    assert int(refused.headers["Retry-After"]) >= 1
+    assert refused.json["error"]["kind"] == "rate_limited"
+    # The bucket is the token's: another token of another user is untouched.
+    other = make_agent("bob")
+    assert doors(other)["page"]().status_code == 200
+
+
+def test_a_refused_action_writes_nothing(app: Flask, studio, low_limit: int) -> None:  # type: ignore[no-untyped-def]
+    from app.extensions import db
+    from app.models import Note
+
+    for _ in range(low_limit):
+        studio.get("/studios/team")
+    refused = studio.act("/studios/team/note", "create_note", text="over the limit")
+    assert refused.status_code == 429
+    with app.app_context():
+        assert db.session.query(Note).count() == 0
+
+
+def test_in_process_hops_are_not_counted(app: Flask, studio, client,
+                                                              low_limit: int) -> None:  # type: ignore[no-untyped-def]
+    # navigate + execute_action dispatch into our own routes: one /mcp request, one unit.
+    from tests.mcp.conftest import Http
+    from tests.mcp.test_http import _FlaskClient
+
+    http = Http("http://localhost", studio.token, _FlaskClient(client))
+    http.initialize()  # initialize and notifications/initialized: two units
+    result = http.tool("navigate", path="/studios/team")  # one unit, several in-process hops
+    assert not result.get("isError"), result
+    assert http.post(MCP_PING).status_code == 429
+
+
+def test_limit_zero_turns_limiting_off(app: Flask, studio, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    monkeypatch.setitem(app.config, "HARMONIC_RATE_LIMIT", 0)
+    monkeypatch.setitem(app.config, "HARMONIC_RATE_BURST", 1)
+    assert all(studio.get("/studios").status_code == 200 for _ in range(5))
+
+
+def test_buckets_refill_at_the_configured_rate() -> None:
+    now = [1000.0]
+    buckets = TokenBuckets(clock=lambda: now[0])
+    assert [buckets.take("t", 60, 2) for _ in range(2)] == [0.0, 0.0]
+    assert buckets.take("t", 60, 2) == pytest.approx(1.0)  # one per second at 60/minute
+    now[0] += 0.5
+    assert buckets.take("t", 60, 2) == pytest.approx(0.5)
+    now[0] += 0.5
+    assert buckets.take("t", 60, 2) == 0.0
+    now[0] += 3600
+    assert [buckets.take("t", 60, 2) for _ in range(3)][-1] > 0  # never above the burst
+    assert buckets.take("other", 60, 2) == 0.0
