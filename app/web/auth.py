@@ -79,7 +79,10 @@ def load_identity() -> None:
     if request.method not in ("GET", "HEAD", "OPTIONS"):
         # Cookie sessions need CSRF protection; token and in-process callers cannot be forged
         # by a third-party page, because browsers never attach those credentials by themselves.
-        if g.identity is None or g.identity.via == "session":
+        # An anonymous JSON request has nobody to act as and cannot come from a third-party
+        # form (JSON needs a CORS preflight): it goes on to its honest 401, not a CSRF error.
+        anonymous_json = g.identity is None and request.mimetype == "application/json"
+        if (g.identity is None or g.identity.via == "session") and not anonymous_json:
             # Views and blueprints marked with csrf.exempt() (agent-only JSON endpoints).
             if not csrf._is_exempt():
                 csrf.protect()
