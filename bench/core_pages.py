@@ -1,93 +1,141 @@
-"""How fast the core pages are, against a bare Flask baseline measured in the same run.
+"""Pages: SQL statements per page (no N+1) and render time of the heaviest pages, both formats.
 
-Runs in-process through the WSGI stack (Flask's test client) so the numbers measure our code,
-not the network. Prints requests per second and the ratio to a bare Flask view returning a fixed
-Markdown string (the floor for any Flask page).
+Two instances are filled by ``seeds.busy_studio`` with a small and a large ``n`` (options,
+voters, comments, participants...). For every heavy page the statements one request runs are
+counted with SQLAlchemy's ``before_cursor_execute`` event at both sizes: the count must not grow
+with the number of items shown. Then each page is timed at the large size as Markdown (the
+agent's format) and HTML, in-process through the WSGI stack (Flask's test client, so the numbers
+measure our code, not the network), beside a bare Flask view returning a fixed Markdown string
+(the floor for any Flask page).
 
-    .venv/bin/python bench/core_pages.py [--seconds 3] [--database-url URL]
+    .venv/bin/python bench/core_pages.py [--quick | --smoke] [--postgres]
 """
 
 from __future__ import annotations
 
 import argparse
-import os
-import statistics
 import sys
-import tempfile
-import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+import harness  # noqa: E402
+import seeds  # noqa: E402
+
+FORMATS = {"md": "text/markdown", "html": "text/html"}
 
 
-def measure(label: str, call: Callable[[], object], seconds: float) -> float:
-    for _ in range(20):  # warm caches and template compilation
-        call()
-    samples: list[float] = []
-    end = time.perf_counter() + seconds
-    while time.perf_counter() < end:
-        start = time.perf_counter()
-        call()
-        samples.append(time.perf_counter() - start)
-    rate = len(samples) / sum(samples)
-    p50 = statistics.median(samples) * 1000
-    p99 = sorted(samples)[int(len(samples) * 0.99) - 1] * 1000
-    print(f"{label:<44} {rate:8.0f} req/s   p50 {p50:6.2f} ms   p99 {p99:6.2f} ms")
-    return rate
+@contextmanager
+def counting(app: Any) -> Iterator[list[str]]:
+    """Collect the SQL statements run on the app's engine meanwhile."""
+    from sqlalchemy import event
+
+    from app.extensions import db
+
+    statements: list[str] = []
+
+    def count(_conn: Any, _cursor: Any, statement: str, *_args: Any) -> None:
+        statements.append(statement)
+
+    with app.app_context():
+        engine = db.engine
+    event.listen(engine, "before_cursor_execute", count)
+    try:
+        yield statements
+    finally:
+        event.remove(engine, "before_cursor_execute", count)
+
+
+def page_getter(app: Any, token: str, path: str, accept: str) -> Callable[[], Any]:
+    client = app.test_client()
+    headers = {"Authorization": f"Bearer {token}", "Accept": accept}
+
+    def get() -> Any:
+        response = client.get(path, headers=headers)
+        assert response.status_code == 200, (path, response.status_code)
+        return response
+
+    return get
+
+
+def statements_per_page(app: Any, token: str, paths: dict[str, str]) -> dict[tuple[str, str], int]:
+    counts = {}
+    for name, path in paths.items():
+        for fmt, accept in FORMATS.items():
+            get = page_getter(app, token, path, accept)
+            get()  # first request warms caches (token last use, templates)
+            with counting(app) as statements:
+                get()
+            counts[(name, fmt)] = len(statements)
+    return counts
+
+
+def build(database_url: str | None, n: int) -> tuple[Any, str, dict[str, str]]:
+    instance = harness.make_instance(database_url)
+    app = harness.app_for(instance)
+    return app, instance.token, seeds.busy_studio(app, n)
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--seconds", type=float, default=3.0)
-    parser.add_argument("--database-url", default=None)
+    parser.add_argument("--quick", action="store_true")
+    parser.add_argument("--smoke", action="store_true")
+    parser.add_argument("--postgres", action="store_true", help="PostgreSQL instead of SQLite")
     args = parser.parse_args()
+    small_n, large_n = harness.size((4, 20), (4, 20), (2, 4))
+    count = harness.size(300, 100, 3)
 
-    from flask import Flask
+    with contextlib_databases(args.postgres) as (url_small, url_large):
+        small_app, small_token, small_paths = build(url_small, small_n)
+        large_app, large_token, large_paths = build(url_large, large_n)
+        small = statements_per_page(small_app, small_token, small_paths)
+        large = statements_per_page(large_app, large_token, large_paths)
+        rows = []
+        grows = []
+        for (name, fmt), value in small.items():
+            bigger = large[(name, fmt)]
+            if bigger > value:
+                grows.append(f"{name}.{fmt}")
+            rows.append([f"{name} ({fmt})", str(value), str(bigger),
+                         "grows" if bigger > value else "flat"])
+        db_name = "PostgreSQL" if args.postgres else "SQLite"
+        harness.print_table(
+            f"SQL statements per request ({db_name}), n = {small_n} vs n = {large_n}",
+            ["page", f"n={small_n}", f"n={large_n}", "N+1?"], rows,
+            [f"Goal: no page's count grows with n — {harness.goal(not grows)}"
+             + (f" (grows: {', '.join(grows)})" if grows else "")])
 
-    from app import create_app
-    from app.extensions import db
+        from flask import Flask
 
-    instance = tempfile.mkdtemp()
-    os.environ["HARMONIC_INSTANCE"] = instance
-    url = args.database_url or f"sqlite:///{instance}/bench.db"
-    app = create_app({"DATABASE_URL": url, "SECRET_KEY": "bench"})
-    with app.app_context():
-        from flask_migrate import upgrade
+        bare = Flask("bare")
+        text = "---\napp: Harmonic\n---\n# Bare\n"
+        bare.add_url_rule("/", "index", lambda: (text, 200, {"Content-Type": "text/markdown"}))
+        bare_client = bare.test_client()
+        calls: dict[str, Callable[[], Any]] = {
+            "bare Flask, fixed Markdown": lambda: bare_client.get("/")}
+        for name, path in large_paths.items():
+            for fmt, accept in FORMATS.items():
+                calls[f"{name} ({fmt})"] = page_getter(large_app, large_token, path, accept)
+        samples = harness.interleaved(calls, rounds=3, per_round=max(count // 3, 1))
+        floor = samples["bare Flask, fixed Markdown"].rate
+        harness.print_table(
+            f"Render time at n = {large_n} ({db_name}, in-process WSGI, {count} requests each)",
+            ["page", "req/s", "p50 ms", "p99 ms", "bare Flask / page"],
+            [[name, f"{s.rate:,.0f}", f"{s.p50:.2f}", f"{s.p99:.2f}",
+              f"{floor / s.rate:.1f}×" if s.rate else "-"] for name, s in samples.items()])
+    harness.print_footer()
 
-        from app.services import seed
 
-        upgrade(revision="heads")
-        token = seed.seed_demo()
-        db.session.commit()
-    client = app.test_client()
-    md = {"Authorization": f"Bearer {token}", "Accept": "text/markdown"}
-    note = client.post("/studios/demo/note/actions/create_note", headers={
-        **md, "Accept": "application/json"}, json={"text": "bench"}).json["location"]
-
-    bare = Flask("bare")
-    text = "---\napp: Harmonic\n---\n# Bare\n"
-
-    @bare.get("/")
-    def index() -> tuple[str, int, dict[str, str]]:
-        return text, 200, {"Content-Type": "text/markdown"}
-
-    bare_client = bare.test_client()
-    print(f"database: {url.split(':')[0]}, {args.seconds:g} s per row, in-process WSGI")
-    baseline = measure("baseline: bare Flask, fixed Markdown", lambda: bare_client.get("/"),
-                       args.seconds)
-    rows = {
-        "GET /studios/demo (Markdown)": lambda: client.get("/studios/demo", headers=md),
-        "GET note page (Markdown)": lambda: client.get(note, headers=md),
-        "GET note page (JSON)": lambda: client.get(note, headers={**md,
-                                                                   "Accept": "application/json"}),
-        "POST add_comment (JSON)": lambda: client.post(
-            f"{note}/actions/add_comment", headers={**md, "Accept": "application/json"},
-            json={"text": "a comment"}),
-    }
-    for label, call in rows.items():
-        rate = measure(label, call, args.seconds)
-        print(f"{'':<44} ratio to baseline: {rate / baseline:.3f}")
+@contextmanager
+def contextlib_databases(postgres: bool) -> Iterator[tuple[str | None, str | None]]:
+    if not postgres:
+        yield None, None
+        return
+    with harness.pg_database("bench_pages") as small, harness.pg_database("bench_pages") as large:
+        yield small, large
 
 
 if __name__ == "__main__":

@@ -1,55 +1,62 @@
-"""MCP benchmarks, ours beside the official Python SDK in the same run (ratios, not absolutes).
+"""MCP benchmarks, ours beside the alternatives in the same run (ratios, not absolutes).
 
-    .venv/bin/python bench/mcp_bench.py [--quick]
+    .venv/bin/python bench/mcp_bench.py [--quick | --smoke] [--postgres] [--only SECTIONS]
 
-1. In-process dispatch: our McpServer.handle against jsonrpcserver's dispatch, for ping and
-   for a tools/call of a trivial tool (why the core is plain code).
-2. stdio cold start: spawn -> initialize response, bin/mcp-server against the SDK's server;
-   plus ours spawn -> first tools/list (that one loads the Flask app and the database).
-3. stdio sequential ping round trips, both servers.
-4. Streamable HTTP tools/call throughput with 16 keep-alive clients: our /mcp under gunicorn
-   (gthread; conformance profile's test_simple_text, auth off, SQLite) against the SDK under
-   uvicorn (echo tool, JSON responses; stateless and stateful).
-Prints a Markdown table; medians of several runs.
+Sections (``--only dispatch,wrapper,stdio,http``):
+
+- ``dispatch``: in-process, our McpServer.handle against jsonrpcserver's dispatch (ping and a
+  trivial tools/call): why the protocol core is plain code.
+- ``wrapper`` (issue item 1): ``navigate`` on a busy decision page (20 options, 50 voters) and
+  ``execute_action`` (a vote) through ``bin/mcp-server`` (in-process dispatch) against a
+  separate wrapper process fetching the same pages over HTTP from the app under gunicorn.
+  Goal: in-process at least 3x faster.
+- ``stdio`` (item 3): cold start, spawn -> initialize response, and resident memory, of
+  ``bin/mcp-server`` against the SDK's MCPServer (FastMCP) with one tool; ours also to the first
+  tools/list (that one loads the Flask app and the database). Sequential stdio ping round trips.
+  Goals: faster than the SDK, under 400 ms, under 80 MB.
+- ``http`` (item 2): ``tools/call`` of a trivial tool with 16 keep-alive clients against
+  /mcp under gunicorn (2 processes, gthread), beside the SDK's server under uvicorn and a bare
+  Flask endpoint returning a fixed JSON-RPC result under the same gunicorn settings (the
+  ceiling). Two processes are run as two single-process servers on two ports with the clients
+  split evenly (processes sharing one socket get a very uneven share of keep-alive clients; the
+  shared-socket row reports the spread it got). Also ``navigate`` on the busy decision page.
+  Goals: at least 2x the SDK, at least 60% of the ceiling.
 """
 
 from __future__ import annotations
 
+import argparse
 import json
-import os
-import socket
-import statistics
 import subprocess
 import sys
-import tempfile
 import threading
 import time
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from contextlib import ExitStack, contextmanager
 from pathlib import Path
 from typing import Any
 
-import httpx
+sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
-PY = sys.executable
+import harness  # noqa: E402
+from harness import PY, ROOT, Sample  # noqa: E402
+
+VERSION = "2025-11-25"
 INIT = {"jsonrpc": "2.0", "id": 1, "method": "initialize",
-        "params": {"protocolVersion": "2025-11-25", "capabilities": {},
+        "params": {"protocolVersion": VERSION, "capabilities": {},
                    "clientInfo": {"name": "bench", "version": "1"}}}
+INITIALIZED = {"jsonrpc": "2.0", "method": "notifications/initialized"}
 ACCEPT = "application/json, text/event-stream"
-QUICK = "--quick" in sys.argv
+BENCH = ROOT / "bench"
 
 
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
+def fmt(sample: Sample) -> list[str]:
+    return [f"{sample.rate:,.0f}", f"{sample.p50:.2f}", f"{sample.p99:.2f}"]
 
 
-# 1. in-process dispatch --------------------------------------------------------------------
+# dispatch ------------------------------------------------------------------------------------
 
-def bench_dispatch() -> list[tuple[str, str]]:
+def bench_dispatch() -> None:
     from jsonrpcserver import Success, dispatch, method
 
     from app.mcp.context import SessionState
@@ -78,225 +85,327 @@ def bench_dispatch() -> list[tuple[str, str]]:
     def call(name: str, arguments: dict[str, Any]) -> Success:
         return Success({"content": [{"type": "text", "text": arguments["text"]}]})
 
-    ping_msg = '{"jsonrpc":"2.0","id":1,"method":"ping"}'
-    call_msg = json.dumps({"jsonrpc": "2.0", "id": 2, "method": "tools/call",
-                           "params": {"name": "echo", "arguments": {"text": "hi"}}})
     sink = Sink()
-
-    def ours(raw: str) -> Callable[[], Any]:
-        return lambda: json.dumps(server.handle(json.loads(raw), session, sink))
-
-    def theirs(raw: str) -> Callable[[], Any]:
-        return lambda: dispatch(raw)
-
-    rows = []
-    n = 2000 if QUICK else 10000
-    for label, raw in (("ping", ping_msg), ("tools/call echo", call_msg)):
-        for who, fn in (("ours (McpServer.handle + json)", ours(raw)),
-                        ("jsonrpcserver 5 dispatch", theirs(raw))):
-            fn()
-            best = []
-            for _ in range(5):
-                started = time.perf_counter()
-                for _ in range(n):
-                    fn()
-                best.append((time.perf_counter() - started) / n * 1e6)
-            rows.append((f"in-process {label}: {who}", f"{statistics.median(best):.1f} µs"))
-    return rows
+    messages = {"ping": '{"jsonrpc":"2.0","id":1,"method":"ping"}',
+                "tools/call echo": json.dumps({"jsonrpc": "2.0", "id": 2, "method": "tools/call",
+                                               "params": {"name": "echo",
+                                                          "arguments": {"text": "hi"}}})}
+    calls: dict[str, Callable[[], Any]] = {}
+    for label, raw in messages.items():
+        calls[f"{label}: ours"] = (
+            lambda raw=raw: json.dumps(server.handle(json.loads(raw), session, sink)))
+        calls[f"{label}: jsonrpcserver"] = lambda raw=raw: dispatch(raw)
+    n = harness.size(20000, 5000, 20)
+    samples = harness.interleaved(calls, rounds=5, per_round=max(n // 5, 1))
+    rows = [[name, f"{s.p50 * 1000:.1f}"] for name, s in samples.items()]
+    harness.print_table("In-process JSON-RPC dispatch (µs per message, median)",
+                        ["message: dispatcher", "µs"], rows)
 
 
-# 2 and 3. stdio ----------------------------------------------------------------------------
+# stdio ---------------------------------------------------------------------------------------
 
-def _spawn_until(cmd: list[str], env: dict[str, str], lines: list[bytes],
-                 want_id: Any) -> tuple[float, subprocess.Popen[bytes]]:
-    started = time.perf_counter()
-    proc = subprocess.Popen(cmd, env=env, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                            stderr=subprocess.DEVNULL, cwd=ROOT)
-    assert proc.stdin and proc.stdout
-    proc.stdin.write(b"".join(line + b"\n" for line in lines))
-    proc.stdin.flush()
-    while True:
-        out = proc.stdout.readline()
-        if not out:
-            raise RuntimeError(f"{cmd} ended early")
-        if json.loads(out).get("id") == want_id:
-            return time.perf_counter() - started, proc
+class Stdio:
+    """A spawned stdio MCP server, talked to line by line."""
 
+    def __init__(self, cmd: list[str], env: dict[str, str]) -> None:
+        self.started = time.perf_counter()
+        self.proc = subprocess.Popen(cmd, env=env, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                     stderr=subprocess.DEVNULL, cwd=ROOT)
+        self.next_id = 100
 
-def _stop(proc: subprocess.Popen[bytes]) -> None:
-    assert proc.stdin
-    proc.stdin.close()
-    try:
-        proc.wait(10)
-    except subprocess.TimeoutExpired:
-        proc.kill()
+    def send(self, message: dict[str, Any]) -> None:
+        assert self.proc.stdin
+        self.proc.stdin.write(json.dumps(message).encode() + b"\n")
+        self.proc.stdin.flush()
 
+    def wait_for(self, want_id: Any) -> dict[str, Any]:
+        assert self.proc.stdout
+        while True:
+            line = self.proc.stdout.readline()
+            if not line:
+                raise RuntimeError("the stdio server ended early")
+            message = json.loads(line)
+            if message.get("id") == want_id:
+                return message
 
-def _stdio_setup() -> tuple[dict[str, str], str]:
-    """A fresh instance with a migrated SQLite database and a token; returns env and token."""
-    instance = tempfile.mkdtemp(prefix="mcp-bench-")
-    env = dict(os.environ, HARMONIC_INSTANCE=instance, FLASK_APP="wsgi.py",
-               DATABASE_URL=f"sqlite:///{instance}/harmonic.db")
-    subprocess.run([PY, "-m", "flask", "db", "upgrade", "heads"], env=env, cwd=ROOT,
-                   check=True, capture_output=True)
-    seeded = subprocess.run([PY, "-m", "flask", "seed-demo"], env=env, cwd=ROOT, check=True,
-                            capture_output=True, text=True).stdout
-    token = next(line.split("=", 1)[1] for line in seeded.splitlines()
-                 if line.startswith("HARMONIC_API_TOKEN="))
-    return env, token
+    def call(self, method: str, params: dict[str, Any] | None = None) -> dict[str, Any]:
+        self.next_id += 1
+        self.send({"jsonrpc": "2.0", "id": self.next_id, "method": method,
+                   **({"params": params} if params is not None else {})})
+        answer = self.wait_for(self.next_id)
+        if "error" in answer or answer.get("result", {}).get("isError"):
+            raise RuntimeError(f"{method} failed: {json.dumps(answer)[:500]}")
+        return answer
 
+    def initialize(self) -> float:
+        """Send initialize; seconds from spawn to its response."""
+        self.send(INIT)
+        self.wait_for(1)
+        took = time.perf_counter() - self.started
+        self.send(INITIALIZED)
+        return took
 
-def bench_stdio(env: dict[str, str], token: str) -> list[tuple[str, str]]:
-    ours_cmd = [PY, str(ROOT / "bin" / "mcp-server")]
-    sdk_cmd = [PY, str(ROOT / "bench" / "mcp_sdk_server.py")]
-    ours_env = dict(env, HARMONIC_API_TOKEN=token)
-    init = json.dumps(INIT).encode()
-    initialized = b'{"jsonrpc":"2.0","method":"notifications/initialized"}'
-    tools = b'{"jsonrpc":"2.0","id":2,"method":"tools/list"}'
-    runs = 3 if QUICK else 7
-    rows = []
-    for label, cmd, run_env in (("ours bin/mcp-server", ours_cmd, ours_env),
-                                ("SDK MCPServer", sdk_cmd, env)):
-        times = []
-        for _ in range(runs):
-            took, proc = _spawn_until(cmd, run_env, [init], 1)
-            times.append(took)
-            _stop(proc)
-        rows.append((f"stdio cold start, spawn → initialize response: {label}",
-                     f"{statistics.median(times) * 1000:.0f} ms"))
-    times = []
-    for _ in range(runs):
-        took, proc = _spawn_until(ours_cmd, ours_env, [init, initialized, tools], 2)
-        times.append(took)
-        _stop(proc)
-    rows.append(("stdio spawn → first tools/list (ours; loads Flask app + DB)",
-                 f"{statistics.median(times) * 1000:.0f} ms"))
-    # Sequential ping round trips over an open pipe.
-    for label, cmd, run_env in (("ours", ours_cmd, ours_env), ("SDK", sdk_cmd, env)):
-        _took, proc = _spawn_until(cmd, run_env, [init, initialized], 1)
-        assert proc.stdin and proc.stdout
-        n = 500 if QUICK else 2000
-        latencies = []
-        for i in range(n):
-            started = time.perf_counter()
-            proc.stdin.write(b'{"jsonrpc":"2.0","id":%d,"method":"ping"}\n' % (i + 10))
-            proc.stdin.flush()
-            proc.stdout.readline()
-            latencies.append(time.perf_counter() - started)
-        _stop(proc)
-        latencies.sort()
-        rows.append((f"stdio sequential ping: {label}",
-                     f"{n / sum(latencies):.0f}/s, p50 {latencies[n // 2] * 1000:.2f} ms, "
-                     f"p99 {latencies[int(n * 0.99)] * 1000:.2f} ms"))
-    return rows
+    def close(self) -> None:
+        assert self.proc.stdin
+        self.proc.stdin.close()
+        try:
+            self.proc.wait(10)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            self.proc.wait()
 
-
-# 4. HTTP -----------------------------------------------------------------------------------
 
 @contextmanager
-def _server(cmd: list[str], env: dict[str, str], url: str) -> Iterator[None]:
-    proc = subprocess.Popen(cmd, env=env, cwd=ROOT, stdout=subprocess.DEVNULL,
-                            stderr=subprocess.DEVNULL)
+def stdio(cmd: list[str], env: dict[str, str]) -> Iterator[Stdio]:
+    server = Stdio(cmd, env)
     try:
-        deadline = time.monotonic() + 30
-        while True:
-            try:
-                httpx.post(url, json={}, timeout=1)
-                break
-            except httpx.TransportError:
-                if time.monotonic() > deadline or proc.poll() is not None:
-                    raise RuntimeError(f"{cmd} did not start") from None
-                time.sleep(0.1)
-        yield
+        yield server
     finally:
-        proc.terminate()
-        proc.wait(10)
+        server.close()
 
 
-def _load(url: str, tool: str, arguments: dict[str, Any], seconds: float,
-          clients: int = 16, sessions: bool = True) -> tuple[float, float]:
-    """Requests per second and p50 latency (ms) of tools/call from ``clients`` threads."""
-    counts: list[int] = []
-    latencies: list[float] = []
-    lock = threading.Lock()
-    # The clock starts once every client has its session, so slow set-up never eats the run.
-    stop = [0.0]
-    ready = threading.Barrier(clients + 1,
-                              action=lambda: stop.__setitem__(0, time.monotonic() + seconds))
-
-    def worker() -> None:
-        headers = {"Accept": ACCEPT, "Content-Type": "application/json"}
-        with httpx.Client(timeout=30) as client:
-            if sessions:
-                response = client.post(url, json=INIT, headers=headers)
-                session = response.headers.get("mcp-session-id")
-                if session:
-                    headers["Mcp-Session-Id"] = session
-                    headers["MCP-Protocol-Version"] = "2025-11-25"
-                    client.post(url, json={"jsonrpc": "2.0",
-                                           "method": "notifications/initialized"},
-                                headers=headers)
-            done, mine = 0, []
-            ready.wait()
-            while time.monotonic() < stop[0]:
-                body = {"jsonrpc": "2.0", "id": done + 2, "method": "tools/call",
-                        "params": {"name": tool, "arguments": arguments}}
-                started = time.perf_counter()
-                response = client.post(url, json=body, headers=headers)
-                assert response.status_code == 200, response.text
-                assert '"isError":true' not in response.text, response.text
-                mine.append(time.perf_counter() - started)
-                done += 1
-        with lock:
-            counts.append(done)
-            latencies.extend(mine)
-
-    threads = [threading.Thread(target=worker) for _ in range(clients)]
-    for thread in threads:
-        thread.start()
-    ready.wait()
-    started = time.monotonic()
-    for thread in threads:
-        thread.join()
-    elapsed = time.monotonic() - started
-    latencies.sort()
-    return sum(counts) / elapsed, latencies[len(latencies) // 2] * 1000
+def ours_cmd() -> list[str]:
+    return [PY, str(ROOT / "bin" / "mcp-server")]
 
 
-def bench_http(env: dict[str, str]) -> list[tuple[str, str]]:
-    seconds = 3 if QUICK else 8
+SDK_CMD = [PY, str(BENCH / "mcp_sdk_server.py")]
+
+
+def bench_stdio(inst: harness.Instance) -> None:
+    ours_env = dict(inst.env, HARMONIC_API_TOKEN=inst.token)
+    runs = harness.size(9, 5, 1)
     rows = []
-    ours_env = dict(env, HARMONIC_MCP_AUTH="off", HARMONIC_MCP_CONFORMANCE="1",
-                    HOST="127.0.0.1")
-    for workers, threads in ((1, 16), (2, 8)):
-        port = free_port()
-        url = f"http://127.0.0.1:{port}/mcp"
-        cmd = [PY, "-m", "gunicorn", "-b", f"127.0.0.1:{port}", "-k", "gthread",
-               "--threads", str(threads), "-w", str(workers), "wsgi:app"]
-        with _server(cmd, ours_env, url):
-            _load(url, "test_simple_text", {}, 1)
-            rate, p50 = _load(url, "test_simple_text", {}, seconds)
-        rows.append((f"HTTP tools/call, 16 clients: ours gunicorn gthread {workers}×{threads}",
-                     f"{rate:.0f} req/s, p50 {p50:.1f} ms"))
-    for mode in ("stateless", "stateful"):
-        port = free_port()
-        url = f"http://127.0.0.1:{port}/mcp"
-        cmd = [PY, str(ROOT / "bench" / "mcp_sdk_server.py"), "http", str(port), mode]
-        with _server(cmd, env, url):
-            _load(url, "echo", {"text": "hi"}, 1)
-            rate, p50 = _load(url, "echo", {"text": "hi"}, seconds)
-        rows.append((f"HTTP tools/call, 16 clients: SDK uvicorn 1 worker, JSON, {mode}",
-                     f"{rate:.0f} req/s, p50 {p50:.1f} ms"))
-    return rows
+    results: dict[str, tuple[float, float, float]] = {}
+    for label, cmd, env in (("ours: bin/mcp-server", ours_cmd(), ours_env),
+                            ("SDK MCPServer (FastMCP), one tool", SDK_CMD, inst.env)):
+        times, rss, peak = [], [], []
+        for _ in range(runs):
+            with stdio(cmd, env) as server:
+                times.append(server.initialize())
+                now, high = harness.rss_mb(server.proc.pid)
+                rss.append(now)
+                peak.append(high)
+        results[label] = (harness.median(times) * 1000, harness.median(rss),
+                          harness.median(peak))
+        rows.append([f"spawn → initialize response: {label}",
+                     f"{results[label][0]:.0f}", f"{results[label][1]:.1f}",
+                     f"{results[label][2]:.1f}"])
+    times, rss = [], []
+    for _ in range(runs):
+        with stdio(ours_cmd(), ours_env) as server:
+            server.initialize()
+            server.call("tools/list")
+            times.append(time.perf_counter() - server.started)
+            rss.append(harness.rss_mb(server.proc.pid)[1])
+    rows.append(["spawn → first tools/list: ours (loads the Flask app and the database)",
+                 f"{harness.median(times) * 1000:.0f}", "", f"{harness.median(rss):.1f}"])
+    ours, sdk = results["ours: bin/mcp-server"], results["SDK MCPServer (FastMCP), one tool"]
+    harness.print_table(
+        f"stdio cold start and memory (median of {runs} spawns)",
+        ["measurement", "ms", "RSS MB", "peak RSS MB"], rows,
+        [f"Ours / SDK cold start: {ours[0] / sdk[0]:.2f} (goal < 1: "
+         f"{harness.goal(ours[0] < sdk[0])}); under 400 ms: {harness.goal(ours[0] < 400)}; "
+         f"peak RSS under 80 MB at initialize: {harness.goal(ours[2] < 80)}"])
 
+    count = harness.size(2000, 500, 5)
+    rows = []
+    for label, cmd, env in (("ours", ours_cmd(), ours_env), ("SDK", SDK_CMD, inst.env)):
+        with stdio(cmd, env) as server:
+            server.initialize()
+            sample = harness.sequential(lambda server=server: server.call("ping"), count)
+        rows.append([f"stdio ping, sequential: {label}", *fmt(sample)])
+    harness.print_table("stdio round trips", ["series", "calls/s", "p50 ms", "p99 ms"], rows)
+
+
+# wrapper (item 1) ----------------------------------------------------------------------------
+
+def bench_wrapper(inst: harness.Instance, paths: dict[str, str]) -> None:
+    port = harness.free_port()
+    base = f"http://127.0.0.1:{port}"
+    env = dict(inst.env, HARMONIC_API_TOKEN=inst.token)
+    decision = paths["decision"]
+    vote = {"action": "vote", "path": decision,
+            "params": {"option_title": "Option 1", "accept": True, "prefer": False}}
+    count = harness.size(300, 100, 3)
+    with ExitStack() as stack:
+        stack.enter_context(harness.server(harness.gunicorn(port, threads=4), inst.env,
+                                           f"{base}/", probe=_get))
+        ours = stack.enter_context(stdio(ours_cmd(), env))
+        wrapper = stack.enter_context(stdio([PY, str(BENCH / "mcp_wrapper_server.py"), base],
+                                            env))
+        for server in (ours, wrapper):
+            server.initialize()
+        nav = {"name": "navigate", "arguments": {"path": decision}}
+        act = {"name": "execute_action", "arguments": vote}
+        samples = harness.interleaved({
+            "navigate: ours (bin/mcp-server, in-process)": lambda: ours.call("tools/call", nav),
+            "navigate: wrapper over HTTP": lambda: wrapper.call("tools/call", nav),
+            "execute_action vote: ours": lambda: ours.call("tools/call", act),
+            "execute_action vote: wrapper over HTTP": lambda: wrapper.call("tools/call", act),
+        }, rounds=5, per_round=max(count // 5, 1))
+    names = list(samples)
+    rows = [[name, *fmt(s)] for name, s in samples.items()]
+    notes = []
+    for ours_name, theirs_name in ((names[0], names[1]), (names[2], names[3])):
+        ratio = samples[theirs_name].p50 / samples[ours_name].p50
+        notes.append(f"{ours_name.split(':')[0]}: wrapper p50 / ours p50 = {ratio:.2f} "
+                     f"(goal ≥ 3: {harness.goal(ratio >= 3)})")
+    harness.print_table(
+        f"In-process (bin/mcp-server) against a wrapper service over HTTP, sequential, "
+        f"decision page with {paths['options']} options and {paths['voters']} voters",
+        ["series", "calls/s", "p50 ms", "p99 ms"], rows, notes)
+
+
+def _get(url: str) -> Any:
+    import httpx
+
+    return httpx.get(url, timeout=2)
+
+
+# http (item 2) -------------------------------------------------------------------------------
+
+def _mcp_setup(token: str | None, sessions: bool) -> Callable[[Any, str], dict[str, str]]:
+    def setup(client: Any, url: str) -> dict[str, str]:
+        headers = {"Accept": ACCEPT, "Content-Type": "application/json"}
+        if token:
+            headers["Authorization"] = f"Bearer {token}"
+        if sessions:
+            response = client.post(url, json=INIT, headers=headers)
+            assert response.status_code == 200, response.text
+            session = response.headers.get("mcp-session-id")
+            if session:
+                headers["Mcp-Session-Id"] = session
+            headers["MCP-Protocol-Version"] = VERSION
+            client.post(url, json=INITIALIZED, headers=headers)
+        return headers
+    return setup
+
+
+def _tools_call(tool: str, arguments: dict[str, Any]
+                ) -> Callable[[Any, str, dict[str, str], int], None]:
+    def request(client: Any, url: str, headers: dict[str, str], n: int) -> None:
+        body = {"jsonrpc": "2.0", "id": n + 2, "method": "tools/call",
+                "params": {"name": tool, "arguments": arguments}}
+        response = client.post(url, content=json.dumps(body), headers=headers)
+        if response.status_code != 200 or '"isError":true' in response.text.replace(" ", ""):
+            raise RuntimeError(f"{url}: {response.status_code} {response.text[:300]}")
+    return request
+
+
+@contextmanager
+def _servers(cmds: list[list[str]], env: dict[str, str], urls: list[str]) -> Iterator[None]:
+    with ExitStack() as stack:
+        for cmd, url in zip(cmds, urls, strict=True):
+            stack.enter_context(harness.server(cmd, env, url))
+        yield
+
+
+def _connections_per_process(port: int) -> str:
+    """How the established connections to ``port`` are spread over server processes."""
+    out = subprocess.run(["ss", "-tnpH", "state", "established"],
+                         capture_output=True, text=True).stdout
+    per: dict[str, int] = {}
+    for line in out.splitlines():
+        fields = line.split()
+        if len(fields) < 4 or not fields[2].endswith(f":{port}") or "pid=" not in line:
+            continue
+        pid = line.split("pid=")[1].split(",")[0]
+        per[pid] = per.get(pid, 0) + 1
+    return "/".join(str(n) for n in sorted(per.values(), reverse=True)) or "?"
+
+
+def bench_http(inst: harness.Instance, paths: dict[str, str]) -> None:
+    seconds = harness.size(10, 4, 0.5)
+    clients = 16
+    ours_env = dict(inst.env, HARMONIC_MCP_AUTH="off", HARMONIC_MCP_CONFORMANCE="1",
+                    HOST="127.0.0.1")
+    simple = _tools_call("test_simple_text", {})
+    rows: list[list[str]] = []
+    results: dict[str, float] = {}
+
+    def run(label: str, cmds: list[list[str]], env: dict[str, str], urls: list[str],
+            setup: Callable[[Any, str], dict[str, str]],
+            request: Callable[[Any, str, dict[str, str], int], None],
+            spread_of: Callable[[], str] | None = None) -> None:
+        seen: list[str] = []
+        with _servers(cmds, env, urls):
+            harness.http_load(urls, clients, min(seconds, 1), setup, request)  # warm up
+            if spread_of:  # connections are counted half-way through the run, while open
+                timer = threading.Timer(seconds / 2, lambda: seen.append(spread_of()))
+                timer.start()
+            load = harness.http_load(urls, clients, seconds, setup, request)
+            spread = (seen or ["?"])[0] if spread_of else harness.spread(load)
+        results[label] = load.sample.rate
+        rows.append([label, *fmt(load.sample), spread])
+
+    def two_ports() -> tuple[list[int], list[str]]:
+        ports = [harness.free_port(), harness.free_port()]
+        return ports, [f"http://127.0.0.1:{p}/mcp" for p in ports]
+
+    ports, urls = two_ports()
+    run("ceiling: bare Flask JSON-RPC, gunicorn 2 × (1 process, 8 threads)",
+        [harness.gunicorn(p, "bare_jsonrpc:app") for p in ports],
+        dict(inst.env, PYTHONPATH=str(BENCH)), urls, _mcp_setup(None, False), simple)
+    ports, urls = two_ports()
+    run("ours: /mcp tools/call, gunicorn 2 × (1 process, 8 threads)",
+        [harness.gunicorn(p) for p in ports], ours_env, urls, _mcp_setup(None, True), simple)
+    port = harness.free_port()
+    run("ours: /mcp tools/call, gunicorn 1 × (2 processes, 8 threads), shared socket",
+        [harness.gunicorn(port, workers=2)], ours_env, [f"http://127.0.0.1:{port}/mcp"],
+        _mcp_setup(None, True), simple, lambda: _connections_per_process(port))
+    echo = _tools_call("echo", {"text": "This is a simple text response for testing."})
+    for mode in ("stateful", "stateless"):
+        ports, urls = two_ports()
+        run(f"SDK MCPServer (FastMCP), uvicorn 2 × 1 process, JSON, {mode}",
+            [[PY, str(BENCH / "mcp_sdk_server.py"), "http", str(p), mode] for p in ports],
+            inst.env, urls, _mcp_setup(None, True), echo)
+    ports, urls = two_ports()
+    nav = _tools_call("navigate", {"path": paths["decision"]})
+    run(f"ours: /mcp navigate, decision page ({paths['options']} options, "
+        f"{paths['voters']} voters), token auth, gunicorn 2 × (1 process, 8 threads)",
+        [harness.gunicorn(p) for p in ports], inst.env, urls, _mcp_setup(inst.token, True), nav)
+
+    ceiling = results[rows[0][0]]
+    ours = results[rows[1][0]]
+    sdk = results[rows[3][0]]
+    harness.print_table(
+        f"Streamable HTTP, {clients} keep-alive clients, {seconds:g} s per row "
+        f"({'PostgreSQL' if 'postgresql' in inst.env['DATABASE_URL'] else 'SQLite'})",
+        ["series", "req/s", "p50 ms", "p99 ms", "requests (or connections) per process"], rows,
+        [f"Ours / SDK (stateful, like our {VERSION} sessions): {ours / sdk:.2f} "
+         f"(goal ≥ 2: {harness.goal(ours / sdk >= 2)}); ours / ceiling: {ours / ceiling:.2f} "
+         f"(goal ≥ 0.6: {harness.goal(ours / ceiling >= 0.6)})"])
+
+
+# main ----------------------------------------------------------------------------------------
 
 def main() -> None:
-    env, token = _stdio_setup()
-    rows = bench_dispatch() + bench_stdio(env, token) + bench_http(env)
-    print(f"| measurement ({os.cpu_count()} CPUs, Python {sys.version.split()[0]}) | result |")
-    print("| --- | --- |")
-    for name, value in rows:
-        print(f"| {name} | {value} |")
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true", help="about a minute per section")
+    parser.add_argument("--smoke", action="store_true", help="a few iterations (CI)")
+    parser.add_argument("--postgres", action="store_true", help="PostgreSQL instead of SQLite")
+    parser.add_argument("--only", default="dispatch,wrapper,stdio,http")
+    args = parser.parse_args()
+    sections = set(args.only.split(","))
+    with ExitStack() as stack:
+        url = stack.enter_context(harness.pg_database("bench_mcp")) if args.postgres else None
+        inst = harness.make_instance(url)
+        paths: dict[str, Any] = {}
+        if sections & {"wrapper", "http"}:
+            import seeds
+
+            n = harness.size(20, 20, 4)
+            paths = seeds.busy_studio(harness.app_for(inst), n)
+            paths.update(options=n, voters=5 * n // 2)
+        if "dispatch" in sections:
+            bench_dispatch()
+        if "wrapper" in sections:
+            bench_wrapper(inst, paths)
+        if "stdio" in sections:
+            bench_stdio(inst)
+        if "http" in sections:
+            bench_http(inst, paths)
+    harness.print_footer()
 
 
 if __name__ == "__main__":

@@ -13,6 +13,7 @@ from typing import Any
 
 from sqlalchemy import func
 from sqlalchemy.exc import IntegrityError
+from sqlalchemy.orm import joinedload
 
 from app.extensions import db
 from app.models import Studio, User
@@ -146,6 +147,7 @@ def count(commitment: Commitment) -> int:
 
 def participants(commitment: Commitment) -> list[CommitmentParticipant]:
     return (db.session.query(CommitmentParticipant)
+            .options(joinedload(CommitmentParticipant.user))
             .filter(CommitmentParticipant.commitment_id == commitment.id)
             .order_by(CommitmentParticipant.committed_at).all())
 

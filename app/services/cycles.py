@@ -13,6 +13,7 @@ from typing import Any
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from sqlalchemy import func
+from sqlalchemy.orm import joinedload
 
 from app.extensions import db
 from app.models import Note, Studio, User
@@ -152,7 +153,8 @@ def _deadline_column(model: Any) -> Any:
 
 
 def _base(model: Any, studio: Studio) -> Any:
-    query = db.session.query(model).filter(model.studio_id == studio.id)
+    query = (db.session.query(model).options(joinedload(model.created_by))
+             .filter(model.studio_id == studio.id))
     if model is Note:
         query = query.filter(Note.commentable_type.is_(None))  # comments are not items
     return query

@@ -6,8 +6,10 @@ One heartbeat per (studio, member, cycle) is enforced by a unique constraint.
 
 from __future__ import annotations
 
+import uuid
 from datetime import datetime
 
+from sqlalchemy import func
 from sqlalchemy.exc import IntegrityError
 
 from app.extensions import db
@@ -51,6 +53,16 @@ def last(studio: Studio, user: User) -> Heartbeat | None:
     return (db.session.query(Heartbeat)
             .filter(Heartbeat.studio_id == studio.id, Heartbeat.user_id == user.id)
             .order_by(Heartbeat.created_at.desc()).first())
+
+
+def latest_of(studio: Studio, user_ids: list[uuid.UUID]) -> dict[uuid.UUID, datetime]:
+    """When each of these people last sent a heartbeat to the studio (absent: never)."""
+    if not user_ids:
+        return {}
+    rows = (db.session.query(Heartbeat.user_id, func.max(Heartbeat.created_at))
+            .filter(Heartbeat.studio_id == studio.id, Heartbeat.user_id.in_(user_ids))
+            .group_by(Heartbeat.user_id).all())
+    return {user_id: when for user_id, when in rows}
 
 
 def present(studio: Studio, now: datetime | None = None) -> list[User]:

@@ -60,5 +60,19 @@ def get(item_type: str, item_id: uuid.UUID) -> Any | None:
     return db.session.get(kind.model, item_id) if kind else None
 
 
+def get_many(keys: list[tuple[str, uuid.UUID]]) -> dict[tuple[str, uuid.UUID], Any]:
+    """The items behind (type, id) pairs, one query per kind whatever their number."""
+    wanted: dict[str, set[uuid.UUID]] = {}
+    for item_type, item_id in keys:
+        if item_type in KINDS:
+            wanted.setdefault(item_type, set()).add(item_id)
+    found: dict[tuple[str, uuid.UUID], Any] = {}
+    for item_type, ids in wanted.items():
+        model = KINDS[item_type].model
+        for item in db.session.query(model).filter(model.id.in_(ids)):
+            found[(item_type, item.id)] = item
+    return found
+
+
 def title_of(item_type: str, item: Any) -> str:
     return KINDS[item_type].title(item)

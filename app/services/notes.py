@@ -109,13 +109,15 @@ def confirm_read(note: Note, user: User) -> NoteEvent | None:
 
 
 def history(note: Note) -> list[NoteEvent]:
-    return (db.session.query(NoteEvent).filter(NoteEvent.note_id == note.id)
+    return (db.session.query(NoteEvent).options(joinedload(NoteEvent.user))
+            .filter(NoteEvent.note_id == note.id)
             .order_by(NoteEvent.happened_at).all())
 
 
 def readers(note: Note) -> list[User]:
-    events = (db.session.query(NoteEvent).filter(NoteEvent.note_id == note.id,
-                                                 NoteEvent.event_type == "read_confirmation")
+    events = (db.session.query(NoteEvent).options(joinedload(NoteEvent.user))
+              .filter(NoteEvent.note_id == note.id,
+                      NoteEvent.event_type == "read_confirmation")
               .all())
     seen: dict[uuid.UUID, User] = {}
     for event in events:
@@ -124,7 +126,7 @@ def readers(note: Note) -> list[User]:
 
 
 def comments(item_type: str, item_id: uuid.UUID) -> list[Note]:
-    return (db.session.query(Note)
+    return (db.session.query(Note).options(joinedload(Note.created_by))
             .filter(Note.commentable_type == item_type, Note.commentable_id == item_id)
             .order_by(Note.created_at).all())
 

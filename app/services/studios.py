@@ -9,6 +9,7 @@ from datetime import UTC, datetime
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from sqlalchemy.exc import IntegrityError
+from sqlalchemy.orm import joinedload
 
 from app.extensions import db
 from app.models import Invite, Membership, Pin, Studio, User
@@ -137,7 +138,8 @@ def create_invite(studio: Studio, user: User, expires: str = "7d") -> Invite:
 
 
 def members(studio: Studio) -> list[Membership]:
-    return (db.session.query(Membership).filter(Membership.studio_id == studio.id)
+    return (db.session.query(Membership).options(joinedload(Membership.user))
+            .filter(Membership.studio_id == studio.id)
             .order_by(Membership.joined_at).all())
 
 

@@ -195,12 +195,13 @@ def heartbeat_gate(ctx: Context) -> None:
                     f"send_heartbeat), then come back", link=home)
 
 
-def _last_heartbeat(studio: Any, user: User) -> str:
-    beat = heartbeats.last(studio, user)
-    return beat.created_at.strftime("%Y-%m-%d %H:%M UTC") if beat else "never"
+def _last_heartbeats(studio: Any, users: list[User]) -> dict[Any, str]:
+    latest = heartbeats.latest_of(studio, [user.id for user in users])
+    return {user.id: latest[user.id].strftime("%Y-%m-%d %H:%M UTC") if user.id in latest
+            else "never" for user in users}
 
 
 loaders.STUDIO_GATES.append(heartbeat_gate)
 core_pages.STUDIO_SECTIONS[1:1] = [("New decision", "decide"), ("New commitment", "commit"),
                                    ("Cycles", "cycles")]
-core_pages.TEAM_DETAILS.append(("Last heartbeat", _last_heartbeat))
+core_pages.TEAM_DETAILS.append(("Last heartbeat", _last_heartbeats))

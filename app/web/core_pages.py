@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from flask import Blueprint
@@ -50,11 +51,10 @@ def studio_home(ctx: Context) -> Page:
     if ctx.extra.get("heartbeat_needed"):  # set by the heartbeat gate: nothing else to see yet
         return Page(ctx, ctx.studio.name, "studios/show",
                     {"heartbeat_needed": True, "cycle": window}, nav=studio_nav(ctx))
-    pinned = []
-    for pin in studios.pins(ctx.studio):
-        item = items.get(pin.item_type, pin.item_id)
-        if item is not None:
-            pinned.append((pin.item_type, item))
+    pins = studios.pins(ctx.studio)
+    found = items.get_many([(pin.item_type, pin.item_id) for pin in pins])
+    pinned = [(pin.item_type, found[(pin.item_type, pin.item_id)]) for pin in pins
+              if (pin.item_type, pin.item_id) in found]
     return Page(ctx, ctx.studio.name, "studios/show",
                 {"pinned": pinned, "recent": notes.recent(ctx.studio),
                  "sections": STUDIO_SECTIONS, "heartbeat_needed": False, "cycle": window,
@@ -83,23 +83,25 @@ def studio_settings(ctx: Context) -> Page:
 
 @page(bp, "studio_team", "/studios/<handle>/team", loaders.studio_page("studio_team", "/team"))
 def studio_team(ctx: Context) -> Page:
+    members = studios.members(ctx.studio)
+    users = [m.user for m in members]
+    details = [(label, column(ctx.studio, users)) for label, column in TEAM_DETAILS]
     return Page(ctx, f"Team of {ctx.studio.name}", "studios/team",
-                {"members": studios.members(ctx.studio), "member_details": TEAM_DETAILS},
-                nav=studio_nav(ctx))
+                {"members": members, "member_details": details}, nav=studio_nav(ctx))
 
 
-# Extra per-member facts on the team page (e.g. last heartbeat): (label, fn(studio, user)).
-TEAM_DETAILS: list[tuple[str, object]] = []
+# Extra per-member columns on the team page (e.g. last heartbeat): (label, fn(studio, users))
+# where fn answers {user id: text} for all members at once, so a column costs one query.
+TEAM_DETAILS: list[tuple[str, Callable[[Any, list[Any]], dict[Any, str]]]] = []
 
 
 @page(bp, "backlinks", "/studios/<handle>/backlinks",
       loaders.studio_page("backlinks", "/backlinks"))
 def backlinks(ctx: Context) -> Page:
-    rows = []
-    for item_type, item_id, count in links.leaderboard(ctx.studio):
-        item = items.get(item_type, item_id)
-        if item is not None:
-            rows.append((item_type, item, count))
+    board = links.leaderboard(ctx.studio)
+    found = items.get_many([(item_type, item_id) for item_type, item_id, _count in board])
+    rows = [(item_type, found[(item_type, item_id)], count)
+            for item_type, item_id, count in board if (item_type, item_id) in found]
     return Page(ctx, f"Backlinks in {ctx.studio.name}", "studios/backlinks", {"rows": rows},
                 nav=studio_nav(ctx))
 
@@ -108,9 +110,11 @@ def backlinks(ctx: Context) -> Page:
 
 def discussion(kind: str, item: Any) -> dict[str, Any]:
     """An item's comments and the items linking to it: every item page shows both."""
+    found = links.backlinks(kind, item.id)
+    sources = items.get_many([(link.from_type, link.from_id) for link in found])
     return {"comments": notes.comments(kind, item.id),
-            "backlinks": [(link, items.get(link.from_type, link.from_id))
-                          for link in links.backlinks(kind, item.id)]}
+            "backlinks": [(link, sources.get((link.from_type, link.from_id)))
+                          for link in found]}
 
 
 @page(bp, "note_new", "/studios/<handle>/note", loaders.studio_page("note_new", "/note"))

@@ -1,0 +1,320 @@
+"""What every benchmark shares: run sizes, a fresh instance, servers, a load generator, tables.
+
+Each bench script accepts ``--quick`` (finishes in about a minute) and ``--smoke`` (a few
+iterations, for CI: it must complete and print its table; its numbers mean nothing). Goals are
+ratios measured in the same run, because a shared machine moves absolute figures a lot.
+"""
+
+from __future__ import annotations
+
+import os
+import shlex
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[1]
+PY = sys.executable
+if str(ROOT) not in sys.path:
+    sys.path.insert(0, str(ROOT))
+
+SMOKE = "--smoke" in sys.argv
+QUICK = "--quick" in sys.argv or SMOKE
+
+
+def size(full: float, quick: float, smoke: float) -> Any:
+    """A run size for the mode this script was started in."""
+    return smoke if SMOKE else quick if QUICK else full
+
+
+def command_line() -> str:
+    """How to rerun what is running now (printed under every table)."""
+    script = Path(sys.argv[0]).resolve()
+    try:
+        shown = str(script.relative_to(ROOT))
+    except ValueError:
+        shown = str(script)
+    return " ".join([".venv/bin/python", shown, *map(shlex.quote, sys.argv[1:])])
+
+
+def machine() -> str:
+    return (f"{os.cpu_count()} CPUs, Python {sys.version.split()[0]}, "
+            f"load average {os.getloadavg()[0]:.2f} at start")
+
+
+# Statistics ----------------------------------------------------------------------------------
+
+@dataclass
+class Sample:
+    """Latencies in seconds of one measured series, and the wall time it took."""
+
+    latencies: list[float] = field(default_factory=list)
+    elapsed: float = 0.0
+
+    @property
+    def rate(self) -> float:
+        if self.elapsed > 0:
+            return len(self.latencies) / self.elapsed
+        total = sum(self.latencies)
+        return len(self.latencies) / total if total else 0.0
+
+    def pct(self, q: float) -> float:
+        """The q-quantile in milliseconds (nearest rank)."""
+        if not self.latencies:
+            return float("nan")
+        ordered = sorted(self.latencies)
+        return ordered[min(len(ordered) - 1, int(q * len(ordered)))] * 1000
+
+    @property
+    def p50(self) -> float:
+        return self.pct(0.5)
+
+    @property
+    def p99(self) -> float:
+        return self.pct(0.99)
+
+    def summary(self) -> str:
+        return f"{self.rate:,.0f}/s, p50 {self.p50:.2f} ms, p99 {self.p99:.2f} ms"
+
+
+def sequential(call: Callable[[], object], count: int, warmup: int = 5) -> Sample:
+    """Run ``call`` ``count`` times in a row, timing each."""
+    for _ in range(warmup):
+        call()
+    sample = Sample()
+    started = time.perf_counter()
+    for _ in range(count):
+        t = time.perf_counter()
+        call()
+        sample.latencies.append(time.perf_counter() - t)
+    sample.elapsed = time.perf_counter() - started
+    return sample
+
+
+def interleaved(calls: dict[str, Callable[[], object]], rounds: int, per_round: int,
+                warmup: int = 5) -> dict[str, Sample]:
+    """Sequential series of each call, alternated round by round so load drifts hit all alike."""
+    for call in calls.values():
+        for _ in range(warmup):
+            call()
+    samples = {name: Sample() for name in calls}
+    for _ in range(rounds):
+        for name, call in calls.items():
+            part = sequential(call, per_round, warmup=0)
+            samples[name].latencies += part.latencies
+            samples[name].elapsed += part.elapsed
+    return samples
+
+
+# Tables --------------------------------------------------------------------------------------
+
+def print_table(title: str, header: list[str], rows: list[list[str]],
+                notes: list[str] = ()) -> None:  # type: ignore[assignment]
+    print(f"\n### {title}\n")
+    print("| " + " | ".join(header) + " |")
+    print("|" + "|".join(" --- " for _ in header) + "|")
+    for row in rows:
+        print("| " + " | ".join(row) + " |")
+    for note in notes:
+        print(f"\n{note}")
+    sys.stdout.flush()
+
+
+def print_footer() -> None:
+    print(f"\nMachine: {machine()}.  Rerun: `{command_line()}`")
+
+
+def goal(ok: bool) -> str:
+    return "met" if ok else "NOT met"
+
+
+# Instances and processes ---------------------------------------------------------------------
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def pg_url(name: str) -> str:
+    """A PostgreSQL URL on the test server (HARMONIC_TEST_PG) for a database of our own."""
+    admin = os.environ.get("HARMONIC_TEST_PG", "postgresql://postgres@127.0.0.1:5432/test")
+    return f"{admin.rsplit('/', 1)[0]}/{name}"
+
+
+@contextmanager
+def pg_database(prefix: str) -> Iterator[str]:
+    """A PostgreSQL database made for this run and dropped afterwards."""
+    import uuid
+
+    import psycopg
+
+    admin = os.environ.get("HARMONIC_TEST_PG", "postgresql://postgres@127.0.0.1:5432/test")
+    name = f"{prefix}_{uuid.uuid4().hex[:10]}"
+    with psycopg.connect(admin, autocommit=True) as conn:
+        conn.execute(f'CREATE DATABASE "{name}"')
+    try:
+        yield pg_url(name)
+    finally:
+        with psycopg.connect(admin, autocommit=True) as conn:
+            conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+
+
+@dataclass
+class Instance:
+    """A migrated database with the demo seeded: its environment and the demo user's token."""
+
+    env: dict[str, str]
+    token: str
+    path: str
+
+
+def make_instance(database_url: str | None = None) -> Instance:
+    """A fresh instance folder; SQLite inside it unless ``database_url`` is given."""
+    folder = tempfile.mkdtemp(prefix="harmonic-bench-")
+    url = database_url or f"sqlite:///{folder}/harmonic.db"
+    env = dict(os.environ, HARMONIC_INSTANCE=folder, FLASK_APP="wsgi.py", DATABASE_URL=url,
+               SECRET_KEY="bench", WORKFLOWS_WORKER="off", HARMONIC_MCP_LOG="ERROR")
+    subprocess.run([PY, "-m", "flask", "db", "upgrade", "heads"], env=env, cwd=ROOT,
+                   check=True, capture_output=True)
+    seeded = subprocess.run([PY, "-m", "flask", "seed-demo"], env=env, cwd=ROOT, check=True,
+                            capture_output=True, text=True).stdout
+    token = next(line.split("=", 1)[1] for line in seeded.splitlines()
+                 if line.startswith("HARMONIC_API_TOKEN="))
+    return Instance(env=env, token=token, path=folder)
+
+
+def app_for(instance: Instance) -> Any:
+    """The Flask app of ``instance`` in this process."""
+    os.environ["HARMONIC_INSTANCE"] = instance.path
+    from app import create_app
+
+    return create_app({"DATABASE_URL": instance.env["DATABASE_URL"], "SECRET_KEY": "bench",
+                       "WORKFLOWS_WORKER": "off"})
+
+
+@contextmanager
+def server(cmd: list[str], env: dict[str, str], url: str,
+           probe: Callable[[str], Any] | None = None) -> Iterator[subprocess.Popen[bytes]]:
+    """Start a server process and wait until ``url`` answers; stop it afterwards."""
+    import httpx
+
+    proc = subprocess.Popen(cmd, env=env, cwd=ROOT, stdout=subprocess.DEVNULL,
+                            stderr=subprocess.DEVNULL)
+    try:
+        deadline = time.monotonic() + 60
+        while True:
+            try:
+                (probe or (lambda u: httpx.post(u, json={}, timeout=2)))(url)
+                break
+            except httpx.TransportError:
+                if time.monotonic() > deadline or proc.poll() is not None:
+                    raise RuntimeError(f"{' '.join(cmd)} did not start") from None
+                time.sleep(0.1)
+        yield proc
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(10)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+
+
+def gunicorn(port: int, app: str = "wsgi:app", workers: int = 1, threads: int = 8) -> list[str]:
+    return [PY, "-m", "gunicorn", "-b", f"127.0.0.1:{port}", "-k", "gthread", "--threads",
+            str(threads), "-w", str(workers), "--log-level", "warning", app]
+
+
+def rss_mb(pid: int) -> tuple[float, float]:
+    """(current, peak) resident memory of a process in MB, from /proc."""
+    values = {}
+    with open(f"/proc/{pid}/status") as status:
+        for line in status:
+            key, _, rest = line.partition(":")
+            if key in ("VmRSS", "VmHWM"):
+                values[key] = int(rest.split()[0]) / 1024
+    return values.get("VmRSS", 0.0), values.get("VmHWM", 0.0)
+
+
+# HTTP load -----------------------------------------------------------------------------------
+
+@dataclass
+class Load:
+    """The result of a load run: all latencies, the wall time and requests per target URL."""
+
+    sample: Sample
+    per_url: dict[str, int]
+
+
+def http_load(urls: list[str], clients: int, seconds: float,
+              setup: Callable[[Any, str], dict[str, str]],
+              request: Callable[[Any, str, dict[str, str], int], None]) -> Load:
+    """``clients`` threads with one keep-alive connection each, spread round-robin over
+    ``urls``; ``setup(client, url)`` returns a client's headers (e.g. after initialize), and
+    ``request(client, url, headers, n)`` sends one request and checks its answer.
+
+    The clock starts once every client is set up, so slow set-up never eats the run.
+    """
+    import httpx
+
+    lock = threading.Lock()
+    latencies: list[float] = []
+    per_url = {url: 0 for url in urls}
+    stop = [0.0]
+    failures: list[BaseException] = []
+    ready = threading.Barrier(clients + 1,
+                              action=lambda: stop.__setitem__(0, time.monotonic() + seconds))
+
+    def worker(url: str) -> None:
+        mine: list[float] = []
+        try:
+            with httpx.Client(timeout=30) as client:
+                headers = setup(client, url)
+                ready.wait()
+                n = 0
+                while time.monotonic() < stop[0]:
+                    t = time.perf_counter()
+                    request(client, url, headers, n)
+                    mine.append(time.perf_counter() - t)
+                    n += 1
+        except threading.BrokenBarrierError:
+            return
+        except BaseException as exc:  # reported after the run
+            failures.append(exc)
+            ready.abort()
+        with lock:
+            latencies.extend(mine)
+            per_url[url] += len(mine)
+
+    threads = [threading.Thread(target=worker, args=(urls[i % len(urls)],))
+               for i in range(clients)]
+    for thread in threads:
+        thread.start()
+    try:
+        ready.wait()
+    except threading.BrokenBarrierError:
+        pass
+    started = time.monotonic()
+    for thread in threads:
+        thread.join()
+    if failures:
+        raise RuntimeError(f"load client failed: {failures[0]!r}") from failures[0]
+    return Load(Sample(latencies, time.monotonic() - started), per_url)
+
+
+def spread(load: Load) -> str:
+    return "/".join(str(n) for n in load.per_url.values())
+
+
+def median(values: list[float]) -> float:
+    return statistics.median(values) if values else float("nan")

@@ -1,0 +1,86 @@
+"""No N+1: the SQL statements a heavy page runs do not grow with the number of items it shows.
+
+The data comes from the benchmark's own seeder (``bench/seeds.py``): a decision with options and
+voters, a commitment they joined, a note they read with comments, pins and links. It is made
+twice, small then larger; item pages are compared item to item, studio pages before and after.
+Statements are counted with SQLAlchemy's ``before_cursor_execute`` event, per format.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Any
+
+import pytest
+from flask import Flask
+from sqlalchemy import event
+
+from app.extensions import db
+from bench.seeds import busy_studio
+
+FORMATS = ("text/markdown", "text/html")
+ITEM_PAGES = ("decision", "commitment", "note")
+STUDIO_PAGES = ("studio", "team", "backlinks", "cycle")
+
+
+@contextmanager
+def counting(app: Flask) -> Iterator[list[str]]:
+    statements: list[str] = []
+
+    def count(_conn: Any, _cursor: Any, statement: str, *_args: Any) -> None:
+        statements.append(statement)
+
+    with app.app_context():
+        engine = db.engine
+    event.listen(engine, "before_cursor_execute", count)
+    try:
+        yield statements
+    finally:
+        event.remove(engine, "before_cursor_execute", count)
+
+
+def statements(app: Flask, token: str, path: str, accept: str) -> int:
+    client = app.test_client()
+    headers = {"Authorization": f"Bearer {token}", "Accept": accept}
+    assert client.get(path, headers=headers).status_code == 200  # warm: token use, templates
+    with counting(app) as seen:
+        response = client.get(path, headers=headers)
+    assert response.status_code == 200, response.get_data(as_text=True)[:500]
+    return len(seen)
+
+
+@pytest.fixture
+def demo_token(app: Flask) -> str:
+    from app.services import seed
+
+    with app.app_context():
+        token = seed.seed_demo()
+        db.session.commit()
+    return token
+
+
+def test_heavy_pages_run_as_many_statements_for_many_items_as_for_few(
+        app: Flask, demo_token: str) -> None:
+    small = busy_studio(app, 2, prefix="s")
+    before = {(name, accept): statements(app, demo_token, small[name], accept)
+              for name in ITEM_PAGES + STUDIO_PAGES for accept in FORMATS}
+    large = busy_studio(app, 6, prefix="l")  # three times the options, voters, comments...
+    grew = []
+    for name in ITEM_PAGES + STUDIO_PAGES:
+        for accept in FORMATS:
+            after = statements(app, demo_token, large[name], accept)
+            if after > before[(name, accept)]:
+                grew.append(f"{name} as {accept}: {before[(name, accept)]} → {after}")
+    assert not grew, "statements grow with the items shown (N+1): " + "; ".join(grew)
+
+
+def test_the_larger_pages_really_show_more(app: Flask, demo_token: str) -> None:
+    """The comparison above means something only if the larger data is on the pages."""
+    large = busy_studio(app, 6, prefix="m")
+    client = app.test_client()
+    headers = {"Authorization": f"Bearer {demo_token}", "Accept": "text/markdown"}
+    decision = client.get(large["decision"], headers=headers).get_data(as_text=True)
+    team = client.get(large["team"], headers=headers).get_data(as_text=True)
+    assert all(f"Option {i}" in decision for i in range(6))
+    assert all(f"Person m{i}" in team for i in range(15))
