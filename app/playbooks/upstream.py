@@ -14,10 +14,12 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 from typing import Any
+from urllib.parse import quote
 
 import httpx
 
 from app.playbooks.settings import Settings
+from app.services import outbound
 
 APP_ERROR = -32000
 TERMINAL_OK = {"SUCCEEDED", "COMPLETED", "DONE", "OK"}
@@ -60,8 +62,8 @@ def call(payload: dict[str, Any], conf: Settings,
     except ValueError as exc:
         return error_response(ident, f"Upstream refused: {exc}", code="UPSTREAM_NOT_ALLOWED")
     try:
-        response = httpx.post(url, json=payload, timeout=conf.timeout, follow_redirects=False,
-                              headers=headers)
+        response = outbound.client().post(url, json=payload, timeout=conf.timeout,
+                                          headers=headers)
     except httpx.TimeoutException:
         return error_response(ident, f"Upstream {url} did not answer within {conf.timeout:g} s",
                               code="UPSTREAM_TIMEOUT")
@@ -104,12 +106,13 @@ def follow_job(rpc: str, ident: Any, job_id: str, conf: Settings,
                should_stop: Callable[[], bool] | None = None) -> dict[str, Any]:
     """Poll ``<base>/job/<id>`` until the job ends or ``job_timeout`` passes."""
     base = rpc[: -len("/rpc")] if rpc.endswith("/rpc") else rpc
-    url = f"{base}/job/{job_id}"
+    # The id comes from the upstream's answer: one path segment, so it cannot pick the path.
+    url = f"{base}/job/{quote(job_id, safe='')}"
     deadline = time.monotonic() + conf.job_timeout
     delay = 0.02
     while True:
         try:
-            response = httpx.get(url, timeout=conf.timeout, follow_redirects=False)
+            response = outbound.client().get(url, timeout=conf.timeout)
             row = response.json() if response.status_code == 200 else None
         except (httpx.HTTPError, ValueError):
             row = None

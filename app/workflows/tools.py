@@ -172,13 +172,16 @@ def _page(spec: dict[str, Any], call: Call) -> Output:
 # http --------------------------------------------------------------------------------------
 
 def host_allowed(url: str) -> tuple[bool, str]:
-    parts = urlsplit(url)
+    try:
+        parts = urlsplit(url)
+        port = parts.port or (443 if parts.scheme == "https" else 80)
+    except ValueError:  # e.g. a port that is not a number: refused, never a crash
+        return False, f"{url!r} is not a valid URL"
     if parts.scheme not in ("http", "https") or not parts.hostname:
         return False, f"{url!r} is not an http(s) URL"
     if parts.username or parts.password:
         return False, "URLs must not carry credentials"
     host = parts.hostname.lower()
-    port = parts.port or (443 if parts.scheme == "https" else 80)
     allowed = settings.get_list("WORKFLOWS_HTTP_ALLOW")
     for entry in allowed:
         name, _, entry_port = entry.partition(":")
