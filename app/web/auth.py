@@ -12,6 +12,7 @@ from dataclasses import dataclass
 
 from flask import current_app, g, request
 from flask_login import current_user
+from werkzeug.exceptions import RequestEntityTooLarge
 
 from app.extensions import csrf, db, login_manager
 from app.models import User
@@ -61,6 +62,10 @@ def bearer_token() -> str | None:
 def load_identity() -> None:
     g.identity = None
     g.user = None
+    # Refuse an oversized body before anything else, even on routes that never read it.
+    limit = current_app.config.get("MAX_CONTENT_LENGTH")
+    if limit and (request.content_length or 0) > limit:
+        raise RequestEntityTooLarge()
     trusted = request.environ.get(IDENTITY_KEY)
     if isinstance(trusted, Identity):
         g.identity = trusted
