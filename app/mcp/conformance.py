@@ -171,10 +171,16 @@ def elicitation_enums(ctx: ToolContext, args: dict[str, Any]) -> str:
 @REGISTRY.tool("json_schema_2020_12_tool", "Takes a JSON Schema 2020-12 input", {
     "$schema": "https://json-schema.org/draft/2020-12/schema",
     "type": "object",
-    "$defs": {"address": {"type": "object",
+    "$defs": {"address": {"$anchor": "addressDef", "type": "object",
                           "properties": {"street": {"type": "string"},
                                          "city": {"type": "string"}}}},
-    "properties": {"name": {"type": "string"}, "address": {"$ref": "#/$defs/address"}},
+    "properties": {"name": {"type": "string"}, "address": {"$ref": "#/$defs/address"},
+                   "contactMethod": {"type": "string", "enum": ["phone", "email"]},
+                   "phone": {"type": "string"}, "email": {"type": "string"}},
+    "allOf": [{"anyOf": [{"required": ["phone"]}, {"required": ["email"]}]}],
+    "if": {"properties": {"contactMethod": {"const": "phone"}}, "required": ["contactMethod"]},
+    "then": {"required": ["phone"]},
+    "else": {"required": ["email"]},
     "additionalProperties": False,
 })
 def json_schema_tool(ctx: ToolContext, args: dict[str, Any]) -> str:
@@ -234,3 +240,111 @@ def prompt_embedded(ctx: ToolContext, args: dict[str, str]) -> list[dict[str, An
 def prompt_image(ctx: ToolContext, args: dict[str, str]) -> list[dict[str, Any]]:
     return [{"role": "user", "content": content.image(PNG, "image/png")},
             {"role": "user", "content": content.text("Please analyze the image above.")}]
+
+
+# -- 2026-07-28 fixtures: input-required results, capabilities, headers ---------------------
+
+def _ask_name(ctx: ToolContext, key: str, message: str, field: str) -> dict[str, Any]:
+    answer = ctx.ask({key: ("elicitation/create", {"message": message, "requestedSchema": {
+        "type": "object", "properties": {field: {"type": "string"}}, "required": [field]}})})
+    return answer[key].get("content") or {}
+
+
+@_no_args("test_input_required_result_elicitation", "Asks for a name, then greets")
+def mrtr_elicitation(ctx: ToolContext, args: dict[str, Any]) -> str:
+    return f"Hello, {_ask_name(ctx, 'user_name', 'What is your name?', 'name').get('name')}!"
+
+
+@_no_args("test_input_required_result_sampling", "Asks the client's model one question")
+def mrtr_sampling(ctx: ToolContext, args: dict[str, Any]) -> str:
+    answer = ctx.sample([{"role": "user", "content": {
+        "type": "text", "text": "What is the capital of France?"}}], 100, key="capital_question")
+    block = answer.get("content") if isinstance(answer.get("content"), dict) else {}
+    return f"Sampled: {block.get('text', '')}"
+
+
+@_no_args("test_input_required_result_list_roots", "Asks the client for its roots")
+def mrtr_roots(ctx: ToolContext, args: dict[str, Any]) -> str:
+    roots = ctx.ask({"client_roots": ("roots/list", {})})["client_roots"].get("roots") or []
+    return "Roots: " + ", ".join(str(r.get("uri")) for r in roots if isinstance(r, dict))
+
+
+@_no_args("test_input_required_result_request_state", "Confirms through a signed state")
+def mrtr_state(ctx: ToolContext, args: dict[str, Any]) -> str:
+    answer = ctx.elicit("Please confirm", {"type": "object", "properties": {
+        "ok": {"type": "boolean"}}, "required": ["ok"]}, key="confirm")
+    return f"{'state-ok' if ctx.resumed else 'no state'}: {_answer(answer)}"
+
+
+@_no_args("test_input_required_result_tampered_state", "Refuses a tampered state")
+def mrtr_tampered(ctx: ToolContext, args: dict[str, Any]) -> str:
+    return mrtr_state(ctx, args)
+
+
+@_no_args("test_input_required_result_multiple_inputs", "Asks three questions at once")
+def mrtr_multiple(ctx: ToolContext, args: dict[str, Any]) -> str:
+    answers = ctx.ask({
+        "user_name": ("elicitation/create", {"message": "What is your name?", "requestedSchema": {
+            "type": "object", "properties": {"name": {"type": "string"}}, "required": ["name"]}}),
+        "greeting": ("sampling/createMessage", {"messages": [{"role": "user", "content": {
+            "type": "text", "text": "Generate a greeting"}}], "maxTokens": 50}),
+        "client_roots": ("roots/list", {})})
+    return f"Got {', '.join(sorted(answers))}"
+
+
+@_no_args("test_input_required_result_multi_round", "Asks two questions, one per round")
+def mrtr_rounds(ctx: ToolContext, args: dict[str, Any]) -> str:
+    name = _ask_name(ctx, "step1", "Step 1: What is your name?", "name").get("name")
+    color = _ask_name(ctx, "step2", "Step 2: What is your favorite color?", "color").get("color")
+    return f"{name} likes {color}"
+
+
+@_no_args("test_input_required_result_capabilities", "Asks only what the client can answer")
+def mrtr_capabilities(ctx: ToolContext, args: dict[str, Any]) -> str:
+    declared = ctx.session.client_capabilities
+    questions: dict[str, tuple[str, dict[str, Any]]] = {}
+    if "sampling" in declared:
+        questions["greeting"] = ("sampling/createMessage", {"messages": [{"role": "user",
+                                 "content": {"type": "text", "text": "Say hi"}}], "maxTokens": 20})
+    if "elicitation" in declared:
+        questions["user_name"] = ("elicitation/create", {"message": "What is your name?",
+                                  "requestedSchema": {"type": "object", "properties": {
+                                      "name": {"type": "string"}}}})
+    return f"Got {', '.join(sorted(ctx.ask(questions)))}" if questions else "Nothing to ask"
+
+
+@REGISTRY.prompt("test_input_required_result_prompt", "A prompt that asks for its context")
+def mrtr_prompt(ctx: ToolContext, args: dict[str, str]) -> list[dict[str, Any]]:
+    context = _ask_name(ctx, "user_context", "What context should the prompt use?", "context")
+    return [{"role": "user", "content": content.text(f"Context: {context.get('context')}")}]
+
+
+@_no_args("test_missing_capability", "Needs sampling, which the client must declare")
+def missing_capability(ctx: ToolContext, args: dict[str, Any]) -> str:
+    ctx.require("sampling")
+    return "the client declared sampling"
+
+
+@_no_args("test_streaming_elicitation", "Asks for a name (an input-required result in 2026)")
+def streaming_elicitation(ctx: ToolContext, args: dict[str, Any]) -> str:
+    return f"Hello, {_ask_name(ctx, 'name', 'What is your name?', 'name').get('name')}!"
+
+
+@_no_args("test_logging_tool", "Logs at info (only when the request asked for a level)")
+def logging_tool(ctx: ToolContext, args: dict[str, Any]) -> str:
+    ctx.log("info", "logging tool ran", logger="conformance")
+    return "logged"
+
+
+@_no_args("test_trigger_tool_change", "Would change the tool list; ours never changes")
+def trigger_tool_change(ctx: ToolContext, args: dict[str, Any]) -> str:
+    return "the tool list is fixed while the server runs"
+
+
+@REGISTRY.tool("test_header_param", "Echoes a region that clients mirror into a header", {
+    "type": "object",
+    "properties": {"region": {"type": "string", "x-mcp-header": "Region"},
+                   "query": {"type": "string"}},
+    "required": ["region"], "additionalProperties": False})
+def header_param(ctx: ToolContext, args: dict[str, Any]) -> str:
+    return f"region={args['region']}"

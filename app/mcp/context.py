@@ -2,7 +2,12 @@
 
 A ``Channel`` is the transport's side of one in-flight request: stdio writes to stdout, HTTP
 writes to that POST's SSE stream. A ``SessionState`` is the MCP session (memory for stdio, a
-database row for HTTP so any process can serve any request).
+database row for HTTP so any process can serve any request, or, in the stateless 2026-07-28
+era, what the request's ``_meta`` says: ``app.mcp.modern.StatelessSession``).
+
+Questions to the client (``ask``, ``elicit``, ``sample``) are server-to-client requests in the
+2025 era and input-required results in the 2026 era (``app.mcp.mrtr``); handlers do not care
+which, as long as they ask before they write.
 """
 
 from __future__ import annotations
@@ -64,8 +69,13 @@ class ToolContext:
     logger_name: str = "harmonic"
     # What the audit log should record as the call's path and action, when a tool knows them.
     audit: dict[str, Any] = field(default_factory=dict)
+    # Modern era: the answers this request brought (inputResponses and a verified
+    # requestState); None in the 2025 era, where questions are requests to the client.
+    inputs: dict[str, Any] | None = None
+    resumed: bool = False  # a verified requestState came back with this request
     _last_progress: float | None = None
     _last_remote_check: float = 0.0
+    _asked: int = 0
 
     def progress(self, progress: float, total: float | None = None,
                  message: str | None = None) -> None:
@@ -87,8 +97,9 @@ class ToolContext:
         """Send notifications/message when ``level`` is at or above the session's level."""
         if level not in LEVELS:
             raise ValueError(f"unknown log level {level}")
-        if LEVELS.index(level) < LEVELS.index(self.session.log_level):
-            return
+        threshold = self.session.log_level
+        if threshold is None or LEVELS.index(level) < LEVELS.index(threshold):
+            return  # a modern request without a logLevel gets no log messages
         self.channel.notify({"jsonrpc": "2.0", "method": "notifications/message",
                              "params": {"level": level, "logger": logger or self.logger_name,
                                         "data": data}})
@@ -120,21 +131,62 @@ class ToolContext:
 
     def request(self, method: str, params: dict[str, Any],
                 timeout: float = 300.0) -> dict[str, Any]:
-        """Send a request to the client and wait for its answer (the result object)."""
+        """Send a request to the client and wait for its answer (the result object).
+
+        2025 era only; in the 2026 era use ``ask``, which works in both."""
         return self.channel.request(method, params, self, timeout)
 
+    def ask(self, questions: dict[str, tuple[str, dict[str, Any]]],
+            timeout: float = 300.0) -> dict[str, dict[str, Any]]:
+        """Ask the client one or more questions ``{key: (method, params)}``; answers by key.
+
+        2025 era: one server-to-client request after another. 2026 era: the answers the
+        request brought, or ``InputRequired`` for those it did not (the engine turns that
+        into an input-required result and the client retries with the answers)."""
+        if self.inputs is None:
+            return {key: self.request(method, params, timeout)
+                    for key, (method, params) in questions.items()}
+        from app.mcp.mrtr import InputRequired
+
+        missing = {key: {"method": method, "params": params}
+                   for key, (method, params) in questions.items() if key not in self.inputs}
+        if missing:
+            raise InputRequired(missing)
+        return {key: self.inputs[key] for key in questions}
+
+    def _key(self, prefix: str, key: str | None) -> str:
+        self._asked += 1  # the same questions in the same order on every retry
+        return key or f"{prefix}-{self._asked}"
+
+    def require(self, capability: str) -> None:
+        """The client must have declared ``capability``: ClientRequestFailed in the 2025 era
+        (the tool reports it), -32021 in the 2026 era (a protocol error, as the spec says)."""
+        if capability in (self.session.client_capabilities or {}):
+            return
+        if self.inputs is None:
+            raise ClientRequestFailed(f"this client does not support {capability}")
+        from app.mcp.jsonrpc import MISSING_CAPABILITY, RpcError
+
+        raise RpcError(MISSING_CAPABILITY, f"Missing required client capability: {capability}",
+                       {"requiredCapabilities": {capability: {}}})
+
     def elicit(self, message: str, requested_schema: dict[str, Any],
-               timeout: float = 300.0) -> dict[str, Any]:
+               timeout: float = 300.0, key: str | None = None) -> dict[str, Any]:
         """Ask the user for input (elicitation/create); returns {action, content?}."""
-        if "elicitation" not in self.session.client_capabilities:
-            raise ClientRequestFailed("this client does not support elicitation")
-        return self.request("elicitation/create",
-                            {"message": message, "requestedSchema": requested_schema}, timeout)
+        self.require("elicitation")
+        key = self._key("elicitation", key)
+        answer = self.ask({key: ("elicitation/create",
+                                 {"message": message, "requestedSchema": requested_schema})},
+                          timeout)[key]
+        if answer.get("action") not in ("accept", "decline", "cancel"):
+            raise ClientRequestFailed("the elicitation answer has no valid action")
+        return answer
 
     def sample(self, messages: list[dict[str, Any]], max_tokens: int,
-               timeout: float = 300.0, **extra: Any) -> dict[str, Any]:
+               timeout: float = 300.0, key: str | None = None, **extra: Any) -> dict[str, Any]:
         """Ask the client's model for a completion (sampling/createMessage)."""
-        if "sampling" not in self.session.client_capabilities:
-            raise ClientRequestFailed("this client does not support sampling")
-        return self.request("sampling/createMessage",
-                            {"messages": messages, "maxTokens": max_tokens, **extra}, timeout)
+        self.require("sampling")
+        key = self._key("sampling", key)
+        return self.ask({key: ("sampling/createMessage",
+                               {"messages": messages, "maxTokens": max_tokens, **extra})},
+                        timeout)[key]

@@ -4,6 +4,11 @@ resources, and a stand-up prompt.
 Nothing here re-implements a page or an action: every call is an in-process request through
 the app (``app.web.dispatch``) as the caller, so authorization, validation and rendering are
 exactly those of a browser or an HTTP agent at the same URL.
+
+Navigation state: a 2025-era session remembers the page ``navigate`` opened (its
+``current_path``), so ``execute_action`` may leave out ``path``. A 2026-era request has no
+session: ``navigate`` answers with the path and every action there with its parameters, which
+is all the next call needs, and ``execute_action`` must name the ``path``.
 """
 
 from __future__ import annotations
@@ -167,8 +172,9 @@ def navigate(ctx: ToolContext, args: dict[str, Any]) -> ToolResult:
     ctx.session.save()
     structured = {"path": page.path, "status": page.status, "title": page.title,
                   "actions": _with_annotations(page.actions)}
-    return ToolResult(content=[content.text(f"Current URL: {page.path}\n\n{page.text}")],
-                      structured=structured)
+    hint = (f"Current URL: {page.path}\nTo act here: execute_action(action, params, "
+            f"path=\"{page.path}\") with an action from the frontmatter below.")
+    return ToolResult(content=[content.text(f"{hint}\n\n{page.text}")], structured=structured)
 
 
 @tool(
@@ -183,7 +189,9 @@ def navigate(ctx: ToolContext, args: dict[str, Any]) -> ToolResult:
             "params": {"type": "object", "description": "The action's parameters by name",
                        "additionalProperties": True},
             "path": {"type": "string",
-                     "description": "The page offering the action; default: the current page"},
+                     "description": "The page offering the action (as navigate returned it). "
+                                    "Required on a stateless (2026-07-28) connection; in a "
+                                    "2025 session the default is the last page navigated to"},
         },
         "required": ["action"],
         "additionalProperties": False,
@@ -206,6 +214,9 @@ def execute_action(ctx: ToolContext, args: dict[str, Any]) -> ToolResult:
     params = args.get("params") or {}
     raw_path = args.get("path") or ctx.session.current_path
     ctx.audit["action"] = action
+    if not raw_path and ctx.session.transport == "stateless":
+        raise ToolError("path is required: this connection is stateless (MCP 2026-07-28), so "
+                        "there is no current page; pass the path navigate returned")
     if not raw_path:
         raise ToolError("no current page: call navigate first, or pass path")
     path = ACTIONS_SUFFIX.sub("", normalize_path(raw_path).split("?", 1)[0]) or "/"

@@ -1,4 +1,11 @@
-"""Streamable HTTP transport (MCP 2025-11-25): ``POST/GET/DELETE /mcp``.
+"""Streamable HTTP transport: ``POST/GET/DELETE /mcp``, MCP 2025-11-25 and 2026-07-28.
+
+A POST whose body carries a modern ``_meta`` (or whose ``MCP-Protocol-Version`` is 2026-07-28
+and that names no session) is stateless: after the shared Origin, Host and token checks it
+meets the 2026 header checks (``app.mcp.http_modern``), is served without any session row, and
+its errors carry the 2026 HTTP statuses (404 unknown method, 400 for -32020/-32021/-32022).
+``subscriptions/listen`` answers with a long-lived event stream. Everything below describes
+the 2025 era, which is chosen by ``initialize`` and the ``Mcp-Session-Id`` it returns.
 
 Every check a request meets, in order: Origin and Host against the allow-list (403), the
 Bearer token (401), the body size (413), JSON (400 with -32700), MCP-Protocol-Version (400),
@@ -30,7 +37,7 @@ from flask import Blueprint, Flask, Response, current_app, g, request
 from werkzeug.exceptions import RequestEntityTooLarge
 
 from app.extensions import db
-from app.mcp import jsonrpc, store
+from app.mcp import events, http_modern, jsonrpc, modern, store
 from app.mcp.context import ClientRequestFailed, ToolContext
 from app.mcp.info import SUPPORTED_VERSIONS
 from app.mcp.jsonrpc import INVALID_REQUEST, RpcError
@@ -42,6 +49,8 @@ bp = Blueprint("mcp", __name__)
 
 LOOPBACK_HOSTS = frozenset({"localhost", "127.0.0.1", "::1"})
 STREAMING_METHODS = frozenset({"tools/call"})
+LISTEN_SECONDS = 600  # a listen stream ends after this; the client simply listens again
+KEEPALIVE_SECONDS = 15  # an SSE comment this often keeps proxies from closing a quiet stream
 _pool = ThreadPoolExecutor(max_workers=32, thread_name_prefix="mcp-call")
 
 
@@ -173,6 +182,8 @@ def post() -> Response:
     except RpcError as exc:
         return _json(jsonrpc.error(None, exc), 400)
     method = message.get("method") if isinstance(message, dict) else None
+    if isinstance(message, dict) and http_modern.is_stateless(message, request.headers):
+        return _stateless(message, identity)
     if method == "initialize" and "Mcp-Session-Id" not in request.headers:
         return _initialize(message, identity)
     refusal = _version_refusal()
@@ -203,6 +214,75 @@ def post() -> Response:
     if waiting and response is not None:
         return _sse_response(iter([*waiting, response]))
     return _json(response)
+
+
+def _stateless(message: dict[str, Any], identity: Any) -> Response:
+    """A 2026-07-28 POST: no session is read or written, whatever the headers say."""
+    if jsonrpc.is_response(message):
+        return _refuse(400, INVALID_REQUEST, "Bad Request: clients send no responses in "
+                                             "2026-07-28")
+    if "id" not in message:
+        return Response(status=202)  # e.g. notifications/cancelled: closing the stream cancels
+    refusal = http_modern.refusal(message, request.headers, _tool_schema(message))
+    if refusal is not None:
+        request_id = message["id"] if jsonrpc.valid_id(message["id"]) else None
+        return _json(jsonrpc.error(request_id, refusal), 400)
+    method = message.get("method")
+    if method == modern.LISTEN:
+        return _listen(message)
+    if method in STREAMING_METHODS and _accepts_sse():
+        return _streamed(message, None, identity, [])
+    response = engine().handle(message, None, _NullChannel(), identity, stateless=True)
+    return _json(response, http_modern.status(response))
+
+
+def _tool_schema(message: dict[str, Any]) -> dict[str, Any] | None:
+    params = message.get("params")
+    name = params.get("name") if isinstance(params, dict) else None
+    if message.get("method") != "tools/call" or not isinstance(name, str):
+        return None
+    tool = engine().find_tool(name)
+    return tool.input_schema if tool is not None else None
+
+
+def _listen(message: dict[str, Any]) -> Response:
+    """subscriptions/listen: acknowledge, then resources/updated for the watched URIs (made by
+    this server process) until the client goes away or LISTEN_SECONDS pass."""
+    request_id = message["id"]
+    try:
+        honoured, uris = modern.listen_filter(message.get("params") or {})
+    except RpcError as exc:
+        return _json(jsonrpc.error(request_id, exc))
+    updates: queue.Queue[str] = queue.Queue()
+
+    def watch(uri: str) -> None:
+        if uri in uris:
+            updates.put(uri)
+
+    def stream() -> Iterator[str]:
+        events.listen(watch)
+        try:
+            ack = modern.listen_message(request_id, "notifications/subscriptions/acknowledged",
+                                        {"notifications": honoured})
+            yield f"event: message\ndata: {jsonrpc.encode(ack)}\n\n"
+            deadline = time.monotonic() + LISTEN_SECONDS
+            while time.monotonic() < deadline:
+                try:
+                    uri = updates.get(timeout=KEEPALIVE_SECONDS)
+                except queue.Empty:
+                    yield ":\n\n"
+                    continue
+                note = modern.listen_message(request_id, "notifications/resources/updated",
+                                             {"uri": uri})
+                yield f"event: message\ndata: {jsonrpc.encode(note)}\n\n"
+            yield f"event: message\ndata: {jsonrpc.encode(modern.listen_ended(request_id))}\n\n"
+        finally:
+            events.unlisten(watch)
+
+    response = Response(stream(), mimetype="text/event-stream")
+    response.headers["Cache-Control"] = "no-cache"
+    response.headers["X-Accel-Buffering"] = "no"
+    return response
 
 
 def _initialize(message: Any, identity: Any) -> Response:
@@ -263,15 +343,17 @@ class _SseChannel:
         return result if isinstance(result, dict) else {}
 
 
-def _streamed(message: dict[str, Any], session: store.DbSession, identity: Any,
+def _streamed(message: dict[str, Any], session: store.DbSession | None, identity: Any,
               waiting: list[dict[str, Any]]) -> Response:
     """Run the call on a worker; plain JSON if it only answers, SSE if it says more first.
 
-    ``waiting`` are queued notifications for this session: they open the stream.
+    ``waiting`` are queued notifications for this session: they open the stream. Without a
+    session the call is a stateless (2026-07-28) one.
     """
-    events: queue.Queue[tuple[str, Any]] = queue.Queue()
+    outgoing: queue.Queue[tuple[str, Any]] = queue.Queue()
     for notification in waiting:
-        events.put(("event", notification))
+        outgoing.put(("event", notification))
+    channel = _SseChannel(outgoing, session.id if session is not None else "stateless")
     app = current_app._get_current_object()  # type: ignore[attr-defined]
 
     def work() -> None:
@@ -279,20 +361,20 @@ def _streamed(message: dict[str, Any], session: store.DbSession, identity: Any,
             with app.app_context():
                 try:
                     response = app.extensions["mcp"].handle(
-                        message, session, _SseChannel(events, session.id), identity)
+                        message, session, channel, identity, stateless=session is None)
                 finally:
                     db.session.remove()
-            events.put(("done", response))
+            outgoing.put(("done", response))
         except Exception:
             log.exception("MCP call failed")
-            events.put(("done", jsonrpc.error(message["id"], RpcError(jsonrpc.INTERNAL_ERROR,
-                                                                      "Internal error"))))
+            outgoing.put(("done", jsonrpc.error(message["id"], RpcError(
+                jsonrpc.INTERNAL_ERROR, "Internal error"))))
 
     db.session.remove()  # the worker has its own session; this thread holds no transaction
     _pool.submit(work)
-    kind, first = events.get()
+    kind, first = outgoing.get()
     if kind == "done" and first is not None:
-        return _json(first)
+        return _json(first, 200 if session is not None else http_modern.status(first))
 
     def messages() -> Iterator[dict[str, Any]]:
         item: tuple[str, Any] = (kind, first)
@@ -302,7 +384,7 @@ def _streamed(message: dict[str, Any], session: store.DbSession, identity: Any,
                 yield payload
             if kind_ == "done":
                 return
-            item = events.get()
+            item = outgoing.get()
 
     return _sse_response(messages())
 
@@ -353,6 +435,7 @@ def preflight() -> Response:
     return Response(status=204, headers={
         "Access-Control-Allow-Methods": "POST, GET, DELETE",
         "Access-Control-Allow-Headers": "Authorization, Content-Type, Accept, Mcp-Session-Id, "
-                                        "MCP-Protocol-Version, Last-Event-ID",
+                                        "MCP-Protocol-Version, Mcp-Method, Mcp-Name, "
+                                        "Last-Event-ID",
         "Access-Control-Max-Age": "600"})
 

@@ -5,8 +5,13 @@ from __future__ import annotations
 from functools import cache
 from typing import Any
 
+# The handshake ("legacy") era: initialize, sessions. LATEST_VERSION answers an initialize
+# that asks for a version we do not speak.
 LATEST_VERSION = "2025-11-25"
 SUPPORTED_VERSIONS = ("2025-11-25", "2025-06-18", "2025-03-26")
+# The stateless ("modern") era: every request names its version in _meta (app.mcp.modern).
+MODERN_VERSIONS = ("2026-07-28",)
+ALL_VERSIONS = MODERN_VERSIONS + SUPPORTED_VERSIONS
 
 INSTRUCTIONS = """\
 Harmonic is a place where people and AI agents coordinate in studios: notes, decisions \
@@ -14,7 +19,8 @@ Harmonic is a place where people and AI agents coordinate in studios: notes, dec
 Work like a person with a browser:
 1. navigate(path) to a page such as /studios or /studios/<handle>; the result is the page as \
 Markdown plus the actions you can take on it, with their parameters.
-2. execute_action(action, params) runs one of those actions on the current page (or pass path).
+2. execute_action(action, params, path) runs one of those actions on that page (path may be \
+left out in a session that navigated there; always pass it to a stateless server).
 3. Share page URLs with people: they open the same page in their browser.
 Read the resource harmonic://context first for the URL map and your studios."""
 
@@ -36,6 +42,8 @@ def server_info() -> dict[str, Any]:
 
 
 def capabilities() -> dict[str, Any]:
+    """The same in both eras: in 2026-07-28 the log level travels in each request's _meta
+    and resource updates arrive on a subscriptions/listen stream."""
     return {"tools": {"listChanged": False},
             "resources": {"subscribe": True, "listChanged": False},
             "prompts": {"listChanged": False},

@@ -1,7 +1,7 @@
 """JSON-RPC 2.0 framing for MCP: error codes, message shapes and the parsing of one message.
 
 Kept free of Flask and of any third-party import so the stdio server can answer ``initialize``
-before the web app is loaded. Error codes follow the MCP 2025-11-25 schema.
+before the web app is loaded. Error codes follow the MCP 2025-11-25 and 2026-07-28 schemas.
 """
 
 from __future__ import annotations
@@ -14,7 +14,11 @@ INVALID_REQUEST = -32600
 METHOD_NOT_FOUND = -32601
 INVALID_PARAMS = -32602
 INTERNAL_ERROR = -32603
-RESOURCE_NOT_FOUND = -32002  # MCP: resources/read of an unknown URI, data {"uri": ...}
+RESOURCE_NOT_FOUND = -32002  # MCP 2025: resources/read of an unknown URI, data {"uri": ...}
+# MCP 2026-07-28 (resource not found is INVALID_PARAMS there):
+HEADER_MISMATCH = -32020  # HTTP headers missing or not matching the body
+MISSING_CAPABILITY = -32021  # data {"requiredCapabilities": {name: {}}}
+UNSUPPORTED_VERSION = -32022  # data {"supported": [...], "requested": ...}
 
 RequestId = str | int
 

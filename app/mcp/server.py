@@ -2,6 +2,12 @@
 
 Transport-neutral: stdio and Streamable HTTP both call ``McpServer.handle`` with the session and
 a Channel for notifications and server-to-client requests raised while a request runs.
+
+Two eras share the handlers. A request whose ``_meta`` names a protocol version (or
+``server/discover``) is 2026-07-28: it is served with a per-request ``StatelessSession``, the
+methods that era removed are unknown, questions become input-required results and every
+result gains ``resultType`` (``app.mcp.modern``, ``app.mcp.mrtr``). Anything else is the
+2025 handshake era on the transport's session.
 Dispatch is a dict lookup on the method name; see bench/mcp_dispatch.py for why this is plain
 code rather than jsonrpcserver (whose per-message schema validation dominates a tools/call).
 """
@@ -15,7 +21,7 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from app.mcp import jsonrpc
+from app.mcp import jsonrpc, modern, mrtr
 from app.mcp.content import ToolError, ToolResult, as_result, error_result
 from app.mcp.context import (
     LEVELS,
@@ -40,6 +46,9 @@ log = logging.getLogger("harmonic.mcp")
 PAGE_SIZE = 50
 # Methods a client may send before the session is initialized.
 PRE_INIT = frozenset({"initialize", "ping"})
+# Methods 2026-07-28 removed (sessions, ping, setLevel, per-resource subscriptions).
+LEGACY_ONLY = frozenset({"initialize", "ping", "logging/setLevel", "resources/subscribe",
+                         "resources/unsubscribe"})
 
 
 def _params_error(message: str, data: Any = None) -> RpcError:
@@ -124,15 +133,19 @@ class McpServer:
             "completion/complete": self._complete,
             "logging/setLevel": self._set_level,
         }
+        self.modern_methods: dict[str, Callable[..., dict[str, Any] | None]] = {
+            name: handler for name, handler in self.methods.items() if name not in LEGACY_ONLY}
+        self.modern_methods[modern.DISCOVER] = lambda ctx, params: modern.discover()
 
     # -- entry point ------------------------------------------------------------------------
 
-    def handle(self, message: Any, session: SessionState, channel: Channel,
-               identity: Any = None) -> dict[str, Any] | None:
+    def handle(self, message: Any, session: SessionState | None, channel: Channel,
+               identity: Any = None, stateless: bool | None = None) -> dict[str, Any] | None:
         """Process one parsed message; return the response, or None (notification/cancelled).
 
         Responses from the client to our own requests are routed by the transport before
-        this is called.
+        this is called. ``stateless`` forces the era (HTTP knows it from the headers);
+        None decides from the message. A stateless request needs no ``session``.
         """
         if isinstance(message, list):
             return jsonrpc.error(None, RpcError(INVALID_REQUEST,
@@ -153,19 +166,21 @@ class McpServer:
         if not jsonrpc.valid_id(request_id):
             return jsonrpc.error(None, RpcError(INVALID_REQUEST,
                                                 "Invalid Request: id must be a string or integer"))
+        if params is None:
+            params = {}
+        if stateless or (stateless is None and modern.is_modern(message)):
+            sid = session.id if session is not None else "stateless"
+            return self._respond(request_id, method, lambda: self._modern(
+                method, params, request_id, sid, channel, identity))
+        assert session is not None
+        return self._respond(request_id, method, lambda: self._legacy(
+            method, params, request_id, session, channel, identity))
+
+    def _respond(self, request_id: Any, method: str,
+                 call: Callable[[], dict[str, Any] | None]) -> dict[str, Any] | None:
+        """The response to one request: its result, its error, or None when cancelled."""
         try:
-            if params is None:
-                params = {}
-            if not isinstance(params, dict):
-                raise _params_error("params must be an object")
-            handler = self.methods.get(method)
-            if handler is None:
-                raise RpcError(jsonrpc.METHOD_NOT_FOUND, f"Method not found: {method}")
-            if not session.initialized and method not in PRE_INIT:
-                raise RpcError(INVALID_REQUEST,
-                               "Server not initialized: send initialize first")
-            ctx = self._context(session, channel, identity, request_id, params)
-            value = handler(ctx, params)
+            value = call()
         except RpcError as exc:
             return jsonrpc.error(request_id, exc)
         except Cancelled:
@@ -176,6 +191,40 @@ class McpServer:
         if value is None:  # cancelled while running: the spec says answer nothing
             return None
         return jsonrpc.result(request_id, value)
+
+    def _legacy(self, method: str, params: Any, request_id: Any, session: SessionState,
+                channel: Channel, identity: Any) -> dict[str, Any] | None:
+        """One 2025-era request on an initialized (or initializing) session."""
+        if not isinstance(params, dict):
+            raise _params_error("params must be an object")
+        handler = self.methods.get(method)
+        if handler is None:
+            raise RpcError(jsonrpc.METHOD_NOT_FOUND, f"Method not found: {method}")
+        if not session.initialized and method not in PRE_INIT:
+            raise RpcError(INVALID_REQUEST, "Server not initialized: send initialize first")
+        return handler(self._context(session, channel, identity, request_id, params), params)
+
+    def _modern(self, method: str, params: Any, request_id: Any, session_id: str,
+                channel: Channel, identity: Any) -> dict[str, Any] | None:
+        """One 2026-07-28 request: _meta checked, no session touched, MRTR for questions."""
+        if not isinstance(params, dict):
+            raise _params_error("params must be an object")
+        session = modern.session_for(params, session_id)
+        handler = self.modern_methods.get(method)
+        if handler is None:
+            raise RpcError(jsonrpc.METHOD_NOT_FOUND, f"Method not found: {method}")
+        ctx = self._context(session, channel, identity, request_id, params)
+        known: dict[str, Any] = {}
+        if method in modern.INTERACTIVE:
+            known, ctx.resumed = mrtr.answers(method, params, identity)
+        ctx.inputs = known  # other methods get none: a question there is a server bug
+        try:
+            value = handler(ctx, params)
+        except mrtr.InputRequired as exc:
+            if method not in modern.INTERACTIVE:
+                raise RuntimeError(f"{method} asked the client a question") from exc
+            return mrtr.result(exc, method, params, identity, known)
+        return None if value is None else modern.finish(method, value)
 
     def _context(self, session: SessionState, channel: Channel, identity: Any,
                  request_id: Any, params: dict[str, Any]) -> ToolContext:
@@ -240,6 +289,10 @@ class McpServer:
             raise RpcError(jsonrpc.INTERNAL_ERROR, "the server is still starting")
         return self.registry
 
+    def find_tool(self, name: str) -> Any:
+        """The registered tool of that name, or None."""
+        return self._registry().tools.get(name)
+
     def _tools_list(self, ctx: ToolContext, params: dict[str, Any]) -> dict[str, Any]:
         tools = [t.describe() for t in self._registry().tools.values()]
         return _paginate(tools, params, "tools", self.page_size)
@@ -279,6 +332,8 @@ class McpServer:
     def _run_tool(self, tool: Any, ctx: ToolContext, args: dict[str, Any]) -> ToolResult | None:
         try:
             result = as_result(tool.handler(ctx, args))
+        except (mrtr.InputRequired, RpcError):
+            raise  # questions for the client, or a protocol error such as -32021
         except Cancelled:
             return None
         except ToolError as exc:
@@ -327,14 +382,12 @@ class McpServer:
                         value, mime = template.handler(ctx, uri, variables), template.mime_type
                         break
                 else:
-                    raise RpcError(jsonrpc.RESOURCE_NOT_FOUND, "Resource not found",
-                                   {"uri": uri})
-        except RpcError:
+                    raise _not_found(ctx, uri)
+        except (RpcError, mrtr.InputRequired):
             raise
         except Exception as exc:
             if getattr(exc, "kind", None) == "not_found":
-                raise RpcError(jsonrpc.RESOURCE_NOT_FOUND, "Resource not found",
-                               {"uri": uri}) from None
+                raise _not_found(ctx, uri) from None
             if isinstance(getattr(exc, "message", None), str):
                 raise _params_error(exc.message, {"uri": uri}) from None  # type: ignore[attr-defined]
             raise
@@ -380,6 +433,8 @@ class McpServer:
             raise _params_error(f"Missing required arguments: {', '.join(missing)}")
         try:
             value = prompt.handler(ctx, args)
+        except mrtr.InputRequired:
+            raise
         except Exception as exc:
             if isinstance(getattr(exc, "message", None), str):
                 raise _params_error(exc.message) from None  # type: ignore[attr-defined]
@@ -418,6 +473,12 @@ class McpServer:
         out: dict[str, Any] = {"values": values[:100], "total": len(values),
                                "hasMore": len(values) > 100}
         return {"completion": out}
+
+
+def _not_found(ctx: ToolContext, uri: str) -> RpcError:
+    # 2025-11-25 has its own code; 2026-07-28 (SEP-2164) reports it as invalid params.
+    code = INVALID_PARAMS if ctx.inputs is not None else jsonrpc.RESOURCE_NOT_FOUND
+    return RpcError(code, "Resource not found", {"uri": uri})
 
 
 def _readable_id(message: Any) -> Any:

@@ -5,6 +5,11 @@ can never corrupt the stream); logs go to stderr. ``initialize`` and ``ping`` ar
 before the Flask app is imported; the app (and the token check) is loaded on the first request
 that needs it. Requests run on worker threads so ``notifications/cancelled`` and the client's
 answers to elicitation/sampling are read while a tool runs. EOF or SIGTERM ends the process.
+
+Both eras on one process: ``initialize`` starts a 2025 session; a request whose ``_meta``
+names 2026-07-28 (first of all the ``server/discover`` probe of a modern client) is served
+statelessly from that ``_meta``. ``subscriptions/listen`` is answered on the reader thread:
+the acknowledgement, then resource updates, until the client cancels it.
 """
 
 from __future__ import annotations
@@ -20,7 +25,7 @@ from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any, BinaryIO
 
-from app.mcp import events, jsonrpc
+from app.mcp import events, jsonrpc, modern
 from app.mcp.context import ClientRequestFailed, SessionState, ToolContext
 from app.mcp.jsonrpc import INVALID_REQUEST, RpcError
 from app.mcp.server import McpServer
@@ -67,6 +72,8 @@ class StdioTransport:
         self._queued: set[Any] = set()
         self._cancelled_early: set[Any] = set()
         self._ids = itertools.count(1)
+        # Open subscriptions/listen streams: request id -> the events listener feeding it.
+        self._listens: dict[Any, Callable[[str], None]] = {}
         # One worker: requests run in the order they arrive (navigate, then the action on that
         # page), while this reader thread stays free for cancellations and client answers.
         self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="mcp")
@@ -199,8 +206,14 @@ class StdioTransport:
                 pending.done.set()
             return
         method = message.get("method") if isinstance(message, dict) else None
+        stateless = isinstance(message, dict) and modern.is_modern(message)
+        if stateless and method == modern.LISTEN and jsonrpc.valid_id(message.get("id")):
+            self.listen(message)
+            return
         needs_app = (isinstance(method, str) and method not in INLINE
-                     and (self.session.initialized or method.startswith("notifications/")))
+                     and method != modern.DISCOVER
+                     and (self.session.initialized or stateless
+                          or method.startswith("notifications/")))
         if needs_app and method != "notifications/cancelled":
             self.ensure_app()
             if jsonrpc.valid_id(message.get("id")):
@@ -209,12 +222,35 @@ class StdioTransport:
             return
         if method == "notifications/cancelled" and isinstance(message.get("params"), dict):
             target = message["params"].get("requestId")
+            listener = self._listens.pop(target, None) if jsonrpc.valid_id(target) else None
+            if listener is not None:
+                events.unlisten(listener)  # a cancelled listen stream is answered no more
             if (jsonrpc.valid_id(target) and target in self._queued
                     and not self.server.cancel(self.session, target)):
                 self._cancelled_early.add(target)
         response = self.server.handle(message, self.session, self)
         if response is not None:
             self.write(response)
+
+    def listen(self, message: dict[str, Any]) -> None:
+        """subscriptions/listen: acknowledge now, then notify updates of the watched URIs."""
+        request_id = message["id"]
+        try:
+            modern.read_meta(message.get("params"))
+            honoured, uris = modern.listen_filter(message.get("params") or {})
+        except RpcError as exc:
+            self.write(jsonrpc.error(request_id, exc))
+            return
+
+        def watch(uri: str) -> None:
+            if uri in uris:
+                self.notify(modern.listen_message(request_id, "notifications/resources/updated",
+                                                  {"uri": uri}))
+
+        self.write(modern.listen_message(request_id, "notifications/subscriptions/acknowledged",
+                                         {"notifications": honoured}))
+        self._listens[request_id] = watch
+        events.listen(watch)
 
     def run(self) -> int:
         try:

@@ -88,8 +88,8 @@ def test_invalid_token_exits_with_a_message(app: Flask) -> None:
 
 def test_hostile_lines_get_errors_and_the_server_keeps_running(app: Flask, token: str) -> None:
     server = StdioProcess(app_env(app, HARMONIC_API_TOKEN=token, HARMONIC_MAX_BODY="4096"))
-    # A newer client's probe before initialize: an error, and the process stays.
-    assert server.request(1, "server/discover")["error"]["code"] == -32601
+    # A discover probe without the 2026 _meta: invalid params, and the process stays.
+    assert server.request(1, "server/discover")["error"]["code"] == -32602
     assert server.request(2, "tools/call", {"name": "navigate"})["error"]["code"] == -32600
     assert server.request(3, "initialize", INIT)["result"]["protocolVersion"] == "2025-11-25"
     server.send({"jsonrpc": "2.0", "method": "notifications/initialized"})
@@ -155,7 +155,12 @@ def test_sigterm_ends_the_server_cleanly(app: Flask, token: str) -> None:
     assert server.proc.wait(15) == 0
 
 
-def test_official_sdk_over_stdio(app: Flask, studio) -> None:  # type: ignore[no-untyped-def]
+@pytest.mark.parametrize(("mode", "version"), [("auto", "2026-07-28"),
+                                              ("legacy", "2025-11-25")])
+def test_official_sdk_over_stdio(app: Flask, studio, mode: str,  # type: ignore[no-untyped-def]
+                                 version: str) -> None:
+    """auto probes server/discover and stays stateless; legacy initializes a session. Both
+    navigate and act; only the session remembers the page, so stateless calls name it."""
     from mcp import Client, StdioServerParameters
 
     params = StdioServerParameters(command=sys.executable, args=[str(MCP_SERVER)],
@@ -163,8 +168,8 @@ def test_official_sdk_over_stdio(app: Flask, studio) -> None:  # type: ignore[no
                                    cwd=str(ROOT))
 
     async def scenario() -> str:
-        async with Client(params) as client:  # mode "auto": probes, then falls back
-            assert client.protocol_version == "2025-11-25"
+        async with Client(params, mode=mode) as client:
+            assert client.protocol_version == version
             names = [t.name for t in (await client.list_tools()).tools]
             assert {"navigate", "execute_action"} <= set(names)
             page = await client.call_tool("navigate", {"path": "/studios/team"})
@@ -174,9 +179,13 @@ def test_official_sdk_over_stdio(app: Flask, studio) -> None:  # type: ignore[no
             if "create_note" not in offered:
                 path = "/studios/team/note"
                 assert not (await client.call_tool("navigate", {"path": path})).is_error
-            done = await client.call_tool("execute_action", {
-                "action": "create_note",
-                "params": {"title": "Over stdio", "text": "Hello from the SDK"}})
+            action = {"action": "create_note",
+                      "params": {"title": f"Over stdio ({mode})", "text": "Hello from the SDK"}}
+            if mode == "auto":
+                bare = await client.call_tool("execute_action", action)
+                assert bare.is_error and "path is required" in bare.content[0].text
+                action["path"] = path
+            done = await client.call_tool("execute_action", action)
             assert not done.is_error, done
             context = await client.read_resource("harmonic://context")
             assert "alice" in context.contents[0].text
@@ -186,7 +195,7 @@ def test_official_sdk_over_stdio(app: Flask, studio) -> None:  # type: ignore[no
     markdown = studio.get(location)
     assert markdown.status_code == 200
     front, body = parse_md(markdown.get_data(as_text=True))
-    assert front["title"] == "Over stdio" and "Hello from the SDK" in body
+    assert front["title"] == f"Over stdio ({mode})" and "Hello from the SDK" in body
 
 
 json_values = st.recursive(
