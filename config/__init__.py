@@ -25,8 +25,16 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("HARMONIC_DATA_DIR", None, "capture logs and files; default <instance>/data"),
     Setting("HARMONIC_INSTANCE", None, "the instance folder; default ./instance"),
     Setting("HARMONIC_BASE_URL", "http://127.0.0.1:5000", "the public URL of this app"),
-    Setting("HOST", "127.0.0.1", "address bin/dev binds to"),
-    Setting("PORT", "5000", "port bin/dev binds to"),
+    Setting("HOST", "127.0.0.1", "address bin/dev and bin/serve bind to"),
+    Setting("PORT", "5000", "port bin/dev and bin/serve bind to"),
+    Setting("HARMONIC_WORKERS", "2", "gunicorn worker processes bin/serve starts"),
+    Setting("HARMONIC_THREADS", "8", "threads per worker (requests served at once by each)"),
+    Setting("HARMONIC_TIMEOUT", "60", "seconds a silent worker lives before it is replaced"),
+    Setting("HARMONIC_GRACEFUL_TIMEOUT", "30", "seconds to finish requests on stop or reload"),
+    Setting("HARMONIC_KEEPALIVE", "5", "seconds an idle client connection stays open"),
+    Setting("HARMONIC_ACCESS_LOG", "-", "bin/serve's access log: a file, '-' (stdout) or 'off'"),
+    Setting("HARMONIC_DB_POOL_SIZE", "5", "database connections each process keeps open"),
+    Setting("HARMONIC_DB_MAX_OVERFLOW", "10", "extra connections a process may open at peaks"),
     Setting("HARMONIC_MAX_BODY", str(1024 * 1024), "largest accepted request body, in bytes"),
     Setting("HARMONIC_RATE_LIMIT", "12000",
             "requests per minute per API token, per process (0 turns limiting off)"),
@@ -87,13 +95,23 @@ def build_config(instance_path: str, overrides: dict | None = None) -> dict:
         "HARMONIC_HOST": env("HOST"),
         "HARMONIC_ALLOWED_ORIGINS": _split(env("HARMONIC_ALLOWED_ORIGINS")),
         "HARMONIC_ALLOWED_HOSTS": _split(env("HARMONIC_ALLOWED_HOSTS")),
-        "SQLALCHEMY_ENGINE_OPTIONS": {"pool_pre_ping": True},
+        "SQLALCHEMY_ENGINE_OPTIONS": _engine_options(database_url),
         "WTF_CSRF_TIME_LIMIT": None,
         "SESSION_COOKIE_SAMESITE": "Lax",
         "SESSION_COOKIE_HTTPONLY": True,
     }
     config.update(overrides)
     return config
+
+
+def _engine_options(database_url: str) -> dict:
+    """Pool settings: every checkout is pinged first, so after a database restart the stale
+    connections are replaced by fresh ones and the app recovers without being restarted."""
+    options: dict = {"pool_pre_ping": True}
+    if not database_url.startswith("sqlite"):
+        options["pool_size"] = int(env("HARMONIC_DB_POOL_SIZE") or 5)
+        options["max_overflow"] = int(env("HARMONIC_DB_MAX_OVERFLOW") or 10)
+    return options
 
 
 def _split(value: str | None) -> list[str]:

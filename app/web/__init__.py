@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from flask import Flask, Response, g, jsonify
+from flask import Flask, Response, g
 from jinja2 import select_autoescape
 
 import app.actions.collab  # noqa: F401  registers decisions, commitments, heartbeats
@@ -22,7 +22,7 @@ def _datetime(value: datetime | None, fmt: str = "%Y-%m-%d %H:%M UTC") -> str:
 
 
 def init_app(app: Flask) -> None:
-    from app.web import collab_pages, core_pages, session
+    from app.web import collab_pages, core_pages, health, session
 
     app.wsgi_app = MarkdownSuffix(app.wsgi_app)  # type: ignore[method-assign]
     # Escape HTML templates only: Markdown templates produce text, escaped by our own filters.
@@ -36,6 +36,7 @@ def init_app(app: Flask) -> None:
     app.before_request(auth.load_identity)
     app.login_manager.login_view = "session.login"  # type: ignore[attr-defined]
     register_error_handlers(app)
+    health.init_app(app)  # /healthz, and 503 (not 500) while the database is unreachable
     app.register_blueprint(session.bp)
     app.register_blueprint(core_pages.bp)
     app.register_blueprint(collab_pages.bp)
@@ -43,10 +44,6 @@ def init_app(app: Flask) -> None:
     @app.context_processor
     def _globals() -> dict[str, object]:
         return {"current": g.get("user")}
-
-    @app.get("/healthz")
-    def healthz() -> Response:
-        return jsonify({"ok": True})
 
     # An action under a path that is not a page at all: still a teaching 404.
     @app.route("/<path:prefix>/actions/<name>", methods=["GET", "POST"])
