@@ -6,18 +6,26 @@ at once never share a capture. ``capture_tool_call`` is chained onto the server'
 ``on_tool_call`` hook by ``web.init_app``: every tools/call of a teaching session (navigate,
 execute_action, floorplan tools, ...) becomes one capture line ``{t, tool, params, result, ms}``.
 ``upstream_call`` is recorded by the proxy itself as a JSON-RPC line, so it is skipped here.
+A stateless (MCP 2026-07-28) client has no MCP session: its teach session belongs to its token.
+
+Replay asks the person before its first write. In the 2025 era that is an elicitation request
+sent while the replay runs; in the 2026 era a question ends the request with an
+input-required result and the client's retry runs the tool again, so there the question comes
+before the replay starts and nothing, not even the run's record, is written before the answer.
 """
 
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from typing import Any
 
 from app.mcp.content import ToolError, ToolResult, text
 from app.mcp.context import ClientRequestFailed, ToolContext
 from app.mcp.registry import Annotations, resource_template, tool
 from app.playbooks import capture, service, teach
-from app.playbooks.replay import Hooks, replay
+from app.playbooks.recipe import missing_vars, resolve_vars
+from app.playbooks.replay import Hooks, Runner, replay
 from app.services.errors import DomainError
 
 NOT_CAPTURED = {"teach_start", "teach_stop", "replay", "upstream_call"}
@@ -25,7 +33,8 @@ NOT_CAPTURED = {"teach_start", "teach_stop", "replay", "upstream_call"}
 
 def owners(ctx: ToolContext) -> list[str]:
     """The MCP session's own owner key first, then its token's and its user's."""
-    return teach.recording_keys(ctx.identity, ctx.session.id)
+    stateless = ctx.session.transport == "stateless"
+    return teach.recording_keys(ctx.identity, None if stateless else ctx.session.id)
 
 
 def capture_tool_call(ctx: ToolContext, name: str, args: dict[str, Any],
@@ -85,13 +94,30 @@ def _elicit(ctx: ToolContext, question: str) -> bool | None:
     try:
         answer = ctx.elicit(question, {"type": "object", "properties": {
             "confirm": {"type": "boolean", "title": "Write to the model",
-                        "description": "Tick to let the replay write"}}})
+                        "description": "Tick to let the replay write"}}}, key="confirm_writes")
     except ClientRequestFailed:
         return False  # could not ask after all: do not write
     if answer.get("action") != "accept":
         return False
     content = answer.get("content") or {}
     return content.get("confirm", True) is not False
+
+
+def _confirmation(ctx: ToolContext, recipe: Any, playbook: Any, args: dict[str, Any],
+                  dry_run: bool) -> Callable[[str], bool | None]:
+    """The replay's confirm_writes hook for this era (see the module docstring)."""
+    if ctx.inputs is None or dry_run or not any(s.kind == "write" for s in recipe.steps):
+        return lambda question: _elicit(ctx, question)
+    values = args.get("args") or {}
+    try:
+        resolved = resolve_vars(recipe, values)
+    except DomainError:
+        return lambda question: None  # the replay refuses these arguments before any write
+    if missing_vars(recipe, resolved):
+        return lambda question: None
+    runner = Runner(recipe, values, dry_run, ctx.identity, playbook)
+    answer = _elicit(ctx, runner._write_question(resolved))  # may end the request: a question
+    return lambda question: answer
 
 
 @tool("replay",
@@ -116,7 +142,7 @@ def replay_tool(ctx: ToolContext, args: dict[str, Any]) -> ToolResult:
     recipe, playbook = service.load_for_replay(ctx.identity, args.get("session"),
                                                args.get("recipe_path"))
     hooks = Hooks(progress=lambda i, total, message: ctx.progress(i, total, message),
-                  confirm_writes=lambda question: _elicit(ctx, question),
+                  confirm_writes=_confirmation(ctx, recipe, playbook, args, dry_run),
                   cancelled=ctx.cancelled)
     report, _run = replay(recipe, args.get("args") or {}, dry_run, ctx.identity, playbook,
                           hooks)
