@@ -83,6 +83,11 @@ def append(folder: Path, entry: dict[str, Any]) -> None:
             os.close(fd)  # closing releases the flock
 
 
+def check_writable(folder: Path) -> None:
+    """Raise ``OSError`` unless an entry could be appended to ``folder/capture.jsonl`` now."""
+    os.close(os.open(folder / CAPTURE, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600))
+
+
 def read(folder: Path) -> list[dict[str, Any]]:
     """Every complete entry; a torn or unparsable line is skipped, never fatal."""
     path = folder / CAPTURE

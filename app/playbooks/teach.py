@@ -4,10 +4,17 @@ A session belongs to an *owner key* derived from the caller's identity — ``tok
 API token, ``user:<id>`` for a browser session, ``mcp:<session id>`` for an MCP session and
 ``local`` for a token-less loopback operator — so any number of owners record at once and never
 into each other's capture. State lives in the ``playbooks`` table, so every process sees it.
+
+A capture folder that cannot be written (read-only, full, gone) never loses a call silently:
+the proxy refuses to forward while its owner teaches into such a folder (the upstream is not
+touched, so the capture still tells the whole story), and starting or stopping fails with 503
+and the reason. Only if the folder breaks *during* a forwarded call does the caller still get
+the upstream's answer (its effect happened) while the missing line is logged as an error.
 """
 
 from __future__ import annotations
 
+import logging
 import time
 import uuid
 from pathlib import Path
@@ -20,8 +27,23 @@ from app.models.base import utcnow
 from app.models.playbooks import Playbook
 from app.playbooks import capture, names, settings, upstream
 from app.playbooks.redact import Redactor
+from app.services.errors import DomainError
 
 LOCAL = "local"
+log = logging.getLogger(__name__)
+
+
+class CaptureUnwritable(DomainError):
+    """The capture folder cannot be written; nothing was recorded or forwarded."""
+
+    status = 503
+    kind = "capture_unwritable"
+
+
+def _unwritable(playbook_or_path: Playbook | Path, exc: OSError) -> CaptureUnwritable:
+    where = playbook_or_path if isinstance(playbook_or_path, Path) else folder(playbook_or_path)
+    return CaptureUnwritable(f"the capture folder {where.name} cannot be written "
+                             f"({exc.strerror or exc}); fix it or ask the operator, then retry")
 
 
 def owner_key(identity: Any, mcp_session_id: str | None = None) -> str:
@@ -81,11 +103,16 @@ def start(owner: str, user_id: uuid.UUID | None, raw_name: str | None
         stop_playbook(previous)
         stopped = previous.session_id
     conf = settings.current()
-    path = names.new_session_dir(conf.data_dir, name)
-    playbook = Playbook(name=name, session_id=path.name, owner=owner, user_id=user_id,
-                        upstream=upstream.label(conf)[:300], teaching=True, entries=0)
-    playbook.assign_ids()
-    capture.start(path, name, path.name, playbook.upstream, owner)
+    path = Path(conf.data_dir) / "playbooks"  # named in the error when even this fails
+    try:
+        path = names.new_session_dir(conf.data_dir, name)
+        playbook = Playbook(name=name, session_id=path.name, owner=owner, user_id=user_id,
+                            upstream=upstream.label(conf)[:300], teaching=True, entries=0)
+        playbook.assign_ids()
+        capture.start(path, name, path.name, playbook.upstream, owner)
+    except OSError as exc:
+        db.session.rollback()
+        raise _unwritable(path, exc) from exc
     db.session.add(playbook)
     db.session.commit()
     return playbook, stopped
@@ -93,8 +120,11 @@ def start(owner: str, user_id: uuid.UUID | None, raw_name: str | None
 
 def stop_playbook(playbook: Playbook) -> int:
     created = playbook.created_at.replace(microsecond=0).isoformat()
-    count = capture.finish(folder(playbook), playbook.name, playbook.session_id,
-                           playbook.upstream, playbook.owner, created)
+    try:
+        count = capture.finish(folder(playbook), playbook.name, playbook.session_id,
+                               playbook.upstream, playbook.owner, created)
+    except OSError as exc:  # still teaching: stopping again once the folder is fixed works
+        raise _unwritable(playbook, exc) from exc
     playbook.teaching = False
     playbook.entries = count
     playbook.stopped_at = utcnow()
@@ -120,9 +150,13 @@ def record(owners: list[str] | str, line: dict[str, Any]) -> bool:
     playbook = active(owners)
     if playbook is None:
         return False
+    _append(playbook, line)
+    return True
+
+
+def _append(playbook: Playbook, line: dict[str, Any]) -> None:
     redactor = Redactor(settings.current().redact_patterns)
     capture.append(folder(playbook), redactor.value(line))
-    return True
 
 
 def rpc_entry(payload: dict[str, Any], response: dict[str, Any], started: float
@@ -137,9 +171,24 @@ def rpc_entry(payload: dict[str, Any], response: dict[str, Any], started: float
 
 
 def forward(payload: dict[str, Any], owners: list[str] | str) -> dict[str, Any]:
-    """The recording proxy: call the upstream, record the exchange if the owner teaches."""
+    """The recording proxy: call the upstream, record the exchange if the owner teaches.
+
+    While the owner teaches into a folder that cannot be written, the call is refused (a
+    JSON-RPC error, code ``CAPTURE_UNWRITABLE``) without reaching the upstream."""
     started = time.perf_counter()
+    playbook = active(owners) if isinstance(payload.get("method"), str) else None
+    if playbook is not None:
+        try:
+            capture.check_writable(folder(playbook))
+        except OSError as exc:
+            return upstream.error_response(
+                payload.get("id"), f"Not forwarded: {_unwritable(playbook, exc).message}",
+                code="CAPTURE_UNWRITABLE")
     response = upstream.call(payload, settings.current())
-    if isinstance(payload.get("method"), str):
-        record(owners, rpc_entry(payload, response, started))
+    if playbook is not None:
+        try:
+            _append(playbook, rpc_entry(payload, response, started))
+        except OSError:
+            log.exception("teach session %s: a forwarded %s call could not be recorded",
+                          playbook.session_id, payload.get("method"))
     return response
