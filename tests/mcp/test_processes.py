@@ -1,4 +1,5 @@
-"""/mcp under gunicorn as real processes: the official conformance suite, the SDK and the
+"""/mcp under gunicorn as real processes: the official conformance suite (0.1.x for the 2025
+era; 0.2.x for 2026-07-28 and again for 2025-11-25, all on one server), the SDK and the
 Inspector as clients, and sessions whose requests move between processes.
 """
 
@@ -23,6 +24,8 @@ from tests.mcp.conftest import INIT, MCP_SERVER, ROOT, Http, app_env, gunicorn, 
 pytestmark = pytest.mark.slow
 
 CONFORMANCE = "@modelcontextprotocol/conformance@0.1.16"
+# The 0.2 line is where the 2026-07-28 scenarios live (prereleases only so far).
+CONFORMANCE_NEXT = "@modelcontextprotocol/conformance@0.2.0-alpha.12"
 INSPECTOR = "@modelcontextprotocol/inspector@2.12.0"
 PROFILE = {"HARMONIC_MCP_AUTH": "off", "HARMONIC_MCP_CONFORMANCE": "1", "HOST": "127.0.0.1"}
 
@@ -50,16 +53,30 @@ def _npx(*args: str, timeout: float = 240) -> subprocess.CompletedProcess[str]:
         raise AssertionError(f"npx {args[0]} timed out: {exc.stderr}") from None
 
 
-def test_official_conformance_suite_passes(conformance_pair: tuple[str, str]) -> None:
-    url = conformance_pair[0].replace("127.0.0.1", "localhost") + "/mcp"
-    done = _npx("-p", CONFORMANCE, "--", "conformance", "server", "--url", url)
+def _conformance(url: str, package: str, *options: str) -> tuple[int, int]:
+    """Run one conformance suite against ``url``: (checks passed, checks failed)."""
+    done = _npx("-p", package, "--", "conformance", "server", "--url", url, *options)
     output = done.stdout + done.stderr
     if done.returncode != 0 and ("ENOTFOUND" in output or "EAI_AGAIN" in output):
         pytest.skip("the npm registry is unreachable")
     summary = done.stdout[done.stdout.rfind("=== SUMMARY ==="):]
     assert done.returncode == 0, summary or output[-4000:]
     total = re.search(r"Total: (\d+) passed, (\d+) failed", summary)
-    assert total is not None and int(total.group(1)) >= 39 and total.group(2) == "0", summary
+    assert total is not None, output[-4000:]
+    return int(total.group(1)), int(total.group(2))
+
+
+@pytest.mark.parametrize(("package", "options", "at_least"), [
+    (CONFORMANCE, (), 39),
+    (CONFORMANCE_NEXT, ("--suite", "all", "--spec-version", "2026-07-28"), 150),
+    (CONFORMANCE_NEXT, ("--suite", "all", "--spec-version", "2025-11-25"), 80),
+], ids=["0.1-2025-11-25", "0.2-2026-07-28", "0.2-2025-11-25"])
+def test_official_conformance_suite_passes(conformance_pair: tuple[str, str], package: str,
+                                           options: tuple[str, ...], at_least: int) -> None:
+    """Both eras on the same server process: each suite passes every check it runs."""
+    url = conformance_pair[0].replace("127.0.0.1", "localhost") + "/mcp"
+    passed, failed = _conformance(url, package, *options)
+    assert failed == 0 and passed >= at_least, (passed, failed)
 
 
 def test_conformance_profile_needs_loopback_and_auth_off(app: Flask, make_agent) -> None:
@@ -161,17 +178,18 @@ def test_two_sessions_alternating_between_processes_keep_their_own_page(
 
 
 def test_official_sdk_over_http_with_a_token(server_pair: tuple[str, str], studio) -> None:  # type: ignore[no-untyped-def]
+    """auto (the default) speaks 2026-07-28 statelessly, legacy 2025-11-25 in a session."""
     import httpx2
     from mcp import Client
     from mcp.client.streamable_http import streamable_http_client
 
     url = server_pair[0] + "/mcp"
 
-    async def scenario() -> str:
+    async def scenario(mode: str) -> tuple[str, str]:
         async with httpx2.AsyncClient(headers={"Authorization": f"Bearer {studio.token}"},
                                       timeout=httpx2.Timeout(30.0)) as http_client:
-            async with Client(streamable_http_client(url, http_client=http_client)) as client:
-                assert client.protocol_version == "2025-11-25"
+            async with Client(streamable_http_client(url, http_client=http_client),
+                              mode=mode) as client:
                 names = [t.name for t in (await client.list_tools()).tools]
                 assert {"navigate", "execute_action"} <= set(names)
                 page = await client.call_tool("navigate", {"path": "/studios/team"})
@@ -180,18 +198,20 @@ def test_official_sdk_over_http_with_a_token(server_pair: tuple[str, str], studi
                 path = "/studios/team" if "create_note" in offered else "/studios/team/note"
                 done = await client.call_tool("execute_action", {
                     "action": "create_note", "path": path,
-                    "params": {"title": "Over HTTP", "text": "Hello through gunicorn"}})
+                    "params": {"title": f"Over HTTP {mode}", "text": "Hello through gunicorn"}})
                 assert not done.is_error, done
-                return done.structured_content["location"]
+                return client.protocol_version or "", done.structured_content["location"]
 
-    location = asyncio.run(scenario())
-    response = httpx.get(server_pair[1] + location, headers={
-        "Authorization": f"Bearer {studio.token}", "Accept": "text/markdown"})
-    front, body = parse_md(response.text)
-    assert front["title"] == "Over HTTP" and "Hello through gunicorn" in body
-    html = httpx.get(server_pair[1] + location, headers={
-        "Authorization": f"Bearer {studio.token}", "Accept": "text/html"})
-    assert html.status_code == 200 and "Hello through gunicorn" in html.text
+    for mode, version in (("auto", "2026-07-28"), ("legacy", "2025-11-25")):
+        spoken, location = asyncio.run(scenario(mode))
+        assert spoken == version
+        response = httpx.get(server_pair[1] + location, headers={
+            "Authorization": f"Bearer {studio.token}", "Accept": "text/markdown"})
+        front, body = parse_md(response.text)
+        assert front["title"] == f"Over HTTP {mode}" and "Hello through gunicorn" in body
+        html = httpx.get(server_pair[1] + location, headers={
+            "Authorization": f"Bearer {studio.token}", "Accept": "text/html"})
+        assert html.status_code == 200 and "Hello through gunicorn" in html.text
 
 
 def _inspector(*target: str) -> dict[str, Any]:
