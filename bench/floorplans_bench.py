@@ -5,14 +5,15 @@ the same grammar and parser settings, no tree processing), a bare lark parse (sa
 default settings) for context, parse + validate (model building, resolution, all checks), SVG
 rendering, PNG rasterisation at 800 x 600 (of the SVG the tool rasterises) and the full
 ``render_floorplan`` tool call (PNG). It prints medians and the ratio of parse + validate to
-the raw lark parse.
+the raw lark parse. Then it times ``modify_floorplan`` operations on the largest plan (each
+call re-analyses the plan after every operation, so its floor is one parse + validate).
 
 The stages are timed in turn within each round (interleaved), so load changes on a shared
 machine hit all of them alike. The default clock is this process's CPU time, which a busy
 machine disturbs far less than wall time; ``--clock wall`` measures elapsed time instead.
 
-    .venv/bin/python bench/floorplans_bench.py [--repeat N] [--clock cpu|wall]
-                                               [--relative] [--connections]
+    .venv/bin/python bench/floorplans_bench.py [--quick | --smoke] [--repeat N]
+                                               [--clock cpu|wall] [--relative] [--connections]
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
+import harness  # noqa: E402
 from floorplans_plans import generate_plan  # noqa: E402
 from lark import Lark  # noqa: E402
 
@@ -68,24 +70,69 @@ def stages_for(text: str, bare: Lark) -> dict[str, Callable[[], object]]:
     }
 
 
+def modify_stages(rooms: int) -> dict[str, Callable[[], object]]:
+    """One ``modify_floorplan`` call per operation kind on the ``rooms``-room plan."""
+    text = generate_plan(rooms)
+    mid = f"Room_{int(rooms ** 0.5) // 2}_1"
+
+    def call(*operations: dict[str, object]) -> Callable[[], object]:
+        def run() -> object:
+            out = tools.modify_floorplan({"dsl": text, "operations": list(operations)})
+            assert out["success"], out.get("errors")
+            return out
+        return run
+
+    far = {"x": 10000, "y": 10000}
+    return {
+        "resize_room": call({"action": "resize_room", "target": mid,
+                             "params": {"width": 10, "height": 7}}),
+        "move_room": call({"action": "move_room", "target": mid, "params": far}),
+        "rename_room": call({"action": "rename_room", "target": mid,
+                             "params": {"newName": "Renamed"}}),
+        "set_label": call({"action": "set_label", "target": mid, "params": {"label": "new"}}),
+        "add_room": call({"action": "add_room", "params": {
+            "name": "Annex", "position": far, "size": {"width": 5, "height": 5}}}),
+        "5 operations in one call": call(
+            {"action": "set_label", "target": mid, "params": {"label": "a"}},
+            {"action": "resize_room", "target": mid, "params": {"width": 10, "height": 7}},
+            {"action": "rename_room", "target": mid, "params": {"newName": "Renamed"}},
+            {"action": "move_room", "target": "Renamed", "params": far},
+            {"action": "add_room", "params": {"name": "Annex", "position": {"x": 20000, "y": 0},
+                                              "size": {"width": 5, "height": 5}}}),
+        "parse+val (the floor)": lambda: analyze(text),
+    }
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--repeat", type=int, default=9)
+    ap.add_argument("--quick", action="store_true", help="fewer repeats")
+    ap.add_argument("--smoke", action="store_true", help="one repeat, small plans (CI)")
+    ap.add_argument("--repeat", type=int, default=None)
     ap.add_argument("--clock", choices=("cpu", "wall"), default="cpu")
     ap.add_argument("--relative", action="store_true", help="relative placement for rooms")
     ap.add_argument("--connections", action="store_true", help="doors between neighbours")
     args = ap.parse_args()
+    args.repeat = args.repeat or harness.size(9, 3, 1)
+    sizes = harness.size((10, 100, 500), (10, 100, 500), (10, 50))
     clock = time.process_time if args.clock == "cpu" else time.perf_counter
     language = default_language()
     bare = Lark(language.grammar_text, parser="lalr")
     print(" ".join(f"{h:>9}" for h in ("rooms", *STAGES[:3], "ratio", *STAGES[3:]))
           + f"   (median ms of {args.repeat}, {args.clock} clock)")
-    for rooms in (10, 100, 500):
+    for rooms in sizes:
         text = generate_plan(rooms, args.relative, args.connections)
         got = measure(stages_for(text, bare), args.repeat, clock)
         ratio = got["parse+val"] / got["lark raw"]
         cells = [f"{got[s]:>9.2f}" for s in STAGES]
         print(f"{rooms:>9} " + " ".join(cells[:3]) + f" {ratio:>9.2f} " + " ".join(cells[3:]))
+    rooms = sizes[-1]
+    got = measure(modify_stages(rooms), args.repeat, clock)
+    floor = got["parse+val (the floor)"]
+    harness.print_table(
+        f"modify_floorplan on the {rooms}-room plan (median ms of {args.repeat}, "
+        f"{args.clock} clock)", ["operation", "ms", "÷ parse+val"],
+        [[name, f"{ms:.2f}", f"{ms / floor:.2f}"] for name, ms in got.items()])
+    harness.print_footer()
 
 
 if __name__ == "__main__":

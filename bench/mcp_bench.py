@@ -173,7 +173,7 @@ SDK_CMD = [PY, str(BENCH / "mcp_sdk_server.py")]
 
 def bench_stdio(inst: harness.Instance) -> None:
     ours_env = dict(inst.env, HARMONIC_API_TOKEN=inst.token)
-    runs = harness.size(9, 5, 1)
+    runs = harness.size(9, 3, 1)
     rows = []
     results: dict[str, tuple[float, float, float]] = {}
     for label, cmd, env in (("ours: bin/mcp-server", ours_cmd(), ours_env),
@@ -315,8 +315,8 @@ def _connections_per_process(port: int) -> str:
 
 
 def bench_http(inst: harness.Instance, paths: dict[str, str]) -> None:
-    seconds = harness.size(10, 4, 0.5)
-    clients = 16
+    seconds = harness.size(10, 2.5, 0.3)
+    clients = harness.size(16, 16, 4)
     ours_env = dict(inst.env, HARMONIC_MCP_AUTH="off", HARMONIC_MCP_CONFORMANCE="1",
                     HOST="127.0.0.1")
     simple = _tools_call("test_simple_text", {})
@@ -339,7 +339,7 @@ def bench_http(inst: harness.Instance, paths: dict[str, str]) -> None:
         rows.append([label, *fmt(load.sample), spread])
 
     def two_ports() -> tuple[list[int], list[str]]:
-        ports = [harness.free_port(), harness.free_port()]
+        ports = [harness.free_port() for _ in range(1 if harness.SMOKE else 2)]
         return ports, [f"http://127.0.0.1:{p}/mcp" for p in ports]
 
     ports, urls = two_ports()

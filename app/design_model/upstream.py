@@ -19,6 +19,7 @@ import httpx
 
 from app.design_model.protocol import Params, RpcError, invalid, upstream_error
 from app.design_model.registry import METHODS, Ctx
+from app.services import outbound
 
 ENV_ALLOWED = "HARMONIC_DESIGN_UPSTREAMS"
 ENV_TIMEOUT = "HARMONIC_DESIGN_UPSTREAM_TIMEOUT"
@@ -101,8 +102,8 @@ class Revit:
             return METHODS[method](self.ctx, Params(params))
         body = {"jsonrpc": "2.0", "id": next(_ids), "method": method, "params": params}
         try:
-            response = httpx.post(self.url, json=body, timeout=self.ctx.upstream_timeout,
-                                  follow_redirects=False)
+            response = outbound.client().post(self.url, json=body,
+                                              timeout=self.ctx.upstream_timeout)
         except httpx.HTTPError as exc:
             raise upstream_error(f"Upstream {self.url} unreachable: {exc.__class__.__name__}: "
                                  f"{exc}", url=self.url) from exc
