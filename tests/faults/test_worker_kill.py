@@ -1,0 +1,165 @@
+"""A gunicorn worker killed (SIGKILL) while it serves requests.
+
+Agents vote, join a commitment and write notes over HTTP as fast as they can against one
+``bin/serve`` server with a single worker; the worker is killed mid-stream (once; three times
+in the long form). Requests it was serving die with the connection; gunicorn starts a new
+worker; clients retry what is safe to retry. Afterwards the database must show each agent's
+last vote exactly once, each agent in the commitment exactly once, every confirmed note
+exactly once, no note that was never asked for, and no note without its creation event.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import threading
+import time
+from collections import Counter
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import httpx
+import pytest
+from flask import Flask
+
+from tests.load.harness import LONG, Ledger, Population, database_ledger, populate, serve_app
+
+pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("faults")]
+
+AGENTS = 16
+STEPS = 10 if LONG else 5
+KILL_AFTER = (40, 140, 240) if LONG else (40,)  # successful requests before each kill
+
+
+@dataclass
+class Tally:
+    """What the clients saw, shared by their threads."""
+
+    lock: threading.Lock = field(default_factory=threading.Lock)
+    succeeded: int = 0
+    dropped: int = 0  # requests whose connection died (the kill)
+    statuses: Counter[int] = field(default_factory=Counter)
+    confirmed: Ledger = field(default_factory=Ledger)
+    uncertain_notes: set[tuple[str, str]] = field(default_factory=set)
+    progress: threading.Condition = field(default_factory=threading.Condition)
+
+    def count(self, status: int) -> None:
+        with self.lock:
+            self.statuses[status] += 1
+            if status < 300:
+                self.succeeded += 1
+        with self.progress:
+            self.progress.notify_all()
+
+
+def _post(http: httpx.Client, url: str, token: str, params: dict, tally: Tally,
+          retry_dropped: bool) -> httpx.Response | None:
+    """POST until a definite answer. 503 is always retried (nothing was done); a dropped
+    connection only when ``retry_dropped`` (the action is idempotent). None: dropped, not
+    retried, outcome unknown."""
+    for _attempt in range(100):
+        try:
+            response = http.post(url, json=params, headers={
+                "Authorization": f"Bearer {token}", "Accept": "application/json"})
+        except httpx.TransportError:
+            with tally.lock:
+                tally.dropped += 1
+            if not retry_dropped:
+                return None
+            time.sleep(0.1)
+            continue
+        tally.count(response.status_code)
+        if response.status_code == 503:
+            time.sleep(0.1)
+            continue
+        return response
+    raise AssertionError(f"{url}: no answer after 100 attempts")
+
+
+def _agent(base: str, population: Population, i: int, tally: Tally) -> None:
+    handle, token = population.handles[i], population.tokens[i]
+    decision, commitment = population.decisions[0], population.commitments[0]
+    note_form = f"/studios/{population.studio}/note"
+    with httpx.Client(timeout=60) as http:
+        for k in range(STEPS):
+            choice = ("Yes", "No")[k % 2]
+            votes = [{"option_title": "Yes", "accept": choice == "Yes"},
+                     {"option_title": "No", "accept": choice == "No"}]
+            voted = _post(http, f"{base}{decision}/actions/vote", token, {"votes": votes},
+                          tally, retry_dropped=True)
+            assert voted is not None and voted.status_code == 200, voted and voted.text
+            joined = _post(http, f"{base}{commitment}/actions/join_commitment", token, {},
+                           tally, retry_dropped=True)
+            assert joined is not None and joined.status_code == 200, joined and joined.text
+            title = f"{handle} note {k}"
+            wrote = _post(http, f"{base}{note_form}/actions/create_note", token,
+                          {"title": title, "text": f"Step {k} of {handle}."}, tally,
+                          retry_dropped=False)
+            if wrote is None:
+                tally.uncertain_notes.add((title, handle))
+            else:
+                assert wrote.status_code == 201, wrote.text
+                tally.confirmed.notes[(title, handle)] += 1
+        last = ("Yes", "No")[(STEPS - 1) % 2]
+        with tally.lock:
+            tally.confirmed.votes[(0, handle, last)] += 1
+            tally.confirmed.joins[(0, handle)] += 1
+
+
+def _notes_without_their_event(app: Flask) -> int:
+    from sqlalchemy import select
+
+    from app.extensions import db
+    from app.models.notes import Note, NoteEvent
+
+    with app.app_context():
+        with_event = select(NoteEvent.note_id).where(NoteEvent.event_type == "create")
+        missing = db.session.query(Note).filter(Note.id.not_in(with_event)).count()
+        db.session.remove()
+    return missing
+
+
+def test_killed_worker_is_replaced_and_nothing_is_half_written_or_doubled(
+        app: Flask, tmp_path: Path) -> None:
+    population = populate(app, AGENTS, 1)
+    tally = Tally()
+    killed: list[int] = []
+    with serve_app(app, tmp_path, workers=1) as server:
+        threads = [threading.Thread(target=_agent, args=(server.url, population, i, tally))
+                   for i in range(AGENTS)]
+        for thread in threads:
+            thread.start()
+        for threshold in KILL_AFTER:
+            with tally.progress:
+                tally.progress.wait_for(lambda t=threshold: tally.succeeded >= t, timeout=120)
+            pids = server.worker_pids()
+            assert pids, "no worker to kill"
+            for pid in pids:
+                os.kill(pid, signal.SIGKILL)
+            killed += pids
+        for thread in threads:
+            thread.join(300)
+        replacements = server.worker_pids()
+        health = httpx.get(server.url + "/healthz", timeout=10)
+    print(f"\nworker kill: {len(killed)} workers killed, {tally.succeeded} requests served, "
+          f"{tally.dropped} dropped by the kills and retried where safe, "
+          f"{len(tally.uncertain_notes)} notes of unknown outcome; statuses "
+          f"{dict(tally.statuses)}")
+    assert not any(thread.is_alive() for thread in threads)
+    assert tally.dropped >= 1, "the kill hit no request in flight"
+    assert replacements and not set(replacements) & set(killed)
+    assert health.status_code == 200
+    assert not [s for s in tally.statuses if s >= 500 and s != 503], tally.statuses
+
+    found = database_ledger(app)
+    # Votes and joins are idempotent: retried after the kill, still exactly one effect each.
+    assert found.votes == tally.confirmed.votes
+    assert found.joins == tally.confirmed.joins
+    # Notes are not retried after a drop: a confirmed note exists once; a dropped one at most
+    # once (it may have been committed just before the kill); nothing else.
+    confirmed, uncertain = tally.confirmed.notes, tally.uncertain_notes
+    assert all(found.notes[key] == 1 for key in confirmed)
+    assert all(found.notes[key] <= 1 for key in uncertain)
+    assert set(found.notes) <= set(confirmed) | uncertain
+    assert max(found.notes.values()) == 1
+    assert _notes_without_their_event(app) == 0
