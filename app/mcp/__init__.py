@@ -1,9 +1,16 @@
 """MCP inside the app: the protocol core, sessions and navigation state, two transports, and
 the one registry of tools, resources and prompts that every feature package writes to.
 
+Two protocol eras are served side by side, chosen per request: 2026-07-28 (stateless: a
+request's ``_meta`` carries its version and client; see docs/MCP.md) and 2025-11-25 and older
+(``initialize`` and sessions). Handlers are the same for both.
+
 Modules: ``jsonrpc`` (framing, error codes), ``server`` (the engine: one message in, one
-response out), ``registry`` (what is served), ``context`` (``ctx`` for handlers), ``content``
-(content blocks), ``stdio`` (``bin/mcp-server``), ``http`` (``/mcp``, Streamable HTTP),
+response out), ``modern`` (the 2026 era: ``_meta``, ``resultType``, cache hints, listen),
+``mrtr`` (input-required results and their signed state), ``registry`` (what is served),
+``context`` (``ctx`` for handlers), ``content`` (content blocks), ``stdio``
+(``bin/mcp-server``), ``http`` (``/mcp``, Streamable HTTP), ``http_modern`` (the 2026 HTTP
+header checks and statuses),
 ``store`` (sessions, client requests and cancellations in the database), ``harmonic``
 (navigate, execute_action, harmonic://context, pages as resources, the stand-up prompt),
 ``audit`` (the tool-call log), ``conformance`` (the official suite's fixtures, opt-in),
@@ -40,16 +47,22 @@ read and correct (an ``isError`` result); domain errors (``app.services.errors``
     ctx.identity            the caller (``app.web.auth.Identity``: user_id, scopes, token_id) or
                             None on a loopback /mcp with auth off; pass it to
                             ``app.web.dispatch.dispatch`` to act as the caller
-    ctx.session             the MCP session: ``.current_path`` (navigation state),
+    ctx.session             the MCP session: ``.current_path`` (navigation state; always None
+                            for a stateless request, whose ``.stateless`` is True),
                             ``.client_capabilities``, ``.save()`` after changing it
     ctx.progress(p, total=None, message=None)   notifications/progress (if the client asked)
     ctx.log(level, data)    notifications/message, filtered by the session's logging level
     ctx.cancelled() / ctx.check_cancelled() / ctx.sleep(seconds)
                             notifications/cancelled (from any process) stops the call:
                             check often, or sleep through ``ctx.sleep``
-    ctx.elicit(message, requested_schema) -> {"action", "content"?}   ask the user
-    ctx.sample(messages, max_tokens) -> CreateMessageResult          ask the client's model
-    ctx.request(method, params)         any other server-to-client request
+    ctx.elicit(message, requested_schema, key=None) -> {"action", "content"?}   ask the user
+    ctx.sample(messages, max_tokens, key=None) -> CreateMessageResult  ask the client's model
+    ctx.ask({key: (method, params)}) -> {key: result}   several questions at once
+                            In 2025 these are server-to-client requests; in 2026 they end the
+                            call with an input-required result and the client's retry runs
+                            the handler again with the answers: ask before you write.
+    ctx.require(capability) the client must have declared it (-32021 in 2026)
+    ctx.request(method, params)         any other server-to-client request (2025 era only)
     ctx.audit["path"|"action"]          what the audit log records for this call
 Handlers run inside a Flask app context (database, ``current_app``) on both transports.
 

@@ -37,7 +37,8 @@ def record(ctx: ToolContext, tool: str, args: dict[str, Any], result: dict[str, 
         db.session.rollback()  # never commit a tool's half-done work along with the audit
         db.session.add(McpToolCall(
             user_id=getattr(identity, "user_id", None),
-            token_id=getattr(identity, "token_id", None), session_id=ctx.session.id[:64],
+            token_id=getattr(identity, "token_id", None),
+            session_id=None if ctx.session.stateless else ctx.session.id[:64],
             transport=getattr(ctx.session, "transport", "stdio"), tool=tool[:128],
             path=path, action=action[:128] if action else None,
             param_names=",".join(str(n) for n in names)[:2000], outcome=outcome,

@@ -39,6 +39,7 @@ class SessionState:
     """One MCP session. Subclasses persist it; this base keeps it in memory (stdio)."""
 
     transport = "stdio"
+    stateless = False  # True for a 2026-07-28 request: nothing is remembered between requests
 
     def __init__(self, session_id: str = "stdio") -> None:
         self.id = session_id

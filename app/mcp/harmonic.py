@@ -214,7 +214,7 @@ def execute_action(ctx: ToolContext, args: dict[str, Any]) -> ToolResult:
     params = args.get("params") or {}
     raw_path = args.get("path") or ctx.session.current_path
     ctx.audit["action"] = action
-    if not raw_path and ctx.session.transport == "stateless":
+    if not raw_path and ctx.session.stateless:
         raise ToolError("path is required: this connection is stateless (MCP 2026-07-28), so "
                         "there is no current page; pass the path navigate returned")
     if not raw_path:

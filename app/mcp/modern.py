@@ -37,11 +37,13 @@ TTL_MS = {DISCOVER: 300_000, "tools/list": 300_000, "prompts/list": 300_000,
 class StatelessSession(SessionState):
     """The client as one modern request describes it; lives for that request only."""
 
-    transport = "stateless"
+    stateless = True
 
-    def __init__(self, session_id: str, version: str, client_capabilities: dict[str, Any],
-                 client_info: dict[str, Any], log_level: str | None) -> None:
+    def __init__(self, session_id: str, transport: str, version: str,
+                 client_capabilities: dict[str, Any], client_info: dict[str, Any],
+                 log_level: str | None) -> None:
         super().__init__(session_id)
+        self.transport = transport
         self.initialized = True
         self.protocol_version = version
         self.client_capabilities = client_capabilities
@@ -94,9 +96,9 @@ def read_meta(params: Any) -> tuple[str, dict[str, Any], dict[str, Any], str | N
     return version, caps, info or {}, level
 
 
-def session_for(params: Any, session_id: str) -> StatelessSession:
+def session_for(params: Any, session_id: str, transport: str) -> StatelessSession:
     version, caps, info, level = read_meta(params)
-    return StatelessSession(session_id, version, caps, info, level)
+    return StatelessSession(session_id, transport, version, caps, info, level)
 
 
 def discover() -> dict[str, Any]:

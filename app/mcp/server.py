@@ -169,9 +169,11 @@ class McpServer:
         if params is None:
             params = {}
         if stateless or (stateless is None and modern.is_modern(message)):
-            sid = session.id if session is not None else "stateless"
+            # stdio keeps its id so notifications/cancelled still finds the call.
+            sid, transport = ((session.id, session.transport) if session is not None
+                              else ("stateless", "http"))
             return self._respond(request_id, method, lambda: self._modern(
-                method, params, request_id, sid, channel, identity))
+                method, params, request_id, sid, transport, channel, identity))
         assert session is not None
         return self._respond(request_id, method, lambda: self._legacy(
             method, params, request_id, session, channel, identity))
@@ -205,11 +207,11 @@ class McpServer:
         return handler(self._context(session, channel, identity, request_id, params), params)
 
     def _modern(self, method: str, params: Any, request_id: Any, session_id: str,
-                channel: Channel, identity: Any) -> dict[str, Any] | None:
+                transport: str, channel: Channel, identity: Any) -> dict[str, Any] | None:
         """One 2026-07-28 request: _meta checked, no session touched, MRTR for questions."""
         if not isinstance(params, dict):
             raise _params_error("params must be an object")
-        session = modern.session_for(params, session_id)
+        session = modern.session_for(params, session_id, transport)
         handler = self.modern_methods.get(method)
         if handler is None:
             raise RpcError(jsonrpc.METHOD_NOT_FOUND, f"Method not found: {method}")

@@ -33,8 +33,8 @@ NOT_CAPTURED = {"teach_start", "teach_stop", "replay", "upstream_call"}
 
 def owners(ctx: ToolContext) -> list[str]:
     """The MCP session's own owner key first, then its token's and its user's."""
-    stateless = ctx.session.transport == "stateless"
-    return teach.recording_keys(ctx.identity, None if stateless else ctx.session.id)
+    session_id = None if ctx.session.stateless else ctx.session.id
+    return teach.recording_keys(ctx.identity, session_id)
 
 
 def capture_tool_call(ctx: ToolContext, name: str, args: dict[str, Any],

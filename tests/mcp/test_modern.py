@@ -76,6 +76,17 @@ def _sessions(app: Flask) -> int:
         return db.session.query(McpSession).count()
 
 
+def _audited(app: Flask) -> list[tuple[str, str, str | None, str | None]]:
+    """The tool-call audit: (tool, transport, session id, path), oldest first."""
+    from app.extensions import db
+    from app.models.mcp import McpToolCall
+
+    with app.app_context():
+        rows = db.session.query(McpToolCall).order_by(McpToolCall.created_at,
+                                                      McpToolCall.id).all()
+        return [(r.tool, r.transport, r.session_id, r.path) for r in rows]
+
+
 def _runs(app: Flask) -> int:
     from app.extensions import db
     from app.models.playbooks import PlaybookRun
@@ -114,6 +125,7 @@ def test_stateless_requests_navigate_and_act_without_a_session(app, client, stud
                             .get_data(as_text=True))
     assert front["title"] == "Stateless"
     assert _sessions(app) == 0  # nothing of the above read or wrote a session
+    assert ("execute_action", "http", None, "/studios/team/note") in _audited(app)
 
     # The 2025 era on the same endpoint, at the same time.
     legacy = Http("http://localhost", studio.token, _FlaskClient(client))
