@@ -458,7 +458,8 @@ def substitute(value: Any, values: dict[str, Any], outputs: dict[str, Any],
 
         return PLACEHOLDER.sub(one, value)
     if isinstance(value, dict):
-        return {substitute(k, values, outputs, lenient) if isinstance(k, str) else k:
+        # A key is always text: "{{x}}" as a key renders x as text, never as a list or object.
+        return {_text(substitute(k, values, outputs, lenient)) if isinstance(k, str) else k:
                 substitute(v, values, outputs, lenient) for k, v in value.items()}
     if isinstance(value, list):
         return [substitute(v, values, outputs, lenient) for v in value]

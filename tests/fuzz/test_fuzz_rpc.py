@@ -14,6 +14,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from app import design_model
+from app.design_model import rpc as _registers_methods  # noqa: F401  fills METHODS
 from app.design_model.registry import METHODS
 from tests.fuzz.conftest import budget, digest
 from tests.fuzz.test_fuzz_actions import JSON_VALUES
