@@ -13,97 +13,20 @@ from __future__ import annotations
 import os
 import signal
 import threading
-import time
-from collections import Counter
-from dataclasses import dataclass, field
 from pathlib import Path
 
 import httpx
 import pytest
 from flask import Flask
 
-from tests.load.harness import LONG, Ledger, Population, database_ledger, populate, serve_app
+from tests.faults.clients import Tally, agent
+from tests.load.harness import LONG, database_ledger, populate, serve_app
 
 pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("faults")]
 
 AGENTS = 16
 STEPS = 10 if LONG else 5
 KILL_AFTER = (40, 140, 240) if LONG else (40,)  # successful requests before each kill
-
-
-@dataclass
-class Tally:
-    """What the clients saw, shared by their threads."""
-
-    lock: threading.Lock = field(default_factory=threading.Lock)
-    succeeded: int = 0
-    dropped: int = 0  # requests whose connection died (the kill)
-    statuses: Counter[int] = field(default_factory=Counter)
-    confirmed: Ledger = field(default_factory=Ledger)
-    uncertain_notes: set[tuple[str, str]] = field(default_factory=set)
-    progress: threading.Condition = field(default_factory=threading.Condition)
-
-    def count(self, status: int) -> None:
-        with self.lock:
-            self.statuses[status] += 1
-            if status < 300:
-                self.succeeded += 1
-        with self.progress:
-            self.progress.notify_all()
-
-
-def _post(http: httpx.Client, url: str, token: str, params: dict, tally: Tally,
-          retry_dropped: bool) -> httpx.Response | None:
-    """POST until a definite answer. 503 is always retried (nothing was done); a dropped
-    connection only when ``retry_dropped`` (the action is idempotent). None: dropped, not
-    retried, outcome unknown."""
-    for _attempt in range(100):
-        try:
-            response = http.post(url, json=params, headers={
-                "Authorization": f"Bearer {token}", "Accept": "application/json"})
-        except httpx.TransportError:
-            with tally.lock:
-                tally.dropped += 1
-            if not retry_dropped:
-                return None
-            time.sleep(0.1)
-            continue
-        tally.count(response.status_code)
-        if response.status_code == 503:
-            time.sleep(0.1)
-            continue
-        return response
-    raise AssertionError(f"{url}: no answer after 100 attempts")
-
-
-def _agent(base: str, population: Population, i: int, tally: Tally) -> None:
-    handle, token = population.handles[i], population.tokens[i]
-    decision, commitment = population.decisions[0], population.commitments[0]
-    note_form = f"/studios/{population.studio}/note"
-    with httpx.Client(timeout=60) as http:
-        for k in range(STEPS):
-            choice = ("Yes", "No")[k % 2]
-            votes = [{"option_title": "Yes", "accept": choice == "Yes"},
-                     {"option_title": "No", "accept": choice == "No"}]
-            voted = _post(http, f"{base}{decision}/actions/vote", token, {"votes": votes},
-                          tally, retry_dropped=True)
-            assert voted is not None and voted.status_code == 200, voted and voted.text
-            joined = _post(http, f"{base}{commitment}/actions/join_commitment", token, {},
-                           tally, retry_dropped=True)
-            assert joined is not None and joined.status_code == 200, joined and joined.text
-            title = f"{handle} note {k}"
-            wrote = _post(http, f"{base}{note_form}/actions/create_note", token,
-                          {"title": title, "text": f"Step {k} of {handle}."}, tally,
-                          retry_dropped=False)
-            if wrote is None:
-                tally.uncertain_notes.add((title, handle))
-            else:
-                assert wrote.status_code == 201, wrote.text
-                tally.confirmed.notes[(title, handle)] += 1
-        last = ("Yes", "No")[(STEPS - 1) % 2]
-        with tally.lock:
-            tally.confirmed.votes[(0, handle, last)] += 1
-            tally.confirmed.joins[(0, handle)] += 1
 
 
 def _notes_without_their_event(app: Flask) -> int:
@@ -125,7 +48,8 @@ def test_killed_worker_is_replaced_and_nothing_is_half_written_or_doubled(
     tally = Tally()
     killed: list[int] = []
     with serve_app(app, tmp_path, workers=1) as server:
-        threads = [threading.Thread(target=_agent, args=(server.url, population, i, tally))
+        threads = [threading.Thread(target=agent,
+                                    args=(server.url, population, i, tally, STEPS))
                    for i in range(AGENTS)]
         for thread in threads:
             thread.start()
