@@ -14,7 +14,7 @@ from typing import Any
 
 from app.mcp import content
 from app.mcp.content import ToolError
-from app.mcp.context import ToolContext
+from app.mcp.context import Cancelled, ToolContext
 from app.mcp.registry import EMPTY_OBJECT, PromptArgument, Registry
 
 REGISTRY = Registry()
@@ -348,3 +348,29 @@ def trigger_tool_change(ctx: ToolContext, args: dict[str, Any]) -> str:
     "required": ["region"], "additionalProperties": False})
 def header_param(ctx: ToolContext, args: dict[str, Any]) -> str:
     return f"region={args['region']}"
+
+
+# -- our own probes (same profile): does closing a 2026 call's stream cancel it? -----------
+
+CANCELLED: set[str] = set()  # tokens of test_wait_for_cancel calls that were cancelled
+
+
+@REGISTRY.tool("test_wait_for_cancel", "Reports progress until cancelled (at most a minute)",
+               {"type": "object", "properties": {"token": {"type": "string"}},
+                "required": ["token"]})
+def wait_for_cancel(ctx: ToolContext, args: dict[str, Any]) -> str:
+    try:
+        for step in range(1200):
+            ctx.progress(step + 1, message="waiting")
+            ctx.sleep(0.05)
+    except Cancelled:
+        CANCELLED.add(args["token"])
+        raise
+    return "never cancelled"
+
+
+@REGISTRY.tool("test_cancelled_calls", "The tokens of test_wait_for_cancel calls cancelled",
+               {"type": "object", "properties": {"token": {"type": "string"}},
+                "required": ["token"]})
+def cancelled_calls(ctx: ToolContext, args: dict[str, Any]) -> str:
+    return "cancelled" if args["token"] in CANCELLED else "running"

@@ -29,6 +29,8 @@ class ClientRequestFailed(Exception):
 
 
 class Channel(Protocol):
+    """May also have ``closed`` (a threading.Event): set, it cancels the call."""
+
     def notify(self, message: dict[str, Any]) -> None: ...
 
     def request(self, method: str, params: dict[str, Any], ctx: ToolContext,
@@ -107,6 +109,10 @@ class ToolContext:
 
     def cancelled(self) -> bool:
         if self.cancel_event.is_set():
+            return True
+        closed = getattr(self.channel, "closed", None)  # 2026 HTTP: the client hung up
+        if closed is not None and closed.is_set():
+            self.cancel_event.set()
             return True
         # Another process may have recorded the cancellation; look at most every 100 ms.
         now = time.monotonic()

@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import logging
 import queue
+import threading
 import time
 import uuid
 from collections.abc import Iterator
@@ -264,7 +265,7 @@ def _listen(message: dict[str, Any]) -> Response:
         try:
             ack = modern.listen_message(request_id, "notifications/subscriptions/acknowledged",
                                         {"notifications": honoured})
-            yield f"event: message\ndata: {jsonrpc.encode(ack)}\n\n"
+            yield _sse_event(ack)
             deadline = time.monotonic() + LISTEN_SECONDS
             while time.monotonic() < deadline:
                 try:
@@ -274,15 +275,12 @@ def _listen(message: dict[str, Any]) -> Response:
                     continue
                 note = modern.listen_message(request_id, "notifications/resources/updated",
                                              {"uri": uri})
-                yield f"event: message\ndata: {jsonrpc.encode(note)}\n\n"
-            yield f"event: message\ndata: {jsonrpc.encode(modern.listen_ended(request_id))}\n\n"
+                yield _sse_event(note)
+            yield _sse_event(modern.listen_ended(request_id))
         finally:
             events.unlisten(watch)
 
-    response = Response(stream(), mimetype="text/event-stream")
-    response.headers["Cache-Control"] = "no-cache"
-    response.headers["X-Accel-Buffering"] = "no"
-    return response
+    return _event_stream(stream())
 
 
 def _initialize(message: Any, identity: Any) -> Response:
@@ -316,6 +314,7 @@ class _SseChannel:
 
     def __init__(self, events: queue.Queue[tuple[str, Any]], session_id: str) -> None:
         self.events, self.session_id = events, session_id
+        self.closed = threading.Event()  # set when a stateless call's client went away
 
     def notify(self, message: dict[str, Any]) -> None:
         self.events.put(("event", message))
@@ -378,27 +377,40 @@ def _streamed(message: dict[str, Any], session: store.DbSession | None, identity
 
     def messages() -> Iterator[dict[str, Any]]:
         item: tuple[str, Any] = (kind, first)
-        while True:
-            kind_, payload = item
-            if payload is not None:
-                yield payload
-            if kind_ == "done":
-                return
-            item = outgoing.get()
+        try:
+            while True:
+                kind_, payload = item
+                if payload is not None:
+                    yield payload
+                if kind_ == "done":
+                    return
+                item = outgoing.get()
+        finally:
+            # The stream closed before the response: in 2026-07-28 that is the cancellation
+            # (in 2025 a disconnect is not, and notifications/cancelled says it instead).
+            if item[0] != "done" and session is None:
+                channel.closed.set()
 
     return _sse_response(messages())
+
+
+def _sse_event(payload: dict[str, Any], event_id: int | None = None) -> str:
+    """One SSE event carrying one JSON-RPC message on one data line."""
+    head = f"id: {event_id}\n" if event_id is not None else ""
+    return f"{head}event: message\ndata: {jsonrpc.encode(payload)}\n\n"
 
 
 def _sse_response(messages: Iterator[dict[str, Any]]) -> Response:
     """An event stream of JSON-RPC messages, one per event, each on one data line."""
 
-    def stream() -> Iterator[str]:
-        for counter, payload in enumerate(messages, 1):
-            yield f"id: {counter}\nevent: message\ndata: {jsonrpc.encode(payload)}\n\n"
+    return _event_stream(_sse_event(payload, counter)
+                         for counter, payload in enumerate(messages, 1))
 
-    response = Response(stream(), mimetype="text/event-stream")
+
+def _event_stream(chunks: Iterator[str]) -> Response:
+    response = Response(chunks, mimetype="text/event-stream")
     response.headers["Cache-Control"] = "no-cache"
-    response.headers["X-Accel-Buffering"] = "no"
+    response.headers["X-Accel-Buffering"] = "no"  # proxies must not hold events back
     return response
 
 

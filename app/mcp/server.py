@@ -8,6 +8,7 @@ Two eras share the handlers. A request whose ``_meta`` names a protocol version 
 methods that era removed are unknown, questions become input-required results and every
 result gains ``resultType`` (``app.mcp.modern``, ``app.mcp.mrtr``). Anything else is the
 2025 handshake era on the transport's session.
+
 Dispatch is a dict lookup on the method name; see bench/mcp_dispatch.py for why this is plain
 code rather than jsonrpcserver (whose per-message schema validation dominates a tools/call).
 """

@@ -264,3 +264,31 @@ def test_initialize_body_matches_what_clients_expect(conformance_pair: tuple[str
         headers={"Accept": "application/json, text/event-stream"})
     assert response.status_code == 200 and response.headers["Mcp-Session-Id"]
     assert response.json()["result"]["capabilities"]["resources"]["subscribe"] is True
+
+
+def test_closing_a_stateless_stream_cancels_the_call(conformance_pair: tuple[str, str]) -> None:
+    """2026-07-28 has no notifications/cancelled on HTTP: hanging up is the cancellation."""
+    from tests.mcp.test_modern import VERSION, meta
+
+    url = conformance_pair[1] + "/mcp"  # one process, so the probe sees the same calls
+    headers = {"Accept": "application/json, text/event-stream", "MCP-Protocol-Version": VERSION,
+               "Mcp-Method": "tools/call"}
+
+    def call(tool: str, **extra: Any) -> dict[str, Any]:
+        return {"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {
+            "name": tool, "arguments": {"token": "hang-up"}, "_meta": meta(**extra)}}
+
+    with httpx.stream("POST", url, json=call("test_wait_for_cancel", progressToken="p"),
+                      headers={**headers, "Mcp-Name": "test_wait_for_cancel"},
+                      timeout=30) as response:
+        first = next(_sse_events(response))
+        assert first["method"] == "notifications/progress"
+    state = "running"
+    for _ in range(200):  # the server notices at its next progress write
+        answer = httpx.post(url, json=call("test_cancelled_calls"), timeout=30,
+                            headers={**headers, "Mcp-Name": "test_cancelled_calls"})
+        state = answer.json()["result"]["content"][0]["text"]
+        if state == "cancelled":
+            break
+        threading.Event().wait(0.1)
+    assert state == "cancelled"
