@@ -26,11 +26,14 @@ from typing import Any
 import httpx
 from flask import Flask
 
-from tests.mcp.conftest import ACCEPT, INIT, ROOT, app_env, free_port, messages_of
+from tests.mcp.conftest import ACCEPT, ROOT, app_env, free_port, messages_of
 
 SERVE = ROOT / "bin" / "serve"
 PID = re.compile(r'"(load-[^"]+)" pid=<?(\d+)>? ')
 LONG = os.environ.get("HARMONIC_LOAD", "short").lower() == "long"
+# Sessions of the 2025-11-25 protocol: state on the server, named by Mcp-Session-Id.
+INIT = {"protocolVersion": "2025-11-25", "capabilities": {},
+        "clientInfo": {"name": "harmonic-load", "version": "1"}}
 
 
 @dataclass
