@@ -31,9 +31,12 @@ SENTINEL = ("=?base64?", "?=")
 
 
 def is_stateless(message: dict[str, Any], headers: Mapping[str, str]) -> bool:
-    """A modern _meta, or a modern version header on a POST that names no session."""
+    """A modern _meta, or a modern version header on a POST that names no session; a plain
+    ``initialize`` always opens the 2025 era, whatever its headers say."""
     if modern.is_modern(message):
         return True
+    if message.get("method") == "initialize":
+        return False
     return (headers.get("MCP-Protocol-Version", "").strip() in MODERN_VERSIONS
             and not headers.get("Mcp-Session-Id"))
 

@@ -166,6 +166,13 @@ def test_errors_carry_the_2026_codes_and_statuses(client, studio) -> None:  # ty
                     200, -32602)
     assert missing["data"] == {"uri": "harmonic://nothing-here"}
     assert modern.post("tools/list").status_code == 200
+    # initialize opens the 2025 era even under a 2026 version header.
+    opened = client.post("/mcp", data=json.dumps({"jsonrpc": "2.0", "id": 1,
+                                                  "method": "initialize", "params": INIT}),
+                         headers={"Accept": ACCEPT, "Content-Type": "application/json",
+                                  "MCP-Protocol-Version": VERSION,
+                                  "Authorization": f"Bearer {studio.token}"})
+    assert opened.status_code == 200 and opened.headers["Mcp-Session-Id"]
     # The same unknown resource in a 2025 session keeps that era's code.
     legacy = Http("http://localhost", studio.token, _FlaskClient(client))
     legacy.initialize()
