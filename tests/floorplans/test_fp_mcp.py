@@ -185,8 +185,9 @@ async def seed_002(client: Any) -> None:
     page = await client.call_tool("navigate", {"path": "/studios/team/f/office"})
     assert not page.is_error and "| Office | f1 | (0, 0) | 10 x 12 |" in page.content[0].text
     assert "resize_room" in [a["name"] for a in page.structured_content["actions"]]
-    done = await client.call_tool("execute_action", {
-        "action": "resize_room", "params": {"target": "Office", "width": 11, "height": 12}})
+    done = await client.call_tool("execute_action", {  # path: the SDK's auto mode is stateless
+        "action": "resize_room", "path": "/studios/team/f/office",
+        "params": {"target": "Office", "width": 11, "height": 12}})
     assert not done.is_error, done
     again = await client.read_resource("floorplan://studios/team/office")
     assert "room Office at (0,0) size (11 x 12)" in again.contents[0].text
