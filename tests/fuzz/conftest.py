@@ -62,21 +62,29 @@ def _no_rate_limit(request: pytest.FixtureRequest) -> None:
         monkeypatch.setitem(app.config, "HARMONIC_RATE_LIMIT", 0)
 
 
-def digest(app: Flask) -> str:
-    """A hash of every row of every table (volatile ones aside), to prove nothing changed."""
-    from sqlalchemy import select
+def digest(app: Flask, skip: tuple[str, ...] = ()) -> str:
+    """A hash of every row of every table (volatile ones and ``skip`` aside)."""
+    from sqlalchemy import select, text
 
     from app.extensions import db
 
-    out = hashlib.sha256()
+    tables = [t for t in db.metadata.sorted_tables if not t.name.startswith(VOLATILE + skip)]
     with app.app_context():
-        for table in db.metadata.sorted_tables:
-            if table.name.startswith(VOLATILE):
-                continue
-            rows = db.session.execute(select(table).order_by(*table.primary_key.columns)).all()
-            out.update(f"{table.name}:{sorted(map(repr, rows))}".encode())
+        if db.engine.dialect.name == "postgresql":
+            # One round trip instead of one per table: the server hashes each table's rows.
+            parts = " UNION ALL ".join(
+                f"SELECT '{t.name}' || md5(coalesce(string_agg(r::text, '|' ORDER BY "
+                f"r::text), '')) AS h FROM {t.name} r" for t in tables)
+            value = db.session.execute(text(f"SELECT string_agg(h, ',') FROM ({parts}) d"))
+            result = str(value.scalar_one())
+        else:
+            out = hashlib.sha256()
+            for table in tables:
+                rows = db.session.execute(select(table)).all()
+                out.update(f"{table.name}:{sorted(map(repr, rows))}".encode())
+            result = out.hexdigest()
         db.session.remove()
-    return out.hexdigest()
+    return result
 
 
 def pytest_terminal_summary(terminalreporter: Any) -> None:

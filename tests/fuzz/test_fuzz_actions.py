@@ -90,3 +90,12 @@ def test_action_endpoints_never_fail_open(app: Flask, client, make_agent, tried)
     print(dict(tried.outcomes))
     # The generator reaches the handlers, not only the validator.
     assert tried.outcomes[200] + tried.outcomes[201] > 0 and tried.outcomes[422] > 0
+
+
+def test_the_digest_sees_every_kind_of_write(app: Flask, studio) -> None:  # type: ignore[no-untyped-def]
+    before = digest(app)
+    created = studio.act("/studios/team/note", "create_note", text="one")
+    assert digest(app) != before
+    before = digest(app)
+    studio.act(f"{created.json['location']}/edit", "update_note", text="two")
+    assert digest(app) != before
