@@ -29,6 +29,7 @@ CASES = [
       "### Streamable HTTP", "| ceiling: bare Flask JSON-RPC", "| SDK MCPServer (FastMCP)",
       "shared socket", "/mcp navigate"]),
     ("proxy_bench.py", [], ["### Sequential get_walls calls", "| proxied: app /rpc, recording on |",
+                            "| proxied: app /rpc, not recording |",
                             "### Throughput", "Proxied / direct:"]),
     ("profile_mcp.py", [], ["tools/call navigate (decision page):", "SQL statements per call",
                             "cumtime"]),
