@@ -292,6 +292,35 @@ def _tools_call(tool: str, arguments: dict[str, Any]
     return request
 
 
+MODERN = "2026-07-28"
+MODERN_META = {"io.modelcontextprotocol/protocolVersion": MODERN,
+               "io.modelcontextprotocol/clientCapabilities": {},
+               "io.modelcontextprotocol/clientInfo": {"name": "bench", "version": "1"}}
+
+
+def _modern_setup(token: str | None) -> Callable[[Any, str], dict[str, str]]:
+    """The 2026-07-28 stateless era: no initialize and no session, the version in headers."""
+    def setup(client: Any, url: str) -> dict[str, str]:
+        headers = {"Accept": ACCEPT, "Content-Type": "application/json",
+                   "MCP-Protocol-Version": MODERN, "Mcp-Method": "tools/call"}
+        if token:
+            headers["Authorization"] = f"Bearer {token}"
+        return headers
+    return setup
+
+
+def _modern_call(tool: str, arguments: dict[str, Any]
+                 ) -> Callable[[Any, str, dict[str, str], int], None]:
+    def request(client: Any, url: str, headers: dict[str, str], n: int) -> None:
+        body = {"jsonrpc": "2.0", "id": n + 2, "method": "tools/call",
+                "params": {"name": tool, "arguments": arguments, "_meta": MODERN_META}}
+        response = client.post(url, content=json.dumps(body),
+                               headers={**headers, "Mcp-Name": tool})
+        if response.status_code != 200 or '"isError":true' in response.text.replace(" ", ""):
+            raise RuntimeError(f"{url}: {response.status_code} {response.text[:300]}")
+    return request
+
+
 @contextmanager
 def _servers(cmds: list[list[str]], env: dict[str, str], urls: list[str]) -> Iterator[None]:
     with ExitStack() as stack:
@@ -349,6 +378,10 @@ def bench_http(inst: harness.Instance, paths: dict[str, str]) -> None:
     ports, urls = two_ports()
     run("ours: /mcp tools/call, gunicorn 2 × (1 process, 8 threads)",
         [harness.gunicorn(p) for p in ports], ours_env, urls, _mcp_setup(None, True), simple)
+    ports, urls = two_ports()
+    run(f"ours: /mcp tools/call, {MODERN} stateless, gunicorn 2 × (1 process, 8 threads)",
+        [harness.gunicorn(p) for p in ports], ours_env, urls, _modern_setup(None),
+        _modern_call("test_simple_text", {}))
     port = harness.free_port()
     run("ours: /mcp tools/call, gunicorn 1 × (2 processes, 8 threads), shared socket",
         [harness.gunicorn(port, workers=2)], ours_env, [f"http://127.0.0.1:{port}/mcp"],
@@ -365,16 +398,26 @@ def bench_http(inst: harness.Instance, paths: dict[str, str]) -> None:
         f"{paths['voters']} voters), token auth, gunicorn 2 × (1 process, 8 threads)",
         [harness.gunicorn(p) for p in ports], inst.env, urls, _mcp_setup(inst.token, True), nav)
 
+    ports, urls = two_ports()
+    run(f"ours: /mcp navigate, same page, {MODERN} stateless, token auth, "
+        f"gunicorn 2 × (1 process, 8 threads)", [harness.gunicorn(p) for p in ports], inst.env,
+        urls, _modern_setup(inst.token), _modern_call("navigate", {"path": paths["decision"]}))
+
     ceiling = results[rows[0][0]]
     ours = results[rows[1][0]]
-    sdk = results[rows[3][0]]
+    modern_rate = results[rows[2][0]]
+    sdk = results[rows[4][0]]
+    sdk_stateless = results[rows[5][0]]
     harness.print_table(
         f"Streamable HTTP, {clients} keep-alive clients, {seconds:g} s per row "
         f"({'PostgreSQL' if 'postgresql' in inst.env['DATABASE_URL'] else 'SQLite'})",
         ["series", "req/s", "p50 ms", "p99 ms", "requests (or connections) per process"], rows,
-        [f"Ours / SDK (stateful, like our {VERSION} sessions): {ours / sdk:.2f} "
+        [f"{VERSION} sessions — ours / SDK stateful: {ours / sdk:.2f} "
          f"(goal ≥ 2: {harness.goal(ours / sdk >= 2)}); ours / ceiling: {ours / ceiling:.2f} "
-         f"(goal ≥ 0.6: {harness.goal(ours / ceiling >= 0.6)})"])
+         f"(goal ≥ 0.6: {harness.goal(ours / ceiling >= 0.6)})",
+         f"{MODERN} stateless — ours / SDK stateless: {modern_rate / sdk_stateless:.2f} "
+         f"(goal ≥ 2: {harness.goal(modern_rate / sdk_stateless >= 2)}); ours / ceiling: "
+         f"{modern_rate / ceiling:.2f} (goal ≥ 0.6: {harness.goal(modern_rate / ceiling >= 0.6)})"])
 
 
 # main ----------------------------------------------------------------------------------------

@@ -2,9 +2,9 @@
 
 Runs the app in-process (Flask's test client, so no network and no thread hand-off: the
 request says ``Accept: application/json``, which the transport answers inline) with a Bearer
-token and a 2025-11-25 session, on the busy decision page of ``seeds.busy_studio``. For each
-tool it prints the statements one call runs (grouped by table and verb) and the functions with
-the most cumulative time over the calls.
+token and a 2025-11-25 session (and navigate once more in the stateless 2026-07-28 era), on
+the busy decision page of ``seeds.busy_studio``. For each tool it prints the statements one
+call runs (grouped by table and verb) and the functions with the most cumulative time.
 
     .venv/bin/python bench/profile_mcp.py [--calls 200] [--postgres] [--top 30] [--smoke]
 """
@@ -76,11 +76,22 @@ def main() -> None:
                            "arguments": {"action": "vote", "path": paths["decision"],
                                          "params": vote}}},
         }
+        meta = {"io.modelcontextprotocol/protocolVersion": "2026-07-28",
+                "io.modelcontextprotocol/clientCapabilities": {},
+                "io.modelcontextprotocol/clientInfo": {"name": "profile", "version": "1"}}
+        stateless = {"Authorization": headers["Authorization"], "Accept": "application/json",
+                     "Content-Type": "application/json", "MCP-Protocol-Version": "2026-07-28",
+                     "Mcp-Method": "tools/call", "Mcp-Name": "navigate"}
+        tools["tools/call navigate, 2026-07-28 stateless"] = {
+            "method": "tools/call",
+            "params": {"name": "navigate", "arguments": {"path": paths["decision"]},
+                       "_meta": meta}}
         for label, message in tools.items():
             body = json.dumps({"jsonrpc": "2.0", "id": 7, **message})
+            sent = stateless if "stateless" in label else headers
 
-            def call(body: str = body) -> None:
-                response = client.post("/mcp", data=body, headers=headers)
+            def call(body: str = body, sent: dict[str, str] = sent) -> None:
+                response = client.post("/mcp", data=body, headers=sent)
                 assert response.status_code == 200, response.get_data(as_text=True)[:300]
                 assert b'"isError":true' not in response.data, response.data[:300]
 

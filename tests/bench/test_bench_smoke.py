@@ -27,11 +27,12 @@ CASES = [
     ("mcp_bench.py", ["--only", "wrapper,http"],
      ["### In-process (bin/mcp-server) against a wrapper", "| navigate: wrapper over HTTP |",
       "### Streamable HTTP", "| ceiling: bare Flask JSON-RPC", "| SDK MCPServer (FastMCP)",
-      "shared socket", "/mcp navigate"]),
+      "shared socket", "/mcp navigate", "2026-07-28 stateless"]),
     ("proxy_bench.py", [], ["### Sequential get_walls calls", "| proxied: app /rpc, recording on |",
                             "| proxied: app /rpc, not recording |",
                             "### Throughput", "Proxied / direct:"]),
     ("profile_mcp.py", [], ["tools/call navigate (decision page):", "SQL statements per call",
+                            "tools/call navigate, 2026-07-28 stateless:",
                             "cumtime"]),
 ]
 PG_CASES = [
