@@ -164,7 +164,7 @@ def test_every_form_action_refuses_a_missing_or_forged_csrf_token(
     report(failures, checked)
 
 
-def test_actions_on_the_mcp_door(client, seeded: matrix.Studio) -> None:  # type: ignore[no-untyped-def]
+def test_pages_and_actions_on_the_mcp_door(client, seeded: matrix.Studio) -> None:  # type: ignore[no-untyped-def]
     failures, checked = [], 0
     for identity in matrix.IDENTITIES:
         http = Http("http://localhost", seeded.tokens.get(identity), _FlaskClient(client))
@@ -176,6 +176,13 @@ def test_actions_on_the_mcp_door(client, seeded: matrix.Studio) -> None:  # type
                 failures.append(f"/mcp initialize as {identity}: {refused.status_code}")
             continue
         http.initialize()
+        for name, path in seeded.paths.items():  # navigate: the page door of MCP
+            result = http.tool("navigate", path=path)
+            checked += 1
+            visible = 200 in matrix.expected_get(identity, PAGES[name])
+            if bool(result.get("isError")) == visible:
+                failures.append(f"MCP navigate {path} as {identity}: "
+                                f"{result['content'][0]['text'][:120]}")
         for path, spec, act in seeded.cells():
             result = http.tool("execute_action", action=act.name, params=matrix.PROBE,
                                path=path)
