@@ -143,7 +143,7 @@ def populate(app: Flask, agents: int, rounds: int) -> Population:
 
 
 class ProtocolError(AssertionError):
-    """The server answered something a correct MCP server must not."""
+    """A session's request failed: no answer, an HTTP or JSON-RPC error, or a tool error."""
 
 
 @dataclass
@@ -210,6 +210,7 @@ class McpSession:
     async def initialize(self) -> None:
         response = await self.request("initialize", INIT)
         assert response["result"]["protocolVersion"] == INIT["protocolVersion"]
+        assert self.last is not None
         self.session_id = self.last.headers["Mcp-Session-Id"]
         done = await self.post({"jsonrpc": "2.0", "method": "notifications/initialized"})
         if done.status_code != 202:
