@@ -21,6 +21,9 @@ def _safe_next(target: str | None) -> str:
     parts = urlsplit(target)
     if parts.scheme or parts.netloc or not target.startswith("/") or target.startswith("//"):
         return "/"
+    # Browsers read "\" as "/" and drop tabs and newlines: "/\evil.example" is "//evil.example".
+    if "\\" in target or any(ch.isspace() or ord(ch) < 32 or ord(ch) == 127 for ch in target):
+        return "/"
     return target
 
 
