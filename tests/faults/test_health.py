@@ -9,11 +9,13 @@ import subprocess
 import sys
 from pathlib import Path
 
+import httpx
 import pytest
 from flask import Flask
 from flask.testing import FlaskClient
 
 from tests.conftest import make_app
+from tests.load.harness import serve
 from tests.mcp.conftest import ROOT, free_port
 
 
@@ -98,3 +100,15 @@ def test_bin_serve_refuses_a_bad_setting_with_a_clear_message() -> None:
     assert done.returncode != 0
     assert "HARMONIC_THREADS must be a whole number of at least 1, not 'many'" in done.stderr
     assert "Traceback" not in done.stderr
+
+
+@pytest.mark.slow
+def test_bin_serve_upgrade_migrates_then_serves_a_healthy_app(tmp_path: Path) -> None:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("HARMONIC_")}
+    env.update(DATABASE_URL=f"sqlite:///{tmp_path / 'fresh.db'}", SECRET_KEY="test-secret",
+               HARMONIC_INSTANCE=str(tmp_path / "instance"))
+    # serve() waits until /healthz answers 200, which needs the migrations at their heads.
+    with serve(env, tmp_path, upgrade=True) as server:
+        assert httpx.get(server.url + "/healthz").json()["migrations"] == "current"
+        log = server.access_log.read_text()
+    assert "GET /healthz HTTP/1.1\" 200" in log and "pid=" in log

@@ -73,14 +73,14 @@ def wait_healthy(url: str, proc: subprocess.Popen[bytes] | None = None,
 
 @contextmanager
 def serve(env: dict[str, str], log_dir: Path, workers: int = 1, threads: int = 8,
-          **extra: str) -> Iterator[Server]:
-    """``bin/serve`` with ``env`` (see ``app_env``) and ``extra`` settings on a free loopback
-    port, until the end."""
+          upgrade: bool = False, **extra: str) -> Iterator[Server]:
+    """``bin/serve`` (``--upgrade`` first when asked) with ``env`` (see ``app_env``) and
+    ``extra`` settings on a free loopback port, until the end."""
     port = free_port()
     access_log = log_dir / f"access-{port}.log"
     with open(log_dir / f"error-{port}.log", "wb") as errors:
         proc = subprocess.Popen(
-            [sys.executable, str(SERVE)], cwd=ROOT,
+            [sys.executable, str(SERVE), *(["--upgrade"] if upgrade else [])], cwd=ROOT,
             env={**env, "HOST": "127.0.0.1", "PORT": str(port),
                  "HARMONIC_WORKERS": str(workers), "HARMONIC_THREADS": str(threads),
                  "HARMONIC_ACCESS_LOG": str(access_log), "HARMONIC_GRACEFUL_TIMEOUT": "2",
