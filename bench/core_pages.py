@@ -1,12 +1,13 @@
 """Pages: SQL statements per page (no N+1) and render time of the heaviest pages, both formats.
 
-Two instances are filled by ``seeds.busy_studio`` with a small and a large ``n`` (options,
-voters, comments, participants...). For every heavy page the statements one request runs are
-counted with SQLAlchemy's ``before_cursor_execute`` event at both sizes: the count must not grow
-with the number of items shown. Then each page is timed at the large size as Markdown (the
-agent's format) and HTML, in-process through the WSGI stack (Flask's test client, so the numbers
-measure our code, not the network), beside a bare Flask view returning a fixed Markdown string
-(the floor for any Flask page).
+The demo studio is filled by ``seeds.busy_studio`` with a small ``n`` and then a large one
+(options, voters, comments, participants...). For every heavy page the statements one request
+runs are counted with SQLAlchemy's ``before_cursor_execute`` event at both sizes (item pages:
+the small set's item against the large set's; studio pages: before and after the large set
+was added): the count must not grow with the number of items shown. Then each page is timed
+at the large size as Markdown (the agent's format) and HTML, in-process through the WSGI stack
+(Flask's test client, so the numbers measure our code, not the network), beside a bare Flask
+view returning a fixed Markdown string (the floor for any Flask page).
 
     .venv/bin/python bench/core_pages.py [--quick | --smoke] [--postgres]
 """
@@ -15,8 +16,8 @@ from __future__ import annotations
 
 import argparse
 import sys
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
+from contextlib import ExitStack
 from pathlib import Path
 from typing import Any
 
@@ -24,29 +25,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import harness  # noqa: E402
 import seeds  # noqa: E402
+from sqlcount import page_statements  # noqa: E402
 
 FORMATS = {"md": "text/markdown", "html": "text/html"}
-
-
-@contextmanager
-def counting(app: Any) -> Iterator[list[str]]:
-    """Collect the SQL statements run on the app's engine meanwhile."""
-    from sqlalchemy import event
-
-    from app.extensions import db
-
-    statements: list[str] = []
-
-    def count(_conn: Any, _cursor: Any, statement: str, *_args: Any) -> None:
-        statements.append(statement)
-
-    with app.app_context():
-        engine = db.engine
-    event.listen(engine, "before_cursor_execute", count)
-    try:
-        yield statements
-    finally:
-        event.remove(engine, "before_cursor_execute", count)
 
 
 def page_getter(app: Any, token: str, path: str, accept: str) -> Callable[[], Any]:
@@ -62,21 +43,8 @@ def page_getter(app: Any, token: str, path: str, accept: str) -> Callable[[], An
 
 
 def statements_per_page(app: Any, token: str, paths: dict[str, str]) -> dict[tuple[str, str], int]:
-    counts = {}
-    for name, path in paths.items():
-        for fmt, accept in FORMATS.items():
-            get = page_getter(app, token, path, accept)
-            get()  # first request warms caches (token last use, templates)
-            with counting(app) as statements:
-                get()
-            counts[(name, fmt)] = len(statements)
-    return counts
-
-
-def build(database_url: str | None, n: int) -> tuple[Any, str, dict[str, str]]:
-    instance = harness.make_instance(database_url)
-    app = harness.app_for(instance)
-    return app, instance.token, seeds.busy_studio(app, n)
+    return {(name, fmt): page_statements(app, token, path, accept)
+            for name, path in paths.items() for fmt, accept in FORMATS.items()}
 
 
 def main() -> None:
@@ -88,11 +56,15 @@ def main() -> None:
     small_n, large_n = harness.size((4, 20), (4, 20), (2, 4))
     count = harness.size(300, 100, 3)
 
-    with contextlib_databases(args.postgres) as (url_small, url_large):
-        small_app, small_token, small_paths = build(url_small, small_n)
-        large_app, large_token, large_paths = build(url_large, large_n)
-        small = statements_per_page(small_app, small_token, small_paths)
-        large = statements_per_page(large_app, large_token, large_paths)
+    with ExitStack() as stack:
+        url = stack.enter_context(harness.pg_database("bench_pages")) if args.postgres else None
+        instance = harness.make_instance(url)
+        app, token = harness.app_for(instance), instance.token
+        # The large set is added to the same studio: item pages are compared item to item,
+        # the studio's own pages before and after it grew.
+        small = statements_per_page(app, token, seeds.busy_studio(app, small_n, prefix="s"))
+        large_paths = seeds.busy_studio(app, large_n, prefix="l")
+        large = statements_per_page(app, token, large_paths)
         rows = []
         grows = []
         for (name, fmt), value in small.items():
@@ -118,7 +90,7 @@ def main() -> None:
             "bare Flask, fixed Markdown": lambda: bare_client.get("/")}
         for name, path in large_paths.items():
             for fmt, accept in FORMATS.items():
-                calls[f"{name} ({fmt})"] = page_getter(large_app, large_token, path, accept)
+                calls[f"{name} ({fmt})"] = page_getter(app, token, path, accept)
         samples = harness.interleaved(calls, rounds=3, per_round=max(count // 3, 1))
         floor = samples["bare Flask, fixed Markdown"].rate
         harness.print_table(
@@ -127,15 +99,6 @@ def main() -> None:
             [[name, f"{s.rate:,.0f}", f"{s.p50:.2f}", f"{s.p99:.2f}",
               f"{floor / s.rate:.1f}×" if s.rate else "-"] for name, s in samples.items()])
     harness.print_footer()
-
-
-@contextmanager
-def contextlib_databases(postgres: bool) -> Iterator[tuple[str | None, str | None]]:
-    if not postgres:
-        yield None, None
-        return
-    with harness.pg_database("bench_pages") as small, harness.pg_database("bench_pages") as large:
-        yield small, large
 
 
 if __name__ == "__main__":

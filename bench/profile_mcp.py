@@ -27,7 +27,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import harness  # noqa: E402
 import seeds  # noqa: E402
-from core_pages import counting  # noqa: E402
+from sqlcount import counting  # noqa: E402
 
 VERB = re.compile(r"^\s*(SELECT|INSERT|UPDATE|DELETE|BEGIN|COMMIT|ROLLBACK|SAVEPOINT|RELEASE)",
                   re.IGNORECASE)

@@ -3,51 +3,21 @@
 The data comes from the benchmark's own seeder (``bench/seeds.py``): a decision with options and
 voters, a commitment they joined, a note they read with comments, pins and links. It is made
 twice, small then larger; item pages are compared item to item, studio pages before and after.
-Statements are counted with SQLAlchemy's ``before_cursor_execute`` event, per format.
+Statements are counted with the benchmark's own counter (``bench/sqlcount.py``), per format.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from contextlib import contextmanager
-from typing import Any
-
 import pytest
 from flask import Flask
-from sqlalchemy import event
 
 from app.extensions import db
 from bench.seeds import busy_studio
+from bench.sqlcount import page_statements as statements
 
 FORMATS = ("text/markdown", "text/html")
 ITEM_PAGES = ("decision", "commitment", "note")
 STUDIO_PAGES = ("studio", "team", "backlinks", "cycle")
-
-
-@contextmanager
-def counting(app: Flask) -> Iterator[list[str]]:
-    statements: list[str] = []
-
-    def count(_conn: Any, _cursor: Any, statement: str, *_args: Any) -> None:
-        statements.append(statement)
-
-    with app.app_context():
-        engine = db.engine
-    event.listen(engine, "before_cursor_execute", count)
-    try:
-        yield statements
-    finally:
-        event.remove(engine, "before_cursor_execute", count)
-
-
-def statements(app: Flask, token: str, path: str, accept: str) -> int:
-    client = app.test_client()
-    headers = {"Authorization": f"Bearer {token}", "Accept": accept}
-    assert client.get(path, headers=headers).status_code == 200  # warm: token use, templates
-    with counting(app) as seen:
-        response = client.get(path, headers=headers)
-    assert response.status_code == 200, response.get_data(as_text=True)[:500]
-    return len(seen)
 
 
 @pytest.fixture

@@ -1,0 +1,44 @@
+"""Count the SQL statements an app runs: SQLAlchemy's ``before_cursor_execute`` event.
+
+Imported by the page and MCP benchmarks and by ``tests/core/test_query_counts.py``; it has no
+side effects on import (unlike ``harness``), so tests can use it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Any
+
+
+@contextmanager
+def counting(app: Any) -> Iterator[list[str]]:
+    """Collect the SQL statements run on the app's engine meanwhile."""
+    from sqlalchemy import event
+
+    from app.extensions import db
+
+    statements: list[str] = []
+
+    def count(_conn: Any, _cursor: Any, statement: str, *_args: Any) -> None:
+        statements.append(statement)
+
+    with app.app_context():
+        engine = db.engine
+    event.listen(engine, "before_cursor_execute", count)
+    try:
+        yield statements
+    finally:
+        event.remove(engine, "before_cursor_execute", count)
+
+
+def page_statements(app: Any, token: str, path: str, accept: str) -> int:
+    """How many statements one GET of ``path`` runs, after a first GET warmed the caches."""
+    client = app.test_client()
+    headers = {"Authorization": f"Bearer {token}", "Accept": accept}
+    warm = client.get(path, headers=headers)  # token last use, compiled templates
+    assert warm.status_code == 200, (path, warm.status_code)
+    with counting(app) as statements:
+        response = client.get(path, headers=headers)
+    assert response.status_code == 200, (path, response.get_data(as_text=True)[:500])
+    return len(statements)
