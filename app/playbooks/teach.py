@@ -9,7 +9,9 @@ A capture folder that cannot be written (read-only, full, gone) never loses a ca
 the proxy refuses to forward while its owner teaches into such a folder (the upstream is not
 touched, so the capture still tells the whole story), and starting or stopping fails with 503
 and the reason. Only if the folder breaks *during* a forwarded call does the caller still get
-the upstream's answer (its effect happened) while the missing line is logged as an error.
+the upstream's answer (its effect happened) while the missing line is logged as an error. MCP
+tool calls on Harmonic itself are recorded after they ran, so they are not refused: a line that
+cannot be written is logged, and the call is still in the MCP audit (agent activity).
 """
 
 from __future__ import annotations

@@ -4,7 +4,9 @@ Documented behaviour (README, playbooks): nothing is lost. A call through the re
 is refused with a JSON-RPC error (``CAPTURE_UNWRITABLE``) *before* it reaches the upstream, so
 the model is untouched and the capture still tells the whole story; stopping answers 503 and
 keeps the session teaching until the folder is fixed; starting into an unwritable data folder
-answers 503 and records nothing. Once writable again, everything carries on.
+answers 503 and records nothing. Over MCP, ``upstream_call`` is refused the same way, while
+Harmonic's own tools still run (their lost capture line is logged; the MCP audit keeps the
+call). Once writable again, everything carries on.
 
 "Read-only" is made honestly for whoever runs the tests: as root (whom permission bits do not
 stop) the folder and its capture get the immutable attribute (``chattr +i``); otherwise the
@@ -117,3 +119,28 @@ def test_teach_start_into_a_read_only_data_folder_answers_503(app: Flask, studio
         assert db.session.query(Playbook).count() == 0  # nothing half-started
     # Not teaching, so calls are simply forwarded.
     assert rpc(studio, "get_elements_by_category_and_level", {"category": "OST_Rebar"})["result"]
+
+
+def test_over_mcp_the_upstream_call_is_refused_and_harmonic_calls_still_run(
+        app: Flask, studio: Any, demo: None, live_server: str) -> None:
+    from tests.mcp.conftest import Http
+
+    mcp = Http(live_server, studio.token)
+    mcp.initialize()
+    started = mcp.call("tools/call", {"name": "teach_start", "arguments": {
+        "name": "mcp-read-only"}})["result"]["structuredContent"]
+    folder = Path(started["dir"])
+    with read_only(folder / "capture.jsonl", folder):
+        refused = mcp.tool("upstream_call", method="get_elements_by_category_and_level",
+                           params={"category": "OST_Rebar"})
+        # A Harmonic tool still runs; its capture line cannot be written and is logged, and
+        # the call stays in the agent-activity audit.
+        page = mcp.tool("navigate", path="/studios/team")
+    assert refused["isError"] is True
+    assert refused["structuredContent"]["error"]["data"]["code"] == "CAPTURE_UNWRITABLE"
+    assert not page.get("isError") and page["structuredContent"]["path"] == "/studios/team"
+    assert capture_lines(folder) == []
+    activity = studio.get(f"/u/{studio.handle}/agent-activity").get_data(as_text=True)
+    assert "| `navigate` |" in activity
+    stopped = mcp.tool("teach_stop")["structuredContent"]
+    assert stopped["ok"] and stopped["entries"] == 0
