@@ -63,6 +63,8 @@ class PrivatePostgres:
                 owner = pwd.getpwnam("postgres")
             except KeyError:
                 pytest.skip("running as root needs a 'postgres' OS user to start PostgreSQL")
+            if shutil.which("setpriv") is None:
+                pytest.skip("running PostgreSQL as the postgres user needs setpriv")
             os.chown(folder, owner.pw_uid, owner.pw_gid)
             self.as_user = ["setpriv", f"--reuid={owner.pw_uid}", f"--regid={owner.pw_gid}",
                             "--clear-groups", "--"]

@@ -95,7 +95,7 @@ def test_replay_stops_at_the_step_that_found_the_server_killed(
         before = _lines(log)
         thread = threading.Thread(target=replay)
         thread.start()
-        while _lines(log) < before + 5:  # the replay is under way: five calls answered
+        while _lines(log) < before + 3:  # the replay is under way: three calls answered
             assert thread.is_alive(), "the replay ended before the server could be killed"
             time.sleep(0.002)
         # The whole server: its gunicorn master and workers, at once, without warning.
@@ -117,7 +117,7 @@ def test_replay_stops_at_the_step_that_found_the_server_killed(
     # It stopped there. The server may have run the failed step's call and died before
     # answering (a read, so harmless), but no step after it was sent.
     succeeded = len(details) - 1
-    assert succeeded <= answered <= succeeded + 1 and succeeded >= 4
+    assert succeeded <= answered <= succeeded + 1 and succeeded >= 2
     assert report["steps"] == {"total": READS, "succeeded": succeeded, "failed": 1,
                                "skipped": READS - succeeded - 1}
     with app.app_context():

@@ -88,7 +88,11 @@ def serve(env: dict[str, str], log_dir: Path, workers: int = 1, threads: int = 8
             stdout=subprocess.DEVNULL, stderr=errors)
     server = Server(f"http://127.0.0.1:{port}", proc, access_log)
     try:
-        wait_healthy(server.url, proc)
+        try:
+            wait_healthy(server.url, proc)
+        except (RuntimeError, TimeoutError) as exc:
+            tail = (log_dir / f"error-{port}.log").read_text(errors="replace")[-3000:]
+            raise RuntimeError(f"{exc}\n{tail}") from exc
         yield server
     finally:
         proc.terminate()
