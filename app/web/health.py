@@ -15,8 +15,6 @@ from __future__ import annotations
 import functools
 import logging
 
-from alembic.runtime.migration import MigrationContext
-from alembic.script import ScriptDirectory
 from flask import Flask, Response, current_app, jsonify
 from sqlalchemy import text
 from sqlalchemy.exc import InterfaceError, OperationalError, SQLAlchemyError
@@ -32,11 +30,15 @@ UNAVAILABLE = "the database is unavailable right now; try again in a few seconds
 @functools.cache
 def _script_heads(directory: str) -> frozenset[str]:
     """The heads of the migration scripts shipped with this code (read once per process)."""
+    from alembic.script import ScriptDirectory  # Alembic only when a health check runs
+
     return frozenset(ScriptDirectory(directory).get_heads())
 
 
 def check() -> tuple[bool, dict[str, str]]:
     """(healthy, {database, migrations}) for this process's database."""
+    from alembic.runtime.migration import MigrationContext
+
     directory = current_app.extensions["migrate"].directory
     try:
         with db.engine.connect() as conn:
