@@ -1,4 +1,5 @@
-"""HTTP agents for the fault suite: vote, join and write notes, retrying what is safe.
+"""Agents for the fault suite, over HTTP (vote, join, write notes) and over MCP (navigate,
+then vote or join on the page navigated to), retrying what is safe to retry.
 
 ``Tally`` is what the clients saw and what the server confirmed (a ``Ledger``), shared by the
 client threads; the fault tests compare it with the database afterwards.
@@ -15,6 +16,7 @@ from typing import Any
 import httpx
 
 from tests.load.harness import Ledger, Population
+from tests.mcp.conftest import Http, messages_of
 
 
 @dataclass
@@ -24,6 +26,7 @@ class Tally:
     lock: threading.Lock = field(default_factory=threading.Lock)
     succeeded: int = 0
     dropped: int = 0  # requests whose connection died
+    dropped_mcp: int = 0  # of which MCP calls
     statuses: Counter[int] = field(default_factory=Counter)
     confirmed: Ledger = field(default_factory=Ledger)
     uncertain_notes: set[tuple[str, str]] = field(default_factory=set)
@@ -96,3 +99,56 @@ def agent(base: str, population: Population, i: int, tally: Tally, steps: int,
         with tally.lock:
             tally.confirmed.votes[(0, handle, last)] += 1
             tally.confirmed.joins[(0, handle)] += 1
+
+
+def mcp_until_answered(mcp: Http, name: str, arguments: dict[str, Any], tally: Tally,
+                       seconds: float = 90) -> dict[str, Any]:
+    """Call an idempotent MCP tool until it answers: a dropped connection or a 503 is
+    retried on the same session (its state lives in the database, not in the process)."""
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        message = {"jsonrpc": "2.0", "id": int(time.monotonic() * 1e6), "method": "tools/call",
+                   "params": {"name": name, "arguments": arguments}}
+        try:
+            response = mcp.post(message)
+        except httpx.TransportError:
+            with tally.lock:
+                tally.dropped += 1
+                tally.dropped_mcp += 1
+            time.sleep(0.1)
+            continue
+        tally.count(response.status_code)
+        if response.status_code == 503:
+            time.sleep(0.1)
+            continue
+        assert response.status_code == 200, response.text
+        result = messages_of(response)[-1]["result"]
+        assert not result.get("isError"), result
+        return dict(result["structuredContent"])
+    raise AssertionError(f"{name}: no answer in {seconds} s")
+
+
+def mcp_agent(base: str, population: Population, i: int, tally: Tally, steps: int) -> None:
+    """Agent ``i`` over MCP: ``steps`` times navigate to the decision and vote, navigate to
+    the commitment and join, each action relying on the page navigated to before."""
+    handle, token = population.handles[i], population.tokens[i]
+    decision, commitment = population.decisions[0], population.commitments[0]
+    with httpx.Client(timeout=60) as http:
+        mcp = Http(base, token, client=http)
+        mcp.initialize()
+        for k in range(steps):
+            choice = ("Yes", "No")[k % 2]
+            votes = [{"option_title": "Yes", "accept": choice == "Yes"},
+                     {"option_title": "No", "accept": choice == "No"}]
+            mcp_until_answered(mcp, "navigate", {"path": decision}, tally)
+            voted = mcp_until_answered(mcp, "execute_action",
+                                       {"action": "vote", "params": {"votes": votes}}, tally)
+            assert voted["path"] == decision, voted
+            mcp_until_answered(mcp, "navigate", {"path": commitment}, tally)
+            joined = mcp_until_answered(mcp, "execute_action",
+                                        {"action": "join_commitment", "params": {}}, tally)
+            assert joined["path"] == commitment, joined
+    last = ("Yes", "No")[(steps - 1) % 2]
+    with tally.lock:
+        tally.confirmed.votes[(0, handle, last)] += 1
+        tally.confirmed.joins[(0, handle)] += 1

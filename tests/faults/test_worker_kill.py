@@ -1,11 +1,12 @@
 """A gunicorn worker killed (SIGKILL) while it serves requests.
 
-Agents vote, join a commitment and write notes over HTTP as fast as they can against one
-``bin/serve`` server with a single worker; the worker is killed mid-stream (once; three times
-in the long form). Requests it was serving die with the connection; gunicorn starts a new
-worker; clients retry what is safe to retry. Afterwards the database must show each agent's
-last vote exactly once, each agent in the commitment exactly once, every confirmed note
-exactly once, no note that was never asked for, and no note without its creation event.
+Agents vote, join a commitment and write notes over HTTP, and others navigate, vote and join
+over MCP sessions, as fast as they can against one ``bin/serve`` server with a single worker;
+the worker is killed mid-stream (once; three times in the long form). Requests it was serving
+die with the connection; gunicorn starts a new worker; clients retry what is safe to retry.
+Afterwards the database must show each agent's last vote exactly once, each agent in the
+commitment exactly once, every confirmed note exactly once, no note that was never asked for,
+and no note without its creation event.
 """
 
 from __future__ import annotations
@@ -19,12 +20,13 @@ import httpx
 import pytest
 from flask import Flask
 
-from tests.faults.clients import Tally, agent
+from tests.faults.clients import Tally, agent, mcp_agent
 from tests.load.harness import LONG, database_ledger, populate, serve_app
 
 pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("faults")]
 
 AGENTS = 16
+MCP_AGENTS = 4
 STEPS = 10 if LONG else 5
 KILL_AFTER = (40, 140, 240) if LONG else (40,)  # successful requests before each kill
 
@@ -48,7 +50,8 @@ def test_killed_worker_is_replaced_and_nothing_is_half_written_or_doubled(
     tally = Tally()
     killed: list[int] = []
     with serve_app(app, tmp_path, workers=1) as server:
-        threads = [threading.Thread(target=agent,
+        # Most agents over HTTP, the last MCP_AGENTS over MCP sessions.
+        threads = [threading.Thread(target=agent if i < AGENTS - MCP_AGENTS else mcp_agent,
                                     args=(server.url, population, i, tally, STEPS))
                    for i in range(AGENTS)]
         for thread in threads:
@@ -66,7 +69,8 @@ def test_killed_worker_is_replaced_and_nothing_is_half_written_or_doubled(
         replacements = server.worker_pids()
         health = httpx.get(server.url + "/healthz", timeout=10)
     print(f"\nworker kill: {len(killed)} workers killed, {tally.succeeded} requests served, "
-          f"{tally.dropped} dropped by the kills and retried where safe, "
+          f"{tally.dropped} dropped by the kills ({tally.dropped_mcp} MCP calls) and retried "
+          f"where safe, "
           f"{len(tally.uncertain_notes)} notes of unknown outcome; statuses "
           f"{dict(tally.statuses)}")
     assert not any(thread.is_alive() for thread in threads)
