@@ -88,9 +88,9 @@ def build_config(instance_path: str, overrides: dict | None = None) -> dict:
         "SECRET_KEY": overrides.pop("SECRET_KEY", None) or _secret_key(instance),
         "HARMONIC_DATA_DIR": str(Path(data_dir or instance / "data").resolve()),
         "HARMONIC_BASE_URL": (env("HARMONIC_BASE_URL") or "").rstrip("/"),
-        "MAX_CONTENT_LENGTH": int(env("HARMONIC_MAX_BODY") or 1024 * 1024),
-        "HARMONIC_RATE_LIMIT": int(env("HARMONIC_RATE_LIMIT") or 0),
-        "HARMONIC_RATE_BURST": int(env("HARMONIC_RATE_BURST") or 1),
+        "MAX_CONTENT_LENGTH": whole_number("HARMONIC_MAX_BODY", 1024 * 1024),
+        "HARMONIC_RATE_LIMIT": whole_number("HARMONIC_RATE_LIMIT", 0),
+        "HARMONIC_RATE_BURST": whole_number("HARMONIC_RATE_BURST", 1),
         "HARMONIC_MCP_AUTH": (env("HARMONIC_MCP_AUTH") or "on").lower() != "off",
         "HARMONIC_HOST": env("HOST"),
         "HARMONIC_ALLOWED_ORIGINS": _split(env("HARMONIC_ALLOWED_ORIGINS")),
@@ -109,9 +109,27 @@ def _engine_options(database_url: str) -> dict:
     connections are replaced by fresh ones and the app recovers without being restarted."""
     options: dict = {"pool_pre_ping": True}
     if not database_url.startswith("sqlite"):
-        options["pool_size"] = int(env("HARMONIC_DB_POOL_SIZE") or 5)
-        options["max_overflow"] = int(env("HARMONIC_DB_MAX_OVERFLOW") or 10)
+        options["pool_size"] = whole_number("HARMONIC_DB_POOL_SIZE", 5)
+        options["max_overflow"] = whole_number("HARMONIC_DB_MAX_OVERFLOW", 10)
     return options
+
+
+class SettingError(ValueError):
+    """A setting whose value cannot be used; the message names the setting and the value."""
+
+
+def whole_number(name: str, default: int) -> int:
+    """An integer setting, refused with a message that names it rather than a bare int() error."""
+    raw = (env(name) or "").strip()
+    if not raw:
+        return default
+    try:
+        value = int(raw)
+    except ValueError:
+        raise SettingError(f"{name} must be a whole number, not {raw!r}") from None
+    if value < 0:
+        raise SettingError(f"{name} must not be negative, not {raw!r}")
+    return value
 
 
 def _split(value: str | None) -> list[str]:
