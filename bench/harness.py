@@ -7,8 +7,10 @@ ratios measured in the same run, because a shared machine moves absolute figures
 
 from __future__ import annotations
 
+import atexit
 import os
 import shlex
+import shutil
 import socket
 import statistics
 import subprocess
@@ -185,6 +187,7 @@ class Instance:
 def make_instance(database_url: str | None = None) -> Instance:
     """A fresh instance folder; SQLite inside it unless ``database_url`` is given."""
     folder = tempfile.mkdtemp(prefix="harmonic-bench-")
+    atexit.register(shutil.rmtree, folder, ignore_errors=True)
     url = database_url or f"sqlite:///{folder}/harmonic.db"
     env = dict(os.environ, HARMONIC_INSTANCE=folder, FLASK_APP="wsgi.py", DATABASE_URL=url,
                SECRET_KEY="bench", WORKFLOWS_WORKER="off", HARMONIC_MCP_LOG="ERROR")

@@ -6,6 +6,8 @@ import hashlib
 import secrets
 from datetime import UTC, datetime
 
+from sqlalchemy.orm import joinedload
+
 from app.extensions import db
 from app.models import ApiToken, User
 from app.models.accounts import TOKEN_SCOPES
@@ -51,7 +53,9 @@ def create_token(user: User, name: str, scopes: str | list[str] = "read,write",
 
 def resolve(plaintext: str) -> ApiToken:
     """The active token for ``plaintext``; Unauthorized says why when there is none."""
-    token = db.session.query(ApiToken).filter(ApiToken.token_hash == _hash(plaintext)).first()
+    # The user comes in the same query: every token request needs it next (g.user).
+    token = (db.session.query(ApiToken).options(joinedload(ApiToken.user))
+             .filter(ApiToken.token_hash == _hash(plaintext)).first())
     if token is None:
         raise Unauthorized("invalid token")
     now = datetime.now(UTC)

@@ -15,7 +15,7 @@ from flask_login import current_user
 from werkzeug.exceptions import RequestEntityTooLarge
 
 from app.extensions import csrf, db, login_manager
-from app.models import User
+from app.models import ApiToken, User
 from app.services import tokens
 from app.services.errors import Forbidden, Unauthorized
 from app.web import ratelimit
@@ -41,7 +41,10 @@ def _load_user(user_id: str) -> User | None:
 
 def identity_from_token(plaintext: str) -> Identity:
     """Resolve a Bearer token to an Identity or raise Unauthorized (used by /mcp too)."""
-    token = tokens.resolve(plaintext)
+    return _token_identity(tokens.resolve(plaintext))
+
+
+def _token_identity(token: ApiToken) -> Identity:
     return Identity(user_id=token.user_id, scopes=tuple(token.scope_list), token_id=token.id,
                     via="token")
 
@@ -73,11 +76,13 @@ def load_identity() -> None:
         plaintext = bearer_token()
         if plaintext is None:
             raise Unauthorized("use 'Authorization: Bearer <token>'")
-        g.identity = identity_from_token(plaintext)
+        token = tokens.resolve(plaintext)
+        g.identity = _token_identity(token)
+        g.user = token.user  # loaded with the token: no second query
         ratelimit.check(current_app.config, _buckets(), g.identity.token_id)
     elif current_user.is_authenticated:
         g.identity = Identity(user_id=current_user.id, via="session")
-    if g.identity is not None:
+    if g.identity is not None and g.user is None:
         g.user = db.session.get(User, g.identity.user_id)
         if g.user is None:
             raise Unauthorized("the account behind this identity no longer exists")
