@@ -197,15 +197,17 @@ def bench_stdio(inst: harness.Instance) -> None:
             server.call("tools/list")
             times.append(time.perf_counter() - server.started)
             rss.append(harness.rss_mb(server.proc.pid)[1])
+    loaded = harness.median(rss)
     rows.append(["spawn → first tools/list: ours (loads the Flask app and the database)",
-                 f"{harness.median(times) * 1000:.0f}", "", f"{harness.median(rss):.1f}"])
+                 f"{harness.median(times) * 1000:.0f}", "", f"{loaded:.1f}"])
     ours, sdk = results["ours: bin/mcp-server"], results["SDK MCPServer (FastMCP), one tool"]
     harness.print_table(
         f"stdio cold start and memory (median of {runs} spawns)",
         ["measurement", "ms", "RSS MB", "peak RSS MB"], rows,
         [f"Ours / SDK cold start: {ours[0] / sdk[0]:.2f} (goal < 1: "
          f"{harness.goal(ours[0] < sdk[0])}); under 400 ms: {harness.goal(ours[0] < 400)}; "
-         f"peak RSS under 80 MB at initialize: {harness.goal(ours[2] < 80)}"])
+         f"peak RSS under 80 MB at initialize: {harness.goal(ours[2] < 80)}, and once the "
+         f"app is loaded: {harness.goal(loaded < 80)}"])
 
     count = harness.size(2000, 500, 5)
     rows = []
