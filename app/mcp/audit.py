@@ -1,17 +1,96 @@
 """The tool-call audit log: who called which tool where, with which parameter names, and how
 it went. Values are never stored; the owner of the token reads it at /u/<handle>/agent-activity.
+
+Rows are written by group commit: a call returns only once its row is committed, but calls
+finishing at the same time in one process share one transaction, so under load one commit
+(one disk flush, one turn at SQLite's write lock) serves many calls instead of one each.
 """
 
 from __future__ import annotations
 
 import logging
+import threading
+import uuid
 from typing import Any
+
+from flask import current_app
+from sqlalchemy import insert
+from sqlalchemy.engine import Engine
 
 from app.extensions import db
 from app.mcp.context import ToolContext
+from app.models.base import utcnow
 from app.models.mcp import McpToolCall
 
 log = logging.getLogger("harmonic.mcp")
+WRITER_KEY = "harmonic.mcp.audit_writer"
+
+
+class _Row:
+    def __init__(self, values: dict[str, Any]) -> None:
+        self.values = values
+        self.turn = threading.Event()  # set when the row is stored, or when it must write
+        self.writes = False
+
+
+class GroupCommit:
+    """Stores rows in batches; ``write`` returns once the caller's row is committed.
+
+    The first caller that finds nobody writing becomes the writer: it commits every row queued
+    so far in one transaction, then hands the writer's turn to the oldest row queued meanwhile
+    (so no caller serves others for long) or ends it.
+    """
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._queue: list[_Row] = []
+        self._writing = False
+
+    def write(self, engine: Engine, values: dict[str, Any]) -> None:
+        mine = _Row(values)
+        with self._lock:
+            self._queue.append(mine)
+            mine.writes = not self._writing
+            self._writing = True
+        if not mine.writes:
+            mine.turn.wait()
+            if not mine.writes:
+                return  # a writer stored it
+        with self._lock:
+            batch, self._queue = self._queue, []
+        try:
+            _store(engine, [row.values for row in batch])
+        finally:
+            with self._lock:
+                if self._queue:
+                    self._queue[0].writes = True
+                    self._queue[0].turn.set()
+                else:
+                    self._writing = False
+            for row in batch:
+                if row is not mine:
+                    row.writes = False
+                    row.turn.set()
+
+
+def _store(engine: Engine, rows: list[dict[str, Any]]) -> None:
+    """Insert the rows in one transaction; if that fails, each in its own, so one bad row
+    never costs the others theirs."""
+    table = McpToolCall.__table__
+    try:
+        with engine.begin() as conn:
+            conn.execute(insert(table), rows)
+        return
+    except Exception:
+        if len(rows) == 1:
+            log.exception("could not record the call of %s", rows[0].get("tool"))
+            return
+    for row in rows:
+        try:
+            with engine.begin() as conn:
+                conn.execute(insert(table), [row])
+        except Exception:
+            log.exception("could not record the call of %s", row.get("tool"))
 
 def _outcome(result: dict[str, Any] | None) -> tuple[str, str | None]:
     if result is None:
@@ -33,19 +112,22 @@ def record(ctx: ToolContext, tool: str, args: dict[str, Any], result: dict[str, 
     outcome, message = _outcome(result)
     path = ctx.audit.get("path") or _text(args.get("path"))
     action = ctx.audit.get("action") or _text(args.get("action"))
+    values = {"id": uuid.uuid4(), "created_at": utcnow(),
+              "user_id": getattr(identity, "user_id", None),
+              "token_id": getattr(identity, "token_id", None),
+              "session_id": None if ctx.session.stateless else ctx.session.id[:64],
+              "transport": getattr(ctx.session, "transport", "stdio"), "tool": tool[:128],
+              "path": path, "action": action[:128] if action else None,
+              "param_names": ",".join(str(n) for n in names)[:2000], "outcome": outcome,
+              "message": message, "duration_ms": int(seconds * 1000)}
+    # Never commit a tool's half-done work: end the session's transaction; the row goes in on
+    # a connection of its own.
+    app = current_app._get_current_object()  # type: ignore[attr-defined]
+    writer: GroupCommit = app.extensions.setdefault(WRITER_KEY, GroupCommit())
     try:
-        db.session.rollback()  # never commit a tool's half-done work along with the audit
-        db.session.add(McpToolCall(
-            user_id=getattr(identity, "user_id", None),
-            token_id=getattr(identity, "token_id", None),
-            session_id=None if ctx.session.stateless else ctx.session.id[:64],
-            transport=getattr(ctx.session, "transport", "stdio"), tool=tool[:128],
-            path=path, action=action[:128] if action else None,
-            param_names=",".join(str(n) for n in names)[:2000], outcome=outcome,
-            message=message, duration_ms=int(seconds * 1000)))
-        db.session.commit()
-    except Exception:
         db.session.rollback()
+        writer.write(db.engine, values)
+    except Exception:
         log.exception("could not record the call of %s", tool)
 
 

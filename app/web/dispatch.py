@@ -3,6 +3,10 @@
 MCP's navigate/execute_action, playbook recipes and workflow steps all call this: the request
 goes through the same views, authorization and validation as a browser or an HTTP agent would,
 without a network hop and without a second copy of any rule.
+
+The request is one plain WSGI call with an environ built the way Flask's test client builds
+it (same base URL, remote address and user agent), without the client's cookie jar and response
+wrapping, which an in-process caller never needs.
 """
 
 from __future__ import annotations
@@ -12,8 +16,13 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from flask import current_app
+from flask.testing import EnvironBuilder
+from werkzeug.test import run_wsgi_app
 
 from app.web.auth import IDENTITY_KEY, Identity
+from app.web.pages import FRONTMATTER_KEY
+
+ENVIRON_BASE = {"REMOTE_ADDR": "127.0.0.1", "HTTP_USER_AGENT": "harmonic-dispatch"}
 
 
 @dataclass
@@ -22,23 +31,40 @@ class Dispatched:
     headers: dict[str, str]
     text: str
     json: Any = field(default=None)
+    # The Markdown page's frontmatter as data, when the text starts with the block rendered
+    # from it (so it equals what parsing that block would give); None otherwise.
+    frontmatter: dict[str, Any] | None = field(default=None)
 
 
 def dispatch(method: str, path: str, identity: Identity | None, json: Any = None,
              accept: str = "text/markdown") -> Dispatched:
     """Run ``method path`` through the app as ``identity``; must be called in an app context."""
-    client = current_app.test_client()
-    environ = {IDENTITY_KEY: identity} if identity is not None else {}
-    kwargs: dict[str, Any] = {"headers": {"Accept": accept}, "environ_base": environ}
+    app = current_app._get_current_object()  # type: ignore[attr-defined]
+    rendered: list[tuple[str, dict[str, Any]]] = []
+    environ_base: dict[str, Any] = {**ENVIRON_BASE, FRONTMATTER_KEY: rendered}
+    if identity is not None:
+        environ_base[IDENTITY_KEY] = identity
+    kwargs: dict[str, Any] = {"headers": {"Accept": accept}, "environ_base": environ_base}
     if json is not None or method.upper() != "GET":
         kwargs["json"] = json if json is not None else {}
-    response = client.open(path, method=method.upper(), **kwargs)
-    text = response.get_data(as_text=True)
+    builder = EnvironBuilder(app, path, method=method.upper(), **kwargs)
+    try:
+        environ = builder.get_environ()
+    finally:
+        builder.close()
+    body, status, headers = run_wsgi_app(app, environ, buffered=True)
+    try:
+        text = b"".join(body).decode("utf-8", "replace")
+    finally:
+        close = getattr(body, "close", None)
+        if close is not None:
+            close()
     parsed = None
-    if response.mimetype == "application/json":
+    if headers.get("Content-Type", "").split(";", 1)[0].strip() == "application/json":
         try:
             parsed = jsonlib.loads(text)
         except ValueError:
             parsed = None
-    return Dispatched(status=response.status_code, headers=dict(response.headers), text=text,
-                      json=parsed)
+    meta = rendered[-1][1] if rendered and text.startswith(rendered[-1][0]) else None
+    return Dispatched(status=int(status.split(" ", 1)[0]), headers=dict(headers), text=text,
+                      json=parsed, frontmatter=meta)

@@ -24,6 +24,10 @@ from app.web.auth import require_scope
 from app.web.negotiation import wants
 
 APP_NAME = "Harmonic"
+# An in-process caller (app.web.dispatch) puts a list in the environ under this key; a
+# Markdown render appends its frontmatter there (the text block and the data it was dumped
+# from), so the caller need not parse it back.
+FRONTMATTER_KEY = "harmonic.frontmatter"
 
 
 @dataclass
@@ -142,8 +146,12 @@ def render_page(page_: Page) -> Response:
         body["markdown"] = _markdown_body(page_, actions)
         return _respond(jsonify(body), page_.status)
     if fmt == "md":
-        head = _yaml(frontmatter(page_.ctx, page_.title, actions))
-        text = f"---\n{head}---\n{nav_line(page_)}\n\n{_markdown_body(page_, actions)}"
+        meta = frontmatter(page_.ctx, page_.title, actions)
+        block = f"---\n{_yaml(meta)}---\n"
+        slot = request.environ.get(FRONTMATTER_KEY)
+        if isinstance(slot, list):
+            slot.append((block, meta))
+        text = f"{block}{nav_line(page_)}\n\n{_markdown_body(page_, actions)}"
         return _respond(Response(text, mimetype="text/markdown"), page_.status)
     html = render_template(f"{page_.template}.html.j2", page=page_, ctx=page_.ctx,
                            actions=actions, **page_.data)
