@@ -22,7 +22,7 @@ import uuid
 from pathlib import Path
 from typing import Any
 
-from sqlalchemy import select
+from sqlalchemy import bindparam, select
 
 from app.extensions import db
 from app.models.base import utcnow
@@ -81,13 +81,18 @@ def folder(playbook: Playbook) -> Path:
     return names.playbooks_root(settings.current().data_dir) / playbook.session_id
 
 
+# Built once: building the statement cost more than running it, and this runs on every MCP
+# tool call and every proxied call.
+_TEACHING = select(Playbook).where(
+    Playbook.owner.in_(bindparam("keys", expanding=True)),
+    Playbook.teaching.is_(True)).order_by(Playbook.created_at.desc())
+
+
 def active(owners: list[str] | str) -> Playbook | None:
     keys = [owners] if isinstance(owners, str) else list(owners)
-    # One indexed query for all keys (this runs on every MCP tool call); the first key that
-    # teaches wins, then the newest of its sessions.
-    found = db.session.scalars(select(Playbook).where(
-        Playbook.owner.in_(keys), Playbook.teaching.is_(True)).order_by(
-        Playbook.created_at.desc())).all()
+    # One indexed query for all keys; the first key that teaches wins, then the newest of its
+    # sessions.
+    found = db.session.scalars(_TEACHING, {"keys": keys}).all()
     for key in keys:
         for playbook in found:
             if playbook.owner == key:
