@@ -12,13 +12,12 @@ from dataclasses import dataclass
 
 from flask import current_app, g, request
 from flask_login import current_user
-from werkzeug.exceptions import RequestEntityTooLarge
 
 from app.extensions import csrf, db, login_manager
 from app.models import ApiToken, User
 from app.services import tokens
 from app.services.errors import Forbidden, Unauthorized
-from app.web import ratelimit
+from app.web import limits, ratelimit
 
 IDENTITY_KEY = "harmonic.identity"
 
@@ -65,10 +64,7 @@ def bearer_token() -> str | None:
 def load_identity() -> None:
     g.identity = None
     g.user = None
-    # Refuse an oversized body before anything else, even on routes that never read it.
-    limit = current_app.config.get("MAX_CONTENT_LENGTH")
-    if limit and (request.content_length or 0) > limit:
-        raise RequestEntityTooLarge()
+    limits.check_request()  # body size and NUL characters, before anything touches the database
     trusted = request.environ.get(IDENTITY_KEY)
     if isinstance(trusted, Identity):
         g.identity = trusted

@@ -4,6 +4,7 @@ DNS rebinding on /mcp (hostile Host and Origin), and request size limits on ever
 from __future__ import annotations
 
 import os
+import re
 from pathlib import Path
 from typing import Any
 
@@ -116,3 +117,23 @@ def test_every_post_door_has_a_body_limit(app: Flask, studio, monkeypatch) -> No
         response = studio.client.post(url, data=big, headers=headers)
         assert response.status_code == 413, (url, response.status_code)
     assert count_rows(app) == before
+
+
+def test_nul_characters_in_paths_and_forms_are_refused(app: Flask, client, make_agent) -> None:  # type: ignore[no-untyped-def]
+    # PostgreSQL refuses NUL in text: a NUL in a handle, a name or a login was a 500 there.
+    from tests.security import matrix
+
+    seeded = matrix.seed(app, make_agent)
+    headers = {"Authorization": f"Bearer {seeded.tokens['creator']}",
+               "Accept": "application/json"}
+    for path in seeded.paths.values():
+        base = path.rstrip("/")
+        for hostile in (f"{base}%00", f"{base}/%00x", f"{base}%00/actions/zz"):
+            response = client.get(hostile, headers=headers)
+            assert response.status_code == 404, (hostile, response.status_code)
+    page = client.get("/login").get_data(as_text=True)
+    csrf = re.search(r'name="csrf_token" value="([^"]+)"', page).group(1)
+    for form in ({"login": "carol\x00", "password": "x"}, {"login": "carol", "password": "\x00"}):
+        response = client.post("/login", data={**form, "csrf_token": csrf},
+                               headers={"Accept": "application/json"})
+        assert response.status_code == 400, (form, response.status_code)

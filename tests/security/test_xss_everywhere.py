@@ -19,6 +19,7 @@ PAYLOADS = [
     '<script>alert(1)</script>"><img src=x onerror=alert(2)> \'q\' : # [x](javascript:alert(3))',
     "---\napp: Forged\nactions:\n- name: delete_all\n---\n<svg/onload=alert(4)>",
     "{{ 7*7 }} {% raw %} <iframe src=//evil.example></iframe>\u2028\x85 & &amp; </textarea>",
+    "controls \x01\x1b[31m\x7f\u200b <b>bold</b>",
 ]
 
 
@@ -34,19 +35,16 @@ def who_may(act: Any, spec: Any) -> str | None:
     return next((role for role in ("creator", "admin", "member") if role in allowed), None)
 
 
-@pytest.mark.parametrize("payload", PAYLOADS, ids=["html", "yaml", "template"])
-def test_every_text_field_renders_inert(app: Flask, client, make_agent, payload: str) -> None:  # type: ignore[no-untyped-def]
-    seeded = matrix.seed(app, make_agent)
-    failures: list[str] = []
-    stored = 0
+def attempts(client: Any, seeded: matrix.Studio, payload: str):  # type: ignore[no-untyped-def]
+    """(path, action, free-text names, headers, response) per action with free text, as one it
+    admits, with ``payload`` in every free-text parameter and valid samples elsewhere."""
     for path, spec, act in seeded.cells():
         fields = free_text(act)
         role = who_may(act, spec)
         if not fields or role is None:
             continue
-        headers = {"Authorization": f"Bearer {seeded.tokens[role]}"}
-        described = client.get(f"{path}/actions/{act.name}",
-                               headers={**headers, "Accept": "application/json"})
+        headers = {"Authorization": f"Bearer {seeded.tokens[role]}", "Accept": "application/json"}
+        described = client.get(f"{path}/actions/{act.name}", headers=headers)
         if described.status_code != 200:
             continue  # not available in this state (e.g. an option on a closed decision)
         schema = described.json["input_schema"]["properties"]
@@ -56,8 +54,16 @@ def test_every_text_field_renders_inert(app: Flask, client, make_agent, payload:
             limit = act.param(name).max_length
             params[name] = payload[:limit] if limit else payload
         params = {k: v for k, v in params.items() if v is not None}
-        response = client.post(f"{path}/actions/{act.name}", json=params,
-                               headers={**headers, "Accept": "application/json"})
+        yield path, act, fields, headers, client.post(f"{path}/actions/{act.name}", json=params,
+                                                      headers=headers)
+
+
+@pytest.mark.parametrize("payload", PAYLOADS, ids=["html", "yaml", "template", "controls"])
+def test_every_text_field_renders_inert(app: Flask, client, make_agent, payload: str) -> None:  # type: ignore[no-untyped-def]
+    seeded = matrix.seed(app, make_agent)
+    failures: list[str] = []
+    stored = 0
+    for path, act, _fields, headers, response in attempts(client, seeded, payload):
         if response.status_code >= 500:
             failures.append(f"{act.name}: {response.status_code}")
             continue
@@ -88,3 +94,15 @@ def test_every_text_field_renders_inert(app: Flask, client, make_agent, payload:
     print(f"{stored} actions stored the payload")
     assert stored >= 15, stored  # most actions with text fields really stored the payload
     assert not failures, "\n".join(failures)
+
+
+def test_nul_characters_are_refused_by_name(app: Flask, client, make_agent) -> None:  # type: ignore[no-untyped-def]
+    # PostgreSQL refuses NUL in text columns: it was a 500 there, in every text parameter.
+    seeded = matrix.seed(app, make_agent)
+    tried = 0
+    for _path, act, fields, _headers, response in attempts(client, seeded, "a\x00b"):
+        tried += 1
+        assert response.status_code == 422, (act.name, response.get_data(as_text=True))
+        named = {e["param"] for e in response.json["error"]["errors"]}
+        assert set(fields) <= named, (act.name, named)
+    assert tried >= 15

@@ -1,0 +1,28 @@
+"""Request-wide limits checked before anything else: body size, and NUL characters.
+
+``app.web.auth.load_identity`` (the first before-request hook) calls ``check_request`` so that
+an oversized body is refused before a token is looked up, even on routes that never read their
+body, and a NUL character — which no name, path or text column of ours can hold (PostgreSQL
+refuses it outright) — is refused with a clear 404/400 instead of reaching a query.
+Parameters of actions are checked for NUL by their validation (app.actions.registry).
+"""
+
+from __future__ import annotations
+
+from flask import current_app, request
+from werkzeug.exceptions import BadRequest, RequestEntityTooLarge
+
+from app.services.errors import NotFound
+
+FORMS = ("application/x-www-form-urlencoded", "multipart/form-data")
+
+
+def check_request() -> None:
+    limit = current_app.config.get("MAX_CONTENT_LENGTH")
+    if limit and (request.content_length or 0) > limit:
+        raise RequestEntityTooLarge()
+    if "\x00" in request.path:
+        raise NotFound("there is no such page: a path never contains a NUL character")
+    if request.method == "POST" and request.mimetype in FORMS and any(
+            "\x00" in value for values in request.form.listvalues() for value in values):
+        raise BadRequest("form fields must not contain NUL characters")
