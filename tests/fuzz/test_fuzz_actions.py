@@ -42,14 +42,33 @@ def cells(seeded: matrix.Studio, client: Any, headers: dict[str, str]
     return found
 
 
+# Appended to a valid value: each once broke something somewhere (NUL: PostgreSQL text).
+SPIKES = ("\x00", "\u202e", "'\"", "<script>", "{{x}}", "\r\n", "\ud800".encode(
+    "utf-8", "surrogatepass").decode("utf-8", "replace"))
+
+
+def spiked(value: Any) -> st.SearchStrategy[Any]:
+    if not isinstance(value, str):
+        return st.just(value)
+    return st.sampled_from(SPIKES).map(lambda spike: value + spike)
+
+
 @st.composite
 def requests(draw: Any, targets: list[tuple[str, str, dict[str, Any]]]
              ) -> tuple[str, str, Any]:
     """(url, kind, payload): JSON params, form fields or raw bytes for one action. Most
     parameters keep a valid sample so that inputs get past validation into the handlers."""
     path, action, valid = draw(st.sampled_from(targets))
-    params = {name: draw(st.just(value) | JSON_VALUES) for name, value in valid.items()
-              if value is not None and draw(st.integers(0, 4))}
+    # One parameter (the victim) gets a hostile value; the others mostly stay valid, so the
+    # hostile one reaches the handler and the database rather than stopping at validation.
+    victim = draw(st.sampled_from(sorted(valid) or [""]))
+    params = {}
+    for name, value in valid.items():
+        if value is None or not draw(st.integers(0, 6)):
+            continue
+        params[name] = draw(spiked(value) | HOSTILE_TEXT | JSON_VALUES) if name == victim \
+            else draw(st.sampled_from([True, True, True, False]).flatmap(
+                lambda keep, v=value: st.just(v) if keep else JSON_VALUES))
     params.update(draw(st.dictionaries(st.sampled_from(["zz", "csrf_token", ""]), JSON_VALUES,
                                        max_size=1)))
     kind = draw(st.sampled_from(["json", "json", "form", "raw"]))
