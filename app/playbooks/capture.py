@@ -1,19 +1,37 @@
 """The capture folder: ``capture.jsonl``, ``playbook.md`` and ``summary.yaml``.
 
 Every entry is one JSON line ``{t, method | tool, params, result | error, ms}`` written with a
-single ``write`` under an exclusive lock (a thread lock for this process, ``flock`` for other
-processes), then flushed and fsynced, so concurrent writers never interleave and a crash loses
-at most the line being written. If a crash did leave a torn tail, the next writer cuts it off
-before appending, and readers skip it, so the file is always valid JSONL.
+single unbuffered ``write`` under an exclusive lock (a thread lock for this process, ``flock``
+for other processes), so concurrent writers never interleave. Once ``append`` returns, the line
+is in the operating system's hands: a crash of the process (kill -9 included) loses at most the
+line being written. If a crash did leave a torn tail, the next writer cuts it off before
+appending, and readers skip it, so the file is always valid JSONL.
+
+Only a crash of the machine (power loss, kernel panic) can lose lines the disk has not yet
+been told to keep (``fsync``); when that happens is the operator's choice
+(``PLAYBOOK_CAPTURE_FSYNC``):
+
+- ``interval`` (the default): a flusher thread of each process fsyncs the files it appended to
+  off the request path, once per ``FSYNC_INTERVAL`` (0.1 s) at most — a machine crash loses at
+  most the lines of about that last tenth of a second. An fsync costs several milliseconds on
+  ordinary disks, far more than the proxied call it would be added to, and one fsync covers
+  every line appended since the previous one (group commit).
+- ``always``: every line is fsynced before ``append`` returns, under the lock.
+
+Either way, ``finish`` (stopping a teach session, which recipe generation does first) fsyncs
+the capture before reading it back, so a stopped session's capture is always on disk.
 """
 
 from __future__ import annotations
 
+import atexit
 import fcntl
 import json
+import logging
 import os
 import platform
 import threading
+import time
 from collections import Counter
 from datetime import UTC, datetime
 from importlib import metadata
@@ -27,6 +45,9 @@ RECIPE = "recipe.json"
 SUMMARY = "summary.yaml"
 README = "playbook.md"
 FORMAT_VERSION = 1
+FSYNC_MODES = ("interval", "always")
+FSYNC_INTERVAL = 0.1  # seconds between group fsyncs in "interval" mode
+log = logging.getLogger(__name__)
 
 _locks: dict[str, threading.Lock] = {}
 _locks_guard = threading.Lock()
@@ -65,8 +86,11 @@ def _repair_tail(fd: int) -> None:
     os.ftruncate(fd, start + cut + 1 if cut >= 0 else start)
 
 
-def append(folder: Path, entry: dict[str, Any]) -> None:
-    """Append one entry to ``folder/capture.jsonl``: locked, whole-line, flushed, fsynced."""
+def append(folder: Path, entry: dict[str, Any], fsync: str = "always") -> None:
+    """Append one entry to ``folder/capture.jsonl``: locked, whole-line, written to the OS.
+
+    ``fsync="always"`` fsyncs the line before returning; ``"interval"`` leaves that to this
+    process's flusher thread (see the module docstring)."""
     path = folder / CAPTURE
     data = encode(entry)
     with _thread_lock(path):
@@ -78,9 +102,75 @@ def append(folder: Path, entry: dict[str, Any]) -> None:
             while view:
                 written = os.write(fd, view)
                 view = view[written:]
-            os.fsync(fd)
+            if fsync != "interval":
+                os.fsync(fd)
         finally:
             os.close(fd)  # closing releases the flock
+    if fsync == "interval":
+        _flusher.mark(path)  # after the write: a flush taken before it would not cover it
+
+
+def sync(folder: Path) -> None:
+    """Fsync ``folder/capture.jsonl`` now, whichever process appended to it (OSError if not)."""
+    path = folder / CAPTURE
+    _flusher.forget(path)
+    _fsync_path(path)
+
+
+def _fsync_path(path: Path) -> None:
+    # fsync flushes the file, not one descriptor's writes: a fresh read-only descriptor covers
+    # every line any process appended (and works in a folder that has become read-only). The
+    # writer's own descriptor cannot be kept for this: it carries the writer's flock.
+    try:
+        fd = os.open(path, os.O_RDONLY)
+    except FileNotFoundError:
+        return  # nothing to keep: the capture (or its folder) is gone
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+class _Flusher:
+    """This process's group commit: fsyncs the capture files appended to since the last round."""
+
+    def __init__(self) -> None:
+        self._dirty: set[Path] = set()
+        self._wake = threading.Condition()
+        self._pid = 0  # a forked child (gunicorn worker) starts its own thread
+
+    def mark(self, path: Path) -> None:
+        with self._wake:
+            if self._pid != os.getpid():
+                self._pid = os.getpid()
+                threading.Thread(target=self._run, name="capture-fsync", daemon=True).start()
+            self._dirty.add(path)
+            self._wake.notify()
+
+    def forget(self, path: Path) -> None:
+        with self._wake:
+            self._dirty.discard(path)
+
+    def flush(self) -> None:
+        with self._wake:
+            paths, self._dirty = self._dirty, set()
+        for path in paths:
+            try:
+                _fsync_path(path)
+            except OSError:
+                log.exception("capture %s could not be fsynced", path)
+
+    def _run(self) -> None:
+        while True:
+            with self._wake:
+                while not self._dirty:
+                    self._wake.wait()
+            time.sleep(FSYNC_INTERVAL)  # lines arriving meanwhile share the next fsync
+            self.flush()
+
+
+_flusher = _Flusher()
+atexit.register(_flusher.flush)  # a clean exit keeps nothing waiting for the next round
 
 
 def check_writable(folder: Path) -> None:
@@ -134,7 +224,8 @@ def write_summary(folder: Path, fields: dict[str, Any]) -> None:
 
 def finish(folder: Path, name: str, session_id: str, upstream: str, owner_label: str,
            created: str) -> int:
-    """Write the final summary.yaml and playbook.md; returns the number of entries."""
+    """Fsync the capture, write the final summary.yaml and playbook.md; returns the entries."""
+    sync(folder)
     entries = read(folder)
     methods = Counter(entry_name(e) for e in entries)
     errors = sum(1 for e in entries if "error" in e)

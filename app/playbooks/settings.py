@@ -11,6 +11,11 @@
 ``PLAYBOOK_REDACT_PATTERNS``   extra regular expressions whose matches are redacted (comma list)
 ``PLAYBOOK_VOLATILE``          parameter names made required variables in recipes (comma list;
                                default count, spacing, spacingMm, diameter, barCount)
+``PLAYBOOK_CAPTURE_FSYNC``     ``interval`` (default): capture lines reach the disk by a group
+                               fsync at most a tenth of a second later, off the request path;
+                               ``always``: each line is fsynced before the call answers (several
+                               ms per call). A process crash loses no written line either way;
+                               see app.playbooks.capture. Any other value means ``always``
 ``PLAYBOOK_DRYRUN_METHODS``    write methods of a *remote* upstream known to honour
                                ``dryRun: true`` (comma list; default none). The embedded server
                                honours it for every write; a remote one may not (RevitMCP rolls
@@ -29,7 +34,7 @@ from flask import current_app, has_app_context
 DEFAULT_VOLATILE = ("count", "spacing", "spacingMm", "diameter", "barCount")
 NAMES = ("PLAYBOOK_UPSTREAM", "PLAYBOOK_UPSTREAMS", "PLAYBOOK_TIMEOUT", "PLAYBOOK_JOB_TIMEOUT",
          "PLAYBOOK_AUTH", "PLAYBOOK_REDACT_PATTERNS", "PLAYBOOK_VOLATILE",
-         "PLAYBOOK_DRYRUN_METHODS")
+         "PLAYBOOK_DRYRUN_METHODS", "PLAYBOOK_CAPTURE_FSYNC")
 
 
 @dataclass(frozen=True)
@@ -43,6 +48,7 @@ class Settings:
     volatile: tuple[str, ...]
     dryrun_methods: tuple[str, ...]
     data_dir: str
+    capture_fsync: str = "interval"
 
     def trusted_dry_run(self, method: str) -> bool:
         """May a write of ``method`` be sent with dryRun: true and nothing be written?"""
@@ -80,4 +86,10 @@ def current() -> Settings:
         volatile=_split(_raw("PLAYBOOK_VOLATILE")) or DEFAULT_VOLATILE,
         dryrun_methods=_split(_raw("PLAYBOOK_DRYRUN_METHODS")),
         data_dir=str(data_dir),
+        capture_fsync=_fsync_mode(_raw("PLAYBOOK_CAPTURE_FSYNC")),
     )
+
+
+def _fsync_mode(value: str | None) -> str:
+    # A misspelt value must not weaken durability: anything but "interval" fsyncs every line.
+    return "interval" if (value or "interval").strip().lower() == "interval" else "always"

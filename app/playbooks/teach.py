@@ -78,7 +78,7 @@ def recording_keys(identity: Any, mcp_session_id: str | None = None) -> list[str
 
 
 def folder(playbook: Playbook) -> Path:
-    return names.playbooks_root(settings.current().data_dir) / playbook.session_id
+    return _folder(playbook, settings.current())
 
 
 # Built once: building the statement cost more than running it, and this runs on every MCP
@@ -157,13 +157,17 @@ def record(owners: list[str] | str, line: dict[str, Any]) -> bool:
     playbook = active(owners)
     if playbook is None:
         return False
-    _append(playbook, line)
+    _append(playbook, line, settings.current())
     return True
 
 
-def _append(playbook: Playbook, line: dict[str, Any]) -> None:
-    redactor = Redactor(settings.current().redact_patterns)
-    capture.append(folder(playbook), redactor.value(line))
+def _append(playbook: Playbook, line: dict[str, Any], conf: settings.Settings) -> None:
+    capture.append(_folder(playbook, conf), Redactor(conf.redact_patterns).value(line),
+                   fsync=conf.capture_fsync)
+
+
+def _folder(playbook: Playbook, conf: settings.Settings) -> Path:
+    return names.playbooks_root(conf.data_dir) / playbook.session_id
 
 
 def rpc_entry(payload: dict[str, Any], response: dict[str, Any], started: float
@@ -183,18 +187,19 @@ def forward(payload: dict[str, Any], owners: list[str] | str) -> dict[str, Any]:
     While the owner teaches into a folder that cannot be written, the call is refused (a
     JSON-RPC error, code ``CAPTURE_UNWRITABLE``) without reaching the upstream."""
     started = time.perf_counter()
+    conf = settings.current()  # once per call: it reads the app config and the environment
     playbook = active(owners) if isinstance(payload.get("method"), str) else None
     if playbook is not None:
         try:
-            capture.check_writable(folder(playbook))
+            capture.check_writable(_folder(playbook, conf))
         except OSError as exc:
             return upstream.error_response(
                 payload.get("id"), f"Not forwarded: {_unwritable(playbook, exc).message}",
                 code="CAPTURE_UNWRITABLE")
-    response = upstream.call(payload, settings.current())
+    response = upstream.call(payload, conf)
     if playbook is not None:
         try:
-            _append(playbook, rpc_entry(payload, response, started))
+            _append(playbook, rpc_entry(payload, response, started), conf)
         except OSError:
             log.exception("teach session %s: a forwarded %s call could not be recorded",
                           playbook.session_id, payload.get("method"))

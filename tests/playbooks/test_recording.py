@@ -30,10 +30,11 @@ import sys, time
 sys.path.insert(0, sys.argv[1])
 from pathlib import Path
 from app.playbooks import capture
-folder, tag, count = Path(sys.argv[2]), sys.argv[3], int(sys.argv[4])
+folder, tag, count, fsync = Path(sys.argv[2]), sys.argv[3], int(sys.argv[4]), sys.argv[5]
 i = 0
 while count < 0 or i < count:
-    capture.append(folder, {"t": i, "method": tag, "params": {"i": i, "pad": tag * 3000}})
+    capture.append(folder, {"t": i, "method": tag, "params": {"i": i, "pad": tag * 3000}},
+                   fsync=fsync)
     i += 1
     if i == 5:
         print("writing", flush=True)
@@ -42,14 +43,21 @@ while count < 0 or i < count:
 
 # ------------------------------------------------------------------ the file itself (no DB)
 
-def test_concurrent_threads_and_processes_never_interleave(tmp_path: Path) -> None:
+# Both fsync modes (PLAYBOOK_CAPTURE_FSYNC): "interval" leaves the fsync to a flusher thread,
+# which must change nothing a crash of the process can observe.
+MODES = pytest.mark.parametrize("fsync", capture.FSYNC_MODES)
+
+
+@MODES
+def test_concurrent_threads_and_processes_never_interleave(tmp_path: Path, fsync: str) -> None:
     procs = [subprocess.Popen([sys.executable, "-c", WRITER, str(ROOT), str(tmp_path),
-                               f"p{n}", "150"]) for n in range(4)]
+                               f"p{n}", "150", fsync]) for n in range(4)]
 
     def threaded(tag: str) -> None:
         for i in range(150):
             capture.append(tmp_path, {"t": i, "method": tag, "params": {"i": i,
-                                                                         "pad": tag * 3000}})
+                                                                         "pad": tag * 3000}},
+                           fsync=fsync)
 
     threads = [threading.Thread(target=threaded, args=(f"t{n}",)) for n in range(4)]
     for thread in threads:
@@ -67,9 +75,10 @@ def test_concurrent_threads_and_processes_never_interleave(tmp_path: Path) -> No
     assert all(order == list(range(150)) for order in per_writer.values())
 
 
-def test_kill_9_mid_capture_leaves_valid_jsonl(tmp_path: Path) -> None:
-    proc = subprocess.Popen([sys.executable, "-c", WRITER, str(ROOT), str(tmp_path), "k", "-1"],
-                            stdout=subprocess.PIPE)
+@MODES
+def test_kill_9_mid_capture_leaves_valid_jsonl(tmp_path: Path, fsync: str) -> None:
+    proc = subprocess.Popen([sys.executable, "-c", WRITER, str(ROOT), str(tmp_path), "k", "-1",
+                             fsync], stdout=subprocess.PIPE)
     assert proc.stdout is not None and proc.stdout.readline() == b"writing\n"
     os.kill(proc.pid, signal.SIGKILL)
     proc.wait(timeout=30)
@@ -87,6 +96,16 @@ def test_a_torn_tail_is_cut_by_the_next_writer_and_skipped_by_readers(tmp_path: 
 
 
 # ------------------------------------------------------------------ through the app
+
+@pytest.mark.parametrize("setting", ["interval", "always", "ALWAYS", "alwyas"])
+def test_every_fsync_setting_records_every_call(app, studio, monkeypatch, setting) -> None:  # type: ignore[no-untyped-def]
+    monkeypatch.setitem(app.config, "PLAYBOOK_CAPTURE_FSYNC", setting)
+    started = studio.post("/teach/start?name=fsync").get_json()
+    for i in range(3):
+        assert "result" in rpc(studio, "get_walls", {"i": i}, ident=i)
+    assert [line["params"]["i"] for line in capture_lines(Path(started["dir"]))] == [0, 1, 2]
+    assert studio.post("/teach/stop").get_json()["entries"] == 3
+
 
 def test_redaction(app, studio, monkeypatch) -> None:  # type: ignore[no-untyped-def]
     monkeypatch.setitem(app.config, "PLAYBOOK_REDACT_PATTERNS", r"PRJ-\d{4}")
