@@ -4,6 +4,9 @@ PostgreSQL leases with ``FOR UPDATE SKIP LOCKED`` on the app's own engine. SQLit
 locks, so queue transactions there start with ``BEGIN IMMEDIATE`` (the database's write lock
 is taken up front, so a lease's read-then-update cannot interleave with another process's)
 and wait for the lock instead of failing with "database is locked".
+
+A worker loop runs inside ``pinned()``: its queue transactions share one checked-out
+PostgreSQL connection instead of taking one from the pool (and pre-pinging it) each time.
 """
 
 from __future__ import annotations
@@ -66,9 +69,61 @@ def is_postgres() -> bool:
     return db.engine.dialect.name == "postgresql"
 
 
+class _Pin(threading.local):
+    active = False
+    conn: Connection | None = None
+
+
+_pin = _Pin()
+
+
+@contextmanager
+def pinned() -> Iterator[None]:
+    """This thread's queue transactions share one connection until the block ends.
+
+    The app's pool pre-pings every checkout (so web processes recover after a database
+    restart); a worker's loop would pay that round trip several times per job. Here the
+    connection is checked out once (pinged then) and kept; when a transaction on it fails,
+    it is closed (SQLAlchemy invalidates it if the database went away) and the next
+    transaction checks out a fresh one. SQLite connections are local files: no pin.
+    """
+    if _pin.active or not is_postgres():
+        yield
+        return
+    _pin.active = True
+    try:
+        yield
+    finally:
+        _pin.active = False
+        _unpin()
+
+
+def _unpin() -> None:
+    conn, _pin.conn = _pin.conn, None
+    if conn is not None:
+        conn.close()
+
+
+@contextmanager
+def _pinned_transaction() -> Iterator[Connection]:
+    if _pin.conn is None:
+        _pin.conn = queue_engine().connect()
+    conn = _pin.conn
+    try:
+        with conn.begin():
+            yield conn
+    except BaseException:
+        _unpin()  # whatever went wrong, the next transaction starts on a fresh connection
+        raise
+
+
 @contextmanager
 def transaction() -> Iterator[Connection]:
     """One queue transaction: committed on success, rolled back on any error."""
+    if _pin.active:
+        with _pinned_transaction() as conn:
+            yield conn
+        return
     with queue_engine().begin() as conn:
         yield conn
 
@@ -76,6 +131,10 @@ def transaction() -> Iterator[Connection]:
 @contextmanager
 def reading() -> Iterator[Connection]:
     """A read-only snapshot (no write lock on SQLite)."""
+    if _pin.active:  # PostgreSQL only: the read-only option matters to SQLite's BEGIN alone
+        with _pinned_transaction() as conn:
+            yield conn
+        return
     with queue_engine().connect() as conn:
         conn = conn.execution_options(harmonic_read_only=True)
         with conn.begin():

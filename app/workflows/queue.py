@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any
 
-from sqlalchemy import Connection, and_, func, or_, select, update
+from sqlalchemy import Connection, and_, case, func, or_, select, update
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.exc import IntegrityError
 
@@ -53,6 +53,10 @@ class Leased:
     max_attempts: int
     worker_id: str
     reclaimed_from: str | None = None
+    # The run and the results of its done jobs, read in the lease's own transaction (the
+    # runner needs them next; None for a job leased some other way).
+    run: dict[str, Any] | None = None
+    done: list[dict[str, Any]] | None = None
 
 
 @dataclass
@@ -82,15 +86,29 @@ def _notify(run_ids: set[uuid.UUID]) -> None:
 
 def emit(conn: Connection, run_id: uuid.UUID, events: list[Event]) -> None:
     """Append events with the run's next sequence numbers (the run row is locked meanwhile)."""
+    if events:
+        _append(conn, run_id, _lock_run(conn, run_id)[1], events)
+
+
+def _newest_seq(run_id: uuid.UUID) -> Any:
+    return select(func.coalesce(func.max(EVENTS.c.seq), 0)) \
+        .where(EVENTS.c.run_id == run_id).scalar_subquery()
+
+
+def _lock_run(conn: Connection, run_id: uuid.UUID) -> tuple[str, int]:
+    """Lock the run row; its status and newest event seq, in one round trip."""
+    query = select(RUNS.c.status, _newest_seq(run_id)).where(RUNS.c.id == run_id)
+    if is_postgres():
+        query = query.with_for_update(of=RUNS)
+    # (On SQLite, BEGIN IMMEDIATE already serializes writers.)
+    status, last = conn.execute(query).one()
+    return status, last
+
+
+def _append(conn: Connection, run_id: uuid.UUID, last: int, events: list[Event]) -> None:
+    """Insert events numbered after ``last`` (the caller holds the run row's lock)."""
     if not events:
         return
-    newest = select(func.coalesce(func.max(EVENTS.c.seq), 0)) \
-        .where(EVENTS.c.run_id == run_id).scalar_subquery()
-    if is_postgres():  # lock the run row and read its newest seq in one round trip
-        last = conn.execute(select(newest).select_from(RUNS).where(RUNS.c.id == run_id)
-                            .with_for_update(of=RUNS)).scalar_one()
-    else:  # BEGIN IMMEDIATE already serializes writers
-        last = conn.execute(select(newest)).scalar_one()
     now = utcnow()
     conn.execute(EVENTS.insert(), [
         {"run_id": run_id, "seq": last + i + 1, "type": e.type, "step": e.step,
@@ -130,17 +148,19 @@ def create_run(*, kind: str, workflow: str, path: str, inputs: dict[str, Any],
     raise RuntimeError("could not allocate a run id")
 
 
-def enqueue(conn: Connection, run_id: uuid.UUID, jobs: list[JobSpec], max_attempts: int) -> None:
-    """Insert jobs; a step already enqueued for this run (a join) is left as it is."""
+def enqueue(conn: Connection, run_id: uuid.UUID, jobs: list[JobSpec], max_attempts: int) -> int:
+    """Insert jobs in one statement; a step already enqueued for this run (a join) is left as
+    it is. Returns how many were new."""
+    if not jobs:
+        return 0
     now = utcnow()
-    for job in jobs:
-        values = {"run_id": run_id, "step": job.step, "payload": job.payload,
-                  "status": "queued", "attempts": 0,
-                  "max_attempts": job.max_attempts or max_attempts,
-                  "available_at": now + timedelta(seconds=job.delay), "created_at": now}
-        dialect = postgresql if is_postgres() else sqlite
-        conn.execute(dialect.insert(JOBS).values(**values)
-                     .on_conflict_do_nothing(index_elements=["run_id", "step"]))
+    rows = [{"run_id": run_id, "step": job.step, "payload": job.payload, "status": "queued",
+             "attempts": 0, "max_attempts": job.max_attempts or max_attempts,
+             "available_at": now + timedelta(seconds=job.delay), "created_at": now}
+            for job in jobs]
+    dialect = postgresql if is_postgres() else sqlite
+    return conn.execute(dialect.insert(JOBS).values(rows)
+                        .on_conflict_do_nothing(index_elements=["run_id", "step"])).rowcount
 
 
 def get_run(run_id: uuid.UUID) -> dict[str, Any] | None:
@@ -153,42 +173,46 @@ def load_run(run_id: uuid.UUID) -> tuple[dict[str, Any] | None, list[dict[str, A
     """A run and the results of its done jobs, in order, from one snapshot."""
     with reading() as conn:
         run = conn.execute(select(RUNS).where(RUNS.c.id == run_id)).mappings().one_or_none()
-        rows = conn.execute(select(JOBS.c.step, JOBS.c.payload, JOBS.c.result)
-                            .where(JOBS.c.run_id == run_id, JOBS.c.status == "done")
-                            .order_by(JOBS.c.id)).mappings().all()
-    return (dict(run) if run else None), [dict(r) for r in rows]
+        done = _done_jobs(conn, run_id)
+    return (dict(run) if run else None), done
+
+
+def _done_jobs(conn: Connection, run_id: uuid.UUID) -> list[dict[str, Any]]:
+    rows = conn.execute(select(JOBS.c.step, JOBS.c.payload, JOBS.c.result)
+                        .where(JOBS.c.run_id == run_id, JOBS.c.status == "done")
+                        .order_by(JOBS.c.id)).mappings().all()
+    return [dict(r) for r in rows]
 
 
 # Leases ----------------------------------------------------------------------------------------
 
 def lease(worker_id: str, lease_seconds: float) -> Leased | None:
-    """Take the oldest runnable job (or one whose lease expired) for ``worker_id``."""
+    """Take the oldest runnable job (or one whose lease expired) for ``worker_id``.
+
+    One transaction: take the job, mark its run running (which locks the run row and reads
+    its newest event seq), record step_started, and read the run with its done jobs' results.
+    """
     now = utcnow()
     runnable = or_(and_(JOBS.c.status == "queued", JOBS.c.available_at <= now),
                    and_(JOBS.c.status == "leased", JOBS.c.lease_until < now))
     with transaction() as conn:
-        query = select(JOBS.c.id, JOBS.c.status, JOBS.c.worker_id).where(runnable) \
-            .order_by(JOBS.c.available_at, JOBS.c.id).limit(1)
-        if is_postgres():
-            query = query.with_for_update(skip_locked=True)
-        row = conn.execute(query).mappings().one_or_none()
-        if row is None:
+        taken = _take(conn, runnable, worker_id, now, lease_seconds)
+        if taken is None:
             return None
-        taken = conn.execute(
-            update(JOBS).where(JOBS.c.id == row["id"], runnable)
-            .values(status="leased", worker_id=worker_id, attempts=JOBS.c.attempts + 1,
-                    lease_until=now + timedelta(seconds=lease_seconds), heartbeat_at=now)
-            .returning(JOBS.c.run_id, JOBS.c.step, JOBS.c.payload, JOBS.c.attempts,
-                       JOBS.c.max_attempts)).mappings().one_or_none()
-        if taken is None:  # someone else got it between our read and write
-            return None
-        reclaimed = row["worker_id"] if row["status"] == "leased" else None
-        job = Leased(id=row["id"], run_id=taken["run_id"], step=taken["step"],
+        reclaimed = taken["was_worker"] if taken["was_status"] == "leased" else None
+        job = Leased(id=taken["id"], run_id=taken["run_id"], step=taken["step"],
                      payload=taken["payload"] or {}, attempts=taken["attempts"],
                      max_attempts=taken["max_attempts"], worker_id=worker_id,
                      reclaimed_from=reclaimed)
-        conn.execute(update(RUNS).where(RUNS.c.id == job.run_id, RUNS.c.status == "queued")
-                     .values(status="running", started_at=now))
+        queued = RUNS.c.status == "queued"
+        run = conn.execute(
+            update(RUNS).where(RUNS.c.id == job.run_id)
+            .values(status=case((queued, "running"), else_=RUNS.c.status),
+                    started_at=case((queued, now), else_=RUNS.c.started_at))
+            .returning(*RUNS.c, _newest_seq(job.run_id).label("newest_seq"))
+        ).mappings().one_or_none()
+        if run is None:  # the job outlived its run: nothing to record it against
+            return job
         events = []
         if reclaimed:
             events.append(Event("lease_reclaimed", job.step,
@@ -200,9 +224,36 @@ def lease(worker_id: str, lease_seconds: float) -> Leased | None:
                   or job.payload.get("kind") or "step")
         events.append(Event("action_started", job.step,
                             {"action": action, "attempt": job.attempts}))
-        emit(conn, job.run_id, events)
+        _append(conn, job.run_id, run["newest_seq"], events)
+        job.run = {k: v for k, v in run.items() if k != "newest_seq"}
+        job.done = _done_jobs(conn, job.run_id)
     _notify({job.run_id})
     return job
+
+
+def _take(conn: Connection, runnable: Any, worker_id: str, now: datetime,
+          lease_seconds: float) -> Any:
+    """Lease one runnable job; its row with the status and worker it had before, or None."""
+    leased = {"status": "leased", "worker_id": worker_id, "attempts": JOBS.c.attempts + 1,
+              "lease_until": now + timedelta(seconds=lease_seconds), "heartbeat_at": now}
+    returned = (JOBS.c.id, JOBS.c.run_id, JOBS.c.step, JOBS.c.payload, JOBS.c.attempts,
+                JOBS.c.max_attempts)
+    oldest = select(JOBS.c.id, JOBS.c.status, JOBS.c.worker_id).where(runnable) \
+        .order_by(JOBS.c.available_at, JOBS.c.id).limit(1)
+    if is_postgres():  # pick and take in one statement; a row another worker holds is skipped
+        picked = oldest.with_for_update(skip_locked=True).cte("picked")
+        return conn.execute(
+            update(JOBS).where(JOBS.c.id == picked.c.id).values(**leased)
+            .returning(*returned, picked.c.status.label("was_status"),
+                       picked.c.worker_id.label("was_worker"))).mappings().one_or_none()
+    row = conn.execute(oldest).mappings().one_or_none()  # BEGIN IMMEDIATE: no one interleaves
+    if row is None:
+        return None
+    taken = conn.execute(update(JOBS).where(JOBS.c.id == row["id"], runnable).values(**leased)
+                         .returning(*returned)).mappings().one_or_none()
+    if taken is None:
+        return None
+    return {**taken, "was_status": row["status"], "was_worker": row["worker_id"]}
 
 
 def heartbeat(job: Leased, lease_seconds: float) -> bool:
@@ -230,26 +281,24 @@ def _still_ours(conn: Connection, job: Leased, values: dict[str, Any]) -> bool:
                         .values(**values)).rowcount == 1
 
 
-def _finish_run_if_idle(conn: Connection, run_id: uuid.UUID, result_step: str | None) -> None:
+def _finish_run_if_idle(conn: Connection, run_id: uuid.UUID,
+                        result_step: str | None) -> list[Event]:
+    """Mark the run succeeded when no job of it is left open; the event to record if so.
+
+    The caller holds the run row's lock and knows the run is neither succeeded nor failed.
+    """
     open_jobs = conn.execute(select(func.count()).select_from(JOBS).where(
         JOBS.c.run_id == run_id, JOBS.c.status.in_(("queued", "leased")))).scalar_one()
     if open_jobs:
-        return
-    status = conn.execute(select(RUNS.c.status).where(RUNS.c.id == run_id)).scalar_one()
-    if status in ("succeeded", "failed"):
-        return
+        return []
     result = None
-    rows = conn.execute(select(JOBS.c.step, JOBS.c.payload, JOBS.c.result)
-                        .where(JOBS.c.run_id == run_id, JOBS.c.status == "done")
-                        .order_by(JOBS.c.id)).mappings().all()
-    for row in rows:
+    for row in _done_jobs(conn, run_id):
         base = (row["payload"] or {}).get("base") or row["step"]
         if base == result_step or (result_step is None and row["result"] is not None):
             result = row["result"]  # the final turn's answer, else the last step's result
-    now = utcnow()
     conn.execute(update(RUNS).where(RUNS.c.id == run_id)
-                 .values(status="succeeded", result=result, finished_at=now))
-    emit(conn, run_id, [Event("execution_completed", None, {"result": result})])
+                 .values(status="succeeded", result=result, finished_at=utcnow()))
+    return [Event("execution_completed", None, {"result": result})]
 
 
 def complete(job: Leased, result: Any, events: list[Event], spawn: list[JobSpec],
@@ -263,12 +312,14 @@ def complete(job: Leased, result: Any, events: list[Event], spawn: list[JobSpec]
         if not _still_ours(conn, job, {"status": "done", "result": result, "error": None,
                                        "lease_until": None, "finished_at": now}):
             return False
-        emit(conn, job.run_id, events)
-        run_status = conn.execute(select(RUNS.c.status).where(RUNS.c.id == job.run_id)
-                                  ).scalar_one()
+        run_status, last = _lock_run(conn, job.run_id)
+        events = list(events)
         if run_status != "failed":
-            enqueue(conn, job.run_id, spawn, max_attempts)
-            _finish_run_if_idle(conn, job.run_id, result_step)
+            # A job just enqueued is open, so the run cannot be finished: no need to count.
+            added = enqueue(conn, job.run_id, spawn, max_attempts)
+            if not added and run_status != "succeeded":
+                events += _finish_run_if_idle(conn, job.run_id, result_step)
+        _append(conn, job.run_id, last, events)
     _notify({job.run_id})
     return True
 

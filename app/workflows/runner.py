@@ -313,7 +313,10 @@ def _max_attempts_of(compiled: dict[str, Any]) -> dict[str, int]:
 
 def execute(job: Leased) -> str:
     """Run a leased job to its recorded end; returns done | queued | dead | lost | skipped."""
-    run, done = queue.load_run(job.run_id)
+    if job.run is not None and job.done is not None:  # read when it was leased
+        run, done = job.run, job.done
+    else:
+        run, done = queue.load_run(job.run_id)
     if run is None or run["status"] in ("failed", "succeeded"):
         queue.discard(job, "the run is already finished")
         return "skipped"

@@ -14,7 +14,7 @@ from typing import Any
 
 from flask import Flask
 
-from app.workflows import queue, runner, settings
+from app.workflows import engine, queue, runner, settings
 
 log = logging.getLogger("harmonic.workflows")
 
@@ -42,8 +42,11 @@ class Worker:
             return True
 
     def run_forever(self, max_jobs: int | None = None, exit_when_idle: bool = False) -> int:
-        with self.app.app_context():
-            poll = settings.get_float("WORKFLOWS_POLL_SECONDS")
+        with self.app.app_context(), engine.pinned():
+            return self._loop(max_jobs, exit_when_idle)
+
+    def _loop(self, max_jobs: int | None, exit_when_idle: bool) -> int:
+        poll = settings.get_float("WORKFLOWS_POLL_SECONDS")
         while not self.stop.is_set():
             try:
                 busy = self.run_once()
