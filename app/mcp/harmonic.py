@@ -265,9 +265,9 @@ def execute_action(ctx: ToolContext, args: dict[str, Any]) -> ToolResult:
             "message": str(error.get("message") or f"HTTP {result.status}"),
             "result": {"error": error}})
     location = body.get("location")
-    events.resource_updated(events.page_uri(page_path))
-    if location:
-        events.resource_updated(events.page_uri(location))
+    # Often the same page (a vote answers with its decision): tell subscribers once.
+    for uri in dict.fromkeys(events.page_uri(p) for p in (page_path, location) if p):
+        events.resource_updated(uri)
     text = [f"✓ {body.get('message', 'done')}", "", f"Current URL: {page_path}"]
     if location:
         text.insert(1, f"Location: {location}")

@@ -208,8 +208,9 @@ def post() -> Response:
                 store.record_cancel(session.id, request_id)
         response = engine().handle(message, session, _NullChannel(), identity)
         return Response(status=202) if response is None else _json(response, 400)
-    waiting = store.drain_outbox(session) if _accepts_sse() else []
-    if method in STREAMING_METHODS and _accepts_sse():
+    sse = _accepts_sse()
+    waiting = store.drain_outbox(session) if sse else []
+    if method in STREAMING_METHODS and sse:
         return _streamed(message, session, identity, waiting)
     response = engine().handle(message, session, _NullChannel(), identity)
     if waiting and response is not None:

@@ -15,7 +15,7 @@ import json as jsonlib
 from dataclasses import dataclass, field
 from typing import Any
 
-from flask import current_app
+from flask import current_app, g
 from flask.testing import EnvironBuilder
 from werkzeug.test import run_wsgi_app
 
@@ -40,6 +40,10 @@ def dispatch(method: str, path: str, identity: Identity | None, json: Any = None
              accept: str = "text/markdown") -> Dispatched:
     """Run ``method path`` through the app as ``identity``; must be called in an app context."""
     app = current_app._get_current_object()  # type: ignore[attr-defined]
+    # The nested request shares ``g`` and resets ``g.user`` first; holding the caller's User
+    # keeps it in the session's (weak) identity map, so the nested request finds it there
+    # instead of selecting it again.
+    _caller = g.get("user")
     rendered: list[tuple[str, dict[str, Any]]] = []
     environ_base: dict[str, Any] = {**ENVIRON_BASE, FRONTMATTER_KEY: rendered}
     if identity is not None:
