@@ -4,8 +4,9 @@ Every entry is one JSON line ``{t, method | tool, params, result | error, ms}`` 
 single unbuffered ``write`` under an exclusive lock (a thread lock for this process, ``flock``
 for other processes), so concurrent writers never interleave. Once ``append`` returns, the line
 is in the operating system's hands: a crash of the process (kill -9 included) loses at most the
-line being written. If a crash did leave a torn tail, the next writer cuts it off before
-appending, and readers skip it, so the file is always valid JSONL.
+line being written. A kill can land inside a write that spans pages and leave part of that
+line (the kernel stops copying at a page): readers skip such a torn tail, and the next writer
+(or ``finish``) cuts it off, so every line that was ever whole stays whole and readable.
 
 Only a crash of the machine (power loss, kernel panic) can lose lines the disk has not yet
 been told to keep (``fsync``); when that happens is the operator's choice
@@ -33,6 +34,8 @@ import platform
 import threading
 import time
 from collections import Counter
+from collections.abc import Iterator
+from contextlib import contextmanager
 from datetime import UTC, datetime
 from importlib import metadata
 from pathlib import Path
@@ -93,21 +96,41 @@ def append(folder: Path, entry: dict[str, Any], fsync: str = "always") -> None:
     process's flusher thread (see the module docstring)."""
     path = folder / CAPTURE
     data = encode(entry)
+    with _locked(path) as fd:
+        _repair_tail(fd)
+        view = memoryview(data)
+        while view:
+            written = os.write(fd, view)
+            view = view[written:]
+        if fsync != "interval":
+            os.fsync(fd)
+    if fsync == "interval":
+        _flusher.mark(path)  # after the write: a flush taken before it would not cover it
+
+
+@contextmanager
+def _locked(path: Path) -> Iterator[int]:
+    """An appending descriptor of ``path``, held under the thread lock and ``flock``."""
     with _thread_lock(path):
         fd = os.open(path, os.O_RDWR | os.O_APPEND | os.O_CREAT, 0o600)
         try:
             fcntl.flock(fd, fcntl.LOCK_EX)
-            _repair_tail(fd)
-            view = memoryview(data)
-            while view:
-                written = os.write(fd, view)
-                view = view[written:]
-            if fsync != "interval":
-                os.fsync(fd)
+            yield fd
         finally:
             os.close(fd)  # closing releases the flock
-    if fsync == "interval":
-        _flusher.mark(path)  # after the write: a flush taken before it would not cover it
+
+
+def _whole(path: Path) -> None:
+    """Cut a torn tail now rather than at the next append (a stopped capture gets none)."""
+    try:
+        with open(path, "rb") as handle:
+            handle.seek(-1, os.SEEK_END)
+            if handle.read(1) == b"\n":
+                return
+    except OSError:  # gone, or empty (a seek before the start)
+        return
+    with _locked(path) as fd:
+        _repair_tail(fd)
 
 
 def sync(folder: Path) -> None:
@@ -225,6 +248,7 @@ def write_summary(folder: Path, fields: dict[str, Any]) -> None:
 def finish(folder: Path, name: str, session_id: str, upstream: str, owner_label: str,
            created: str) -> int:
     """Fsync the capture, write the final summary.yaml and playbook.md; returns the entries."""
+    _whole(folder / CAPTURE)  # a writer killed mid-line cannot leave its torn tail behind
     sync(folder)
     entries = read(folder)
     methods = Counter(entry_name(e) for e in entries)

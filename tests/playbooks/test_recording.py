@@ -75,15 +75,29 @@ def test_concurrent_threads_and_processes_never_interleave(tmp_path: Path, fsync
     assert all(order == list(range(150)) for order in per_writer.values())
 
 
-@MODES
-def test_kill_9_mid_capture_leaves_valid_jsonl(tmp_path: Path, fsync: str) -> None:
-    proc = subprocess.Popen([sys.executable, "-c", WRITER, str(ROOT), str(tmp_path), "k", "-1",
+def kill_9_mid_capture(folder: Path, fsync: str) -> None:
+    proc = subprocess.Popen([sys.executable, "-c", WRITER, str(ROOT), str(folder), "k", "-1",
                              fsync], stdout=subprocess.PIPE)
     assert proc.stdout is not None and proc.stdout.readline() == b"writing\n"
     os.kill(proc.pid, signal.SIGKILL)
     proc.wait(timeout=30)
+
+
+def test_kill_9_mid_capture_leaves_valid_jsonl(tmp_path: Path) -> None:
+    kill_9_mid_capture(tmp_path, "always")
     lines = capture_lines(tmp_path)  # strict: fails on any torn or unparsable line
     assert len(lines) >= 5 and [x["t"] for x in lines] == list(range(len(lines)))
+
+
+def test_kill_9_mid_capture_without_fsync_loses_no_written_line(tmp_path: Path) -> None:
+    # Without an fsync per line the writer spends its time writing, so the kill may land inside
+    # a write that spans pages and leave part of that one line: readers skip it, and the next
+    # writer (or stopping the session) cuts it off.
+    kill_9_mid_capture(tmp_path, "interval")
+    whole = capture.read(tmp_path)
+    assert len(whole) >= 5 and [x["t"] for x in whole] == list(range(len(whole)))
+    capture.append(tmp_path, {"t": len(whole), "method": "next"}, fsync="interval")
+    assert capture_lines(tmp_path) == [*whole, {"t": len(whole), "method": "next"}]
 
 
 def test_a_torn_tail_is_cut_by_the_next_writer_and_skipped_by_readers(tmp_path: Path) -> None:
@@ -105,6 +119,15 @@ def test_every_fsync_setting_records_every_call(app, studio, monkeypatch, settin
         assert "result" in rpc(studio, "get_walls", {"i": i}, ident=i)
     assert [line["params"]["i"] for line in capture_lines(Path(started["dir"]))] == [0, 1, 2]
     assert studio.post("/teach/stop").get_json()["entries"] == 3
+
+
+def test_stopping_cuts_a_torn_tail_left_by_a_crash(app, studio) -> None:  # type: ignore[no-untyped-def]
+    started = studio.post("/teach/start?name=torn").get_json()
+    rpc(studio, "get_walls", {"i": 0})
+    with open(Path(started["dir"]) / "capture.jsonl", "ab") as handle:
+        handle.write(b'{"t": 2, "method": "torn", "par')  # a worker killed mid-line
+    assert studio.post("/teach/stop").get_json()["entries"] == 1
+    assert [line["params"] for line in capture_lines(Path(started["dir"]))] == [{"i": 0}]
 
 
 def test_redaction(app, studio, monkeypatch) -> None:  # type: ignore[no-untyped-def]
