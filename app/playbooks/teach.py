@@ -19,6 +19,7 @@ from __future__ import annotations
 import logging
 import time
 import uuid
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -78,26 +79,47 @@ def recording_keys(identity: Any, mcp_session_id: str | None = None) -> list[str
 
 
 def folder(playbook: Playbook) -> Path:
-    return _folder(playbook, settings.current())
+    return _session_folder(playbook.session_id, settings.current())
+
+
+def _session_folder(session_id: str, conf: settings.Settings) -> Path:
+    return names.playbooks_root(conf.data_dir) / session_id
 
 
 # Built once: building the statement cost more than running it, and this runs on every MCP
-# tool call and every proxied call.
-_TEACHING = select(Playbook).where(
-    Playbook.owner.in_(bindparam("keys", expanding=True)),
-    Playbook.teaching.is_(True)).order_by(Playbook.created_at.desc())
+# tool call and every proxied call. The proxy needs only the session id, so its statement
+# selects two columns and loads no ORM object.
+_TEACHING_WHERE = (Playbook.owner.in_(bindparam("keys", expanding=True)),
+                   Playbook.teaching.is_(True))
+_TEACHING = select(Playbook).where(*_TEACHING_WHERE).order_by(Playbook.created_at.desc())
+_TEACHING_SESSION = select(Playbook.owner, Playbook.session_id).where(
+    *_TEACHING_WHERE).order_by(Playbook.created_at.desc())
+
+
+def _keys(owners: list[str] | str) -> list[str]:
+    return [owners] if isinstance(owners, str) else list(owners)
+
+
+def _first(keys: list[str], found: Sequence[Any]) -> Any:
+    # One indexed query for all keys; the first key that teaches wins, then the newest of its
+    # sessions.
+    for key in keys:
+        for row in found:
+            if row.owner == key:
+                return row
+    return None
 
 
 def active(owners: list[str] | str) -> Playbook | None:
-    keys = [owners] if isinstance(owners, str) else list(owners)
-    # One indexed query for all keys; the first key that teaches wins, then the newest of its
-    # sessions.
-    found = db.session.scalars(_TEACHING, {"keys": keys}).all()
-    for key in keys:
-        for playbook in found:
-            if playbook.owner == key:
-                return playbook
-    return None
+    keys = _keys(owners)
+    return _first(keys, db.session.scalars(_TEACHING, {"keys": keys}).all())
+
+
+def _active_session(owners: list[str] | str) -> str | None:
+    """The session id of ``active(owners)``, without loading the playbook."""
+    keys = _keys(owners)
+    row = _first(keys, db.session.execute(_TEACHING_SESSION, {"keys": keys}).all())
+    return row.session_id if row is not None else None
 
 
 def start(owner: str, user_id: uuid.UUID | None, raw_name: str | None
@@ -157,17 +179,13 @@ def record(owners: list[str] | str, line: dict[str, Any]) -> bool:
     playbook = active(owners)
     if playbook is None:
         return False
-    _append(playbook, line, settings.current())
+    conf = settings.current()
+    _append(_session_folder(playbook.session_id, conf), line, conf)
     return True
 
 
-def _append(playbook: Playbook, line: dict[str, Any], conf: settings.Settings) -> None:
-    capture.append(_folder(playbook, conf), Redactor(conf.redact_patterns).value(line),
-                   fsync=conf.capture_fsync)
-
-
-def _folder(playbook: Playbook, conf: settings.Settings) -> Path:
-    return names.playbooks_root(conf.data_dir) / playbook.session_id
+def _append(path: Path, line: dict[str, Any], conf: settings.Settings) -> None:
+    capture.append(path, Redactor(conf.redact_patterns).value(line), fsync=conf.capture_fsync)
 
 
 def rpc_entry(payload: dict[str, Any], response: dict[str, Any], started: float
@@ -188,19 +206,20 @@ def forward(payload: dict[str, Any], owners: list[str] | str) -> dict[str, Any]:
     JSON-RPC error, code ``CAPTURE_UNWRITABLE``) without reaching the upstream."""
     started = time.perf_counter()
     conf = settings.current()  # once per call: it reads the app config and the environment
-    playbook = active(owners) if isinstance(payload.get("method"), str) else None
-    if playbook is not None:
+    session = _active_session(owners) if isinstance(payload.get("method"), str) else None
+    path = _session_folder(session, conf) if session is not None else None
+    if path is not None:
         try:
-            capture.check_writable(_folder(playbook, conf))
+            capture.check_writable(path)
         except OSError as exc:
             return upstream.error_response(
-                payload.get("id"), f"Not forwarded: {_unwritable(playbook, exc).message}",
+                payload.get("id"), f"Not forwarded: {_unwritable(path, exc).message}",
                 code="CAPTURE_UNWRITABLE")
     response = upstream.call(payload, conf)
-    if playbook is not None:
+    if path is not None:
         try:
-            _append(playbook, rpc_entry(payload, response, started), conf)
+            _append(path, rpc_entry(payload, response, started), conf)
         except OSError:
             log.exception("teach session %s: a forwarded %s call could not be recorded",
-                          playbook.session_id, payload.get("method"))
+                          session, payload.get("method"))
     return response

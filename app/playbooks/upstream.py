@@ -2,19 +2,29 @@
 
 ``PLAYBOOK_UPSTREAM`` unset: the request runs in-process through the design-model dispatcher.
 Set: it must pass the allow-list (``PLAYBOOK_UPSTREAMS``, loopback by default) and is POSTed
-with a timeout; redirects are never followed. When the upstream only queues the call
-(``{queued: true, jobId}``, as RevitMcpServer does), the job is polled at ``/job/<id>`` until it
-ends, so callers and the capture see the real outcome rather than a receipt. Every failure —
+with a timeout; redirects are never followed and no cookies are kept. A plain-http upstream
+(the usual loopback one) is called over keep-alive connections of the standard library's client
+(``_Plain``): per call it costs about a third of the CPU of the pooled httpx client, which the
+proxy's hot path notices. HTTPS upstreams and job polling use the shared httpx client.
+
+When the upstream only queues the call (``{queued: true, jobId}``, as RevitMcpServer does), the
+job is polled at ``/job/<id>`` until it ends, so callers and the capture see the real outcome
+rather than a receipt. Every failure —
 refused URL, timeout, connection error, HTTP error, bad JSON, a job that fails or never ends —
 becomes a JSON-RPC error object with code -32000 and a message that says what happened.
 """
 
 from __future__ import annotations
 
+import http.client
+import json
+import os
+import select
+import threading
 import time
 from collections.abc import Callable
 from typing import Any
-from urllib.parse import quote
+from urllib.parse import quote, urlsplit
 
 import httpx
 
@@ -62,19 +72,26 @@ def call(payload: dict[str, Any], conf: Settings,
     except ValueError as exc:
         return error_response(ident, f"Upstream refused: {exc}", code="UPSTREAM_NOT_ALLOWED")
     try:
-        response = outbound.client().post(url, json=payload, timeout=conf.timeout,
-                                          headers=headers)
-    except httpx.TimeoutException:
+        # As httpx encodes JSON: NaN and Infinity are not JSON, so they are never sent.
+        data = json.dumps(payload, ensure_ascii=False, separators=(",", ":"),
+                          allow_nan=False).encode("utf-8")
+    except ValueError as exc:
+        return error_response(ident, f"Not forwarded: the request cannot be sent as JSON "
+                                     f"({exc})", code="INVALID_JSON")
+    send = _PLAIN.post if url.startswith("http://") else _post_httpx
+    try:
+        status, content = send(url, data, conf.timeout, headers)
+    except (httpx.TimeoutException, TimeoutError):
         return error_response(ident, f"Upstream {url} did not answer within {conf.timeout:g} s",
                               code="UPSTREAM_TIMEOUT")
-    except httpx.HTTPError as exc:
+    except (httpx.HTTPError, http.client.HTTPException, OSError) as exc:
         return error_response(ident, f"Upstream {url} unreachable: {type(exc).__name__}",
                               code="UPSTREAM_DOWN")
-    if response.status_code != 200:
-        return error_response(ident, f"Upstream {url} answered HTTP {response.status_code}",
-                              code="UPSTREAM_HTTP", status=response.status_code)
+    if status != 200:
+        return error_response(ident, f"Upstream {url} answered HTTP {status}",
+                              code="UPSTREAM_HTTP", status=status)
     try:
-        body = response.json()
+        body = json.loads(content)
     except ValueError:
         return error_response(ident, f"Upstream {url} answered with invalid JSON",
                               code="UPSTREAM_BAD_JSON")
@@ -87,12 +104,86 @@ def call(payload: dict[str, Any], conf: Settings,
     return body
 
 
+def _post_httpx(url: str, data: bytes, timeout: float, headers: dict[str, str] | None
+                ) -> tuple[int, bytes]:
+    response = outbound.client().post(url, content=data, timeout=timeout, headers={
+        **(headers or {}), "Content-Type": "application/json"})
+    return response.status_code, response.content
+
+
+class _Plain:
+    """Keep-alive connections to plain-http upstreams, shared by the threads of a process.
+
+    Never follows a redirect (the standard library's client does not) and keeps no cookies.
+    An idle connection the upstream has closed meanwhile is noticed before it is reused (its
+    socket reads as ready: end of stream), as httpx's pool does; a forked process starts with
+    none, since a connection must not be shared across processes.
+    """
+
+    MAX_IDLE = 20  # per upstream; more are closed after use
+
+    def __init__(self) -> None:
+        self._idle: dict[tuple[str, int], list[http.client.HTTPConnection]] = {}
+        self._lock = threading.Lock()
+        self._pid = os.getpid()
+
+    def post(self, url: str, data: bytes, timeout: float, headers: dict[str, str] | None
+             ) -> tuple[int, bytes]:
+        parts = urlsplit(url)
+        key = (parts.hostname or "", parts.port or 80)
+        conn = self._take(key) or http.client.HTTPConnection(*key, timeout=timeout)
+        if conn.sock is not None:
+            conn.sock.settimeout(timeout)
+        try:
+            # Bytes: the head and the body leave in one segment.
+            conn.request("POST", parts.path or "/", body=data, headers={
+                **(headers or {}), "Content-Type": "application/json"})
+            response = conn.getresponse()
+            content = response.read()
+        except BaseException:
+            conn.close()
+            raise
+        if response.will_close:
+            conn.close()
+        else:
+            self._give(key, conn)
+        return response.status, content
+
+    def _take(self, key: tuple[str, int]) -> http.client.HTTPConnection | None:
+        with self._lock:
+            if self._pid != os.getpid():
+                self._idle, self._pid = {}, os.getpid()
+            idle = self._idle.get(key) or []
+            while idle:
+                conn = idle.pop()
+                if conn.sock is not None and not _readable(conn.sock):
+                    return conn
+                conn.close()
+        return None
+
+    def _give(self, key: tuple[str, int], conn: http.client.HTTPConnection) -> None:
+        with self._lock:
+            idle = self._idle.setdefault(key, [])
+            if len(idle) < self.MAX_IDLE and self._pid == os.getpid():
+                idle.append(conn)
+                return
+        conn.close()
+
+
+def _readable(sock: Any) -> bool:
+    # poll, not select: a busy process may hold descriptors above select's limit of 1024.
+    poller = select.poll()
+    poller.register(sock, select.POLLIN)
+    return bool(poller.poll(0))
+
+
+_PLAIN = _Plain()
+
+
 def _job_outcome(row: dict[str, Any]) -> tuple[str, Any]:
     state = str(row.get("state") or row.get("status") or "").upper()
     value = row.get("result_json", row.get("result"))
     if isinstance(value, str):
-        import json
-
         try:
             value = json.loads(value)
         except ValueError:

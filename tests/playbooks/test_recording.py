@@ -305,6 +305,74 @@ def test_asynchronous_upstream_is_followed_to_its_outcome(app, studio, monkeypat
     assert lines[1]["error"]["data"]["state"] == "FAILED"
 
 
+class _KeepAliveUpstream(BaseHTTPRequestHandler):
+    """An HTTP/1.1 upstream that counts connections; ``closing`` drops each after one answer
+    without saying so (as an upstream's idle timeout does)."""
+
+    protocol_version = "HTTP/1.1"
+    connections: list[int] = []
+    posts: list[Any] = []
+    closing = False
+
+    def log_message(self, *args: Any) -> None:
+        return None
+
+    def setup(self) -> None:
+        super().setup()
+        self.connections.append(1)
+
+    def do_POST(self) -> None:  # noqa: N802
+        request = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+        self.posts.append(request)
+        data = json.dumps({"jsonrpc": "2.0", "id": request["id"], "result": {"ok": True}}
+                          ).encode()
+        self.send_response(200)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
+        self.close_connection = self.closing
+
+
+class _ClosingServer(ThreadingHTTPServer):
+    closed = threading.Event()
+
+    def shutdown_request(self, request: Any) -> None:
+        super().shutdown_request(request)
+        self.closed.set()
+
+
+@pytest.mark.parametrize("closing", [False, True])
+def test_a_plain_http_upstream_keeps_its_connection_or_notices_it_closed(
+        app, studio, monkeypatch, closing) -> None:  # type: ignore[no-untyped-def]
+    handler = type("Upstream", (_KeepAliveUpstream,), {"connections": [], "posts": [],
+                                                       "closing": closing})
+    server = _ClosingServer(("127.0.0.1", 0), handler)
+    server.closed = threading.Event()
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        monkeypatch.setitem(app.config, "PLAYBOOK_UPSTREAM",
+                            f"http://127.0.0.1:{server.server_port}")
+        for i in range(3):
+            assert rpc(studio, "get_walls", {"i": i}, ident=i) == {
+                "jsonrpc": "2.0", "id": i, "result": {"ok": True}}
+            if closing:  # the upstream has hung up before the next call reuses the connection
+                assert server.closed.wait(timeout=10)
+                server.closed.clear()
+        nan = studio.client.post("/rpc", data='{"jsonrpc": "2.0", "id": 9, "method": "get_walls", '
+                                              '"params": {"x": NaN}}',
+                                 headers=studio.headers("application/json"),
+                                 content_type="application/json")
+        assert nan.status_code == 200
+        assert nan.get_json()["error"]["data"]["code"] == "INVALID_JSON"  # NaN is not JSON
+    finally:
+        server.shutdown()
+        thread.join(timeout=5)
+    assert [post["params"] for post in handler.posts] == [{"i": 0}, {"i": 1}, {"i": 2}]
+    assert len(handler.connections) == (3 if closing else 1)
+
+
 class _RecordingUpstream(BaseHTTPRequestHandler):
     """A remote upstream that logs every call and creates whatever it is asked to."""
 
