@@ -12,6 +12,7 @@ runs again.
 from __future__ import annotations
 
 import uuid
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any
@@ -57,6 +58,7 @@ class Leased:
     # runner needs them next; None for a job leased some other way).
     run: dict[str, Any] | None = None
     done: list[dict[str, Any]] | None = None
+    finished: bool = False  # completed inside the lease's transaction (see ``lease``)
 
 
 @dataclass
@@ -64,6 +66,17 @@ class Event:
     type: str
     step: str | None = None
     data: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass
+class Completion:
+    """How a job ended well: its result, the events to record, the jobs that follow it."""
+
+    result: Any
+    events: list[Event]
+    spawn: list[JobSpec]
+    max_attempts: int  # for spawned jobs that do not say
+    result_step: str | None  # whose result is the run's, should this finish it
 
 
 def on_events(listener: Any) -> None:
@@ -186,11 +199,15 @@ def _done_jobs(conn: Connection, run_id: uuid.UUID) -> list[dict[str, Any]]:
 
 # Leases ----------------------------------------------------------------------------------------
 
-def lease(worker_id: str, lease_seconds: float) -> Leased | None:
+def lease(worker_id: str, lease_seconds: float,
+          inline: Callable[[Leased], Completion | None] | None = None) -> Leased | None:
     """Take the oldest runnable job (or one whose lease expired) for ``worker_id``.
 
     One transaction: take the job, mark its run running (which locks the run row and reads
     its newest event seq), record step_started, and read the run with its done jobs' results.
+    ``inline(job)`` may then complete the job in that same transaction (``job.finished``): it
+    must only compute, never touch the database or the world, since the transaction may still
+    roll back (a worker that dies meanwhile leaves the job queued, as if never leased).
     """
     now = utcnow()
     runnable = or_(and_(JOBS.c.status == "queued", JOBS.c.available_at <= now),
@@ -224,9 +241,16 @@ def lease(worker_id: str, lease_seconds: float) -> Leased | None:
                   or job.payload.get("kind") or "step")
         events.append(Event("action_started", job.step,
                             {"action": action, "attempt": job.attempts}))
-        _append(conn, job.run_id, run["newest_seq"], events)
         job.run = {k: v for k, v in run.items() if k != "newest_seq"}
         job.done = _done_jobs(conn, job.run_id)
+        outcome = inline(job) if inline else None
+        if outcome is None:
+            _append(conn, job.run_id, run["newest_seq"], events)
+        else:
+            _mark_done(conn, job, outcome.result, now)  # ours: taken in this transaction
+            _record_done(conn, job, run["status"], run["newest_seq"],
+                         Completion(**{**vars(outcome), "events": events + outcome.events}))
+            job.finished = True
     _notify({job.run_id})
     return job
 
@@ -301,27 +325,35 @@ def _finish_run_if_idle(conn: Connection, run_id: uuid.UUID,
     return [Event("execution_completed", None, {"result": result})]
 
 
-def complete(job: Leased, result: Any, events: list[Event], spawn: list[JobSpec],
-             max_attempts: int, result_step: str | None) -> bool:
+def complete(job: Leased, outcome: Completion) -> bool:
     """Mark done, record events, enqueue what follows, maybe finish the run: one transaction.
 
     False when the lease was lost (another worker reclaimed the job): nothing is recorded.
     """
-    now = utcnow()
     with transaction() as conn:
-        if not _still_ours(conn, job, {"status": "done", "result": result, "error": None,
-                                       "lease_until": None, "finished_at": now}):
+        if not _mark_done(conn, job, outcome.result, utcnow()):
             return False
         run_status, last = _lock_run(conn, job.run_id)
-        events = list(events)
-        if run_status != "failed":
-            # A job just enqueued is open, so the run cannot be finished: no need to count.
-            added = enqueue(conn, job.run_id, spawn, max_attempts)
-            if not added and run_status != "succeeded":
-                events += _finish_run_if_idle(conn, job.run_id, result_step)
-        _append(conn, job.run_id, last, events)
+        _record_done(conn, job, run_status, last, outcome)
     _notify({job.run_id})
     return True
+
+
+def _mark_done(conn: Connection, job: Leased, result: Any, now: datetime) -> bool:
+    return _still_ours(conn, job, {"status": "done", "result": result, "error": None,
+                                   "lease_until": None, "finished_at": now})
+
+
+def _record_done(conn: Connection, job: Leased, run_status: str, last: int,
+                 outcome: Completion) -> None:
+    """After a job is marked done, with its run locked: what follows it, and its events."""
+    events = list(outcome.events)
+    if run_status != "failed":
+        # A job just enqueued is open, so the run cannot be finished: no need to count.
+        added = enqueue(conn, job.run_id, outcome.spawn, outcome.max_attempts)
+        if not added and run_status != "succeeded":
+            events += _finish_run_if_idle(conn, job.run_id, outcome.result_step)
+    _append(conn, job.run_id, last, events)
 
 
 def fail(job: Leased, error: str, events: list[Event], permanent: bool,

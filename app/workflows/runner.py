@@ -311,6 +311,58 @@ def _max_attempts_of(compiled: dict[str, Any]) -> dict[str, int]:
             if s.get("retries") is not None}
 
 
+def inline(job: Leased) -> queue.Completion | None:
+    """The completion of a no-op step (start, end, a junction), to record in its lease.
+
+    Such a step does nothing outside the database, so the transaction that leases it may as
+    well complete it: no lease to keep alive, and if the worker dies first the transaction
+    rolls back and the job is still queued. None for anything else, or when following its
+    edges fails (the ordinary path then runs it and records the failure).
+    """
+    run, done = job.run, job.done
+    if (run is None or done is None or run["kind"] != "workflow"
+            or run["status"] in ("failed", "succeeded") or job.attempts > job.max_attempts
+            or "turn_step" in job.payload):
+        return None
+    step = steps_by_name(run["compiled"]).get(job.payload.get("base") or job.step)
+    if step is None or step["type"] != "noop":
+        return None
+    outcome = Outcome(result=None)
+    try:
+        spawn = _next_jobs(run, step, build_context(run, done), outcome)
+    except Exception:  # an edge's condition failed: the ordinary path records why
+        return None
+    return _completion(job, run, outcome, spawn, 0.0)
+
+
+def _next_jobs(run: dict[str, Any], step: dict[str, Any], ctx: dict[str, Any],
+               outcome: Outcome) -> list[JobSpec]:
+    """The jobs a finished step starts: those it asked for, then its edges' targets."""
+    spawn = list(outcome.spawn)
+    if outcome.follow_edges:
+        limits = _max_attempts_of(run["compiled"])
+        for spec in _edges(step, ctx, outcome.result, steps_by_name(run["compiled"])):
+            spec.max_attempts = limits.get(spec.step)
+            spawn.append(spec)
+    return spawn
+
+
+def _completion(job: Leased, run: dict[str, Any], outcome: Outcome, spawn: list[JobSpec],
+                ms: float) -> queue.Completion:
+    then = job.payload.get("then") or []
+    if then:
+        nxt = then[0]
+        spawn.append(JobSpec(nxt["step"], {**nxt["payload"], "then": then[1:]},
+                             max_attempts=nxt.get("max_attempts")))
+    events = [Event("action_completed", job.step, {**outcome.action, "duration_ms": ms}),
+              *outcome.extra_events,
+              Event("step_completed", job.step, {"duration_ms": ms,
+                                                 "next": [s.step for s in spawn]})]
+    return queue.Completion(outcome.result, events, spawn,
+                            settings.get_int("WORKFLOWS_MAX_ATTEMPTS"),
+                            run["compiled"].get("result_step"))
+
+
 def execute(job: Leased) -> str:
     """Run a leased job to its recorded end; returns done | queued | dead | lost | skipped."""
     if job.run is not None and job.done is not None:  # read when it was leased
@@ -331,13 +383,8 @@ def execute(job: Leased) -> str:
     with Heartbeat(job, lease_seconds) as beat:
         try:
             outcome, info = _execute(job, run, done, call)
-            spawn = list(outcome.spawn)
-            if outcome.follow_edges and info:
-                limits = _max_attempts_of(run["compiled"])
-                steps = steps_by_name(run["compiled"])
-                for spec in _edges(info["step"], info["ctx"], outcome.result, steps):
-                    spec.max_attempts = limits.get(spec.step)
-                    spawn.append(spec)
+            spawn = (_next_jobs(run, info["step"], info["ctx"], outcome) if info
+                     else list(outcome.spawn))
         except (StepError, RenderError) as exc:
             message = exc.message if isinstance(exc, StepError) else str(exc)
             permanent = exc.permanent if isinstance(exc, StepError) else True
@@ -349,19 +396,8 @@ def execute(job: Leased) -> str:
                               [Event("action_error", job.step, {})], False, retry_seconds)
     if beat.lost:
         return "lost"
-    then = job.payload.get("then") or []
-    if then:
-        nxt = then[0]
-        spawn.append(JobSpec(nxt["step"], {**nxt["payload"], "then": then[1:]},
-                             max_attempts=nxt.get("max_attempts")))
     ms = round((time.monotonic() - started) * 1000, 1)
-    events = [Event("action_completed", job.step, {**outcome.action, "duration_ms": ms}),
-              *outcome.extra_events,
-              Event("step_completed", job.step, {"duration_ms": ms,
-                                                 "next": [s.step for s in spawn]})]
-    ok = queue.complete(job, outcome.result, events, spawn,
-                        settings.get_int("WORKFLOWS_MAX_ATTEMPTS"),
-                        run["compiled"].get("result_step"))
+    ok = queue.complete(job, _completion(job, run, outcome, spawn, ms))
     return "done" if ok else "lost"
 
 

@@ -30,9 +30,13 @@ class Worker:
     def run_once(self) -> bool:
         """Lease and run one job; False when there was nothing to do."""
         with self.app.app_context():
-            job = queue.lease(self.id, settings.get_float("WORKFLOWS_LEASE_SECONDS"))
+            job = queue.lease(self.id, settings.get_float("WORKFLOWS_LEASE_SECONDS"),
+                              inline=runner.inline)
             if job is None:
                 return False
+            if job.finished:  # a no-op step, completed as it was leased
+                self.processed += 1
+                return True
             if self.stop.is_set():  # asked to stop between lease and start: give it back
                 queue.release(job)
                 return False
