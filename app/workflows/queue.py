@@ -11,13 +11,14 @@ runs again.
 
 from __future__ import annotations
 
+import functools
 import uuid
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any
 
-from sqlalchemy import Connection, and_, case, func, or_, select, update
+from sqlalchemy import Connection, and_, bindparam, case, func, or_, select, update
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.exc import IntegrityError
 
@@ -210,10 +211,8 @@ def lease(worker_id: str, lease_seconds: float,
     roll back (a worker that dies meanwhile leaves the job queued, as if never leased).
     """
     now = utcnow()
-    runnable = or_(and_(JOBS.c.status == "queued", JOBS.c.available_at <= now),
-                   and_(JOBS.c.status == "leased", JOBS.c.lease_until < now))
     with transaction() as conn:
-        taken = _take(conn, runnable, worker_id, now, lease_seconds)
+        taken, run = _take(conn, worker_id, now, lease_seconds)
         if taken is None:
             return None
         reclaimed = taken["was_worker"] if taken["was_status"] == "leased" else None
@@ -221,13 +220,6 @@ def lease(worker_id: str, lease_seconds: float,
                      payload=taken["payload"] or {}, attempts=taken["attempts"],
                      max_attempts=taken["max_attempts"], worker_id=worker_id,
                      reclaimed_from=reclaimed)
-        queued = RUNS.c.status == "queued"
-        run = conn.execute(
-            update(RUNS).where(RUNS.c.id == job.run_id)
-            .values(status=case((queued, "running"), else_=RUNS.c.status),
-                    started_at=case((queued, now), else_=RUNS.c.started_at))
-            .returning(*RUNS.c, _newest_seq(job.run_id).label("newest_seq"))
-        ).mappings().one_or_none()
         if run is None:  # the job outlived its run: nothing to record it against
             return job
         events = []
@@ -255,29 +247,79 @@ def lease(worker_id: str, lease_seconds: float,
     return job
 
 
-def _take(conn: Connection, runnable: Any, worker_id: str, now: datetime,
-          lease_seconds: float) -> Any:
-    """Lease one runnable job; its row with the status and worker it had before, or None."""
-    leased = {"status": "leased", "worker_id": worker_id, "attempts": JOBS.c.attempts + 1,
-              "lease_until": now + timedelta(seconds=lease_seconds), "heartbeat_at": now}
-    returned = (JOBS.c.id, JOBS.c.run_id, JOBS.c.step, JOBS.c.payload, JOBS.c.attempts,
-                JOBS.c.max_attempts)
+def _take(conn: Connection, worker_id: str, now: datetime,
+          lease_seconds: float) -> tuple[Any, Any]:
+    """Lease one runnable job and mark its run running (which locks the run row).
+
+    Returns the job's row with the status and worker it had before (or None), and the run's
+    row with its newest event seq (or None).
+    """
+    params = {"worker_id": worker_id, "now": now,
+              "lease_until": now + timedelta(seconds=lease_seconds)}
+    if is_postgres():
+        row = conn.execute(_take_statement(), params).mappings().one_or_none()
+        if row is None:
+            return None, None
+        job = {k: v for k, v in row.items() if not k.startswith("run__")}
+        run = {k[5:]: v for k, v in row.items() if k.startswith("run__")}
+        return job, (run if run["id"] is not None else None)
+    oldest, take, start = _take_parts()
+    row = conn.execute(oldest, params).mappings().one_or_none()
+    if row is None:  # (BEGIN IMMEDIATE: no one else can take it before our UPDATE)
+        return None, None
+    taken = conn.execute(take.where(JOBS.c.id == row["id"]).returning(*_TAKEN), params
+                         ).mappings().one_or_none()
+    if taken is None:
+        return None, None
+    run = conn.execute(start.where(RUNS.c.id == taken["run_id"])
+                       .returning(*RUNS.c, _newest_seq(taken["run_id"]).label("newest_seq")),
+                       params
+                       ).mappings().one_or_none()
+    return {**taken, "was_status": row["status"], "was_worker": row["worker_id"]}, run
+
+
+@functools.cache
+def _take_parts() -> tuple[Any, Any, Any]:
+    """The lease's statements, built once (parameters: worker_id, now, lease_until): the
+    oldest runnable job; taking a job (add its WHERE); starting its run (add its WHERE)."""
+    now = bindparam("now", type_=JOBS.c.available_at.type)
+    runnable = or_(and_(JOBS.c.status == "queued", JOBS.c.available_at <= now),
+                   and_(JOBS.c.status == "leased", JOBS.c.lease_until < now))
     oldest = select(JOBS.c.id, JOBS.c.status, JOBS.c.worker_id).where(runnable) \
         .order_by(JOBS.c.available_at, JOBS.c.id).limit(1)
-    if is_postgres():  # pick and take in one statement; a row another worker holds is skipped
-        picked = oldest.with_for_update(skip_locked=True).cte("picked")
-        return conn.execute(
-            update(JOBS).where(JOBS.c.id == picked.c.id).values(**leased)
-            .returning(*returned, picked.c.status.label("was_status"),
-                       picked.c.worker_id.label("was_worker"))).mappings().one_or_none()
-    row = conn.execute(oldest).mappings().one_or_none()  # BEGIN IMMEDIATE: no one interleaves
-    if row is None:
-        return None
-    taken = conn.execute(update(JOBS).where(JOBS.c.id == row["id"], runnable).values(**leased)
-                         .returning(*returned)).mappings().one_or_none()
-    if taken is None:
-        return None
-    return {**taken, "was_status": row["status"], "was_worker": row["worker_id"]}
+    take = update(JOBS).where(runnable).values(
+        status="leased", worker_id=bindparam("worker_id"), attempts=JOBS.c.attempts + 1,
+        lease_until=bindparam("lease_until", type_=JOBS.c.lease_until.type),
+        heartbeat_at=now)
+    queued = RUNS.c.status == "queued"
+    start = update(RUNS).values(status=case((queued, "running"), else_=RUNS.c.status),
+                                started_at=case((queued, now), else_=RUNS.c.started_at))
+    return oldest, take, start
+
+
+_TAKEN = (JOBS.c.id, JOBS.c.run_id, JOBS.c.step, JOBS.c.payload, JOBS.c.attempts,
+          JOBS.c.max_attempts)
+
+
+def _newest_seq_of_run() -> Any:
+    """The newest event seq of the run row in the statement (correlated)."""
+    return select(func.coalesce(func.max(EVENTS.c.seq), 0)) \
+        .where(EVENTS.c.run_id == RUNS.c.id).scalar_subquery()
+
+
+@functools.cache
+def _take_statement() -> Any:
+    """PostgreSQL: pick (skipping rows other workers hold), take and start in one statement."""
+    oldest, take, start = _take_parts()
+    picked = oldest.with_for_update(skip_locked=True).cte("picked")
+    taken = take.where(JOBS.c.id == picked.c.id) \
+        .returning(*_TAKEN, picked.c.status.label("was_status"),
+                   picked.c.worker_id.label("was_worker")).cte("taken")
+    started = start.where(RUNS.c.id == taken.c.run_id) \
+        .returning(*(c.label(f"run__{c.name}") for c in RUNS.c),
+                   _newest_seq_of_run().label("run__newest_seq")).cte("started")
+    return select(taken, started).select_from(
+        taken.outerjoin(started, started.c.run__id == taken.c.run_id))
 
 
 def heartbeat(job: Leased, lease_seconds: float) -> bool:
