@@ -8,6 +8,7 @@ ratios measured in the same run, because a shared machine moves absolute figures
 from __future__ import annotations
 
 import atexit
+import json
 import os
 import shlex
 import shutil
@@ -256,11 +257,22 @@ def rss_mb(pid: int) -> tuple[float, float]:
 # HTTP load -----------------------------------------------------------------------------------
 
 @dataclass
-class Load:
-    """The result of a load run: all latencies, the wall time and requests per target URL."""
+class Rates:
+    """What a load generator that keeps no latency list reports: throughput, p50 and p99 (ms)."""
 
-    sample: Sample
+    rate: float
+    p50: float
+    p99: float
+
+
+@dataclass
+class Load:
+    """The result of a load run: its throughput and latencies, and requests per target URL;
+    ``errors`` says what went wrong (bad answers the generator counted), empty if nothing."""
+
+    sample: Sample | Rates
     per_url: dict[str, int]
+    errors: str = ""
 
 
 def http_load(urls: list[str], clients: int, seconds: float,
@@ -317,6 +329,53 @@ def http_load(urls: list[str], clients: int, seconds: float,
     if failures:
         raise RuntimeError(f"load client failed: {failures[0]!r}") from failures[0]
     return Load(Sample(latencies, time.monotonic() - started), per_url)
+
+
+WRK = shutil.which("wrk")
+WRK_SCRIPT = ROOT / "bench" / "wrk_jsonrpc.lua"
+
+
+def wrk_version() -> str:
+    out = subprocess.run([WRK or "wrk", "--version"], capture_output=True, text=True)
+    return (out.stdout + out.stderr).split(" [")[0].strip() or "wrk"
+
+
+def wrk_load(targets: dict[str, list[str]], connections: int, seconds: int,
+             body: dict[str, Any], headers: dict[str, str]) -> Load:
+    """JSON-RPC load from wrk: one wrk process (one thread, ``connections`` keep-alive
+    connections) per target URL, all started together. ``targets`` maps each URL to its MCP
+    session ids (possibly none); ``body`` is the request without its id (wrk_jsonrpc.lua gives
+    each request its own). Throughput is the sum over the processes; p50 and p99 are the
+    highest any process saw (a conservative merge, since the distributions are not kept)."""
+    if not WRK:
+        raise RuntimeError("wrk is not installed")
+    flags = [f"-H{name}: {value}" for name, value in headers.items()]
+    procs = {url: subprocess.Popen(
+        [WRK, "-t1", f"-c{connections}", f"-d{seconds}s", "--timeout", "30s", "--latency",
+         *flags, "-s", str(WRK_SCRIPT), url, "--",
+         json.dumps(body, separators=(",", ":")), *sessions],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        for url, sessions in targets.items()}
+    results: dict[str, dict[str, int]] = {}
+    problems: list[str] = []
+    for url, proc in procs.items():
+        out, err = proc.communicate(timeout=seconds + 60)
+        line = next((x for x in out.splitlines() if x.startswith("RESULT ")), None)
+        if proc.returncode != 0 or line is None:
+            raise RuntimeError(f"wrk against {url} failed ({proc.returncode}): {out}{err}")
+        results[url] = {key: int(value) for key, value in
+                        (pair.split("=") for pair in line.split()[1:])}
+        counts = results[url]
+        wrong = [f"{counts[key]} {label}" for key, label in (
+            ("bad_status", "non-2xx answers"), ("rpc_errors", "JSON-RPC errors"),
+            ("socket_errors", "socket errors")) if counts[key]]
+        first = next((x[10:] for x in out.splitlines() if x.startswith("FIRST_BAD ")), "")
+        if wrong:
+            problems.append(f"{url}: {', '.join(wrong)}" + (f"; first: {first}" if first else ""))
+    rate = sum(r["requests"] / (r["duration_us"] / 1e6) for r in results.values())
+    rates = Rates(rate, max(r["p50_us"] for r in results.values()) / 1000,
+                  max(r["p99_us"] for r in results.values()) / 1000)
+    return Load(rates, {url: r["requests"] for url, r in results.items()}, "; ".join(problems))
 
 
 def spread(load: Load) -> str:

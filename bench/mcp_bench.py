@@ -27,12 +27,14 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import subprocess
 import sys
 import threading
 import time
 from collections.abc import Callable, Iterator
 from contextlib import ExitStack, contextmanager
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -273,61 +275,89 @@ def _get(url: str) -> Any:
 
 # http (item 2) -------------------------------------------------------------------------------
 
-def _mcp_setup(token: str | None, sessions: bool) -> Callable[[Any, str], dict[str, str]]:
-    def setup(client: Any, url: str) -> dict[str, str]:
-        headers = {"Accept": ACCEPT, "Content-Type": "application/json"}
-        if token:
-            headers["Authorization"] = f"Bearer {token}"
-        if sessions:
-            response = client.post(url, json=INIT, headers=headers)
-            assert response.status_code == 200, response.text
-            session = response.headers.get("mcp-session-id")
-            if session:
-                headers["Mcp-Session-Id"] = session
-            headers["MCP-Protocol-Version"] = VERSION
-            client.post(url, json=INITIALIZED, headers=headers)
-        return headers
-    return setup
-
-
-def _tools_call(tool: str, arguments: dict[str, Any]
-                ) -> Callable[[Any, str, dict[str, str], int], None]:
-    def request(client: Any, url: str, headers: dict[str, str], n: int) -> None:
-        body = {"jsonrpc": "2.0", "id": n + 2, "method": "tools/call",
-                "params": {"name": tool, "arguments": arguments}}
-        response = client.post(url, content=json.dumps(body), headers=headers)
-        if response.status_code != 200 or '"isError":true' in response.text.replace(" ", ""):
-            raise RuntimeError(f"{url}: {response.status_code} {response.text[:300]}")
-    return request
-
-
 MODERN = "2026-07-28"
 MODERN_META = {"io.modelcontextprotocol/protocolVersion": MODERN,
                "io.modelcontextprotocol/clientCapabilities": {},
                "io.modelcontextprotocol/clientInfo": {"name": "bench", "version": "1"}}
 
 
-def _modern_setup(token: str | None) -> Callable[[Any, str], dict[str, str]]:
-    """The 2026-07-28 stateless era: no initialize and no session, the version in headers."""
-    def setup(client: Any, url: str) -> dict[str, str]:
-        headers = {"Accept": ACCEPT, "Content-Type": "application/json",
-                   "MCP-Protocol-Version": MODERN, "Mcp-Method": "tools/call"}
-        if token:
-            headers["Authorization"] = f"Bearer {token}"
+@dataclass(frozen=True)
+class Call:
+    """The request of one row: ``tools/call`` of ``tool`` in one protocol era.
+
+    ``era`` is "session" (2025-11-25: each client initializes first and sends its session id),
+    "stateless" (2026-07-28: no initialize, the version and method in ``_meta`` and headers)
+    or "bare" (no handshake at all: the ceiling's fixed endpoint).
+    """
+
+    tool: str
+    arguments: dict[str, Any] = field(default_factory=dict)
+    era: str = "session"
+    token: str | None = None
+
+    def base_headers(self) -> dict[str, str]:
+        headers = {"Accept": ACCEPT, "Content-Type": "application/json"}
+        if self.token:
+            headers["Authorization"] = f"Bearer {self.token}"
         return headers
-    return setup
+
+    def headers(self) -> dict[str, str]:
+        """Every request's headers but the session id."""
+        headers = self.base_headers()
+        if self.era == "session":
+            headers["MCP-Protocol-Version"] = VERSION
+        elif self.era == "stateless":
+            headers.update({"MCP-Protocol-Version": MODERN, "Mcp-Method": "tools/call",
+                            "Mcp-Name": self.tool})
+        return headers
+
+    def body(self) -> dict[str, Any]:
+        """The request without its id (each generator numbers its own)."""
+        params: dict[str, Any] = {"name": self.tool, "arguments": self.arguments}
+        if self.era == "stateless":
+            params["_meta"] = MODERN_META
+        return {"jsonrpc": "2.0", "method": "tools/call", "params": params}
+
+    def open_session(self, client: Any, url: str) -> str | None:
+        """initialize and notifications/initialized in the session era; the session id, or
+        None where the server keeps none (a stateless SDK server) or the era has no handshake."""
+        if self.era != "session":
+            return None
+        response = client.post(url, json=INIT, headers=self.base_headers())
+        assert response.status_code == 200, response.text
+        session = response.headers.get("mcp-session-id")
+        headers = self.headers() | ({"Mcp-Session-Id": session} if session else {})
+        client.post(url, json=INITIALIZED, headers=headers)
+        return session
 
 
-def _modern_call(tool: str, arguments: dict[str, Any]
-                 ) -> Callable[[Any, str, dict[str, str], int], None]:
+def _python_load(call: Call, urls: list[str], clients: int, seconds: float) -> harness.Load:
+    """The fallback: one thread and one keep-alive httpx connection per client; the first bad
+    answer ends the run with an error."""
+    body = call.body()
+
+    def setup(client: Any, url: str) -> dict[str, str]:
+        session = call.open_session(client, url)
+        return call.headers() | ({"Mcp-Session-Id": session} if session else {})
+
     def request(client: Any, url: str, headers: dict[str, str], n: int) -> None:
-        body = {"jsonrpc": "2.0", "id": n + 2, "method": "tools/call",
-                "params": {"name": tool, "arguments": arguments, "_meta": MODERN_META}}
-        response = client.post(url, content=json.dumps(body),
-                               headers={**headers, "Mcp-Name": tool})
+        response = client.post(url, content=json.dumps({"id": n + 2, **body}), headers=headers)
         if response.status_code != 200 or '"isError":true' in response.text.replace(" ", ""):
             raise RuntimeError(f"{url}: {response.status_code} {response.text[:300]}")
-    return request
+
+    return harness.http_load(urls, clients, seconds, setup, request)
+
+
+def _wrk_load(call: Call, urls: list[str], clients: int, seconds: float) -> harness.Load:
+    """wrk, its connections split evenly over ``urls``; in the session era each connection's
+    share of requests has a session of its own, opened here first."""
+    import httpx
+
+    per = clients // len(urls)
+    with httpx.Client(timeout=30) as client:
+        targets = {url: [s for s in (call.open_session(client, url) for _ in range(per)) if s]
+                   for url in urls}
+    return harness.wrk_load(targets, per, max(1, round(seconds)), call.body(), call.headers())
 
 
 @contextmanager
@@ -352,27 +382,32 @@ def _connections_per_process(port: int) -> str:
     return "/".join(str(n) for n in sorted(per.values(), reverse=True)) or "?"
 
 
-def bench_http(inst: harness.Instance, paths: dict[str, str]) -> None:
-    seconds = harness.size(10, 2.5, 0.3)
+def bench_http(inst: harness.Instance, paths: dict[str, str], use_wrk: bool) -> None:
+    seconds = harness.size(10, 3, 1) if use_wrk else harness.size(10, 2.5, 0.3)
+    warmup = 0 if harness.SMOKE else 1
     clients = harness.size(16, 16, 4)
+    load_with = _wrk_load if use_wrk else _python_load
+    load_average = os.getloadavg()[0]
     ours_env = dict(inst.env, HARMONIC_MCP_AUTH="off", HARMONIC_MCP_CONFORMANCE="1",
                     HOST="127.0.0.1")
-    simple = _tools_call("test_simple_text", {})
     rows: list[list[str]] = []
     results: dict[str, float] = {}
+    errors: list[str] = []
 
     def run(label: str, cmds: list[list[str]], env: dict[str, str], urls: list[str],
-            setup: Callable[[Any, str], dict[str, str]],
-            request: Callable[[Any, str, dict[str, str], int], None],
-            spread_of: Callable[[], str] | None = None) -> None:
+            call: Call, spread_of: Callable[[], str] | None = None) -> None:
         seen: list[str] = []
         with _servers(cmds, env, urls):
-            harness.http_load(urls, clients, min(seconds, 1), setup, request)  # warm up
+            if warmup:
+                load_with(call, urls, clients, warmup)
             if spread_of:  # connections are counted half-way through the run, while open
                 timer = threading.Timer(seconds / 2, lambda: seen.append(spread_of()))
                 timer.start()
-            load = harness.http_load(urls, clients, seconds, setup, request)
+            load = load_with(call, urls, clients, seconds)
             spread = (seen or ["?"])[0] if spread_of else harness.spread(load)
+        if load.errors:
+            errors.append(f"{label}: {load.errors}")
+            spread += " — ERRORS (below)"
         results[label] = load.sample.rate
         rows.append([label, *fmt(load.sample), spread])
 
@@ -380,53 +415,65 @@ def bench_http(inst: harness.Instance, paths: dict[str, str]) -> None:
         ports = [harness.free_port() for _ in range(1 if harness.SMOKE else 2)]
         return ports, [f"http://127.0.0.1:{p}/mcp" for p in ports]
 
+    simple = Call("test_simple_text")
     ports, urls = two_ports()
     run("ceiling: bare Flask JSON-RPC, gunicorn 2 × (1 process, 8 threads)",
         [harness.gunicorn(p, "bare_jsonrpc:app") for p in ports],
-        dict(inst.env, PYTHONPATH=str(BENCH)), urls, _mcp_setup(None, False), simple)
+        dict(inst.env, PYTHONPATH=str(BENCH)), urls, Call("test_simple_text", era="bare"))
     ports, urls = two_ports()
     run("ours: /mcp tools/call, gunicorn 2 × (1 process, 8 threads)",
-        [harness.gunicorn(p) for p in ports], ours_env, urls, _mcp_setup(None, True), simple)
+        [harness.gunicorn(p) for p in ports], ours_env, urls, simple)
     ports, urls = two_ports()
     run(f"ours: /mcp tools/call, {MODERN} stateless, gunicorn 2 × (1 process, 8 threads)",
-        [harness.gunicorn(p) for p in ports], ours_env, urls, _modern_setup(None),
-        _modern_call("test_simple_text", {}))
+        [harness.gunicorn(p) for p in ports], ours_env, urls,
+        Call("test_simple_text", era="stateless"))
     port = harness.free_port()
     run("ours: /mcp tools/call, gunicorn 1 × (2 processes, 8 threads), shared socket",
         [harness.gunicorn(port, workers=2)], ours_env, [f"http://127.0.0.1:{port}/mcp"],
-        _mcp_setup(None, True), simple, lambda: _connections_per_process(port))
-    echo = _tools_call("echo", {"text": "This is a simple text response for testing."})
+        simple, lambda: _connections_per_process(port))
+    echo = Call("echo", {"text": "This is a simple text response for testing."})
     for mode in ("stateful", "stateless"):
         ports, urls = two_ports()
         run(f"SDK MCPServer (FastMCP), uvicorn 2 × 1 process, JSON, {mode}",
             [[PY, str(BENCH / "mcp_sdk_server.py"), "http", str(p), mode] for p in ports],
-            inst.env, urls, _mcp_setup(None, True), echo)
+            inst.env, urls, echo)
+    nav = {"path": paths["decision"]}
     ports, urls = two_ports()
-    nav = _tools_call("navigate", {"path": paths["decision"]})
     run(f"ours: /mcp navigate, decision page ({paths['options']} options, "
         f"{paths['voters']} voters), token auth, gunicorn 2 × (1 process, 8 threads)",
-        [harness.gunicorn(p) for p in ports], inst.env, urls, _mcp_setup(inst.token, True), nav)
-
+        [harness.gunicorn(p) for p in ports], inst.env, urls,
+        Call("navigate", nav, token=inst.token))
     ports, urls = two_ports()
     run(f"ours: /mcp navigate, same page, {MODERN} stateless, token auth, "
         f"gunicorn 2 × (1 process, 8 threads)", [harness.gunicorn(p) for p in ports], inst.env,
-        urls, _modern_setup(inst.token), _modern_call("navigate", {"path": paths["decision"]}))
+        urls, Call("navigate", nav, era="stateless", token=inst.token))
 
     ceiling = results[rows[0][0]]
     ours = results[rows[1][0]]
     modern_rate = results[rows[2][0]]
     sdk = results[rows[4][0]]
     sdk_stateless = results[rows[5][0]]
+    per = clients // len(urls)
+    generator = (f"{harness.wrk_version()}, one process of one thread and {per} connections "
+                 f"per server port, all started together (p50 and p99: the highest of the "
+                 f"processes)" if use_wrk else
+                 "the Python generator, one thread and one httpx connection per client"
+                 f" ({'asked for' if harness.WRK else 'wrk is not installed'})")
     harness.print_table(
-        f"Streamable HTTP, {clients} keep-alive clients, {seconds:g} s per row "
+        f"Streamable HTTP, {clients} keep-alive connections, {seconds:g} s per row "
         f"({'PostgreSQL' if 'postgresql' in inst.env['DATABASE_URL'] else 'SQLite'})",
         ["series", "req/s", "p50 ms", "p99 ms", "requests (or connections) per process"], rows,
-        [f"{VERSION} sessions — ours / SDK stateful: {ours / sdk:.2f} "
+        [f"Load generator: {generator}; load average {load_average:.2f} at the section's start.",
+         f"{VERSION} sessions — ours / SDK stateful: {ours / sdk:.2f} "
          f"(goal ≥ 2: {harness.goal(ours / sdk >= 2)}); ours / ceiling: {ours / ceiling:.2f} "
          f"(goal ≥ 0.6: {harness.goal(ours / ceiling >= 0.6)})",
          f"{MODERN} stateless — ours / SDK stateless: {modern_rate / sdk_stateless:.2f} "
          f"(goal ≥ 2: {harness.goal(modern_rate / sdk_stateless >= 2)}); ours / ceiling: "
-         f"{modern_rate / ceiling:.2f} (goal ≥ 0.6: {harness.goal(modern_rate / ceiling >= 0.6)})"])
+         f"{modern_rate / ceiling:.2f} (goal ≥ 0.6: {harness.goal(modern_rate / ceiling >= 0.6)})",
+         *[f"**ERRORS** — {line}" for line in errors]])
+    if errors:
+        raise SystemExit(f"{len(errors)} row(s) of the HTTP table had bad answers: "
+                         f"their figures are not valid (see above)")
 
 
 # main ----------------------------------------------------------------------------------------
@@ -437,6 +484,8 @@ def main() -> None:
     parser.add_argument("--smoke", action="store_true", help="a few iterations (CI)")
     parser.add_argument("--postgres", action="store_true", help="PostgreSQL instead of SQLite")
     parser.add_argument("--only", default="dispatch,wrapper,stdio,http")
+    parser.add_argument("--python-load", action="store_true",
+                        help="http: the Python load generator even where wrk is installed")
     args = parser.parse_args()
     sections = set(args.only.split(","))
     with ExitStack() as stack:
@@ -456,7 +505,7 @@ def main() -> None:
         if "stdio" in sections:
             bench_stdio(inst)
         if "http" in sections:
-            bench_http(inst, paths)
+            bench_http(inst, paths, use_wrk=bool(harness.WRK) and not args.python_load)
     harness.print_footer()
 
 
