@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import logging
 import queue
+import re
 import threading
 import time
 import uuid
@@ -102,11 +103,20 @@ def _base_netloc() -> str:
     return urlsplit(current_app.config.get("HARMONIC_BASE_URL") or "").netloc.lower()
 
 
+# The whole authority must be a loopback name, an optional port and nothing else: urlsplit
+# alone reads "[::1].evil" as the host ::1, which would let a rebinding name through.
+_LOOPBACK_NETLOC = re.compile(r"(localhost|127\.0\.0\.1|\[::1\])(:\d{1,5})?", re.IGNORECASE)
+
+
+def _loopback_netloc(netloc: str) -> bool:
+    return _LOOPBACK_NETLOC.fullmatch(netloc) is not None
+
+
 def _host_allowed(host: str) -> bool:
     host = host.lower()
     name = urlsplit(f"//{host}").hostname or ""
     allowed = [h.lower() for h in current_app.config.get("HARMONIC_ALLOWED_HOSTS", [])]
-    return is_loopback(name) or host == _base_netloc() or host in allowed or name in allowed
+    return _loopback_netloc(host) or host == _base_netloc() or host in allowed or name in allowed
 
 
 def _origin_allowed(origin: str) -> bool:
@@ -115,7 +125,7 @@ def _origin_allowed(origin: str) -> bool:
         return False
     allowed = [o.rstrip("/").lower() for o in current_app.config.get("HARMONIC_ALLOWED_ORIGINS",
                                                                      [])]
-    return (is_loopback(parts.hostname) or origin.rstrip("/").lower() in allowed
+    return (_loopback_netloc(parts.netloc) or origin.rstrip("/").lower() in allowed
             or (bool(_base_netloc()) and parts.netloc.lower() == _base_netloc()))
 
 

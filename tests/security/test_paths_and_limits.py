@@ -68,10 +68,12 @@ def test_floorplan_and_workflow_names_are_not_paths(studio) -> None:  # type: ig
 
 HOSTILE_HOSTS = ["evil.example", "evil.example:80", "127.0.0.1.nip.io", "localhost.evil.example",
                  "localhost:5000@evil.example", "127.0.0.1:80.evil.example", "0.0.0.0",
-                 "[::ffff:7f00:1].evil.example", "attacker.localhost.example"]
+                 "[::ffff:7f00:1].evil.example", "attacker.localhost.example",
+                 "[::1].evil", "[::1]evil.example:80"]
 HOSTILE_ORIGINS = ["http://evil.example", "null", "http://localhost.evil.example",
                    "http://127.0.0.1.nip.io", "file://", "http://localhost@evil.example",
-                   "https://evil.example:443", "chrome-extension://abc"]
+                   "https://evil.example:443", "chrome-extension://abc", "http://[::1].evil",
+                   "http://[::1]evil.example", "http://localhost:1:2"]
 
 
 def test_dns_rebinding_on_mcp_is_refused(client, make_agent) -> None:  # type: ignore[no-untyped-def]
