@@ -1,15 +1,21 @@
 """Every benchmark still runs: each script with ``--smoke`` (a few iterations) as a subprocess.
 
 No timing is asserted — the numbers of a smoke run mean nothing. What is checked is that the
-script completes, prints its tables with their rows, and tells how to rerun it.
+script completes, prints its tables with their rows, and tells how to rerun it; and that the
+wrk script behind the HTTP rows numbers its requests and notices every kind of bad answer.
 """
 
 from __future__ import annotations
 
+import json
 import os
+import shutil
 import subprocess
 import sys
+import threading
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -27,7 +33,12 @@ CASES = [
     ("mcp_bench.py", ["--only", "wrapper,http"],
      ["### In-process (bin/mcp-server) against a wrapper", "| navigate: wrapper over HTTP |",
       "### Streamable HTTP", "| ceiling: bare Flask JSON-RPC", "| SDK MCPServer (FastMCP)",
-      "shared socket", "/mcp navigate", "2026-07-28 stateless"]),
+      "shared socket", "/mcp navigate", "2026-07-28 stateless",
+      # bin/test installs wrk, so CI takes the wrk path; without it the fallback is named.
+      "Load generator: wrk" if shutil.which("wrk") else "Load generator: the Python generator"]),
+    ("mcp_bench.py", ["--only", "http", "--python-load"],
+     ["### Streamable HTTP", "| ceiling: bare Flask JSON-RPC", "| SDK MCPServer (FastMCP)",
+      "Load generator: the Python generator"]),
     ("proxy_bench.py", [], ["### Sequential get_walls calls", "| proxied: app /rpc, recording on |",
                             "| proxied: app /rpc, not recording |",
                             "### Throughput", "Proxied / direct:"]),
@@ -50,7 +61,7 @@ def run(script: str, args: list[str]) -> str:
 
 
 @pytest.mark.parametrize(("script", "args", "expected"), CASES,
-                         ids=[f"{c[0]}{' ' + c[1][1] if c[1] else ''}" for c in CASES])
+                         ids=[" ".join([c[0], *c[1][1:]]) for c in CASES])
 def test_benchmark_completes_and_prints_its_tables(script: str, args: list[str],
                                                    expected: list[str]) -> None:
     out = run(script, args)
@@ -66,3 +77,62 @@ def test_postgresql_benchmark_completes(script: str, args: list[str],
     out = run(script, args)
     missing = [line for line in expected if line not in out]
     assert not missing, f"{script} printed no {missing}:\n{out[-3000:]}"
+
+
+GOOD = {"jsonrpc": "2.0", "id": 1, "result": {"content": [], "isError": False}}
+
+
+@pytest.mark.skipif(not shutil.which("wrk"), reason="wrk is not installed (bin/test installs it)")
+@pytest.mark.parametrize(("status", "answer", "counter"), [
+    (200, GOOD, None),
+    (500, {"oops": True}, "bad_status"),
+    (200, {"jsonrpc": "2.0", "id": 1, "error": {"code": -32601, "message": "no such method"}},
+     "rpc_errors"),
+    (200, {"jsonrpc": "2.0", "id": 1, "result": {"content": [], "isError": True}}, "rpc_errors"),
+], ids=["good", "http-500", "json-rpc-error", "tool-error"])
+def test_wrk_script_numbers_requests_and_counts_bad_answers(
+        status: int, answer: dict[str, Any], counter: str | None) -> None:
+    seen: list[tuple[dict[str, Any], str | None, str | None]] = []
+
+    class Handler(BaseHTTPRequestHandler):
+        protocol_version = "HTTP/1.1"  # keep-alive, as the servers under test
+
+        def do_POST(self) -> None:
+            body = self.rfile.read(int(self.headers["Content-Length"]))
+            seen.append((json.loads(body), self.headers.get("Mcp-Session-Id"),
+                         self.headers.get("Authorization")))
+            out = json.dumps(answer).encode()
+            self.send_response(status)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(out)))
+            self.end_headers()
+            self.wfile.write(out)
+
+        def log_message(self, *args: Any) -> None:
+            pass
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    server.daemon_threads = True
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    request = {"jsonrpc": "2.0", "method": "tools/call", "params": {"name": "t", "arguments": {}}}
+    try:
+        done = subprocess.run(
+            ["wrk", "-t2", "-c2", "-d1s", "-HAuthorization: Bearer x", "-s",
+             str(ROOT / "bench" / "wrk_jsonrpc.lua"), f"http://127.0.0.1:{server.server_port}/",
+             "--", json.dumps(request), "session-a", "session-b"],
+            capture_output=True, text=True, timeout=60)
+    finally:
+        server.shutdown()
+        server.server_close()
+    assert done.returncode == 0, done.stderr
+    result = next(line for line in done.stdout.splitlines() if line.startswith("RESULT "))
+    counts = {key: int(value) for key, value in (pair.split("=") for pair in result.split()[1:])}
+    assert seen and counts["requests"] >= len(seen) - 2  # a request may be cut off at the end
+    ids = [body.pop("id") for body, _, _ in seen]
+    assert len(set(ids)) == len(ids), "every request has its own id"
+    assert all(body == request for body, _, _ in seen)
+    assert {session for _, session, _ in seen} == {"session-a", "session-b"}
+    assert {auth for _, _, auth in seen} == {"Bearer x"}
+    for name in ("bad_status", "rpc_errors"):
+        assert counts[name] == (counts["requests"] if name == counter else 0), (name, counts)
+    assert ("FIRST_BAD " in done.stdout) == (counter is not None)
