@@ -20,7 +20,9 @@ Sections (``--only dispatch,wrapper,stdio,http``):
   ceiling). Two processes are run as two single-process servers on two ports with the clients
   split evenly (processes sharing one socket get a very uneven share of keep-alive clients; the
   shared-socket row reports the spread it got). Also ``navigate`` on the busy decision page.
-  Goals: at least 2x the SDK, at least 60% of the ceiling.
+  Goals: at least 2x the SDK, at least 60% of the ceiling. The load comes from wrk
+  (``wrk_jsonrpc.lua``) where it is installed, else (or with ``--python-load``) from Python
+  threads, which on two cores saturate before the servers do.
 """
 
 from __future__ import annotations
