@@ -24,6 +24,7 @@ from sqlalchemy.exc import IntegrityError
 
 from app.models.base import utcnow
 from app.models.workflows import WorkflowEffect, WorkflowEvent, WorkflowJob, WorkflowRun
+from app.workflows import wakeup
 from app.workflows.engine import is_postgres, reading, transaction
 
 RUNS = WorkflowRun.__table__
@@ -155,6 +156,7 @@ def create_run(*, kind: str, workflow: str, path: str, inputs: dict[str, Any],
                                           {"workflow": workflow, "inputs": inputs,
                                            **(started or {})})])
                 enqueue(conn, run_id, first, max_attempts)
+                wakeup.notify(conn)
         except IntegrityError:
             continue  # a short id collision: pick another id
         _notify({run_id})

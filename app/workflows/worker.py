@@ -14,7 +14,7 @@ from typing import Any
 
 from flask import Flask
 
-from app.workflows import engine, queue, runner, settings
+from app.workflows import engine, queue, runner, settings, wakeup
 
 log = logging.getLogger("harmonic.workflows")
 
@@ -51,6 +51,15 @@ class Worker:
 
     def _loop(self, max_jobs: int | None, exit_when_idle: bool) -> int:
         poll = settings.get_float("WORKFLOWS_POLL_SECONDS")
+        listening = threading.Event()  # set when this loop ends, to stop the listener too
+        if not exit_when_idle:  # PostgreSQL: a new run wakes us before the next poll
+            wakeup.listen(engine.queue_engine(), self.wake, listening)
+        try:
+            return self._poll(poll, max_jobs, exit_when_idle)
+        finally:
+            listening.set()
+
+    def _poll(self, poll: float, max_jobs: int | None, exit_when_idle: bool) -> int:
         while not self.stop.is_set():
             try:
                 busy = self.run_once()
