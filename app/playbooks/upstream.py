@@ -9,9 +9,9 @@ proxy's hot path notices. HTTPS upstreams and job polling use the shared httpx c
 
 When the upstream only queues the call (``{queued: true, jobId}``, as RevitMcpServer does), the
 job is polled at ``/job/<id>`` until it ends, so callers and the capture see the real outcome
-rather than a receipt. Every failure —
-refused URL, timeout, connection error, HTTP error, bad JSON, a job that fails or never ends —
-becomes a JSON-RPC error object with code -32000 and a message that says what happened.
+rather than a receipt. Every failure — refused URL, a request that is not JSON (NaN), timeout,
+connection error, HTTP error, bad JSON, a job that fails or never ends — becomes a JSON-RPC
+error object with code -32000 and a message that says what happened.
 """
 
 from __future__ import annotations
