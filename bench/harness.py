@@ -53,9 +53,12 @@ def command_line() -> str:
     return " ".join([".venv/bin/python", shown, *map(shlex.quote, sys.argv[1:])])
 
 
+LOAD_AT_START = os.getloadavg()[0]
+
+
 def machine() -> str:
     return (f"{os.cpu_count()} CPUs, Python {sys.version.split()[0]}, "
-            f"load average {os.getloadavg()[0]:.2f} at start")
+            f"load average {LOAD_AT_START:.2f} at start, {os.getloadavg()[0]:.2f} at the end")
 
 
 # Statistics ----------------------------------------------------------------------------------

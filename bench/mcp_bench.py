@@ -384,88 +384,108 @@ def _connections_per_process(port: int) -> str:
     return "/".join(str(n) for n in sorted(per.values(), reverse=True)) or "?"
 
 
+@dataclass
+class Row:
+    """One series of the HTTP table: its label, its servers' URLs and the request it sends;
+    ``shared_port`` is set for the shared-socket row, whose spread is counted with ss."""
+
+    label: str
+    urls: list[str]
+    call: Call
+    shared_port: int | None = None
+    loads: list[harness.Load] = field(default_factory=list)
+    spreads: list[str] = field(default_factory=list)
+
+
 def bench_http(inst: harness.Instance, paths: dict[str, str], use_wrk: bool) -> None:
-    seconds = harness.size(10, 3, 1) if use_wrk else harness.size(10, 2.5, 0.3)
-    warmup = 0 if harness.SMOKE else 1
+    """Every row's servers are started first, then the rows are measured in turn, round after
+    round: a change in the machine's load during the run hits every row alike instead of one."""
+    rounds = harness.size(5, 3, 1)
+    seconds = harness.size(2, 1, 1) if use_wrk else harness.size(2, 1, 0.3)
     clients = harness.size(16, 16, 4)
     load_with = _wrk_load if use_wrk else _python_load
     load_average = os.getloadavg()[0]
     ours_env = dict(inst.env, HARMONIC_MCP_AUTH="off", HARMONIC_MCP_CONFORMANCE="1",
                     HOST="127.0.0.1")
-    rows: list[list[str]] = []
-    results: dict[str, float] = {}
+    two = 1 if harness.SMOKE else 2
+    rows: list[Row] = []
+    with ExitStack() as stack:
+        def add(label: str, cmd_of: Callable[[int], list[str]], env: dict[str, str],
+                call: Call, servers: int = two, shared: bool = False) -> None:
+            ports = [harness.free_port() for _ in range(servers)]
+            urls = [f"http://127.0.0.1:{p}/mcp" for p in ports]
+            stack.enter_context(_servers([cmd_of(p) for p in ports], env, urls))
+            rows.append(Row(label, urls, call, ports[0] if shared else None))
+
+        add("ceiling: bare Flask JSON-RPC, gunicorn 2 × (1 process, 8 threads)",
+            lambda p: harness.gunicorn(p, "bare_jsonrpc:app"),
+            dict(inst.env, PYTHONPATH=str(BENCH)), Call("test_simple_text", era="bare"))
+        add("ours: /mcp tools/call, gunicorn 2 × (1 process, 8 threads)", harness.gunicorn,
+            ours_env, Call("test_simple_text"))
+        add(f"ours: /mcp tools/call, {MODERN} stateless, gunicorn 2 × (1 process, 8 threads)",
+            harness.gunicorn, ours_env, Call("test_simple_text", era="stateless"))
+        add("ours: /mcp tools/call, gunicorn 1 × (2 processes, 8 threads), shared socket",
+            lambda p: harness.gunicorn(p, workers=2), ours_env, Call("test_simple_text"),
+            servers=1, shared=True)
+        echo = Call("echo", {"text": "This is a simple text response for testing."})
+        for mode in ("stateful", "stateless"):
+            add(f"SDK MCPServer (FastMCP), uvicorn 2 × 1 process, JSON, {mode}",
+                lambda p, mode=mode: [PY, str(BENCH / "mcp_sdk_server.py"), "http", str(p),
+                                      mode], inst.env, echo)
+        nav = {"path": paths["decision"]}
+        add(f"ours: /mcp navigate, decision page ({paths['options']} options, "
+            f"{paths['voters']} voters), token auth, gunicorn 2 × (1 process, 8 threads)",
+            harness.gunicorn, inst.env, Call("navigate", nav, token=inst.token))
+        add(f"ours: /mcp navigate, same page, {MODERN} stateless, token auth, "
+            f"gunicorn 2 × (1 process, 8 threads)", harness.gunicorn, inst.env,
+            Call("navigate", nav, era="stateless", token=inst.token))
+
+        if not harness.SMOKE:  # warm up every server (imports, connection pools, caches)
+            for row in rows:
+                load_with(row.call, row.urls, clients, 1)
+        for _ in range(rounds):
+            for row in rows:
+                timer = None
+                if row.shared_port:  # connections are counted half-way through, while open
+                    timer = threading.Timer(seconds / 2, lambda row=row: row.spreads.append(
+                        _connections_per_process(row.shared_port)))
+                    timer.start()
+                row.loads.append(load_with(row.call, row.urls, clients, seconds))
+                if timer:
+                    timer.join()
+
+    table: list[list[str]] = []
+    rates: list[float] = []
     errors: list[str] = []
-
-    def run(label: str, cmds: list[list[str]], env: dict[str, str], urls: list[str],
-            call: Call, spread_of: Callable[[], str] | None = None) -> None:
-        seen: list[str] = []
-        with _servers(cmds, env, urls):
-            if warmup:
-                load_with(call, urls, clients, warmup)
-            if spread_of:  # connections are counted half-way through the run, while open
-                timer = threading.Timer(seconds / 2, lambda: seen.append(spread_of()))
-                timer.start()
-            load = load_with(call, urls, clients, seconds)
-            spread = (seen or ["?"])[0] if spread_of else harness.spread(load)
-        if load.errors:
-            errors.append(f"{label}: {load.errors}")
+    for row in rows:
+        rates.append(harness.median([load.sample.rate for load in row.loads]))
+        p50 = harness.median([load.sample.p50 for load in row.loads])
+        p99 = harness.median([load.sample.p99 for load in row.loads])
+        spread = (", ".join(row.spreads) if row.shared_port else
+                  "/".join(str(sum(load.per_url[url] for load in row.loads))
+                           for url in row.urls))
+        wrong = [load.errors for load in row.loads if load.errors]
+        if wrong:
+            errors.append(f"{row.label}: {'; '.join(wrong)}")
             spread += " — ERRORS (below)"
-        results[label] = load.sample.rate
-        rows.append([label, *fmt(load.sample), spread])
+        table.append([row.label, f"{rates[-1]:,.0f}", f"{p50:.2f}", f"{p99:.2f}", spread])
 
-    def two_ports() -> tuple[list[int], list[str]]:
-        ports = [harness.free_port() for _ in range(1 if harness.SMOKE else 2)]
-        return ports, [f"http://127.0.0.1:{p}/mcp" for p in ports]
-
-    simple = Call("test_simple_text")
-    ports, urls = two_ports()
-    run("ceiling: bare Flask JSON-RPC, gunicorn 2 × (1 process, 8 threads)",
-        [harness.gunicorn(p, "bare_jsonrpc:app") for p in ports],
-        dict(inst.env, PYTHONPATH=str(BENCH)), urls, Call("test_simple_text", era="bare"))
-    ports, urls = two_ports()
-    run("ours: /mcp tools/call, gunicorn 2 × (1 process, 8 threads)",
-        [harness.gunicorn(p) for p in ports], ours_env, urls, simple)
-    ports, urls = two_ports()
-    run(f"ours: /mcp tools/call, {MODERN} stateless, gunicorn 2 × (1 process, 8 threads)",
-        [harness.gunicorn(p) for p in ports], ours_env, urls,
-        Call("test_simple_text", era="stateless"))
-    port = harness.free_port()
-    run("ours: /mcp tools/call, gunicorn 1 × (2 processes, 8 threads), shared socket",
-        [harness.gunicorn(port, workers=2)], ours_env, [f"http://127.0.0.1:{port}/mcp"],
-        simple, lambda: _connections_per_process(port))
-    echo = Call("echo", {"text": "This is a simple text response for testing."})
-    for mode in ("stateful", "stateless"):
-        ports, urls = two_ports()
-        run(f"SDK MCPServer (FastMCP), uvicorn 2 × 1 process, JSON, {mode}",
-            [[PY, str(BENCH / "mcp_sdk_server.py"), "http", str(p), mode] for p in ports],
-            inst.env, urls, echo)
-    nav = {"path": paths["decision"]}
-    ports, urls = two_ports()
-    run(f"ours: /mcp navigate, decision page ({paths['options']} options, "
-        f"{paths['voters']} voters), token auth, gunicorn 2 × (1 process, 8 threads)",
-        [harness.gunicorn(p) for p in ports], inst.env, urls,
-        Call("navigate", nav, token=inst.token))
-    ports, urls = two_ports()
-    run(f"ours: /mcp navigate, same page, {MODERN} stateless, token auth, "
-        f"gunicorn 2 × (1 process, 8 threads)", [harness.gunicorn(p) for p in ports], inst.env,
-        urls, Call("navigate", nav, era="stateless", token=inst.token))
-
-    ceiling = results[rows[0][0]]
-    ours = results[rows[1][0]]
-    modern_rate = results[rows[2][0]]
-    sdk = results[rows[4][0]]
-    sdk_stateless = results[rows[5][0]]
-    per = clients // len(urls)
+    ceiling, ours, modern_rate, _, sdk, sdk_stateless = rates[:6]
+    per = clients // two
+    database = "PostgreSQL" if "postgresql" in inst.env["DATABASE_URL"] else "SQLite"
     generator = (f"{harness.wrk_version()}, one process of one thread and {per} connections "
-                 f"per server port, all started together (p50 and p99: the highest of the "
-                 f"processes)" if use_wrk else
+                 f"per server port, all started together (p50 and p99 of a round: the highest "
+                 f"of the processes)" if use_wrk else
                  "the Python generator, one thread and one httpx connection per client"
                  f" ({'asked for' if harness.WRK else 'wrk is not installed'})")
     harness.print_table(
-        f"Streamable HTTP, {clients} keep-alive connections, {seconds:g} s per row "
-        f"({'PostgreSQL' if 'postgresql' in inst.env['DATABASE_URL'] else 'SQLite'})",
-        ["series", "req/s", "p50 ms", "p99 ms", "requests (or connections) per process"], rows,
-        [f"Load generator: {generator}; load average {load_average:.2f} at the section's start.",
+        f"Streamable HTTP, {clients} keep-alive connections, {rounds} interleaved round(s) of "
+        f"{seconds:g} s per row ({database})",
+        ["series", "req/s", "p50 ms", "p99 ms", "requests (or connections) per process"], table,
+        [f"Load generator: {generator}. Figures are the median of the rounds; the last column "
+         f"sums the rounds' requests per server, or lists each round's connections per "
+         f"process for the shared socket. Load average {load_average:.2f} at the section's "
+         f"start.",
          f"{VERSION} sessions — ours / SDK stateful: {ours / sdk:.2f} "
          f"(goal ≥ 2: {harness.goal(ours / sdk >= 2)}); ours / ceiling: {ours / ceiling:.2f} "
          f"(goal ≥ 0.6: {harness.goal(ours / ceiling >= 0.6)})",
