@@ -15,8 +15,10 @@ MCP_PING = {"jsonrpc": "2.0", "id": 1, "method": "ping"}
 
 @pytest.fixture
 def low_limit(app: Flask, monkeypatch: pytest.MonkeyPatch) -> int:
-    """A limit of 60 per minute with a burst of 3, and empty buckets."""
-    monkeypatch.setitem(app.config, "HARMONIC_RATE_LIMIT", 60)
+    """A limit of 1 per minute with a burst of 3, and empty buckets. The slow refill keeps the
+    tests independent of how long a request takes on a busy machine (at 60 per minute, three
+    requests taking over a second would earn the fourth its unit back)."""
+    monkeypatch.setitem(app.config, "HARMONIC_RATE_LIMIT", 1)
     monkeypatch.setitem(app.config, "HARMONIC_RATE_BURST", 3)
     app.extensions.pop("harmonic.ratelimit", None)
     yield 3
