@@ -2,7 +2,9 @@
 
 ``httpx.post(...)`` builds a client (and loads the system's CA bundle into a new TLS context,
 about 20 ms) and opens a new connection for every call; the playbook proxy made that the bulk
-of its added latency. This client keeps connections alive and is shared by threads. It never
+of its added latency. This client keeps connections alive and is shared by threads. (The
+playbook proxy's hottest path, a plain-http upstream, goes one step further with keep-alive
+connections of the standard library's client; HTTPS upstreams and job polling come here.) It never
 stores cookies, so one upstream's cookie is never sent along with another call, and it never
 follows redirects (callers pass every other setting per request). A forked process (gunicorn
 worker, bin/worker) makes its own, since a connection must not be shared across processes.
