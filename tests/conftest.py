@@ -10,6 +10,7 @@ from __future__ import annotations
 import os
 import uuid
 from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -64,9 +65,15 @@ def make_app(database_url: str, instance: Path, **overrides: object) -> Flask:
 
 @pytest.fixture(scope="session")
 def app(database_url: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Flask]:
+    with migrated_app(database_url, tmp_path_factory.mktemp("instance")) as application:
+        yield application
+
+
+@contextmanager
+def migrated_app(database_url: str, instance: Path) -> Iterator[Flask]:
+    """An app on ``database_url`` with every migration applied; its connections closed after."""
     from flask_migrate import upgrade
 
-    instance = tmp_path_factory.mktemp("instance")
     application = make_app(database_url, instance)
     with application.app_context():
         upgrade(revision="heads")

@@ -1,9 +1,13 @@
-"""Small helpers for reading what the app returns (Markdown with YAML frontmatter)."""
+"""Small helpers: reading what the app returns (Markdown with YAML frontmatter), setting up a
+studio, and starting and stopping the server processes that tests run for real."""
 
 from __future__ import annotations
 
+import subprocess
+import time
 from typing import Any
 
+import httpx
 import yaml
 
 
@@ -47,3 +51,28 @@ def log_in(page: Any, handle: str, password: str) -> None:
     page.fill("#password", password)
     page.click("form button[type=submit]")
     page.wait_for_url("**/")
+
+
+def wait_until_healthy(url: str, proc: subprocess.Popen, what: str,  # type: ignore[type-arg]
+                       seconds: float = 30) -> None:
+    """Poll ``GET url`` until it answers 200; RuntimeError if ``proc`` dies or time runs out."""
+    deadline = time.monotonic() + seconds
+    while True:
+        try:
+            if httpx.get(url, timeout=1).status_code == 200:
+                return
+        except httpx.HTTPError:
+            pass
+        if proc.poll() is not None or time.monotonic() > deadline:
+            raise RuntimeError(f"{what} did not start (exit code {proc.poll()})")
+        time.sleep(0.1)
+
+
+def stop(proc: subprocess.Popen, grace: float = 10) -> None:  # type: ignore[type-arg]
+    """Ask a server process to stop, and kill it if it has not within ``grace`` seconds."""
+    proc.terminate()
+    try:
+        proc.wait(grace)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.wait()

@@ -12,7 +12,6 @@ import os
 import socket
 import subprocess
 import sys
-import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -23,6 +22,7 @@ from flask import Flask
 
 from app.design_model import loader
 from app.extensions import db
+from tests.helpers import stop, wait_until_healthy
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -107,25 +107,15 @@ def model_server(app: Flask, database_url: str, server_log: Path,
                              str(port)], env=env, stdout=subprocess.PIPE,
                             stderr=subprocess.STDOUT, text=True)
     base = f"http://127.0.0.1:{port}"
-    deadline = time.monotonic() + 30
-    while True:
-        try:
-            if httpx.get(f"{base}/health", timeout=1).status_code == 200:
-                break
-        except httpx.HTTPError:
-            pass
-        if proc.poll() is not None or time.monotonic() > deadline:
-            proc.kill()
-            raise RuntimeError(f"model-server did not start:\n{proc.communicate()[0]}")
-        time.sleep(0.1)
+    try:
+        wait_until_healthy(f"{base}/health", proc, "bin/model-server")
+    except RuntimeError as exc:
+        proc.kill()
+        raise RuntimeError(f"{exc}:\n{proc.communicate()[0]}") from None
     try:
         yield base
     finally:
-        proc.terminate()
-        try:
-            proc.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            proc.kill()
+        stop(proc)
 
 
 @pytest.fixture

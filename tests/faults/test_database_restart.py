@@ -25,7 +25,7 @@ import httpx
 import pytest
 from flask import Flask
 
-from tests.conftest import make_app
+from tests.conftest import migrated_app
 from tests.faults.clients import Tally, agent
 from tests.load.harness import LONG, database_ledger, populate, serve_app, wait_healthy
 from tests.mcp.conftest import Http, free_port
@@ -118,17 +118,8 @@ def private_pg() -> Iterator[PrivatePostgres]:
 
 @pytest.fixture
 def pg_app(private_pg: PrivatePostgres, tmp_path: Path) -> Iterator[Flask]:
-    from flask_migrate import upgrade
-
-    from app.extensions import db
-
-    application = make_app(private_pg.url, tmp_path / "instance")
-    with application.app_context():
-        upgrade(revision="heads")
-    yield application
-    with application.app_context():
-        db.session.remove()
-        db.engine.dispose()
+    with migrated_app(private_pg.url, tmp_path / "instance") as application:
+        yield application
 
 
 def test_the_app_rides_out_a_database_restart(private_pg: PrivatePostgres, pg_app: Flask,

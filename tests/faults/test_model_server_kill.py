@@ -18,10 +18,10 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-import httpx
 import pytest
 from flask import Flask
 
+from tests.helpers import wait_until_healthy
 from tests.load.harness import LONG
 from tests.mcp.conftest import ROOT, free_port
 from tests.playbooks.conftest import rpc
@@ -44,15 +44,7 @@ def model_server(database_url: str, log: Path, instance: Path) -> Iterator[
                             stderr=subprocess.DEVNULL, text=True, start_new_session=True)
     base = f"http://127.0.0.1:{port}"
     try:
-        deadline = time.monotonic() + 30
-        while True:
-            try:
-                if httpx.get(f"{base}/health", timeout=1).status_code == 200:
-                    break
-            except httpx.HTTPError:
-                pass
-            assert proc.poll() is None and time.monotonic() < deadline, "model-server died"
-            time.sleep(0.1)
+        wait_until_healthy(f"{base}/health", proc, "bin/model-server")
         yield base, proc
     finally:
         if proc.poll() is None:

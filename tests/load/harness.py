@@ -26,6 +26,7 @@ from typing import Any
 import httpx
 from flask import Flask
 
+from tests.helpers import stop
 from tests.mcp.conftest import ACCEPT, ROOT, app_env, free_port, messages_of
 
 SERVE = ROOT / "bin" / "serve"
@@ -95,12 +96,7 @@ def serve(env: dict[str, str], log_dir: Path, workers: int = 1, threads: int = 8
             raise RuntimeError(f"{exc}\n{tail}") from exc
         yield server
     finally:
-        proc.terminate()
-        try:
-            proc.wait(15)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
+        stop(proc, grace=15)
 
 
 def serve_app(app: Flask, log_dir: Path, **kwargs: Any) -> Any:

@@ -17,6 +17,8 @@ import httpx
 import pytest
 from flask import Flask
 
+from tests.helpers import stop
+
 ROOT = Path(__file__).resolve().parents[2]
 MCP_SERVER = ROOT / "bin" / "mcp-server"
 ACCEPT = "application/json, text/event-stream"
@@ -64,12 +66,7 @@ def gunicorn(app: Flask, workers: int = 1, threads: int = 8, **env: str) -> Iter
                 time.sleep(0.1)
         yield url
     finally:
-        proc.terminate()
-        try:
-            proc.wait(10)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
+        stop(proc)
 
 
 def node_env() -> tuple[list[str], dict[str, str]]:
