@@ -106,8 +106,10 @@ def find_session(session_id: str) -> DbSession | None:
     """The live session for an Mcp-Session-Id, or None if unknown or ended."""
     if not session_id or len(session_id) > 64:
         return None
-    with db.engine.connect() as conn:
-        row = conn.execute(_FIND_SESSION, {"sid": session_id}).mappings().first()
+    # On the request's own connection, which already holds the token lookup: a separate
+    # engine connection cost another pool checkout (pre-ping and rollback: three round trips on
+    # PostgreSQL) on every request of every session.
+    row = db.session.execute(_FIND_SESSION, {"sid": session_id}).mappings().first()
     if row is None or utcnow() - row["last_seen_at"] > IDLE_LIMIT:
         return None
     return DbSession(row)
