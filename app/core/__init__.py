@@ -1,0 +1,12 @@
+"""The shared layer: what web, mcp and the feature packages all need, importing none of them.
+
+- ``identity``: who is asking (``Identity``), a token resolved to an identity, scope checks;
+- ``dispatch``: the in-process request into our own routes, as a given identity;
+- ``jsonrpc``: the one JSON-RPC 2.0 vocabulary (framing, ids, batches, error objects, codes);
+- ``netpolicy``: the loopback predicate, "authentication may be off only on loopback", and
+  the outbound allow-lists;
+- ``changes``: change events written to the outbox in the action's own transaction and
+  delivered to subscribers after commit.
+
+It sits above ``app.actions``, ``app.services`` and ``app.models`` and below everything else.
+"""
