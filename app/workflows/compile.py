@@ -6,6 +6,9 @@
 - The tools a turn may call are listed as hidden ``type: tool`` steps between the turn's model
   rounds: at run time each call the model asks for is enqueued as its own job
   (``<turn step>#<round>.<tool>.<n>``), then the turn continues (``<turn step>#<round+1>``).
+- A ``type: workbook`` step runs a workbook task by name, or the task written inline in it.
+- ``declarations`` keeps the ``mcp`` section by name, for templates that read
+  ``mcp.models.<name>``, ``mcp.turns.<name>``, ``prompts.<name>.template`` and so on.
 """
 
 from __future__ import annotations
@@ -14,13 +17,14 @@ import json
 from typing import Any
 
 from app.workflows.document import DocumentError, parse
-from app.workflows.validate import validate
+from app.workflows.schema import task_spec
+from app.workflows.validate import MCP_SECTIONS, validate
 
 DEFAULT_ROUNDS = 5
 
 
 def _tool(item: dict[str, Any], kind: str) -> dict[str, Any]:
-    return {"name": item["name"], "kind": kind, "type": item["type"], "spec": item["spec"],
+    return {"name": item["name"], "kind": kind, "type": item["type"], "spec": task_spec(item),
             "description": item.get("description", ""),
             "input_schema": item.get("input_schema")}
 
@@ -61,13 +65,18 @@ def compile_document(doc: dict[str, Any]) -> dict[str, Any]:
                                 "source": f"workflow[{i}]" if doc.get("workflow") else "mcp.turns",
                                 "desc": item.get("desc", ""), "next": _edges(item),
                                 "retries": item.get("retries")}
-        if "task" in item:
+        if isinstance(item.get("task"), dict):
+            inline = {"name": item["step"], **item["task"]}
+            step.update(type="task", tool=_tool(inline, "task"), args=item.get("args") or {})
+        elif "task" in item:
             step.update(type="task", tool=tasks[item["task"]], args=item.get("args") or {})
         elif "turn" in item:
             turn = turns[item["turn"]]
             step.update(type="turn", turn=_turn(turn, models, tools, prompts))
         else:
             step.update(type="noop")
+        if item.get("save"):
+            step["save"] = item["save"]
         steps[step["name"]] = step
 
     order = _order(steps)
@@ -115,6 +124,8 @@ def compile_document(doc: dict[str, Any]) -> dict[str, Any]:
         "name": doc["metadata"]["name"], "path": doc["metadata"]["path"],
         "description": doc["metadata"].get("description", ""),
         "workload": doc.get("workload") or {},
+        "declarations": {section: {item["name"]: item for item in mcp.get(section) or []}
+                         for section in MCP_SECTIONS},
         "entry": entry, "result_step": last_turn,
         "steps": ordered,
     }

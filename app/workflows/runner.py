@@ -9,6 +9,9 @@ outcome unless it still holds the lease (``queue.complete`` checks). Step kinds:
   call (``<step>#<round>.<tool>.<n>``, run one after another) and then the next round
   (``<step>#<round+1>``), which sends the tool results back; an answer follows the step's edges;
 - ``call``: a registered callable (``calls``).
+
+Everything a step hands back to be recorded (its result, the events, the jobs it spawns, an
+error message) passes through ``secrets.redact`` first: a secret's value is never stored.
 """
 
 from __future__ import annotations
@@ -21,13 +24,14 @@ import uuid
 from dataclasses import dataclass, field
 from typing import Any
 
-from app.workflows import calls, gateway, queue, settings, tools
+from app.workflows import calls, gateway, queue, secrets, settings, tools
 from app.workflows.compile import steps_by_name
 from app.workflows.queue import Event, JobSpec, Leased
-from app.workflows.templating import RenderError, render_text, render_value, truthy
+from app.workflows.templating import RenderError, bind_sql, render_text, render_value, truthy
 from app.workflows.tools import StepError
 
 log = logging.getLogger("harmonic.workflows")
+log.addFilter(secrets.LogFilter())
 
 
 @dataclass
@@ -104,9 +108,12 @@ def identity_for(run: dict[str, Any]) -> Any:
 def build_context(run: dict[str, Any], done: list[dict[str, Any]]) -> dict[str, Any]:
     compiled = run["compiled"]
     workload = {**(compiled.get("workload") or {}), **(run.get("inputs") or {})}
+    declarations = compiled.get("declarations") or {}
     ctx: dict[str, Any] = {"workload": workload, "input": workload, "steps": {},
                            "resources": {}, "turns": {},
-                           "run": {"id": str(run["id"]), "short_id": run["short_id"]}}
+                           "run": {"id": str(run["id"]), "short_id": run["short_id"]},
+                           "secrets": secrets.Secrets(), "mcp": declarations,
+                           "prompts": declarations.get("prompts") or {}}
     steps = steps_by_name(compiled) if compiled.get("steps") else {}
     for row in done:
         result, payload = row["result"], row["payload"] or {}
@@ -118,6 +125,7 @@ def build_context(run: dict[str, Any], done: list[dict[str, Any]]) -> dict[str, 
         if step.get("type") == "turn" and isinstance(result, dict) and "answer" in result:
             ctx["steps"][base] = result
             ctx["turns"][step["turn"]["name"]] = result
+    ctx["context"] = dict(ctx)  # NoETL's spelling: context.input, context.steps, ...
     return ctx
 
 
@@ -131,14 +139,32 @@ def _as_text(value: Any) -> str:
 
 # Steps -----------------------------------------------------------------------------------------
 
-def _tool_step(step: dict[str, Any], ctx: dict[str, Any], call: tools.Call) -> Outcome:
+def prepare_spec(tool: dict[str, Any], ctx: dict[str, Any]) -> dict[str, Any]:
+    """The tool's spec rendered for this call. The ``sql`` of postgres and duckdb tools is not
+    rendered: each of its templates becomes a bound parameter (``params``)."""
+    spec = dict(tool["spec"])
+    sql = spec.pop("sql", None) if tool["type"] in tools.BOUND_SQL else None
+    rendered = render_value(spec, ctx)
+    if sql is not None:
+        statement, bound = bind_sql(str(sql), ctx, tools.BOUND_SQL[tool["type"]])
+        rendered["sql"] = statement
+        rendered["params"] = {**(rendered.get("params") or {}), **bound}
+    return rendered
+
+
+def _tool_step(step: dict[str, Any], ctx: dict[str, Any], call: tools.Call,
+               job: Leased) -> Outcome:
     args = render_value(step.get("args") or {}, ctx)
-    spec = render_value(step["tool"]["spec"], {**ctx, "args": args})
+    spec = prepare_spec(step["tool"], {**ctx, "args": args})
     out = tools.run(step["tool"], spec, call)
     if out.is_error:
         raise StepError(f"{step['tool']['name']}: {out.text[:500]}")
+    extra = []
+    if step.get("save"):
+        extra.append(Event("result_saved", job.step, {"save": step["save"], "result": out.value}))
     return Outcome(result=out.value, action={"tool": step["tool"]["name"],
-                                             "type": step["tool"]["type"], **out.summary})
+                                             "type": step["tool"]["type"], **out.summary},
+                   extra_events=extra)
 
 
 def _tool_schema(tool: dict[str, Any]) -> dict[str, Any]:
@@ -157,17 +183,30 @@ def _first_messages(turn: dict[str, Any], ctx: dict[str, Any]) -> list[dict[str,
     messages = []
     if turn.get("system"):
         messages.append({"role": "system", "content": render_text(turn["system"], ctx)})
-    parts = []
+    parts: list[str] = []
+
+    def flush() -> None:
+        if parts:
+            messages.append({"role": "user", "content": "\n\n".join(parts)})
+            parts.clear()
+
     for part in turn["user"]:
         if "text" in part:
             parts.append(render_text(part["text"], ctx))
         elif "resource" in part:
             parts.append(f"Resource {part['resource']}:\n\n"
                          f"{_as_text(ctx['resources'].get(part['resource']))}")
+        elif "prompt" in part and isinstance(part["template"], list):
+            # Structured messages keep their roles, in place among the user's parts.
+            args = render_value(part.get("with") or {}, ctx)
+            flush()
+            for item in part["template"]:
+                messages.append({"role": item["role"],
+                                 "content": render_text(item["content"], {**ctx, "args": args})})
         elif "prompt" in part:
             args = render_value(part.get("with") or {}, ctx)
             parts.append(render_text(part["template"], {**ctx, "args": args}))
-    messages.append({"role": "user", "content": "\n\n".join(parts)})
+    flush()
     return messages
 
 
@@ -243,7 +282,7 @@ def _model_tool_call(job: Leased, steps: dict[str, Any], ctx: dict[str, Any],
     if tool["type"] == "mcp" and "arguments" not in tool["spec"]:
         spec = {**tool["spec"], "arguments": args}
     else:
-        spec = render_value(tool["spec"], {**ctx, "args": args})
+        spec = prepare_spec(tool, {**ctx, "args": args})
     try:
         out = tools.run(tool, spec, call)
         value = {"text": out.text, "is_error": out.is_error, "value": out.value}
@@ -288,7 +327,7 @@ def _execute(job: Leased, run: dict[str, Any], done: list[dict[str, Any]],
     if step["type"] == "noop":
         outcome = Outcome(result=None)
     elif step["type"] in ("task", "resource"):
-        outcome = _tool_step(step, ctx, call)
+        outcome = _tool_step(step, ctx, call, job)
     elif step["type"] == "turn":
         outcome = _turn_step(step, job, ctx)
     else:
@@ -363,6 +402,19 @@ def _completion(job: Leased, run: dict[str, Any], outcome: Outcome, spawn: list[
                             run["compiled"].get("result_step"))
 
 
+def _redacted(completion: queue.Completion) -> queue.Completion:
+    """The completion with every secret's value replaced, before anything of it is stored."""
+    known = secrets.values()
+    if not known:
+        return completion
+    completion.result = secrets.redact(completion.result, known)
+    for item in completion.events:
+        item.data = secrets.redact(item.data, known)
+    for spec in completion.spawn:
+        spec.payload = secrets.redact(spec.payload, known)
+    return completion
+
+
 def execute(job: Leased) -> str:
     """Run a leased job to its recorded end; returns done | queued | dead | lost | skipped."""
     if job.run is not None and job.done is not None:  # read when it was leased
@@ -388,8 +440,8 @@ def execute(job: Leased) -> str:
         except (StepError, RenderError) as exc:
             message = exc.message if isinstance(exc, StepError) else str(exc)
             permanent = exc.permanent if isinstance(exc, StepError) else True
-            return queue.fail(job, message, [Event("action_error", job.step, {})], permanent,
-                              retry_seconds)
+            return queue.fail(job, secrets.redact(message), [Event("action_error", job.step, {})],
+                              permanent, retry_seconds)
         except Exception as exc:  # a bug or an unexpected library error: retry, then dead
             log.exception("step %s of run %s failed", job.step, job.run_id)
             return queue.fail(job, f"internal error: {type(exc).__name__}",
@@ -397,7 +449,7 @@ def execute(job: Leased) -> str:
     if beat.lost:
         return "lost"
     ms = round((time.monotonic() - started) * 1000, 1)
-    ok = queue.complete(job, _completion(job, run, outcome, spawn, ms))
+    ok = queue.complete(job, _redacted(_completion(job, run, outcome, spawn, ms)))
     return "done" if ok else "lost"
 
 

@@ -7,7 +7,8 @@ from __future__ import annotations
 
 from typing import Any
 
-TOOL_TYPES = ("mcp", "page", "http", "rpc", "sql")
+TOOL_TYPES = ("mcp", "page", "http", "rpc", "sql", "postgres", "duckdb", "python")
+STEP_TYPES = ("workbook",)
 NAME_PATTERN = r"^[A-Za-z_][A-Za-z0-9_.-]{0,99}$"
 
 _NAME = {"type": "string", "pattern": NAME_PATTERN}
@@ -28,6 +29,31 @@ _TOOLISH = {
         "description": {"type": "string"},
         "spec": {"type": "object"},
         "input_schema": {"type": "object"},
+    },
+}
+
+# A workbook task, or a step's inline task: ``{name, type, spec}``, or the spec's keys written
+# beside name and type (``{name, type: http, url, method, data}``), as NoETL playbooks do.
+_TASK = {
+    "type": "object",
+    "required": ["type"],
+    "properties": {
+        "name": _NAME,
+        "type": {"enum": list(TOOL_TYPES)},
+        "description": {"type": "string"},
+        "spec": {"type": "object"},
+        "input_schema": {"type": "object"},
+    },
+}
+_MESSAGES = {
+    "type": "array",
+    "minItems": 1,
+    "items": {
+        "type": "object",
+        "required": ["role", "content"],
+        "additionalProperties": False,
+        "properties": {"role": {"enum": ["system", "user", "assistant"]},
+                       "content": {"type": "string"}},
     },
 }
 
@@ -52,7 +78,7 @@ SCHEMA: dict[str, Any] = {
             },
         },
         "workload": {"type": "object"},
-        "workbook": {"type": "array", "items": _TOOLISH},
+        "workbook": {"type": "array", "items": {**_TASK, "required": ["name", "type"]}},
         "workflow": {
             "type": "array",
             "minItems": 1,
@@ -63,13 +89,16 @@ SCHEMA: dict[str, Any] = {
                 "properties": {
                     "step": _NAME,
                     "desc": {"type": "string"},
-                    "task": _NAME,
+                    "type": {"enum": list(STEP_TYPES)},
+                    "task": {"oneOf": [_NAME, _TASK]},
                     "turn": _NAME,
                     "args": {"type": "object"},
                     "next": {"type": "array", "items": _NEXT_ITEM},
                     "retries": {"type": "integer", "minimum": 0, "maximum": 10},
+                    "save": {"type": "object"},
                 },
                 "not": {"required": ["task", "turn"]},
+                "dependentRequired": {"type": ["task"]},
             },
         },
         "mcp": {
@@ -99,7 +128,8 @@ SCHEMA: dict[str, Any] = {
                         "required": ["name", "template"],
                         "additionalProperties": False,
                         "properties": {"name": _NAME, "description": {"type": "string"},
-                                       "template": {"type": "string"}},
+                                       "template": {"oneOf": [{"type": "string"},
+                                                              _MESSAGES]}},
                     },
                 },
                 "turns": {
@@ -138,3 +168,12 @@ SCHEMA: dict[str, Any] = {
         },
     },
 }
+
+
+_TASK_KEYS = ("name", "type", "description", "spec", "input_schema")
+
+
+def task_spec(item: dict[str, Any]) -> dict[str, Any]:
+    """A task's spec: its ``spec``, or the keys written beside name and type (both merge)."""
+    inline = {k: v for k, v in item.items() if k not in _TASK_KEYS}
+    return {**inline, **(item.get("spec") or {})}

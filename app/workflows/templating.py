@@ -2,6 +2,16 @@
 
 ``render_value`` walks dicts and lists; a string that is exactly one ``{{ expr }}`` yields the
 expression's value (a list stays a list), anything else renders to text.
+
+Declared names may hold a hyphen (``gpt-4o``), which Jinja would read as a subtraction: inside
+tags, ``mcp.<section>.<name-with-hyphen>`` and ``prompts.<name-with-hyphen>`` are rewritten to
+subscripts (``mcp.models['gpt-4o']``) before parsing; likewise a bare key in a dict literal
+(``{ input: context.input }``) is a string key, as in YAML, not a variable.
+
+The ``render`` filter renders a prompt template (a string, or structured messages) with the
+variables it is given and nothing else.
+``bind_sql`` turns the templates of a SQL statement into bound parameters: their values are
+never pasted into the statement's text.
 """
 
 from __future__ import annotations
@@ -16,22 +26,58 @@ from jinja2.sandbox import SandboxedEnvironment
 _ENV = SandboxedEnvironment(undefined=StrictUndefined, autoescape=False)
 _ENV.filters["tojson"] = lambda value: json.dumps(value, ensure_ascii=False, default=str)
 SINGLE = re.compile(r"^\s*\{\{(.*)\}\}\s*$", re.S)
+_TAG = re.compile(r"\{\{.*?\}\}|\{%.*?%\}", re.S)
+# ``{ input: context.input }``: a bare key in a dict literal is a name, as in YAML or JavaScript.
+_BARE_KEY = re.compile(r"(?<!\{)([{,]\s*)([A-Za-z_]\w*)(\s*:(?!:))")
+_HYPHENATED = re.compile(r"(?<![\w.'\"\]])(mcp\.[A-Za-z_]\w*|prompts)\.([A-Za-z_]\w*(?:-\w+)+)")
 
 
 class RenderError(Exception):
     """A template failed: an undefined name, a syntax error, or a sandbox refusal."""
 
 
+def _subscripts(code: str) -> str:
+    code = _HYPHENATED.sub(lambda m: f"{m.group(1)}['{m.group(2)}']", code)
+    return _BARE_KEY.sub(lambda m: f"{m.group(1)}'{m.group(2)}'{m.group(3)}", code)
+
+
+def expand(template: str) -> str:
+    """``template`` with hyphenated declared names turned into subscripts, inside tags only."""
+    if "{" not in template:
+        return template
+    return _TAG.sub(lambda m: _subscripts(m.group(0)), template)
+
+
+def parse(template: str) -> Any:
+    """The Jinja AST of a template (validation reads its names); TemplateError if broken."""
+    return _ENV.parse(expand(template))
+
+
+def _render_filter(template: Any, variables: Any = None) -> Any:
+    """``prompts.<p>.template | render({...})``: the prompt rendered with those variables only."""
+    scope = dict(variables) if isinstance(variables, dict) else {}
+    if isinstance(template, str):
+        return render_text(template, scope)
+    if isinstance(template, list):  # structured messages: each content renders
+        return [{**m, "content": render_value(m.get("content"), scope)}
+                if isinstance(m, dict) else m for m in template]
+    raise RenderError("render: a prompt template is a string or a list of messages")
+
+
+_ENV.filters["render"] = _render_filter
+
+
 def render_text(template: str, context: dict[str, Any]) -> str:
     try:
-        return _ENV.from_string(template).render(context)
+        return _ENV.from_string(expand(template)).render(context)
     except TemplateError as exc:
         raise RenderError(f"template {template!r}: {exc}") from None
 
 
 def evaluate(expression: str, context: dict[str, Any]) -> Any:
     try:
-        result = _ENV.compile_expression(expression, undefined_to_none=False)(context)
+        result = _ENV.compile_expression(_subscripts(expression),
+                                         undefined_to_none=False)(context)
     except TemplateError as exc:
         raise RenderError(f"expression {expression!r}: {exc}") from None
     if isinstance(result, Undefined):
@@ -70,7 +116,39 @@ def truthy(when: str, context: dict[str, Any]) -> bool:
 def syntax_error(template: str) -> str | None:
     """Why ``template`` does not parse, or None (validation calls this on every string)."""
     try:
-        _ENV.parse(template)
+        parse(template)
     except TemplateError as exc:
         return str(exc)
     return None
+
+
+_SQL_TEMPLATE = re.compile(r"\{\{(.*?)\}\}", re.S)
+
+
+def sql_template_problem(sql: str) -> str | None:
+    """Why the templates of ``sql`` cannot become bound parameters, or None."""
+    if "{%" in sql:
+        return "no {% %} blocks in SQL: only {{ expression }} values, which become parameters"
+    for match in _SQL_TEMPLATE.finditer(sql):
+        # An odd number of quotes before it: the template sits inside a string literal.
+        before = sql[:match.start()]
+        if before.count("'") % 2 or before.count('"') % 2:
+            return ("write {{ … }} outside quotes in SQL: it becomes a bound parameter, "
+                    "not text pasted into a string")
+    return None
+
+
+def bind_sql(sql: str, context: dict[str, Any], style: str = ":") -> tuple[str, dict[str, Any]]:
+    """``sql`` with each ``{{ expr }}`` replaced by a placeholder (``:p0`` or ``$p0``) and the
+    values of those expressions as parameters; RenderError if a template cannot be bound."""
+    problem = sql_template_problem(sql)
+    if problem:
+        raise RenderError(problem)
+    params: dict[str, Any] = {}
+
+    def placeholder(match: re.Match[str]) -> str:
+        name = f"p{len(params)}"
+        params[name] = evaluate(match.group(1).strip(), context)
+        return f"{style}{name}"
+
+    return _SQL_TEMPLATE.sub(placeholder, sql), params

@@ -1,4 +1,6 @@
-"""What a tool or resource of a playbook does, per type: mcp, page, http, rpc, sql.
+"""What a tool or resource of a playbook does, per type: mcp, page, http, rpc, sql, and the
+seed's plugin types postgres (read-only SQL on a DSN), duckdb (read-only SQL over the files of
+``WORKFLOWS_DUCKDB_DIR``) and python (a registered function, never code from the document).
 
 Each executor takes the tool definition (from the compiled document), the rendered spec and a
 ``Call`` (who runs it, under which idempotency key) and returns an ``Output``. Errors are
@@ -26,6 +28,9 @@ from app.extensions import db
 from app.workflows import settings
 
 MAX_TEXT = 100_000
+# Types whose ``sql`` binds its templates as parameters, and the placeholder prefix each uses.
+BOUND_SQL = {"postgres": ":", "duckdb": "$"}
+FUNCTIONS_GROUP = "harmonic.workflow_functions"
 MAX_ROWS = 500
 MAX_REDIRECTS = 5
 
@@ -54,8 +59,8 @@ class Output:
 
 def run(tool: dict[str, Any], spec: dict[str, Any], call: Call) -> Output:
     kind = tool["type"]
-    return {"mcp": _mcp, "page": _page, "http": _http, "rpc": _rpc, "sql": _sql}[kind](
-        spec, call)
+    return {"mcp": _mcp, "page": _page, "http": _http, "rpc": _rpc, "sql": _sql,
+            "postgres": _postgres, "duckdb": _duckdb, "python": _python}[kind](spec, call)
 
 
 # The ledger --------------------------------------------------------------------------------
@@ -201,6 +206,10 @@ def _http(spec: dict[str, Any], call: Call) -> Output:
     body: dict[str, Any] = {}
     if "json" in spec:
         body["json"] = spec["json"]
+    elif isinstance(spec.get("data"), dict | list):  # NoETL's http plugin: data is JSON
+        body["json"] = spec["data"]
+    elif "data" in spec:
+        body["content"] = str(spec["data"])
     elif "body" in spec:
         body["content"] = str(spec["body"])
     timeout = float(spec.get("timeout") or 30)
@@ -334,3 +343,160 @@ def _sql(spec: dict[str, Any], call: Call) -> Output:
     return Output(value={"columns": columns, "rows": rows},
                   text=json.dumps(rows, ensure_ascii=False)[:MAX_TEXT],
                   summary={"rows": len(rows)})
+
+
+def _rows(columns: list[str], fetched: list[Any]) -> Output:
+    rows = json.loads(json.dumps([dict(zip(columns, row, strict=True)) for row in fetched],
+                                 default=str))
+    return Output(value={"columns": columns, "rows": rows},
+                  text=json.dumps(rows, ensure_ascii=False)[:MAX_TEXT],
+                  summary={"rows": len(rows)})
+
+
+def _one_select(sql: str) -> str:
+    statement = sql.strip().rstrip(";").strip()
+    head = statement.lower()
+    if not (head.startswith("select") or head.startswith("with")) or ";" in statement:
+        raise StepError("spec.sql must be one SELECT statement")
+    return statement
+
+
+# postgres ----------------------------------------------------------------------------------
+
+def _postgres(spec: dict[str, Any], call: Call) -> Output:
+    """One SELECT on ``spec.dsn`` inside a READ ONLY transaction, templates bound as params.
+
+    The DSN usually comes from a secret: it is never quoted in an error (the runner redacts it
+    anyway) and no connection is pooled, so nothing of it outlives the step.
+    """
+    import psycopg
+    from sqlalchemy import create_engine, text
+    from sqlalchemy.exc import SQLAlchemyError
+    from sqlalchemy.pool import NullPool
+
+    dsn = str(spec.get("dsn") or "")
+    if dsn.startswith("postgresql+"):
+        dsn = "postgresql" + dsn[dsn.index(":"):]
+    if not (dsn.startswith(("postgresql://", "postgres://")) or "=" in dsn):
+        raise StepError("spec.dsn must be a PostgreSQL DSN (postgresql://… or key=value)")
+    statement = _one_select(str(spec.get("sql") or ""))
+    params = spec.get("params") or {}
+    if not isinstance(params, dict):
+        raise StepError("spec.params must be an object of :name values")
+
+    def connect() -> Any:
+        return psycopg.connect(dsn, connect_timeout=10,
+                               options="-c default_transaction_read_only=on "
+                                       "-c statement_timeout=10000")
+
+    engine = create_engine("postgresql+psycopg://", creator=connect, poolclass=NullPool)
+    try:
+        with engine.connect() as conn:
+            # The database refuses any write in this transaction, whatever the SELECT calls.
+            conn.exec_driver_sql("SET TRANSACTION READ ONLY")
+            result = conn.execute(text(statement), params)
+            columns = list(result.keys())
+            fetched = result.fetchmany(MAX_ROWS)
+            conn.rollback()
+    except (SQLAlchemyError, psycopg.Error) as exc:
+        reason = str(getattr(exc, "orig", None) or exc).splitlines()[0]
+        transient = isinstance(getattr(exc, "orig", exc), psycopg.OperationalError)
+        raise StepError(f"postgres: {reason}", permanent=not transient) from None
+    finally:
+        engine.dispose()
+    return _rows(columns, fetched)
+
+
+# duckdb ------------------------------------------------------------------------------------
+
+def _duckdb(spec: dict[str, Any], call: Call) -> Output:
+    """One SELECT in a fresh in-memory DuckDB that may read the files of WORKFLOWS_DUCKDB_DIR
+    and nothing else (external access off, that folder allowed, the configuration locked)."""
+    from pathlib import Path
+
+    try:
+        import duckdb
+    except ImportError:
+        raise StepError("duckdb tools need the duckdb package") from None
+    folder = settings.get("WORKFLOWS_DUCKDB_DIR")
+    if not folder:
+        raise StepError("duckdb tools need the WORKFLOWS_DUCKDB_DIR setting (the folder whose "
+                        "files they may read)")
+    root = Path(folder).resolve()
+    if not root.is_dir():
+        raise StepError("WORKFLOWS_DUCKDB_DIR is not a folder")
+    statement = _one_select(str(spec.get("sql") or ""))
+    params = spec.get("params") or {}
+    if not isinstance(params, dict):
+        raise StepError("spec.params must be an object of $name values")
+    conn = duckdb.connect(":memory:")
+    try:
+        quoted = "'" + str(root).replace("'", "''") + "'"
+        conn.execute(f"SET file_search_path = {quoted}")
+        conn.execute(f"SET allowed_directories = [{quoted}]")
+        conn.execute("SET enable_external_access = false")
+        conn.execute("SET autoinstall_known_extensions = false")
+        conn.execute("SET autoload_known_extensions = false")
+        conn.execute("SET lock_configuration = true")
+        statements = conn.extract_statements(statement)
+        if len(statements) != 1 or statements[0].type != duckdb.StatementType.SELECT:
+            raise StepError("spec.sql must be one SELECT statement")
+        result = conn.execute(statement, params)
+        columns = [d[0] for d in result.description or []]
+        fetched = result.fetchmany(MAX_ROWS)
+    except duckdb.Error as exc:
+        raise StepError(f"duckdb: {str(exc).splitlines()[0]}") from None
+    finally:
+        conn.close()
+    return _rows(columns, fetched)
+
+
+# python ------------------------------------------------------------------------------------
+
+def find_function(name: str) -> Any:
+    """A registered function: an entry point of FUNCTIONS_GROUP by name, or ``module:function``
+    in a module listed in WORKFLOWS_PYTHON_MODULES. The document only ever names it."""
+    import importlib
+    from importlib.metadata import entry_points
+
+    if ":" not in name:
+        found = [ep for ep in entry_points(group=FUNCTIONS_GROUP) if ep.name == name]
+        if not found:
+            known = sorted(ep.name for ep in entry_points(group=FUNCTIONS_GROUP))
+            raise StepError(f"no function '{name}' in the entry points {FUNCTIONS_GROUP} "
+                            f"(registered: {', '.join(known) or 'none'})")
+        return found[0].load()
+    module_name, _, attribute = name.partition(":")
+    allowed = [m.strip() for m in settings.get("WORKFLOWS_PYTHON_MODULES").split(",")
+               if m.strip()]
+    if module_name not in allowed:
+        raise StepError(f"module '{module_name}' is not allowed (WORKFLOWS_PYTHON_MODULES: "
+                        f"{', '.join(allowed) or 'empty'})")
+    if attribute.startswith("_"):
+        raise StepError(f"'{attribute}' is private")
+    function = getattr(importlib.import_module(module_name), attribute, None)
+    if not callable(function):
+        raise StepError(f"{module_name} has no function '{attribute}'")
+    return function
+
+
+def _python(spec: dict[str, Any], call: Call) -> Output:
+    """``function(**args)``; its JSON-able result is the step's. Ledgered like other effects."""
+    function = find_function(str(spec.get("function") or ""))
+    args = spec.get("args") or {}
+    if not isinstance(args, dict):
+        raise StepError("spec.args must be an object of keyword arguments")
+
+    def effect() -> Output:
+        try:
+            value = function(**args)
+        except TypeError as exc:
+            raise StepError(f"{spec['function']}: {exc}") from None
+        try:
+            value = json.loads(json.dumps(value, default=str))
+        except (TypeError, ValueError):
+            raise StepError(f"{spec['function']} returned something that is not JSON") from None
+        text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
+        return Output(value=value, text=text[:MAX_TEXT], summary={"function": spec["function"]})
+
+    return _with_ledger(call, effect)

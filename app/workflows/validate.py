@@ -4,22 +4,29 @@ Every problem names its path and, for a broken reference, what exists instead, e
 ``mcp.turns[0].model: unknown model 'gpt-5' (defined: default)``. Checked: unresolved model,
 tool, resource, prompt, task, turn and step references; duplicate names in a section;
 ``tools_allowed`` naming unknown tools; template syntax and unknown template names; missing
-``start``; cycles; unreachable steps; turns no step uses.
+``start``; cycles; unreachable steps; turns no step uses; ``mcp.<section>.<name>`` and
+``prompts.<name>`` references in templates that name nothing declared.
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable
 from typing import Any
 
 from jinja2 import TemplateError, meta
 
 from app.workflows.document import Problem, join
-from app.workflows.schema import SCHEMA
-from app.workflows.templating import _ENV
+from app.workflows.schema import SCHEMA, task_spec
+from app.workflows.templating import expand, parse, sql_template_problem
 
 # Names a template may start from (``args`` only inside tools the model calls).
-CONTEXT_NAMES = ("workload", "input", "steps", "resources", "turns", "run", "args", "result")
+CONTEXT_NAMES = ("workload", "input", "steps", "resources", "turns", "run", "args", "result",
+                 "secrets", "mcp", "prompts", "context")
+MCP_SECTIONS = ("models", "tools", "resources", "prompts", "turns")
+_TAG = re.compile(r"\{\{.*?\}\}|\{%.*?%\}", re.S)
+_MCP_REF = re.compile(r"""(?<![\w.'"])mcp\.(\w+)(?:\.(\w+)|\[['"]([^'"]+)['"]\])?""")
+_PROMPT_REF = re.compile(r"""(?<![\w.'"])prompts(?:\.(\w+)|\[['"]([^'"]+)['"]\])""")
 
 _validator: Any = None
 
@@ -57,8 +64,15 @@ def schema_problems(doc: dict[str, Any]) -> list[Problem]:
             problems.append(Problem(where, f"{err.instance!r} is not one of: {allowed}"))
         elif err.validator == "not" and err.schema_path and "task" in str(err.validator_value):
             problems.append(Problem(where, "a step has either task or turn, not both"))
+        elif err.validator == "oneOf" and where.endswith(".task"):
+            problems.append(Problem(where, "must be a workbook task's name or an inline task "
+                                           "{name?, type, spec | its keys}"))
+        elif err.validator == "oneOf" and where.endswith(".template"):
+            problems.append(Problem(where, "must be a string or a list of {role, content}"))
         elif err.validator == "oneOf":
             problems.append(Problem(where, "must be a step name or {step, when}"))
+        elif err.validator == "dependentRequired":
+            problems.append(Problem(where, "a step of type workbook needs a task"))
         else:
             problems.append(Problem(where, err.message))
     return problems
@@ -88,7 +102,7 @@ def _templates(value: Any, where: str, problems: list[Problem], extra: tuple[str
         if "{{" not in value and "{%" not in value:
             return
         try:
-            names = meta.find_undeclared_variables(_ENV.parse(value))
+            names = meta.find_undeclared_variables(parse(value))
         except TemplateError as exc:
             problems.append(Problem(where, f"template syntax error: {exc}"))
             return
@@ -114,21 +128,70 @@ def _mcp_tool_names() -> list[str] | None:
     return sorted(REGISTRY.tools) or None
 
 
+def _references(value: Any, where: str, declared: dict[str, dict[str, int]],
+                problems: list[Problem]) -> None:
+    """``mcp.<section>.<name>`` and ``prompts.<name>`` in templates must name declarations."""
+    if isinstance(value, str):
+        if "{{" not in value and "{%" not in value:
+            return
+        for tag in _TAG.findall(expand(value)):
+            for match in _MCP_REF.finditer(tag):
+                section, name = match.group(1), match.group(2) or match.group(3)
+                if section not in MCP_SECTIONS:
+                    problems.append(Problem(where, f"unknown section 'mcp.{section}' "
+                                                   f"(sections: {', '.join(MCP_SECTIONS)})"))
+                elif name and name not in declared[section]:
+                    problems.append(Problem(where, f"unknown {section[:-1]} '{name}' in "
+                                                   f"mcp.{section} {_defined(declared[section])}"))
+            for match in _PROMPT_REF.finditer(tag):
+                name = match.group(1) or match.group(2)
+                if name not in declared["prompts"]:
+                    problems.append(Problem(where, f"unknown prompt '{name}' "
+                                                   f"{_defined(declared['prompts'])}"))
+    elif isinstance(value, dict):
+        for key, item in value.items():
+            _references(item, join(where, str(key)), declared, problems)
+    elif isinstance(value, list):
+        for i, item in enumerate(value):
+            _references(item, join(where, i), declared, problems)
+
+
+REQUIRED_SPEC = {"mcp": ("tool",), "page": ("path",), "http": ("url",), "rpc": ("method",),
+                 "sql": ("query",), "postgres": ("dsn", "sql"), "duckdb": ("sql",),
+                 "python": ("function",)}
+_PYTHON_FUNCTION = re.compile(r"^[A-Za-z_][\w.]*(:[A-Za-z_]\w*)?$")
+
+
 def _tool_specs(items: list[dict[str, Any]], base: str, problems: list[Problem],
-                extra: tuple[str, ...]) -> None:
+                extra: tuple[str, ...], spec_path: bool = True) -> None:
     known = _mcp_tool_names()
-    required = {"mcp": "tool", "page": "path", "http": "url", "rpc": "method", "sql": "query"}
     for i, item in enumerate(items):
-        where = join(join(base, i), "spec")
-        spec = item.get("spec") or {}
-        key = required[item["type"]]
-        if key not in spec:
+        where = join(base, i) if spec_path else base
+        if "spec" in item:
+            where = join(where, "spec")
+        spec = task_spec(item)
+        missing = [key for key in REQUIRED_SPEC[item["type"]] if key not in spec]
+        for key in missing:
             problems.append(Problem(join(where, key),
                                     f"required for type {item['type']} "
                                     f"(present: {', '.join(spec) or 'nothing'})"))
-        elif item["type"] == "mcp" and known is not None and spec[key] not in known:
+        key = REQUIRED_SPEC[item["type"]][0]
+        if item["type"] == "mcp" and key in spec and known is not None \
+                and spec[key] not in known:
             problems.append(Problem(join(where, key), f"unknown MCP tool '{spec[key]}' "
                                                       f"{_defined(known)}"))
+        if item["type"] in ("postgres", "duckdb") and "sql" in spec:
+            sql = str(spec["sql"])
+            head = sql.lstrip().lower()
+            if not (head.startswith("select") or head.startswith("with")):
+                problems.append(Problem(join(where, "sql"), "only SELECT queries are allowed"))
+            problem = sql_template_problem(sql)
+            if problem:
+                problems.append(Problem(join(where, "sql"), problem))
+        if item["type"] == "python" and "function" in spec and not (
+                isinstance(spec["function"], str) and _PYTHON_FUNCTION.match(spec["function"])):
+            problems.append(Problem(join(where, "function"),
+                                    "a registered function's name, or module:function"))
         if item["type"] == "sql" and "query" in spec:
             query = str(spec["query"]).lstrip().lower()
             if not (query.startswith("select") or query.startswith("with")):
@@ -138,6 +201,19 @@ def _tool_specs(items: list[dict[str, Any]], base: str, problems: list[Problem],
                                         "no templates in SQL: use :name placeholders and "
                                         "spec.params"))
         _templates(spec, where, problems, extra)
+
+
+def _materialized_turns(step: dict[str, Any], turns: list[str]) -> list[str]:
+    """Turns a step stands for without ``turn:``: its name is ``mcp_<turn>`` (the seed's
+    convention) or its task's templates read ``mcp.turns.<turn>``."""
+    found = [t for t in turns if step["step"] == f"mcp_{t}"]
+    task = step.get("task")
+    if isinstance(task, dict):
+        text = repr(task)
+        found += [t for t in turns if re.search(
+            rf"""mcp\.turns(?:\.{re.escape(t)}\b|\[['"]{re.escape(t)}['"]\])""",
+            expand(text)) and t not in found]
+    return found
 
 
 def _graph_problems(doc: dict[str, Any], problems: list[Problem]) -> None:
@@ -159,7 +235,11 @@ def _graph_problems(doc: dict[str, Any], problems: list[Problem]) -> None:
     edges: dict[str, list[str]] = {name: [] for name in index}
     for i, step in enumerate(steps):
         where = join("workflow", i)
-        if "task" in step and step["task"] not in tasks:
+        if isinstance(step.get("task"), dict):
+            _tool_specs([step["task"]], join(where, "task"), problems, (), spec_path=False)
+            for turn in _materialized_turns(step, turns):
+                placed.setdefault(turn, step["step"])
+        elif "task" in step and step["task"] not in tasks:
             problems.append(Problem(join(where, "task"), f"unknown task '{step['task']}' "
                                                          f"{_defined(tasks)}"))
         if "turn" in step:
@@ -188,7 +268,8 @@ def _graph_problems(doc: dict[str, Any], problems: list[Problem]) -> None:
             i = turns.index(name)
             problems.append(Problem(join("mcp.turns", i),
                                     f"turn '{name}' is not used by any workflow step "
-                                    f"(add a step with 'turn: {name}')"))
+                                    f"(add a step with 'turn: {name}', or a workbook step "
+                                    f"'mcp_{name}')"))
     cycle = _find_cycle(edges)
     if cycle:
         problems.append(Problem(join("workflow", index[cycle[0]]),
@@ -239,11 +320,13 @@ def semantic_problems(doc: dict[str, Any]) -> list[Problem]:
     tools = _names(mcp.get("tools") or [], "mcp.tools", "tool", problems)
     resources = _names(mcp.get("resources") or [], "mcp.resources", "resource", problems)
     prompts = _names(mcp.get("prompts") or [], "mcp.prompts", "prompt", problems)
-    _names(mcp.get("turns") or [], "mcp.turns", "turn", problems)
+    turns = _names(mcp.get("turns") or [], "mcp.turns", "turn", problems)
     _names(doc.get("workbook") or [], "workbook", "task", problems)
     _tool_specs(doc.get("workbook") or [], "workbook", problems, ("args",))
     _tool_specs(mcp.get("tools") or [], "mcp.tools", problems, ("args",))
     _tool_specs(mcp.get("resources") or [], "mcp.resources", problems, ())
+    _references(doc, "", {"models": models, "tools": tools, "resources": resources,
+                          "prompts": prompts, "turns": turns}, problems)
     for i, prompt in enumerate(mcp.get("prompts") or []):
         _templates(prompt["template"], join(join("mcp.prompts", i), "template"), problems,
                    ("args",))
