@@ -370,6 +370,7 @@ def _postgres(spec: dict[str, Any], call: Call) -> Output:
     anyway) and no connection is pooled, so nothing of it outlives the step.
     """
     import psycopg
+    from psycopg.conninfo import conninfo_to_dict, make_conninfo
     from sqlalchemy import create_engine, text
     from sqlalchemy.exc import SQLAlchemyError
     from sqlalchemy.pool import NullPool
@@ -384,10 +385,16 @@ def _postgres(spec: dict[str, Any], call: Call) -> Output:
     if not isinstance(params, dict):
         raise StepError("spec.params must be an object of :name values")
 
+    try:
+        options = conninfo_to_dict(dsn).get("options") or ""
+        # Ours come last, so they win over any the DSN sets.
+        conninfo = make_conninfo(dsn, options=f"{options} -c default_transaction_read_only=on "
+                                              f"-c statement_timeout=10000".strip())
+    except psycopg.ProgrammingError:
+        raise StepError("spec.dsn is not a valid PostgreSQL DSN") from None
+
     def connect() -> Any:
-        return psycopg.connect(dsn, connect_timeout=10,
-                               options="-c default_transaction_read_only=on "
-                                       "-c statement_timeout=10000")
+        return psycopg.connect(conninfo, connect_timeout=10)
 
     engine = create_engine("postgresql+psycopg://", creator=connect, poolclass=NullPool)
     try:

@@ -1,7 +1,8 @@
 """A real local HTTP server speaking the chat-completions protocol, with scripted replies.
 
 Each reply is either a message dict (returned as ``choices[0].message``) or a callable taking
-the request body and returning one. Every request (body and headers) is recorded.
+the request body and returning one. Every request (body, headers and path) is recorded.
+``paths`` are the routes it answers (seed 004's examples post to ``<gateway>/chat``).
 """
 
 from __future__ import annotations
@@ -16,10 +17,12 @@ Reply = dict[str, Any] | Callable[[dict[str, Any]], dict[str, Any]]
 
 
 class ScriptedGateway:
-    def __init__(self, replies: list[Reply] | None = None) -> None:
+    def __init__(self, replies: list[Reply] | None = None,
+                 paths: tuple[str, ...] = ("/v1/chat/completions",)) -> None:
         self.replies: list[Reply] = list(replies or [])
         self.requests: list[dict[str, Any]] = []
         self.headers: list[dict[str, str]] = []
+        self.paths: list[str] = []
         gateway = self
 
         class Handler(BaseHTTPRequestHandler):
@@ -31,7 +34,8 @@ class ScriptedGateway:
                 body = json.loads(self.rfile.read(length) or b"{}")
                 gateway.requests.append(body)
                 gateway.headers.append(dict(self.headers))
-                if self.path.rstrip("/") != "/v1/chat/completions":
+                gateway.paths.append(self.path)
+                if self.path.rstrip("/") not in paths:
                     self._send(404, {"error": {"message": f"no route {self.path}"}})
                     return
                 if not gateway.replies:
