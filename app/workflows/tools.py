@@ -418,7 +418,12 @@ def _postgres(spec: dict[str, Any], call: Call) -> Output:
 
 def _duckdb(spec: dict[str, Any], call: Call) -> Output:
     """One SELECT in a fresh in-memory DuckDB that may read the files of WORKFLOWS_DUCKDB_DIR
-    and nothing else (external access off, that folder allowed, the configuration locked)."""
+    and nothing else (external access off, that folder allowed, the configuration locked).
+
+    ``spec.tables`` names files of the folder (``{kb: kb.csv}``): each becomes a view, so the
+    SQL reads ``FROM kb``; a path written in the SQL itself must be absolute, in the folder.
+    """
+    import re
     from pathlib import Path
 
     try:
@@ -434,13 +439,26 @@ def _duckdb(spec: dict[str, Any], call: Call) -> Output:
         raise StepError("WORKFLOWS_DUCKDB_DIR is not a folder")
     statement = _one_select(str(spec.get("sql") or ""))
     params = spec.get("params") or {}
-    if not isinstance(params, dict):
-        raise StepError("spec.params must be an object of $name values")
+    tables = spec.get("tables") or {}
+    if not isinstance(params, dict) or not isinstance(tables, dict):
+        raise StepError("spec.params and spec.tables must be objects")
+
+    def literal(text: str) -> str:
+        return "'" + text.replace("'", "''") + "'"
+
+    views = []
+    for name, relative in tables.items():
+        file = (root / str(relative)).resolve()
+        if not re.fullmatch(r"[A-Za-z_]\w{0,62}", str(name)):
+            raise StepError(f"spec.tables: '{name}' is not a table name")
+        if not file.is_relative_to(root) or not file.is_file():
+            raise StepError(f"spec.tables.{name}: no file {relative!r} in WORKFLOWS_DUCKDB_DIR")
+        views.append(f'CREATE VIEW "{name}" AS SELECT * FROM {literal(str(file))}')
     conn = duckdb.connect(":memory:")
     try:
-        quoted = "'" + str(root).replace("'", "''") + "'"
-        conn.execute(f"SET file_search_path = {quoted}")
-        conn.execute(f"SET allowed_directories = [{quoted}]")
+        for view in views:
+            conn.execute(view)
+        conn.execute(f"SET allowed_directories = [{literal(str(root) + '/')}]")
         conn.execute("SET enable_external_access = false")
         conn.execute("SET autoinstall_known_extensions = false")
         conn.execute("SET autoload_known_extensions = false")
