@@ -106,11 +106,13 @@ def test_the_base_document_is_valid() -> None:
     (lambda d: d["workflow"][0].update(step="begin"),
      "workflow: no step named 'start' (steps: begin, look, ask, end)"),
     (lambda d: d["workflow"].pop(2) and d["workflow"][1].update(next=["end"]),
-     "mcp.turns[0]: turn 't1' is not used by any workflow step (add a step with 'turn: t1')"),
+     "mcp.turns[0]: turn 't1' is not used by any workflow step (add a step with 'turn: t1', "
+     "or a workbook step 'mcp_t1')"),
     (lambda d: d["mcp"]["tools"][0]["spec"].update(tool="teleport"),
      "mcp.tools[0].spec.tool: unknown MCP tool 'teleport' (defined: "),
-    (lambda d: d["workbook"][0]["spec"].update(path="/studios/{{ secrets.key }}"),
-     "workbook[0].spec.path: unknown name 'secrets' in template (available: args, input, "),
+    (lambda d: d["workbook"][0]["spec"].update(path="/studios/{{ environ.key }}"),
+     "workbook[0].spec.path: unknown name 'environ' in template (available: args, context, "
+     "input, mcp, "),
     (lambda d: d["workbook"][0]["spec"].update(path="/studios/{{ workload.studio "),
      "workbook[0].spec.path: template syntax error:"),
     (lambda d: d["mcp"]["resources"][0].update(type="ftp"),
