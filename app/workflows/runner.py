@@ -27,7 +27,14 @@ from typing import Any
 from app.workflows import calls, gateway, queue, secrets, settings, tools
 from app.workflows.compile import steps_by_name
 from app.workflows.queue import Event, JobSpec, Leased
-from app.workflows.templating import RenderError, bind_sql, render_text, render_value, truthy
+from app.workflows.templating import (
+    RenderError,
+    bind_sql,
+    render_text,
+    render_url,
+    render_value,
+    truthy,
+)
 from app.workflows.tools import StepError
 
 log = logging.getLogger("harmonic.workflows")
@@ -144,7 +151,10 @@ def prepare_spec(tool: dict[str, Any], ctx: dict[str, Any]) -> dict[str, Any]:
     rendered: each of its templates becomes a bound parameter (``params``)."""
     spec = dict(tool["spec"])
     sql = spec.pop("sql", None) if tool["type"] in tools.BOUND_SQL else None
+    url = spec.pop("url", None) if tool["type"] == "http" else None
     rendered = render_value(spec, ctx)
+    if isinstance(url, str):
+        rendered["url"] = render_url(url, ctx)
     if sql is not None:
         statement, bound = bind_sql(str(sql), ctx, tools.BOUND_SQL[tool["type"]])
         rendered["sql"] = statement

@@ -103,6 +103,23 @@ def render_value(value: Any, context: dict[str, Any]) -> Any:
     return value
 
 
+def render_url(template: str, context: dict[str, Any]) -> str:
+    """An http tool's URL: a template that starts the URL (a base URL such as
+    ``{{ secrets.llm_gateway }}``) is pasted as it is; every other value is percent-encoded, so
+    ``?q={{ input.query }}`` with "a&b=c" stays one query value instead of adding a parameter."""
+    from urllib.parse import quote
+
+    if "{%" in template:
+        return render_text(template, context)  # blocks: no value-by-value encoding possible
+
+    def one(match: re.Match[str]) -> str:
+        value = evaluate(match.group(1).strip(), context)
+        text = "" if value is None else str(value)
+        return text if match.start() == 0 else quote(text, safe="")
+
+    return _SQL_TEMPLATE.sub(one, template)
+
+
 def truthy(when: str, context: dict[str, Any]) -> bool:
     """A ``when`` condition: a bare expression or one wrapped in ``{{ }}``."""
     single = SINGLE.match(when)

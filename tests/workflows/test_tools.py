@@ -148,6 +148,19 @@ def test_http_retries_a_503_with_the_same_idempotency_key(
     assert "retry_in" in error["data"] and "503" in error["data"]["error"]
 
 
+def test_http_url_values_are_percent_encoded(app: Flask, sites, wf_settings,
+                                            monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    inside, _ = sites
+    base = f"http://127.0.0.1:{inside.port}"
+    monkeypatch.setitem(app.config, "WORKFLOWS_HTTP_ALLOW", f"127.0.0.1:{inside.port}")
+    playbook = _http_playbook("{{ workload.base }}/ok?q={{ workload.q }}").replace(
+        "workbook:", f"workload: {{base: '{base}', q: 'a&b=c d/e'}}\nworkbook:")
+    run = drain(app, _start(app, playbook, as_user=None))
+    assert run["status"] == "succeeded", run
+    # The base URL at the start is pasted as it is; the query value stays one value.
+    assert [path for path, _ in inside.hits] == ["/ok?q=a%26b%3Dc%20d%2Fe"]
+
+
 def test_a_permanent_error_kills_the_step_at_once(app: Flask, wf_settings) -> None:
     run = drain(app, _start(app, _http_playbook("http://example.invalid/x"), as_user=None))
     assert run["status"] == "failed" and "WORKFLOWS_HTTP_ALLOW: empty" in run["error"]
