@@ -384,8 +384,9 @@ CONTEXT_GUIDE = """\
 # Working in Harmonic
 
 Harmonic serves the same URLs to people (HTML) and to you (Markdown with a YAML frontmatter
-listing the actions available on that page). Use `navigate(path)` to open a page and
-`execute_action(action, params)` to act on it. A URL you share opens the same page for a person.
+listing the actions available on that page). Use `navigate(path)` to open a page (a full URL
+of this app works too) and `execute_action(action, params)` to act on it. A URL you share opens
+the same page for a person. A file such as a floorplan's `.png` comes back as an image.
 
 ## Actions
 
