@@ -372,7 +372,7 @@ def test_budget_decision_and_commitment(studio, live_server: str, mode: str,  # 
     assert decision_calls == 3  # navigate, create_decision with options, one vote on two
     assert commitment_calls == 2  # navigate, create_commitment with join
     _front, body = parse_md(studio.get(decision).get_data(as_text=True))
-    mine = [line for line in body.splitlines() if line.startswith("* [")]
+    mine = [line for line in body.splitlines() if line.startswith("* [") and "✅" in line]
     assert mine == ["* [x] ✅ [x] ⭐ Café", "* [ ] ✅ [ ] ⭐ Office", "* [x] ✅ [ ] ⭐ Park"]
     _front, body = parse_md(studio.get(commitment).get_data(as_text=True))
     assert "You have joined." in body and "## Participants (1)" in body
