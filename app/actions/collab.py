@@ -32,6 +32,14 @@ CRITICAL_MASS = Param("critical_mass", "integer",
                       minimum=1)
 LIMIT = Param("limit", "integer",
               "Optional cap on participants; reaching it closes the commitment", minimum=1)
+OPTIONS = Param("options", "array",
+                "Optional: the options' titles, in order, e.g. [\"Tuesday\", \"Thursday\"] "
+                "(each unique and not blank, as add_option takes them; add more later)",
+                schema={"type": "array", "maxItems": decisions.OPTIONS_AT_CREATION_MAX,
+                        "items": {"type": "string", "minLength": 1,
+                                  "maxLength": decisions.OPTION_MAX}})
+JOIN = Param("join", "boolean", "Join it yourself at once (default false): no separate "
+                                "join_commitment needed")
 VOTE_ITEM = {
     "type": "object",
     "properties": {
@@ -68,11 +76,15 @@ def _path(ctx: Context, item_type: str, item: Any) -> str:
 @action("create_decision", "Ask the studio a question to decide by acceptance voting",
         ("decision_new", "cycle"), rules.member,
         params=(QUESTION, DESCRIPTION, dataclasses.replace(OPTIONS_OPEN, default=True),
-                DEADLINE), effect="create")
+                DEADLINE, OPTIONS), effect="create")
 def create_decision(ctx: Context, p: dict[str, Any]) -> Result:
     decision = decisions.create_decision(ctx.studio, ctx.user, base_url=ctx.base_url, **p)
-    return Result(f"Created decision “{decision.question}”.", _path(ctx, "decision", decision),
-                  created=True, data={"id": decision.short_id, "question": decision.question})
+    titles = decisions.option_titles(p.get("options") or [])
+    with_options = f" with {len(titles)} options" if titles else ""
+    return Result(f"Created decision “{decision.question}”{with_options}.",
+                  _path(ctx, "decision", decision), created=True,
+                  data={"id": decision.short_id, "question": decision.question,
+                        "options": titles})
 
 
 def _option_proposer(ctx: Context) -> str | None:
@@ -139,13 +151,19 @@ pin_actions("decision", "decision_settings")
 
 @action("create_commitment", "Propose a commitment that holds once enough people join",
         ("commitment_new", "cycle"), rules.member,
-        params=(TITLE, DESCRIPTION, CRITICAL_MASS, COMMITMENT_DEADLINE, LIMIT),
+        params=(TITLE, DESCRIPTION, CRITICAL_MASS, COMMITMENT_DEADLINE, LIMIT, JOIN),
         effect="create")
 def create_commitment(ctx: Context, p: dict[str, Any]) -> Result:
-    commitment = commitments.create_commitment(ctx.studio, ctx.user, base_url=ctx.base_url, **p)
-    return Result(f"Created commitment “{commitment.title}”.",
-                  _path(ctx, "commitment", commitment), created=True,
-                  data={"id": commitment.short_id, "title": commitment.title})
+    joins = bool(p.pop("join", False))
+    commitment = commitments.create_commitment(ctx.studio, ctx.user, base_url=ctx.base_url,
+                                               creator_joins=joins, **p)
+    message = f"Created commitment “{commitment.title}”."
+    data: dict[str, Any] = {"id": commitment.short_id, "title": commitment.title}
+    if joins:
+        state = commitments.progress(commitment)
+        message += f" You joined it. {state.status_message}"
+        data.update(joined=state.joined, critical_mass=state.critical_mass, status=state.status)
+    return Result(message, _path(ctx, "commitment", commitment), created=True, data=data)
 
 
 @action("join_commitment", "Join this commitment", "commitment", rules.member,

@@ -59,6 +59,12 @@ class Param:
         return base
 
     @property
+    def lines(self) -> bool:
+        """An array of strings: a form takes it one item per line (JSON works too)."""
+        items = (self.schema or {}).get("items")
+        return self.type == "array" and isinstance(items, dict) and items.get("type") == "string"
+
+    @property
     def display_type(self) -> str:
         if self.enum:
             return " | ".join(self.enum)
@@ -254,7 +260,10 @@ def _coerce(param: Param, value: Any, from_form: bool) -> tuple[Any, str | None]
             try:
                 value = json.loads(value)
             except ValueError:
-                return None, "must be a JSON array"
+                if not param.lines:
+                    return None, "must be a JSON array"
+                # A person types one item per line; blank lines are just spacing.
+                value = [line for line in value.splitlines() if line.strip()]
         if not isinstance(value, list):
             return None, "must be an array"
         return value, _check_schema(param, value)

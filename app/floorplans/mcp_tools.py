@@ -5,6 +5,8 @@ The three tools keep the reference server's contract (image content first, then 
 failures are ``success: false`` / ``valid: false`` results, not protocol errors) and add
 ``structuredContent`` checked against an ``outputSchema``. Every schema, description and the
 ``floorplan://schema`` text come from ``app.floorplans.tools``, which reads the grammar.
+``render_floorplan`` also draws a plan stored in a studio (``plan: studio/name``, an optional
+``version``) instead of DSL text, with the same membership checks as the plan's page.
 """
 
 from __future__ import annotations
@@ -12,7 +14,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from app.floorplans import tools
+from app.floorplans import store, tools
 from app.mcp import content
 from app.mcp.content import ToolResult
 from app.mcp.context import ToolContext
@@ -33,12 +35,64 @@ def _json(result: dict[str, Any]) -> dict[str, Any]:
     return content.text(json.dumps(result, ensure_ascii=False))
 
 
-@tool("render_floorplan", tools.description("render_floorplan"),
-      input_schema=tools.input_schema("render_floorplan"),
-      output_schema=tools.output_schema("render_floorplan"), annotations=PURE,
+def _render_schemas() -> tuple[dict[str, Any], dict[str, Any]]:
+    """The pure tool's schemas plus a stored plan as the alternative to DSL text. "Exactly one
+    of dsl and plan" is checked by the handler: several model APIs refuse a top-level oneOf."""
+    given = tools.input_schema("render_floorplan")
+    props = dict(given["properties"])
+    props["dsl"] = {**props["dsl"], "description": props["dsl"]["description"]
+                    + "; give either dsl or plan"}
+    props["plan"] = {"type": "string", "pattern": f"^[a-z0-9-]+/{store.NAME_PATTERN}$",
+                     "description": "A plan stored in a studio you are a member of, as "
+                                    "studio/name: team/office is the plan at "
+                                    "/studios/team/f/office. Give either plan or dsl"}
+    props["version"] = {"type": "integer", "minimum": 1,
+                        "description": "With plan: the version to draw (1 is the creation; "
+                                       "/studios/<studio>/f/<name>/versions lists them). "
+                                       "Default: the current version"}
+    inputs = {key: value for key, value in given.items() if key != "required"}
+    inputs["properties"] = props
+    output = tools.output_schema("render_floorplan")
+    output = {**output, "properties": {
+        **output["properties"],
+        "plan": {"type": "string", "description": "studio/name of the stored plan drawn"},
+        "version": {"type": "integer", "description": "its version that was drawn"}}}
+    return inputs, output
+
+
+RENDER_INPUT, RENDER_OUTPUT = _render_schemas()
+
+
+def _failure(message: str) -> ToolResult:
+    result = {"success": False, "errors": [{"message": message}]}
+    return ToolResult(content=[_json(result)], structured=result)
+
+
+@tool("render_floorplan", tools.description("render_floorplan") + "; or draw a plan stored in "
+      "a studio (plan: studio/name, optional version)",
+      input_schema=RENDER_INPUT, output_schema=RENDER_OUTPUT, annotations=PURE,
       title="Render a floorplan")
 def render_floorplan(ctx: ToolContext, args: dict[str, Any]) -> ToolResult:
+    stored: dict[str, Any] = {}
+    if "plan" in args or "version" in args:
+        if "dsl" in args or "plan" not in args:
+            return _failure("give either dsl (floorplan text) or plan (studio/name of a stored "
+                            "plan, with an optional version), not both")
+        handle, name = args["plan"].split("/", 1)
+        try:
+            plan = _stored_plan(ctx, handle, name)
+            number = args.get("version") or plan.version
+            dsl = plan.dsl if number == plan.version else store.version(plan, number).dsl
+        except Exception as exc:  # a domain error: not found, not a member
+            if not isinstance(getattr(exc, "message", None), str):
+                raise
+            return _failure(exc.message)  # type: ignore[attr-defined]
+        stored = {"plan": f"{handle}/{name}", "version": number}
+        args = {**{k: v for k, v in args.items() if k not in ("plan", "version")}, "dsl": dsl}
+    elif "dsl" not in args:
+        return _failure("give dsl (floorplan text) or plan (studio/name of a stored plan)")
     image, mime, result = tools.render_floorplan(args)
+    result = {**result, **stored}
     blocks = []
     if isinstance(image, bytes) and mime:
         blocks.append(content.image(image, mime))
@@ -79,6 +133,11 @@ def schema_resource(ctx: ToolContext) -> str:
                    "/studios/{handle}/f/{name})", mime_type="text/plain",
                    title="A studio's floorplan")
 def stored_floorplan(ctx: ToolContext, uri: str, variables: dict[str, str]) -> str:
+    return str(_stored_plan(ctx, variables["handle"], variables["name"]).dsl)
+
+
+def _stored_plan(ctx: ToolContext, handle: str, name: str) -> Any:
+    """The stored plan, for the caller: NotFound or Forbidden as its page would answer."""
     from app.extensions import db
     from app.models import User
     from app.web import loaders
@@ -86,4 +145,4 @@ def stored_floorplan(ctx: ToolContext, uri: str, variables: dict[str, str]) -> s
     user = db.session.get(User, ctx.identity.user_id) if ctx.identity is not None else None
     # The page's own loader: membership, studio gates and NotFound exactly as on the web.
     page = loaders.item_page("floorplan", "floorplan", "name")
-    return str(page(user=user, handle=variables["handle"], name=variables["name"]).item.dsl)
+    return page(user=user, handle=handle, name=name).item

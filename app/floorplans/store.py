@@ -123,6 +123,17 @@ def versions(plan: Floorplan) -> list[FloorplanVersion]:
             .order_by(FloorplanVersion.number.desc()).all())
 
 
+def version(plan: Floorplan, number: int) -> FloorplanVersion:
+    """One saved version of a plan by its number (1 is the creation)."""
+    found = (db.session.query(FloorplanVersion)
+             .filter(FloorplanVersion.floorplan_id == plan.id, FloorplanVersion.number == number)
+             .one_or_none())
+    if found is None:
+        raise NotFound(f"floorplan '{plan.name}' has no version {number} (versions 1 to "
+                       f"{plan.version})")
+    return found
+
+
 def view(dsl: str) -> dict[str, Any]:
     """What a page shows of a plan: validation, rooms and the inline SVG (None when invalid)."""
     validation = tools.validate_floorplan({"dsl": dsl})

@@ -76,6 +76,9 @@ class ToolContext:
     # requestState); None in the 2025 era, where questions are requests to the client.
     inputs: dict[str, Any] | None = None
     resumed: bool = False  # a verified requestState came back with this request
+    # The origin (scheme://host[:port]) the client reached us at over HTTP, whose absolute URLs
+    # count as this app's besides HARMONIC_BASE_URL's; empty for stdio.
+    origin: str = ""
     _last_progress: float | None = None
     _last_remote_check: float = 0.0
     _asked: int = 0

@@ -30,6 +30,7 @@ MAX_REDIRECTS = 5
 # libyaml's parser when PyYAML has it (about 30x faster); the same safe subset either way.
 _LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 ACTIONS_SUFFIX = re.compile(r"/actions(?:/[^/?#]*)?/?$")
+TEXT_MIMES = frozenset({"application/json", "application/yaml", "application/x-ndjson"})
 
 ACTION_SCHEMA: dict[str, Any] = {
     "type": "object",
@@ -43,16 +44,31 @@ ACTION_SCHEMA: dict[str, Any] = {
 
 
 class Page:
-    """A dispatched Markdown page: status, path, body and the frontmatter's actions."""
+    """A dispatched response: status, path, body and, for a Markdown page, the frontmatter's
+    actions. Not every URL is a page: ``<plan>.png`` answers an image (``mime``, ``body``)."""
 
     def __init__(self, path: str, status: int, text: str,
-                 meta: dict[str, Any] | None = None) -> None:
+                 meta: dict[str, Any] | None = None, mime: str = "text/markdown",
+                 body: bytes = b"") -> None:
         self.path, self.status, self.text = path, status, text
+        self.mime, self.body = mime or "text/markdown", body
         # The dispatch hands over the data the frontmatter was rendered from; parse only text
         # that came without it.
-        self.meta = meta if meta is not None else _frontmatter(text)
+        self.meta = meta if meta is not None else (_frontmatter(text) if self.is_page else {})
         actions = self.meta.get("actions")
         self.actions: list[dict[str, Any]] = [a for a in actions or [] if isinstance(a, dict)]
+
+    @property
+    def is_page(self) -> bool:
+        """A Markdown page (with actions), as opposed to a file such as an image."""
+        return self.mime == "text/markdown"
+
+    @property
+    def is_text(self) -> bool:
+        """Text that reads as such (Markdown, JSON, SVG); False for bytes such as a PNG."""
+        mime = self.mime
+        return (mime.startswith("text/") or mime in TEXT_MIMES
+                or mime.endswith(("+xml", "+json")))
 
     @property
     def title(self) -> str:
@@ -75,17 +91,31 @@ def _frontmatter(text: str) -> dict[str, Any]:
     return data if isinstance(data, dict) else {}
 
 
-def normalize_path(value: str) -> str:
-    """A path of this app from a path or a full URL of this app; ToolError otherwise."""
+def own_origins(origin: str = "") -> list[str]:
+    """The origins whose absolute URLs are this app's: HARMONIC_BASE_URL's, and over HTTP the
+    one the client reached /mcp at (``ToolContext.origin``)."""
+    found = []
+    for url in (current_app.config.get("HARMONIC_BASE_URL") or "", origin):
+        parts = urlsplit(url)
+        if parts.scheme in ("http", "https") and parts.netloc:
+            found.append(f"{parts.scheme}://{parts.netloc.lower()}")
+    return list(dict.fromkeys(found))
+
+
+def normalize_path(value: str, origin: str = "") -> str:
+    """A path of this app from a path or an absolute URL of this app (see ``own_origins``);
+    ToolError otherwise. Nothing is ever fetched from another site."""
     value = (value or "").strip()
     if not value:
         raise ToolError("path is empty; try /studios")
     parts = urlsplit(value)
     if parts.scheme or parts.netloc:
-        base = urlsplit(current_app.config.get("HARMONIC_BASE_URL") or "")
-        if parts.scheme not in ("http", "https") or parts.netloc.lower() != base.netloc.lower():
-            raise ToolError(f"{value} is not a URL of this app; give a path such as /studios "
-                            f"or a URL starting with {current_app.config.get('HARMONIC_BASE_URL')}")
+        origins = own_origins(origin)
+        netlocs = {urlsplit(o).netloc for o in origins}
+        if parts.scheme not in ("http", "https") or parts.netloc.lower() not in netlocs:
+            ours = " or ".join(origins) or "this app's address"
+            raise ToolError(f"{value} is not a URL of this app, and Harmonic fetches no other "
+                            f"site. Give a path such as /studios, or a URL starting with {ours}")
     path = parts.path or "/"
     if "\\" in path or "\x00" in path:
         raise ToolError("the path contains characters that cannot be in a URL path")
@@ -105,7 +135,8 @@ def fetch(ctx: ToolContext, path: str) -> Page:
         if result.status in (301, 302, 303, 307, 308) and location:
             path = normalize_path(location)
             continue
-        return Page(path, result.status, result.text, result.frontmatter)
+        mime = result.headers.get("Content-Type", "").split(";", 1)[0].strip().lower()
+        return Page(path, result.status, result.text, result.frontmatter, mime, result.body)
     raise ToolError(f"too many redirects from {path}")
 
 
@@ -147,18 +178,28 @@ def _actions_text(actions: list[dict[str, Any]]) -> str:
     "Open a Harmonic page, as a person would in a browser, and see its content as Markdown "
     "plus the actions you can take there (with their parameters). The page becomes your "
     "current page for execute_action. URLs are shareable: a person opening the same URL sees "
-    "the same page. Examples: '/studios', '/studios/team', '/studios/team/n/abcd1234'.",
+    "the same page. Give either path or url (exactly one). Examples: '/studios', "
+    "'/studios/team', '/studios/team/n/abcd1234'. An image (a floorplan's .png) comes back as "
+    "image content.",
     input_schema={
         "type": "object",
-        "properties": {"path": {"type": "string", "description":
-                                "A path such as /studios/team, or a full URL of this app"}},
-        "required": ["path"],
+        "properties": {
+            "path": {"type": "string", "description":
+                     "A path such as /studios/team, or a full URL of this app"},
+            "url": {"type": "string", "description":
+                    "The same as path, by another name: a full URL of this app (as a person "
+                    "would share it, e.g. http://127.0.0.1:5000/studios/team) or a path. "
+                    "URLs of other sites are refused"},
+        },
         "additionalProperties": False,
     },
     output_schema={
         "type": "object",
         "properties": {"path": {"type": "string"}, "status": {"type": "integer"},
                        "title": {"type": "string"},
+                       "mimeType": {"type": "string",
+                                    "description": "text/markdown for a page; an image's own "
+                                                   "type (image/png, image/svg+xml)"},
                        "actions": {"type": "array", "items": ACTION_SCHEMA}},
         "required": ["path", "status", "actions"],
     },
@@ -166,20 +207,48 @@ def _actions_text(actions: list[dict[str, Any]]) -> str:
     title="Navigate",
 )
 def navigate(ctx: ToolContext, args: dict[str, Any]) -> ToolResult:
-    path = normalize_path(args["path"])
+    given = [key for key in ("path", "url") if args.get(key) is not None]
+    if len(given) != 1:
+        raise ToolError("give exactly one of path or url, e.g. {\"path\": \"/studios\"} or "
+                        "{\"url\": \"/studios/team\"}")
+    path = normalize_path(args[given[0]], ctx.origin)
     ctx.audit["path"] = path
     page = fetch(ctx, path)
     ctx.audit["path"] = page.path
     ctx.log("debug", f"GET {page.path} answered {page.status}")
     if page.status >= 400:
         raise ToolError(f"GET {page.path} answered {page.status}:\n\n{page.text}")
+    if not page.is_page:
+        return _file_result(page)
     ctx.session.current_path = page.path
     ctx.session.save()
     structured = {"path": page.path, "status": page.status, "title": page.title,
-                  "actions": _with_annotations(page.actions)}
+                  "mimeType": page.mime, "actions": _with_annotations(page.actions)}
     hint = (f"Current URL: {page.path}\nTo act here: execute_action(action, params, "
             f"path=\"{page.path}\") with an action from the frontmatter below.")
     return ToolResult(content=[content.text(f"{hint}\n\n{page.text}")], structured=structured)
+
+
+def _file_result(page: Page) -> ToolResult:
+    """A URL that answers a file, not a page: an image as image content, other bytes as an
+    embedded blob, SVG and other text as embedded text, each with its real MIME type. It has
+    no actions, so the current page stays what it was."""
+    structured = {"path": page.path, "status": page.status, "title": "", "mimeType": page.mime,
+                  "actions": []}
+    uri = events.page_uri(page.path)
+    size = len(page.body)
+    note = content.text(f"{page.path} is a file ({page.mime}, {size} bytes), not a page: it has "
+                        f"no actions. resources/read {uri} returns it too.")
+    if page.is_text:
+        block = (content.embedded(uri, page.text, page.mime) if page.mime != "text/plain"
+                 else content.text(page.text))
+    elif page.mime.startswith("image/"):
+        block = content.image(page.body, page.mime)
+    elif page.mime.startswith("audio/"):
+        block = content.audio(page.body, page.mime)
+    else:
+        block = content.embedded(uri, page.body, page.mime)
+    return ToolResult(content=[note, block], structured=structured)
 
 
 @tool(
@@ -225,7 +294,7 @@ def execute_action(ctx: ToolContext, args: dict[str, Any]) -> ToolResult:
                         "there is no current page; pass the path navigate returned")
     if not raw_path:
         raise ToolError("no current page: call navigate first, or pass path")
-    path = ACTIONS_SUFFIX.sub("", normalize_path(raw_path).split("?", 1)[0]) or "/"
+    path = ACTIONS_SUFFIX.sub("", normalize_path(raw_path, ctx.origin).split("?", 1)[0]) or "/"
     ctx.audit["path"] = path
     if action not in ACTIONS:  # not an action anywhere: say what the page offers instead
         raise _page_refusal(action, path, fetch(ctx, path))
@@ -280,7 +349,8 @@ def execute_action(ctx: ToolContext, args: dict[str, Any]) -> ToolResult:
         structured["result"] = body["result"]
     blocks = [content.text("\n".join(text))]
     if location:
-        blocks.append(content.link(_absolute(location), name=location,
+        # A URI resources/read serves (the page as Markdown); the path is what a person opens.
+        blocks.append(content.link(events.page_uri(urlsplit(location).path), name=location,
                                    description="what this action created or changed",
                                    mime_type="text/markdown"))
     return ToolResult(content=blocks, structured=structured)
@@ -308,19 +378,15 @@ def _page_refusal(action: str, path: str, page: Page) -> ToolError:
     return _not_offered(action, page.path, page.actions)
 
 
-def _absolute(path: str) -> str:
-    base = (current_app.config.get("HARMONIC_BASE_URL") or "").rstrip("/")
-    return path if path.startswith("http") else f"{base}{path}"
-
-
 # -- resources -------------------------------------------------------------------------------
 
 CONTEXT_GUIDE = """\
 # Working in Harmonic
 
 Harmonic serves the same URLs to people (HTML) and to you (Markdown with a YAML frontmatter
-listing the actions available on that page). Use `navigate(path)` to open a page and
-`execute_action(action, params)` to act on it. A URL you share opens the same page for a person.
+listing the actions available on that page). Use `navigate(path)` to open a page (a full URL
+of this app works too) and `execute_action(action, params)` to act on it. A URL you share opens
+the same page for a person. A file such as a floorplan's `.png` comes back as an image.
 
 ## Actions
 
@@ -376,21 +442,47 @@ def _complete_path(variable: str, prefix: str) -> list[str]:
 
 @resource_template("harmonic://page/{+path}", "page",
                    "Any Harmonic page as Markdown with its actions, e.g. "
-                   "harmonic://page/studios/team", mime_type="text/markdown",
+                   "harmonic://page/studios/team; a file such as a floorplan's .png comes "
+                   "with its own MIME type", mime_type="text/markdown",
                    title="A Harmonic page", complete=_complete_path)
-def page_resource(ctx: ToolContext, uri: str, variables: dict[str, str]) -> str:
-    from app.services.errors import Forbidden, NotFound
+def page_resource(ctx: ToolContext, uri: str, variables: dict[str, str]) -> Any:
+    from app.services.errors import NotFound
 
     try:
         path = normalize_path("/" + variables["path"])
     except ToolError as exc:
         raise NotFound(exc.message) from None
+    return _read(ctx, uri, path)
+
+
+def _url_resource(ctx: ToolContext, uri: str, variables: dict[str, str]) -> Any:
+    # A URL of another site is refused with the reason (an invalid-params error naming the
+    # app's own origins), never fetched.
+    return _read(ctx, uri, normalize_path(uri, ctx.origin))
+
+
+for _scheme in ("http", "https"):
+    resource_template(f"{_scheme}://{{+url}}", f"page-url-{_scheme}",
+                      "A page of this app by its absolute URL, as a person would share it "
+                      "(HARMONIC_BASE_URL's origin, or the address /mcp is reached at); URLs "
+                      "of other sites are refused", mime_type="text/markdown",
+                      title="A Harmonic page by URL")(_url_resource)
+
+
+def _read(ctx: ToolContext, uri: str, path: str) -> Any:
+    """resources/read of a page (Markdown) or a file (its bytes or text, its MIME type)."""
+    from app.services.errors import Forbidden, NotFound
+
     page = fetch(ctx, path)
     if page.status == 404:
         raise NotFound(f"no page at {path}")
     if page.status >= 400:
         raise Forbidden(f"GET {path} answered {page.status}")
-    return page.text
+    if page.is_page:
+        return page.text
+    if page.is_text:
+        return [content.resource_text(uri, page.text, page.mime)]
+    return [content.resource_blob(uri, page.body, page.mime)]
 
 
 # -- prompts ---------------------------------------------------------------------------------

@@ -39,7 +39,7 @@ from flask import Blueprint, Flask, Response, current_app, g, request
 from werkzeug.exceptions import RequestEntityTooLarge
 
 from app.extensions import db
-from app.mcp import events, http_modern, jsonrpc, modern, store
+from app.mcp import events, http_modern, jsonrpc, modern, store, wire
 from app.mcp.context import ClientRequestFailed, ToolContext
 from app.mcp.info import SUPPORTED_VERSIONS
 from app.mcp.jsonrpc import INVALID_REQUEST, RpcError
@@ -74,6 +74,8 @@ def engine() -> McpServer:
 
 def _json(message: dict[str, Any] | None, status: int = 200,
           headers: dict[str, str] | None = None) -> Response:
+    if message is not None:
+        wire.message("http", "out", message)
     body = jsonrpc.encode(message) if message is not None else ""
     response = Response(body, status=status,
                         mimetype="application/json" if message is not None else None)
@@ -191,7 +193,9 @@ def post() -> Response:
     try:
         message = jsonrpc.decode(raw)
     except RpcError as exc:
+        wire.message("http", "in", raw.decode("utf-8", "replace"), _logged_headers())
         return _json(jsonrpc.error(None, exc), 400)
+    wire.message("http", "in", message, _logged_headers())
     method = message.get("method") if isinstance(message, dict) else None
     if isinstance(message, dict) and http_modern.is_stateless(message, request.headers):
         return _stateless(message, identity)
@@ -222,7 +226,7 @@ def post() -> Response:
     waiting = store.drain_outbox(session) if sse else []
     if method in STREAMING_METHODS and sse:
         return _streamed(message, session, identity, waiting)
-    response = engine().handle(message, session, _NullChannel(), identity)
+    response = engine().handle(message, session, _NullChannel(), identity, origin=_origin())
     if waiting and response is not None:
         return _sse_response(iter([*waiting, response]))
     return _json(response)
@@ -244,7 +248,8 @@ def _stateless(message: dict[str, Any], identity: Any) -> Response:
         return _listen(message)
     if method in STREAMING_METHODS and _accepts_sse():
         return _streamed(message, None, identity, [])
-    response = engine().handle(message, None, _NullChannel(), identity, stateless=True)
+    response = engine().handle(message, None, _NullChannel(), identity, stateless=True,
+                               origin=_origin())
     return _json(response, http_modern.status(response))
 
 
@@ -292,6 +297,19 @@ def _listen(message: dict[str, Any]) -> Response:
             events.unlisten(watch)
 
     return _event_stream(stream())
+
+
+def _logged_headers() -> dict[str, str]:
+    """The request headers worth a debug line (wire.message redacts Authorization)."""
+    return {k: v for k, v in request.headers.items()
+            if k.lower() in ("authorization", "mcp-session-id", "mcp-protocol-version",
+                             "mcp-method", "mcp-name", "origin")}
+
+
+def _origin() -> str:
+    """This request's own scheme://host: absolute URLs there are links into this app (the
+    Host already passed the allow-list)."""
+    return request.host_url.rstrip("/")
 
 
 def _initialize(message: Any, identity: Any) -> Response:
@@ -365,13 +383,15 @@ def _streamed(message: dict[str, Any], session: store.DbSession | None, identity
         outgoing.put(("event", notification))
     channel = _SseChannel(outgoing, session.id if session is not None else "stateless")
     app = current_app._get_current_object()  # type: ignore[attr-defined]
+    origin = _origin()  # the worker has no request to ask
 
     def work() -> None:
         try:
             with app.app_context():
                 try:
                     response = app.extensions["mcp"].handle(
-                        message, session, channel, identity, stateless=session is None)
+                        message, session, channel, identity, stateless=session is None,
+                        origin=origin)
                 finally:
                     db.session.remove()
             outgoing.put(("done", response))
@@ -407,6 +427,7 @@ def _streamed(message: dict[str, Any], session: store.DbSession | None, identity
 
 def _sse_event(payload: dict[str, Any], event_id: int | None = None) -> str:
     """One SSE event carrying one JSON-RPC message on one data line."""
+    wire.message("http", "out", payload)
     head = f"id: {event_id}\n" if event_id is not None else ""
     return f"{head}event: message\ndata: {jsonrpc.encode(payload)}\n\n"
 

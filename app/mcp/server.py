@@ -141,12 +141,14 @@ class McpServer:
     # -- entry point ------------------------------------------------------------------------
 
     def handle(self, message: Any, session: SessionState | None, channel: Channel,
-               identity: Any = None, stateless: bool | None = None) -> dict[str, Any] | None:
+               identity: Any = None, stateless: bool | None = None,
+               origin: str = "") -> dict[str, Any] | None:
         """Process one parsed message; return the response, or None (notification/cancelled).
 
         Responses from the client to our own requests are routed by the transport before
         this is called. ``stateless`` forces the era (HTTP knows it from the headers);
-        None decides from the message. A stateless request needs no ``session``.
+        None decides from the message. A stateless request needs no ``session``. ``origin``
+        is the HTTP request's own scheme://host (``ToolContext.origin``).
         """
         if isinstance(message, list):
             return jsonrpc.error(None, RpcError(INVALID_REQUEST,
@@ -174,10 +176,10 @@ class McpServer:
             sid, transport = ((session.id, session.transport) if session is not None
                               else ("stateless", "http"))
             return self._respond(request_id, method, lambda: self._modern(
-                method, params, request_id, sid, transport, channel, identity))
+                method, params, request_id, sid, transport, channel, identity, origin))
         assert session is not None
         return self._respond(request_id, method, lambda: self._legacy(
-            method, params, request_id, session, channel, identity))
+            method, params, request_id, session, channel, identity, origin))
 
     def _respond(self, request_id: Any, method: str,
                  call: Callable[[], dict[str, Any] | None]) -> dict[str, Any] | None:
@@ -196,7 +198,7 @@ class McpServer:
         return jsonrpc.result(request_id, value)
 
     def _legacy(self, method: str, params: Any, request_id: Any, session: SessionState,
-                channel: Channel, identity: Any) -> dict[str, Any] | None:
+                channel: Channel, identity: Any, origin: str = "") -> dict[str, Any] | None:
         """One 2025-era request on an initialized (or initializing) session."""
         if not isinstance(params, dict):
             raise _params_error("params must be an object")
@@ -205,10 +207,12 @@ class McpServer:
             raise RpcError(jsonrpc.METHOD_NOT_FOUND, f"Method not found: {method}")
         if not session.initialized and method not in PRE_INIT:
             raise RpcError(INVALID_REQUEST, "Server not initialized: send initialize first")
-        return handler(self._context(session, channel, identity, request_id, params), params)
+        return handler(self._context(session, channel, identity, request_id, params, origin),
+                       params)
 
     def _modern(self, method: str, params: Any, request_id: Any, session_id: str,
-                transport: str, channel: Channel, identity: Any) -> dict[str, Any] | None:
+                transport: str, channel: Channel, identity: Any,
+                origin: str = "") -> dict[str, Any] | None:
         """One 2026-07-28 request: _meta checked, no session touched, MRTR for questions."""
         if not isinstance(params, dict):
             raise _params_error("params must be an object")
@@ -216,7 +220,7 @@ class McpServer:
         handler = self.modern_methods.get(method)
         if handler is None:
             raise RpcError(jsonrpc.METHOD_NOT_FOUND, f"Method not found: {method}")
-        ctx = self._context(session, channel, identity, request_id, params)
+        ctx = self._context(session, channel, identity, request_id, params, origin)
         known: dict[str, Any] = {}
         if method in modern.INTERACTIVE:
             known, ctx.resumed = mrtr.answers(method, params, identity)
@@ -230,13 +234,13 @@ class McpServer:
         return None if value is None else modern.finish(method, value)
 
     def _context(self, session: SessionState, channel: Channel, identity: Any,
-                 request_id: Any, params: dict[str, Any]) -> ToolContext:
+                 request_id: Any, params: dict[str, Any], origin: str = "") -> ToolContext:
         meta = params.get("_meta")
         token = meta.get("progressToken") if isinstance(meta, dict) else None
         if not jsonrpc.valid_id(token):
             token = None
         return ToolContext(identity=identity, session=session, channel=channel,
-                           request_id=request_id, progress_token=token)
+                           request_id=request_id, progress_token=token, origin=origin)
 
     def _notification(self, method: str, params: dict[str, Any], session: SessionState) -> None:
         if method == "notifications/cancelled":

@@ -25,7 +25,7 @@ from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any, BinaryIO
 
-from app.mcp import events, jsonrpc, modern
+from app.mcp import events, jsonrpc, modern, wire
 from app.mcp.context import ClientRequestFailed, SessionState, ToolContext
 from app.mcp.jsonrpc import INVALID_REQUEST, RpcError
 from app.mcp.server import McpServer
@@ -81,6 +81,7 @@ class StdioTransport:
     # -- output -----------------------------------------------------------------------------
 
     def write(self, message: dict[str, Any]) -> None:
+        wire.message("stdio", "out", message)
         data = (jsonrpc.encode(message) + "\n").encode("utf-8")
         with self._write_lock:
             try:
@@ -197,8 +198,10 @@ class StdioTransport:
         try:
             message = jsonrpc.decode(line)
         except RpcError as exc:
+            wire.message("stdio", "in", line.decode("utf-8", "replace"))
             self.write(jsonrpc.error(None, exc))
             return
+        wire.message("stdio", "in", message)
         if isinstance(message, dict) and jsonrpc.is_response(message):
             pending = self._pending.get(str(message.get("id")))
             if pending is not None:
@@ -289,6 +292,7 @@ def _configure_logging() -> None:
     level = os.environ.get("HARMONIC_MCP_LOG", "WARNING").upper()
     logging.basicConfig(stream=sys.stderr, level=getattr(logging, level, logging.WARNING),
                         format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    wire.configure()  # MCP_DEBUG=1: every message in and out, redacted
 
 
 def main(load_app: Callable[[], Any]) -> int:

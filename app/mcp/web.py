@@ -11,7 +11,7 @@ from typing import Any
 from flask import Blueprint, Flask
 
 from app.actions import Context
-from app.mcp import audit, events, http, store
+from app.mcp import audit, events, http, store, wire
 from app.mcp.registry import REGISTRY, Registry
 from app.mcp.server import McpServer
 from app.web.loaders import user_page
@@ -60,6 +60,7 @@ def init_app(app: Flask) -> None:
     server = _LazyServer(app)
     server.on_tool_call = audit.record  # features may chain more observers onto this
     app.extensions["mcp"] = server
+    wire.configure()  # MCP_DEBUG=1: every /mcp message in and out, redacted, in the server log
     if not app.config.get("HARMONIC_MCP_AUTH", True) and http.auth_required(app):
         log.warning("HARMONIC_MCP_AUTH=off ignored: HOST %s is not loopback",
                     app.config.get("HARMONIC_HOST"))

@@ -61,7 +61,9 @@ def _check_numbers(critical_mass: int, limit: int | None) -> None:
 
 def create_commitment(studio: Studio, user: User, title: str, critical_mass: int,
                       description: str | None = None, deadline: Any = None,
-                      limit: int | None = None, base_url: str = "") -> Commitment:
+                      limit: int | None = None, base_url: str = "",
+                      creator_joins: bool = False) -> Commitment:
+    """A new commitment; with ``creator_joins`` its creator is its first participant."""
     _check_numbers(critical_mass, limit)
     commitment = Commitment(studio_id=studio.id, title=_title(title),
                             description=_description(description), critical_mass=critical_mass,
@@ -72,6 +74,8 @@ def create_commitment(studio: Studio, user: User, title: str, critical_mass: int
     db.session.add(commitment)
     db.session.flush()
     links.sync(studio, "commitment", commitment.id, commitment.description, base_url)
+    if creator_joins:
+        join(commitment, user)
     return commitment
 
 

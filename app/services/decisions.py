@@ -11,6 +11,7 @@ from __future__ import annotations
 import secrets
 import uuid
 from dataclasses import dataclass
+from datetime import timedelta
 from typing import Any
 
 from sqlalchemy import case, func
@@ -29,6 +30,7 @@ from app.services.locking import lock_row
 QUESTION_MAX = 500
 DESCRIPTION_MAX = 20_000
 OPTION_MAX = 256
+OPTIONS_AT_CREATION_MAX = 100  # options given with the question; add_option adds more
 
 items.register(items.ItemKind("decision", "d", Decision, lambda d: d.question))
 
@@ -48,9 +50,28 @@ def _description(value: str | None) -> str:
     return value or ""
 
 
+def option_titles(values: list[Any]) -> list[str]:
+    """Titles given together (a new decision's options): each as add_option would take it, and
+    none twice. Invalid names every problem under ``options``."""
+    titles = [" ".join(str(v if v is not None else "").split()) for v in values]
+    problems = [f"[{i}] is blank" for i, t in enumerate(titles) if not t]
+    problems += [f"[{i}] at most {OPTION_MAX} characters" for i, t in enumerate(titles)
+                 if len(t) > OPTION_MAX]
+    if len(titles) > OPTIONS_AT_CREATION_MAX:
+        problems.append(f"at most {OPTIONS_AT_CREATION_MAX} options (add more with add_option)")
+    repeated = sorted({t for t in titles if t and titles.count(t) > 1})
+    if repeated:
+        problems.append(f"each title at most once (repeated: {', '.join(repeated)})")
+    if problems:
+        raise invalid_param("options", "; ".join(problems))
+    return titles
+
+
 def create_decision(studio: Studio, user: User, question: str, description: str | None = None,
                     options_open: bool | None = None, deadline: Any = None,
-                    base_url: str = "") -> Decision:
+                    base_url: str = "", options: list[Any] | None = None) -> Decision:
+    """A new decision; ``options`` (titles) are added at once, in the order given."""
+    titles = option_titles(options or [])
     decision = Decision(studio_id=studio.id, question=_line(question, "question", QUESTION_MAX),
                         description=_description(description),
                         options_open=True if options_open is None else options_open,
@@ -59,6 +80,12 @@ def create_decision(studio: Studio, user: User, question: str, description: str 
     decision.assign_ids()
     db.session.add(decision)
     db.session.flush()
+    now = utcnow()
+    for index, title in enumerate(titles):
+        # A microsecond apart: the page lists options by creation, so they keep this order.
+        db.session.add(Option(decision_id=decision.id, title=title, created_by_id=user.id,
+                              random_id=secrets.randbelow(2**31),
+                              created_at=now + timedelta(microseconds=index)))
     links.sync(studio, "decision", decision.id, decision.description, base_url)
     return decision
 

@@ -34,6 +34,7 @@ class Dispatched:
     # The Markdown page's frontmatter as data, when the text starts with the block rendered
     # from it (so it equals what parsing that block would give); None otherwise.
     frontmatter: dict[str, Any] | None = field(default=None)
+    body: bytes = b""  # the response as sent: an image's bytes survive here, not in ``text``
 
 
 def dispatch(method: str, path: str, identity: Identity | None, json: Any = None,
@@ -58,7 +59,8 @@ def dispatch(method: str, path: str, identity: Identity | None, json: Any = None
         builder.close()
     body, status, headers = run_wsgi_app(app, environ, buffered=True)
     try:
-        text = b"".join(body).decode("utf-8", "replace")
+        raw = b"".join(body)
+        text = raw.decode("utf-8", "replace")
     finally:
         close = getattr(body, "close", None)
         if close is not None:
@@ -71,4 +73,4 @@ def dispatch(method: str, path: str, identity: Identity | None, json: Any = None
             parsed = None
     meta = rendered[-1][1] if rendered and text.startswith(rendered[-1][0]) else None
     return Dispatched(status=int(status.split(" ", 1)[0]), headers=dict(headers), text=text,
-                      json=parsed, frontmatter=meta)
+                      json=parsed, frontmatter=meta, body=raw)

@@ -25,7 +25,7 @@ def test_create_validates_critical_mass_and_limit(studio) -> None:  # type: igno
     params = next(a for a in front["actions"] if a["name"] == "create_commitment")["params"]
     assert [(p["name"], p["required"]) for p in params] == [
         ("title", True), ("description", False), ("critical_mass", True), ("deadline", False),
-        ("limit", False)]
+        ("limit", False), ("join", False)]
     for bad in (0, -2, 1.5, "3"):
         r = studio.act("/studios/team/commit", "create_commitment", title="x", critical_mass=bad)
         assert r.status_code == 422, bad
