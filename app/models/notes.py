@@ -12,8 +12,6 @@ from app.extensions import db
 from app.models.accounts import User
 from app.models.base import IdMixin, TimestampMixin, UTCDateTime, utcnow
 
-NOTE_EVENTS = ("create", "update", "read_confirmation")
-
 
 class Note(IdMixin, TimestampMixin, db.Model):
     __tablename__ = "notes"

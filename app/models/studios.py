@@ -13,7 +13,6 @@ from app.models.accounts import User
 from app.models.base import TimestampMixin, UTCDateTime, utcnow
 
 TEMPOS = ("daily", "weekly", "monthly")
-ROLES = ("admin", "member")
 JOIN_POLICIES = ("open", "invite")
 HANDLE_PATTERN = r"^[a-z0-9-]+$"
 # What a new studio starts with unless told otherwise (the create_studio action shows these).

@@ -19,9 +19,6 @@ from sqlalchemy.orm import Mapped, mapped_column
 from app.extensions import db
 from app.models.base import IdMixin, UTCDateTime, utcnow
 
-RUN_STATUSES = ("queued", "running", "succeeded", "failed")
-JOB_STATUSES = ("queued", "leased", "done", "failed", "dead")
-
 
 class WorkflowRun(IdMixin, db.Model):
     __tablename__ = "workflow_runs"

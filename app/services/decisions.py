@@ -196,10 +196,6 @@ class ResultRow:
     preferred: int
     votes: int
 
-    @property
-    def rejected(self) -> int:
-        return self.votes - self.accepted
-
 
 def results(decision: Decision) -> list[ResultRow]:
     """Options by accepted desc, then preferred desc, then their fixed random tiebreak."""

@@ -45,7 +45,7 @@ def require_member(studio: Studio, user: User | None) -> Membership:
     return member
 
 
-def _check_settings(values: dict, creating: bool) -> list[dict[str, str]]:
+def _check_settings(values: dict[str, object]) -> list[dict[str, str]]:
     errors = []
     if "handle" in values and not (HANDLE.match(values["handle"] or "")
                                    and 2 <= len(values["handle"]) <= 40):
@@ -75,7 +75,7 @@ def create_studio(user: User, handle: str, name: str, description: str = "",
                   ) -> Studio:
     values = {"handle": (handle or "").strip().lower(), "name": name, "timezone": timezone,
               "tempo": tempo, "join_policy": join_policy}
-    errors = _check_settings(values, creating=True)
+    errors = _check_settings(values)
     if errors:
         raise Invalid("invalid studio settings", errors=errors)
     if db.session.query(Studio.id).filter(Studio.handle == values["handle"]).first():
@@ -92,7 +92,7 @@ def create_studio(user: User, handle: str, name: str, description: str = "",
 
 def update_settings(studio: Studio, **values: object) -> Studio:
     values = {k: v for k, v in values.items() if v is not None}
-    errors = _check_settings(values, creating=False)
+    errors = _check_settings(values)
     if errors:
         raise Invalid("invalid studio settings", errors=errors)
     for key, value in values.items():

@@ -65,12 +65,3 @@ def truthy(when: str, context: dict[str, Any]) -> bool:
     if isinstance(value, str):
         return value.strip().lower() not in ("", "false", "0", "no", "none")
     return bool(value)
-
-
-def syntax_error(template: str) -> str | None:
-    """Why ``template`` does not parse, or None (validation calls this on every string)."""
-    try:
-        _ENV.parse(template)
-    except TemplateError as exc:
-        return str(exc)
-    return None
