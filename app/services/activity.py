@@ -29,7 +29,7 @@ def recent(studio: Studio, limit: int = 15) -> list[Event]:
     # Eager-load the people (and an option's decision): lazy loads would be a query per line.
     notes = db.session.scalars(select(Note).options(joinedload(Note.created_by))
                                .where(Note.studio_id == studio.id)
-                               .order_by(Note.created_at.desc()).limit(limit))
+                               .order_by(Note.created_at.desc()).limit(limit)).all()
     targets = items.get_many([(n.commentable_type, n.commentable_id) for n in notes
                               if n.commentable_type is not None])
     for note in notes:
