@@ -5,11 +5,19 @@ from __future__ import annotations
 import re
 import uuid
 from datetime import UTC, datetime
+from typing import TYPE_CHECKING
 
 from sqlalchemy import DateTime, String, TypeDecorator, Uuid, select
 from sqlalchemy.orm import Mapped, declared_attr, mapped_column
 
-from app.extensions import db
+from app.extensions import Base, db
+
+if TYPE_CHECKING:
+    # Flask-SQLAlchemy builds db.Model at run time from Base's body plus its own mixins, which
+    # a type checker cannot follow; for types, a model is a Base.
+    Model = Base
+else:
+    Model = db.Model
 
 SHORT_ID = re.compile(r"^[0-9a-f]{8}$")
 

@@ -8,9 +8,8 @@ from datetime import datetime
 from sqlalchemy import Boolean, ForeignKey, String, Text, UniqueConstraint, Uuid
 from sqlalchemy.orm import Mapped, mapped_column, relationship
 
-from app.extensions import db
 from app.models.accounts import User
-from app.models.base import TimestampMixin, UTCDateTime, utcnow
+from app.models.base import Model, TimestampMixin, UTCDateTime, utcnow
 
 TEMPOS = ("daily", "weekly", "monthly")
 JOIN_POLICIES = ("open", "invite")
@@ -20,7 +19,7 @@ NEW_STUDIO_DEFAULTS = {"timezone": "UTC", "tempo": "weekly", "join_policy": "inv
                        "heartbeats_required": True}
 
 
-class Studio(TimestampMixin, db.Model):
+class Studio(TimestampMixin, Model):
     __tablename__ = "studios"
 
     id: Mapped[uuid.UUID] = mapped_column(Uuid, primary_key=True, default=uuid.uuid4)
@@ -36,7 +35,7 @@ class Studio(TimestampMixin, db.Model):
     memberships: Mapped[list[Membership]] = relationship(back_populates="studio")
 
 
-class Membership(db.Model):
+class Membership(Model):
     __tablename__ = "memberships"
     __table_args__ = (UniqueConstraint("studio_id", "user_id"),)
 
@@ -50,7 +49,7 @@ class Membership(db.Model):
     user: Mapped[User] = relationship()
 
 
-class Invite(db.Model):
+class Invite(Model):
     __tablename__ = "invites"
 
     id: Mapped[uuid.UUID] = mapped_column(Uuid, primary_key=True, default=uuid.uuid4)
@@ -61,7 +60,7 @@ class Invite(db.Model):
     expires_at: Mapped[datetime | None] = mapped_column(UTCDateTime)
 
 
-class Pin(db.Model):
+class Pin(Model):
     """An item pinned to a studio's home page. Items are addressed by (type, id)."""
 
     __tablename__ = "pins"
@@ -75,7 +74,7 @@ class Pin(db.Model):
     pinned_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow, nullable=False)
 
 
-class Link(db.Model):
+class Link(Model):
     """``from`` mentions the URL of ``to`` in its text; read backwards it is a backlink."""
 
     __tablename__ = "links"

@@ -6,6 +6,7 @@ import re
 import secrets
 import uuid
 from datetime import UTC, datetime
+from typing import Any
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from sqlalchemy import select
@@ -47,7 +48,7 @@ def require_member(studio: Studio, user: User | None) -> Membership:
     return member
 
 
-def _check_settings(values: dict[str, object]) -> list[dict[str, str]]:
+def _check_settings(values: dict[str, Any]) -> list[dict[str, str]]:
     errors = []
     if "handle" in values and not (HANDLE.match(values["handle"] or "")
                                    and 2 <= len(values["handle"]) <= 40):
