@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import uuid
 from datetime import datetime
+from typing import Any
 
 from sqlalchemy import Boolean, ForeignKey, String, Text, UniqueConstraint, Uuid
 from sqlalchemy.orm import Mapped, mapped_column, relationship
@@ -15,8 +16,8 @@ TEMPOS = ("daily", "weekly", "monthly")
 JOIN_POLICIES = ("open", "invite")
 HANDLE_PATTERN = r"^[a-z0-9-]+$"
 # What a new studio starts with unless told otherwise (the create_studio action shows these).
-NEW_STUDIO_DEFAULTS = {"timezone": "UTC", "tempo": "weekly", "join_policy": "invite",
-                       "heartbeats_required": True}
+NEW_STUDIO_DEFAULTS: dict[str, Any] = {"timezone": "UTC", "tempo": "weekly",
+                                        "join_policy": "invite", "heartbeats_required": True}
 
 
 class Studio(TimestampMixin, Model):

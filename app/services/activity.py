@@ -31,12 +31,13 @@ def recent(studio: Studio, limit: int = 15) -> list[Event]:
                                .where(Note.studio_id == studio.id)
                                .order_by(Note.created_at.desc()).limit(limit)).all()
     targets = items.get_many([(n.commentable_type, n.commentable_id) for n in notes
-                              if n.commentable_type is not None])
+                              if n.commentable_type is not None and n.commentable_id is not None])
     for note in notes:
         if note.commentable_type is None:
             events.append(Event(note.created_at, note.created_by, "wrote", "note", note))
             continue
-        target = targets.get((note.commentable_type, note.commentable_id))
+        target = (targets.get((note.commentable_type, note.commentable_id))
+                  if note.commentable_id is not None else None)
         if target is not None:
             events.append(Event(note.created_at, note.created_by, "commented on",
                                 note.commentable_type, target))
