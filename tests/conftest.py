@@ -50,10 +50,11 @@ def database_url(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPa
 
 
 # Whole directories that are never part of ``bin/test --fast``: they start real servers (load,
-# faults), run benchmarks (bench) or drive Chromium (browser). Marking them here means a new test
-# there carries its marker without anyone remembering to add it; a slow test elsewhere is marked
-# in its own module.
-DIRECTORY_MARKS = {"load": "slow", "faults": "slow", "bench": "slow", "browser": "browser"}
+# faults), run benchmarks (bench) or budgeted random inputs (fuzz), or drive Chromium (browser).
+# Marking them here means a new test there carries its marker without anyone remembering to add
+# it; a slow test elsewhere is marked in its own module.
+DIRECTORY_MARKS = {"load": "slow", "faults": "slow", "bench": "slow", "fuzz": "slow",
+                   "browser": "browser"}
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
