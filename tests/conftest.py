@@ -49,6 +49,28 @@ def database_url(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPa
         _pg_admin(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
 
 
+# Whole directories that are never part of ``bin/test --fast``: they start real servers (load,
+# faults), run benchmarks (bench) or budgeted random inputs (fuzz), or drive Chromium (browser).
+# Marking them here means a new test there carries its marker without anyone remembering to add
+# it; a slow test elsewhere is marked in its own module.
+DIRECTORY_MARKS = {"load": "slow", "faults": "slow", "bench": "slow", "fuzz": "slow",
+                   "browser": "browser"}
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    root = Path(__file__).parent
+    for item in items:
+        try:
+            parts = item.path.relative_to(root).parts
+        except ValueError:
+            continue
+        mark = DIRECTORY_MARKS.get(parts[0]) if len(parts) > 1 else None
+        if mark is not None:
+            item.add_marker(getattr(pytest.mark, mark))
+        if "browser" in item.path.stem:  # test_browser.py, test_fp_browser.py, ...
+            item.add_marker(pytest.mark.browser)
+
+
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
     # Parametrize at session scope so all tests of one backend share one migrated database.
     if "database_url" in metafunc.fixturenames:

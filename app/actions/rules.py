@@ -6,9 +6,7 @@ by the same function: an action the caller may not run is neither listed nor exe
 
 from __future__ import annotations
 
-from collections.abc import Callable
-
-from app.actions.registry import Context, Rule
+from app.actions.registry import Context
 
 
 def signed_in(ctx: Context) -> str | None:
@@ -49,11 +47,3 @@ def self_user(ctx: Context) -> str | None:
     if ctx.user is None:
         return "sign in first"
     return None if ctx.item is not None and ctx.item.id == ctx.user.id else "not your account"
-
-
-def any_of(*rules: Rule) -> Callable[[Context], str | None]:
-    def rule(ctx: Context) -> str | None:
-        reasons = [r(ctx) for r in rules]
-        return None if any(reason is None for reason in reasons) else reasons[0]
-
-    return rule

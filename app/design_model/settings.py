@@ -46,5 +46,5 @@ def configure(app: Flask) -> Settings:
 
 def current() -> Settings:
     if has_app_context():
-        return configure(current_app)  # type: ignore[arg-type]
+        return configure(current_app)
     return Settings.from_env()

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from .language import Language, Vocabulary
-from .model import Connection, Room
+from .model import Connection, Floorplan, Room
 from .text_edit import Edit, apply_edits, indent_before, number
 from .validate import Analysis
 
@@ -31,7 +31,16 @@ class Context:
     def vocab(self) -> Vocabulary:
         return self.language.vocabulary
 
-    def room(self, name: str) -> Room:
+    @property
+    def plan(self) -> Floorplan:
+        """The parsed plan: operations run only on text that parses (``modify`` checks)."""
+        if self.analysis.plan is None:
+            raise OperationError("The floorplan does not parse")
+        return self.analysis.plan
+
+    def room(self, name: str | None) -> Room:
+        if name is None:
+            raise OperationError("This operation needs a target room")
         room = self.analysis.names.get(name)
         if room is None:
             raise OperationError(f'Room "{name}" not found')
@@ -86,9 +95,9 @@ def child_indent(text: str, children: list[Any]) -> str | None:
 
 def references_to(ctx: Context, names: set[str], exclude: set[int]
                 ) -> tuple[list[Room], list[Connection]]:
-    rooms = [r for r in ctx.analysis.plan.all_rooms()
+    rooms = [r for r in ctx.plan.all_rooms()
              if id(r) not in exclude and r.relative and r.relative.reference in names]
-    conns = [c for c in ctx.analysis.plan.connections
+    conns = [c for c in ctx.plan.connections
              if c.source.room.name in names or c.target.room.name in names
              or (c.opens_into is not None and c.opens_into.name in names)]
     return rooms, conns

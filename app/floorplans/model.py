@@ -139,9 +139,3 @@ class Floorplan:
         for floor in self.floors:
             out.extend(floor.all_rooms())
         return out
-
-    def find_room(self, name: str) -> Room | None:
-        for room in self.all_rooms():
-            if room.name == name:
-                return room
-        return None

@@ -31,7 +31,7 @@ def add_room(ctx: Context, _target: str | None, p: dict[str, Any]) -> tuple[str,
     check_new_name(ctx, name)
     if p.get("position") is None and p.get("relativePosition") is None:
         raise OperationError("Room must have either 'position' or 'relativePosition'")
-    plan = ctx.analysis.plan
+    plan = ctx.plan
     parent = ctx.room(p["parent"]) if p.get("parent") else None
     kind = "sub-room" if parent is not None else "room"
     line = f"{kind} {name}"
@@ -150,12 +150,12 @@ def rename_room(ctx: Context, target: str | None, p: dict[str, Any]) -> tuple[st
     check_new_name(ctx, new)
     edits = [Edit(room.name_span.start, room.name_span.end, new)]
     count = 0
-    for other in ctx.analysis.plan.all_rooms():
+    for other in ctx.plan.all_rooms():
         if other.relative and other.relative.reference == target:
             sp = other.relative.reference_span
             edits.append(Edit(sp.start, sp.end, new))
             count += 1
-    for conn in ctx.analysis.plan.connections:
+    for conn in ctx.plan.connections:
         for ref in (conn.source.room, conn.target.room, conn.opens_into):
             if ref is not None and not ref.is_outside and ref.name == target:
                 edits.append(Edit(ref.span.start, ref.span.end, new))
@@ -224,7 +224,7 @@ def add_connection(ctx: Context, _target: str | None, p: dict[str, Any]) -> tupl
         line += f" opens into {p['opensInto']}"
     if p.get("swing"):
         line += f" swing: {p['swing']}"
-    conns = ctx.analysis.plan.connections
+    conns = ctx.plan.connections
     text = ctx.text
     if conns:
         last = conns[-1].span
@@ -240,7 +240,7 @@ def add_connection(ctx: Context, _target: str | None, p: dict[str, Any]) -> tupl
 def remove_connection(ctx: Context, _target: str | None, p: dict[str, Any]
                       ) -> tuple[str, str]:
     pair = {p["from"], p["to"]}
-    found = [c for c in ctx.analysis.plan.connections
+    found = [c for c in ctx.plan.connections
              if {c.source.room.name, c.target.room.name} == pair]
     if not found:
         raise OperationError(f'No connection between "{p["from"]}" and "{p["to"]}"')

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
+from typing import Any
 
 from lark import Token, Tree
 from lark.exceptions import UnexpectedCharacters, UnexpectedInput, UnexpectedToken
@@ -85,7 +86,7 @@ def parse(text: str, language: Language | None = None) -> ParseResult:
 def _describe(exc: UnexpectedInput, text: str, language: Language
               ) -> tuple[Diagnostic, tuple[int, int] | None]:
     if isinstance(exc, UnexpectedCharacters):
-        pos = exc.pos_in_stream
+        pos = exc.pos_in_stream or 0  # always set on this error (lark's stubs say None)
         found = _word_at(text, pos)
         expected = _expected(set(exc.allowed or ()), language)
         line, column = line_col(text, pos)
@@ -203,6 +204,9 @@ def _bracket_depth(text: str, start: int, end: int) -> int:
 
 
 def _tspan(tok: Token) -> Span:
+    # lark types a token's position Optional; this parser's tokens always carry one.
+    assert tok.start_pos is not None and tok.end_pos is not None
+    assert tok.line is not None and tok.column is not None
     return Span(tok.start_pos, tok.end_pos, tok.line, tok.column)
 
 
@@ -210,26 +214,33 @@ def _edge(tree: Tree, index: int) -> Token:
     node: Tree | Token = tree
     while isinstance(node, Tree):
         node = node.children[index]
+    assert isinstance(node, Token)
     return node
 
 
 def _mspan(tree: Tree) -> Span:
     # The parser keeps every token (cheaper than lark's position propagation), so a rule's span
     # runs from its first token to its last, brackets included.
-    first, last = _edge(tree, 0), _edge(tree, -1)
-    return Span(first.start_pos, last.end_pos, first.line, first.column)
+    first, last = _tspan(_edge(tree, 0)), _tspan(_edge(tree, -1))
+    return Span(first.start, last.end, first.line, first.column)
 
 
 _VALUE_TOKENS = frozenset({"NAME", "NUMBER", "STRING", "OUTSIDE"})
 
 
-def _kids(tree: Tree) -> list[Tree | Token]:
-    """A rule's children without its keywords and punctuation."""
+def _kids(tree: Tree) -> list[Any]:
+    """A rule's children without its keywords and punctuation.
+
+    Any, not ``Tree | Token``: which child is a rule and which a token is fixed by the grammar,
+    which the builder below follows and a type checker cannot see.
+    """
     return [c for c in tree.children if isinstance(c, Tree) or c.type in _VALUE_TOKENS]
 
 
 def _enum(tree: Tree) -> Token:
-    return tree.children[0]
+    token = tree.children[0]
+    assert isinstance(token, Token)  # an enumeration rule is one keyword
+    return token
 
 
 class _Builder:

@@ -19,7 +19,6 @@ TOOL_DESCRIPTIONS = {
     "modify_floorplan": "Apply modification operations to floorplan DSL in order and return the "
                         "updated code; formatting and comments are kept",
 }
-TOOLS = tuple(TOOL_DESCRIPTIONS)
 FORMATS = ("png", "svg")
 MULTI_FLOOR_LAYOUTS = ("sideBySide", "stacked")
 MAX_PIXELS = 4096

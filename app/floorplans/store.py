@@ -9,6 +9,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from sqlalchemy import select
 from sqlalchemy.exc import IntegrityError
 
 from app.extensions import db
@@ -30,8 +31,9 @@ STARTER = """floorplan
 
 
 def _lookup(studio: Studio, name: str) -> Floorplan | None:
-    return (db.session.query(Floorplan)
-            .filter(Floorplan.studio_id == studio.id, Floorplan.name == name).one_or_none())
+    return db.session.scalars(
+        select(Floorplan)
+        .where(Floorplan.studio_id == studio.id, Floorplan.name == name)).one_or_none()
 
 
 items.register(items.ItemKind("floorplan", "f", Floorplan, lambda plan: plan.name,
@@ -52,8 +54,8 @@ def check_dsl(dsl: str) -> str:
 
 
 def for_studio(studio: Studio) -> list[Floorplan]:
-    return (db.session.query(Floorplan).filter(Floorplan.studio_id == studio.id)
-            .order_by(Floorplan.name).all())
+    return list(db.session.scalars(select(Floorplan).where(Floorplan.studio_id == studio.id)
+                                   .order_by(Floorplan.name)))
 
 
 def get(studio: Studio, name: str) -> Floorplan:
@@ -119,8 +121,9 @@ def apply(plan: Floorplan, user: User, action: str, params: dict[str, Any]) -> d
 
 
 def versions(plan: Floorplan) -> list[FloorplanVersion]:
-    return (db.session.query(FloorplanVersion).filter(FloorplanVersion.floorplan_id == plan.id)
-            .order_by(FloorplanVersion.number.desc()).all())
+    return list(db.session.scalars(
+        select(FloorplanVersion).where(FloorplanVersion.floorplan_id == plan.id)
+        .order_by(FloorplanVersion.number.desc())))
 
 
 def version(plan: Floorplan, number: int) -> FloorplanVersion:

@@ -13,7 +13,7 @@ response out), ``modern`` (the 2026 era: ``_meta``, ``resultType``, cache hints,
 header checks and statuses),
 ``store`` (sessions, client requests and cancellations in the database), ``harmonic``
 (navigate, execute_action, harmonic://context, pages as resources, the stand-up prompt),
-``audit`` (the tool-call log), ``conformance`` (the official suite's fixtures, opt-in),
+``audit`` (the tool-call log),
 ``web`` (wiring into Flask and the /u/<handle>/agent-activity page).
 
 Registering a tool from another package
@@ -72,6 +72,9 @@ mime_type=...)`` with ``handler(ctx) -> str | bytes | [contents]``;
 ``@prompt(name, description, arguments=(PromptArgument(...),))`` with ``handler(ctx, args) ->
 [messages] | {"description", "messages"}``. Call ``events.resource_updated(uri)`` when a
 resource changes so subscribed sessions get ``notifications/resources/updated``.
+
+The official conformance suite's fixtures are not here: they are the top-level package
+``harmonic_conformance``, loaded only by the opt-in conformance profile.
 
 Importing this package imports nothing from Flask, so ``bin/mcp-server`` answers
 ``initialize`` before the app is loaded.

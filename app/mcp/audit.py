@@ -14,7 +14,7 @@ import uuid
 from typing import Any
 
 from flask import current_app
-from sqlalchemy import insert
+from sqlalchemy import insert, select
 from sqlalchemy.engine import Engine
 
 from app.extensions import db
@@ -136,5 +136,5 @@ def _text(value: Any) -> str | None:
 
 
 def recent_calls(user_id: Any, limit: int = 100) -> list[McpToolCall]:
-    return list(db.session.query(McpToolCall).filter(McpToolCall.user_id == user_id)
-                .order_by(McpToolCall.created_at.desc()).limit(limit))
+    return list(db.session.scalars(select(McpToolCall).where(McpToolCall.user_id == user_id)
+                                   .order_by(McpToolCall.created_at.desc()).limit(limit)))

@@ -213,7 +213,8 @@ class Registry:
 
 
 # The registry every feature package writes to. The conformance fixtures live in their own
-# registry (app.mcp.conformance) and are merged in only when that profile is switched on.
+# registry (the top-level harmonic_conformance package) and are merged in only when that
+# profile is switched on.
 REGISTRY = Registry()
 tool = REGISTRY.tool
 resource = REGISTRY.resource

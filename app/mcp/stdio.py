@@ -64,7 +64,6 @@ class StdioTransport:
         self.server = McpServer()
         self.session = SessionState("stdio")
         self.app: Any = None
-        self.fatal: str | None = None
         self._write_lock = threading.Lock()
         self._pending: dict[str, _Pending] = {}
         # Request ids submitted to the worker and not finished, and those cancelled before

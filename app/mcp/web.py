@@ -43,9 +43,9 @@ class _LazyServer(McpServer):
     def _registry(self) -> Registry:
         if self.registry is None:
             if self._app_conformance:
-                from app.mcp import conformance
+                import harmonic_conformance
 
-                self.registry = REGISTRY.merged(conformance.REGISTRY)
+                self.registry = REGISTRY.merged(harmonic_conformance.REGISTRY)
             else:
                 self.registry = REGISTRY
         return self.registry

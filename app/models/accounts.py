@@ -9,14 +9,13 @@ from flask_login import UserMixin
 from sqlalchemy import ForeignKey, String, Text, Uuid
 from sqlalchemy.orm import Mapped, mapped_column, relationship
 
-from app.extensions import db
-from app.models.base import TimestampMixin, UTCDateTime, utcnow
+from app.models.base import Model, TimestampMixin, UTCDateTime, utcnow
 
 USER_TYPES = ("human", "ai_agent")
 TOKEN_SCOPES = ("read", "write")
 
 
-class User(UserMixin, TimestampMixin, db.Model):
+class User(UserMixin, TimestampMixin, Model):
     __tablename__ = "users"
 
     id: Mapped[uuid.UUID] = mapped_column(Uuid, primary_key=True, default=uuid.uuid4)
@@ -32,7 +31,7 @@ class User(UserMixin, TimestampMixin, db.Model):
         return str(self.id)
 
 
-class ApiToken(db.Model):
+class ApiToken(Model):
     __tablename__ = "api_tokens"
 
     id: Mapped[uuid.UUID] = mapped_column(Uuid, primary_key=True, default=uuid.uuid4)

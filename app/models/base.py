@@ -5,11 +5,19 @@ from __future__ import annotations
 import re
 import uuid
 from datetime import UTC, datetime
+from typing import TYPE_CHECKING
 
-from sqlalchemy import DateTime, String, TypeDecorator, Uuid
+from sqlalchemy import DateTime, String, TypeDecorator, Uuid, select
 from sqlalchemy.orm import Mapped, declared_attr, mapped_column
 
-from app.extensions import db
+from app.extensions import Base, db
+
+if TYPE_CHECKING:
+    # Flask-SQLAlchemy builds db.Model at run time from Base's body plus its own mixins, which
+    # a type checker cannot follow; for types, a model is a Base.
+    Model = Base
+else:
+    Model = db.Model
 
 SHORT_ID = re.compile(r"^[0-9a-f]{8}$")
 
@@ -52,7 +60,7 @@ class IdMixin:
         while True:
             candidate = uuid.uuid4()
             short = candidate.hex[:8]
-            exists = db.session.query(model.id).filter(model.short_id == short).first()
+            exists = db.session.scalar(select(model.id).where(model.short_id == short).limit(1))
             if exists is None:
                 self.id = candidate
                 self.short_id = short
@@ -72,7 +80,7 @@ def find_by_id(model, ident: str):  # type: ignore[no-untyped-def]
     """Look up ``model`` by an 8-hex short id or a full UUID; None when neither matches."""
     ident = (ident or "").strip().lower()
     if SHORT_ID.match(ident):
-        return db.session.query(model).filter(model.short_id == ident).one_or_none()
+        return db.session.scalars(select(model).where(model.short_id == ident)).one_or_none()
     try:
         full = uuid.UUID(ident)
     except ValueError:

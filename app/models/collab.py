@@ -21,9 +21,8 @@ from sqlalchemy import (
 )
 from sqlalchemy.orm import Mapped, mapped_column, relationship
 
-from app.extensions import db
 from app.models.accounts import User
-from app.models.base import IdMixin, TimestampMixin, UTCDateTime, utcnow
+from app.models.base import IdMixin, Model, TimestampMixin, UTCDateTime, utcnow
 
 # "No deadline" is stored as a deadline this far away: the item closes when its creator says so.
 MANUAL_CLOSE = timedelta(days=365 * 100)
@@ -47,7 +46,7 @@ class DeadlineMixin:
         return self.deadline - self.created_at > MANUAL_CLOSE_THRESHOLD  # type: ignore[attr-defined]
 
 
-class Decision(IdMixin, TimestampMixin, DeadlineMixin, db.Model):
+class Decision(IdMixin, TimestampMixin, DeadlineMixin, Model):
     __tablename__ = "decisions"
 
     studio_id: Mapped[uuid.UUID] = mapped_column(ForeignKey("studios.id"), index=True,
@@ -62,7 +61,7 @@ class Decision(IdMixin, TimestampMixin, DeadlineMixin, db.Model):
                                                  order_by="Option.created_at")
 
 
-class Option(db.Model):
+class Option(Model):
     __tablename__ = "decision_options"
     __table_args__ = (UniqueConstraint("decision_id", "title"),)
 
@@ -78,7 +77,7 @@ class Option(db.Model):
     created_by: Mapped[User] = relationship()
 
 
-class Vote(db.Model):
+class Vote(Model):
     """One voter's stance on one option; voting again updates this row (an upsert)."""
 
     __tablename__ = "decision_votes"
@@ -98,7 +97,7 @@ class Vote(db.Model):
     user: Mapped[User] = relationship()
 
 
-class Commitment(IdMixin, TimestampMixin, DeadlineMixin, db.Model):
+class Commitment(IdMixin, TimestampMixin, DeadlineMixin, Model):
     __tablename__ = "commitments"
 
     studio_id: Mapped[uuid.UUID] = mapped_column(ForeignKey("studios.id"), index=True,
@@ -113,7 +112,7 @@ class Commitment(IdMixin, TimestampMixin, DeadlineMixin, db.Model):
     created_by: Mapped[User] = relationship()
 
 
-class CommitmentParticipant(db.Model):
+class CommitmentParticipant(Model):
     __tablename__ = "commitment_participants"
     __table_args__ = (UniqueConstraint("commitment_id", "user_id"),)
 
@@ -126,7 +125,7 @@ class CommitmentParticipant(db.Model):
     user: Mapped[User] = relationship()
 
 
-class Heartbeat(db.Model):
+class Heartbeat(Model):
     """A member's "I'm here" for one cycle of a studio's tempo."""
 
     __tablename__ = "heartbeats"

@@ -20,13 +20,12 @@ from typing import Any
 from sqlalchemy import JSON, Boolean, Index, Integer, String, UniqueConstraint, Uuid
 from sqlalchemy.orm import Mapped, mapped_column
 
-from app.extensions import db
-from app.models.base import UTCDateTime, utcnow
+from app.models.base import Model, UTCDateTime, utcnow
 
 Matrix = list[list[float]]
 
 
-class DesignElement(db.Model):
+class DesignElement(Model):
     __tablename__ = "design_elements"
     __table_args__ = (
         UniqueConstraint("model", "element_id", name="uq_design_elements_model_element_id"),
@@ -62,7 +61,7 @@ class DesignElement(db.Model):
     __mapper_args__ = {"version_id_col": version}
 
 
-class RhinoObject(db.Model):
+class RhinoObject(Model):
     __tablename__ = "design_rhino_objects"
     __table_args__ = (
         UniqueConstraint("model", "unique_id", name="uq_design_rhino_objects_model_unique_id"),

@@ -8,12 +8,11 @@ from datetime import datetime
 from sqlalchemy import ForeignKey, Integer, String, Text, UniqueConstraint, Uuid
 from sqlalchemy.orm import Mapped, mapped_column, relationship
 
-from app.extensions import db
 from app.models.accounts import User
-from app.models.base import TimestampMixin, UTCDateTime, utcnow
+from app.models.base import Model, TimestampMixin, UTCDateTime, utcnow
 
 
-class Floorplan(TimestampMixin, db.Model):
+class Floorplan(TimestampMixin, Model):
     """A named plan in a studio; its URL is /studios/<handle>/f/<name>."""
 
     __tablename__ = "floorplans"
@@ -31,7 +30,7 @@ class Floorplan(TimestampMixin, db.Model):
     updated_by: Mapped[User] = relationship(foreign_keys=[updated_by_id])
 
 
-class FloorplanVersion(db.Model):
+class FloorplanVersion(Model):
     """One saved state of a plan: number 1 is the creation, each change adds the next."""
 
     __tablename__ = "floorplan_versions"

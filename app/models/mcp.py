@@ -14,11 +14,10 @@ from datetime import datetime
 from sqlalchemy import Boolean, ForeignKey, Index, Integer, String, Text, UniqueConstraint, Uuid
 from sqlalchemy.orm import Mapped, mapped_column
 
-from app.extensions import db
-from app.models.base import UTCDateTime, utcnow
+from app.models.base import Model, UTCDateTime, utcnow
 
 
-class McpSession(db.Model):
+class McpSession(Model):
     __tablename__ = "mcp_sessions"
 
     # The Mcp-Session-Id itself: 43 url-safe characters from secrets.token_urlsafe(32).
@@ -39,7 +38,7 @@ class McpSession(db.Model):
     ended_at: Mapped[datetime | None] = mapped_column(UTCDateTime)
 
 
-class McpOutbox(db.Model):
+class McpOutbox(Model):
     """Notifications waiting for a session's next streamed response (resource updates)."""
 
     __tablename__ = "mcp_outbox"
@@ -51,7 +50,7 @@ class McpOutbox(db.Model):
     created_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow, nullable=False)
 
 
-class McpClientRequest(db.Model):
+class McpClientRequest(Model):
     """A request we sent to the client (elicitation, sampling); ``response`` is its answer."""
 
     __tablename__ = "mcp_client_requests"
@@ -67,7 +66,7 @@ class McpClientRequest(db.Model):
     answered_at: Mapped[datetime | None] = mapped_column(UTCDateTime)
 
 
-class McpCancellation(db.Model):
+class McpCancellation(Model):
     """notifications/cancelled as received by any process; the running call polls for it."""
 
     __tablename__ = "mcp_cancellations"
@@ -79,7 +78,7 @@ class McpCancellation(db.Model):
     created_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow, nullable=False)
 
 
-class McpToolCall(db.Model):
+class McpToolCall(Model):
     """The audit log: who called which tool, where, with which parameter names, and how it went.
 
     Parameter values are never stored (they may hold anything); only their names.

@@ -8,14 +8,11 @@ from datetime import datetime
 from sqlalchemy import ForeignKey, Index, String, Text, Uuid
 from sqlalchemy.orm import Mapped, mapped_column, relationship
 
-from app.extensions import db
 from app.models.accounts import User
-from app.models.base import IdMixin, TimestampMixin, UTCDateTime, utcnow
-
-NOTE_EVENTS = ("create", "update", "read_confirmation")
+from app.models.base import IdMixin, Model, TimestampMixin, UTCDateTime, utcnow
 
 
-class Note(IdMixin, TimestampMixin, db.Model):
+class Note(IdMixin, TimestampMixin, Model):
     __tablename__ = "notes"
     __table_args__ = (Index("ix_notes_commentable", "commentable_type", "commentable_id"),)
 
@@ -33,7 +30,7 @@ class Note(IdMixin, TimestampMixin, db.Model):
     updated_by: Mapped[User] = relationship(foreign_keys=[updated_by_id])
 
 
-class NoteEvent(db.Model):
+class NoteEvent(Model):
     __tablename__ = "note_events"
 
     id: Mapped[uuid.UUID] = mapped_column(Uuid, primary_key=True, default=uuid.uuid4)

@@ -15,11 +15,10 @@ from typing import Any
 from sqlalchemy import JSON, Boolean, ForeignKey, Integer, String, Text
 from sqlalchemy.orm import Mapped, mapped_column
 
-from app.extensions import db
-from app.models.base import IdMixin, UTCDateTime, utcnow
+from app.models.base import IdMixin, Model, UTCDateTime, utcnow
 
 
-class Playbook(IdMixin, db.Model):
+class Playbook(IdMixin, Model):
     __tablename__ = "playbooks"
 
     name: Mapped[str] = mapped_column(String(80), nullable=False)
@@ -33,7 +32,7 @@ class Playbook(IdMixin, db.Model):
     stopped_at: Mapped[datetime | None] = mapped_column(UTCDateTime)
 
 
-class PlaybookRun(IdMixin, db.Model):
+class PlaybookRun(IdMixin, Model):
     __tablename__ = "playbook_runs"
 
     playbook_id: Mapped[uuid.UUID | None] = mapped_column(ForeignKey("playbooks.id"),

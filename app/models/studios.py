@@ -4,24 +4,23 @@ from __future__ import annotations
 
 import uuid
 from datetime import datetime
+from typing import Any
 
 from sqlalchemy import Boolean, ForeignKey, String, Text, UniqueConstraint, Uuid
 from sqlalchemy.orm import Mapped, mapped_column, relationship
 
-from app.extensions import db
 from app.models.accounts import User
-from app.models.base import TimestampMixin, UTCDateTime, utcnow
+from app.models.base import Model, TimestampMixin, UTCDateTime, utcnow
 
 TEMPOS = ("daily", "weekly", "monthly")
-ROLES = ("admin", "member")
 JOIN_POLICIES = ("open", "invite")
 HANDLE_PATTERN = r"^[a-z0-9-]+$"
 # What a new studio starts with unless told otherwise (the create_studio action shows these).
-NEW_STUDIO_DEFAULTS = {"timezone": "UTC", "tempo": "weekly", "join_policy": "invite",
-                       "heartbeats_required": True}
+NEW_STUDIO_DEFAULTS: dict[str, Any] = {"timezone": "UTC", "tempo": "weekly",
+                                        "join_policy": "invite", "heartbeats_required": True}
 
 
-class Studio(TimestampMixin, db.Model):
+class Studio(TimestampMixin, Model):
     __tablename__ = "studios"
 
     id: Mapped[uuid.UUID] = mapped_column(Uuid, primary_key=True, default=uuid.uuid4)
@@ -37,7 +36,7 @@ class Studio(TimestampMixin, db.Model):
     memberships: Mapped[list[Membership]] = relationship(back_populates="studio")
 
 
-class Membership(db.Model):
+class Membership(Model):
     __tablename__ = "memberships"
     __table_args__ = (UniqueConstraint("studio_id", "user_id"),)
 
@@ -51,7 +50,7 @@ class Membership(db.Model):
     user: Mapped[User] = relationship()
 
 
-class Invite(db.Model):
+class Invite(Model):
     __tablename__ = "invites"
 
     id: Mapped[uuid.UUID] = mapped_column(Uuid, primary_key=True, default=uuid.uuid4)
@@ -62,7 +61,7 @@ class Invite(db.Model):
     expires_at: Mapped[datetime | None] = mapped_column(UTCDateTime)
 
 
-class Pin(db.Model):
+class Pin(Model):
     """An item pinned to a studio's home page. Items are addressed by (type, id)."""
 
     __tablename__ = "pins"
@@ -76,7 +75,7 @@ class Pin(db.Model):
     pinned_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow, nullable=False)
 
 
-class Link(db.Model):
+class Link(Model):
     """``from`` mentions the URL of ``to`` in its text; read backwards it is a backlink."""
 
     __tablename__ = "links"

@@ -16,14 +16,10 @@ from typing import Any
 from sqlalchemy import JSON, ForeignKey, Index, Integer, String, Text, UniqueConstraint
 from sqlalchemy.orm import Mapped, mapped_column
 
-from app.extensions import db
-from app.models.base import IdMixin, UTCDateTime, utcnow
-
-RUN_STATUSES = ("queued", "running", "succeeded", "failed")
-JOB_STATUSES = ("queued", "leased", "done", "failed", "dead")
+from app.models.base import IdMixin, Model, UTCDateTime, utcnow
 
 
-class WorkflowRun(IdMixin, db.Model):
+class WorkflowRun(IdMixin, Model):
     __tablename__ = "workflow_runs"
 
     kind: Mapped[str] = mapped_column(String(16), nullable=False, default="workflow")
@@ -41,7 +37,7 @@ class WorkflowRun(IdMixin, db.Model):
     finished_at: Mapped[datetime | None] = mapped_column(UTCDateTime, nullable=True)
 
 
-class WorkflowJob(db.Model):
+class WorkflowJob(Model):
     __tablename__ = "workflow_jobs"
     __table_args__ = (
         UniqueConstraint("run_id", "step", name="uq_workflow_jobs_run_id_step"),
@@ -65,7 +61,7 @@ class WorkflowJob(db.Model):
     finished_at: Mapped[datetime | None] = mapped_column(UTCDateTime, nullable=True)
 
 
-class WorkflowEvent(db.Model):
+class WorkflowEvent(Model):
     __tablename__ = "workflow_events"
     __table_args__ = (UniqueConstraint("run_id", "seq", name="uq_workflow_events_run_id_seq"),)
 
@@ -78,7 +74,7 @@ class WorkflowEvent(db.Model):
     time: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow, nullable=False)
 
 
-class WorkflowEffect(db.Model):
+class WorkflowEffect(Model):
     """A side effect that happened: written in the effect's own transaction (see runner)."""
 
     __tablename__ = "workflow_effects"

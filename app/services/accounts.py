@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 
+from sqlalchemy import select
 from werkzeug.security import check_password_hash, generate_password_hash
 
 from app.extensions import db
@@ -36,10 +37,10 @@ def create_user(handle: str, name: str, email: str | None = None, password: str 
         errors.append({"param": "user_type", "message": f"one of {', '.join(USER_TYPES)}"})
     if errors:
         raise Invalid("invalid user", errors=errors)
-    if db.session.query(User.id).filter(User.handle == handle).first():
+    if db.session.scalar(select(User.id).where(User.handle == handle).limit(1)):
         raise Conflict(f"the handle '{handle}' is taken")
     email = (email or "").strip().lower() or None
-    if email and db.session.query(User.id).filter(User.email == email).first():
+    if email and db.session.scalar(select(User.id).where(User.email == email).limit(1)):
         raise Conflict("an account with this email exists")
     user = User(handle=handle, name=name.strip(), email=email, user_type=user_type,
                 password_hash=generate_password_hash(password) if password else None)
@@ -51,7 +52,8 @@ def create_user(handle: str, name: str, email: str | None = None, password: str 
 def authenticate(login: str, password: str) -> User | None:
     """The user whose handle or email and password match, else None (same answer either way)."""
     login = (login or "").strip().lower()
-    user = db.session.query(User).filter((User.handle == login) | (User.email == login)).first()
+    user = db.session.scalar(
+        select(User).where((User.handle == login) | (User.email == login)).limit(1))
     if user is None or not user.password_hash:
         # Hash anyway so a missing account takes as long as a wrong password.
         check_password_hash(generate_password_hash("x"), password or "")
@@ -60,7 +62,8 @@ def authenticate(login: str, password: str) -> User | None:
 
 
 def get_user(handle: str) -> User:
-    user = db.session.query(User).filter(User.handle == (handle or "").lower()).one_or_none()
+    user = db.session.scalars(
+        select(User).where(User.handle == (handle or "").lower())).one_or_none()
     if user is None:
         raise NotFound(f"no user '{handle}'")
     return user

@@ -6,6 +6,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
+from sqlalchemy import select
 from sqlalchemy.orm import joinedload
 
 from app.extensions import db
@@ -26,48 +27,53 @@ class Event:
 def recent(studio: Studio, limit: int = 15) -> list[Event]:
     events: list[Event] = []
     # Eager-load the people (and an option's decision): lazy loads would be a query per line.
-    notes = (db.session.query(Note).options(joinedload(Note.created_by))
-             .filter(Note.studio_id == studio.id)
-             .order_by(Note.created_at.desc()).limit(limit).all())
+    notes = db.session.scalars(select(Note).options(joinedload(Note.created_by))
+                               .where(Note.studio_id == studio.id)
+                               .order_by(Note.created_at.desc()).limit(limit)).all()
     targets = items.get_many([(n.commentable_type, n.commentable_id) for n in notes
-                              if n.commentable_type is not None])
+                              if n.commentable_type is not None and n.commentable_id is not None])
     for note in notes:
         if note.commentable_type is None:
             events.append(Event(note.created_at, note.created_by, "wrote", "note", note))
             continue
-        target = targets.get((note.commentable_type, note.commentable_id))
+        target = (targets.get((note.commentable_type, note.commentable_id))
+                  if note.commentable_id is not None else None)
         if target is not None:
             events.append(Event(note.created_at, note.created_by, "commented on",
                                 note.commentable_type, target))
-    for decision in (db.session.query(Decision).options(joinedload(Decision.created_by))
-                     .filter(Decision.studio_id == studio.id)
-                     .order_by(Decision.created_at.desc()).limit(limit)):
+    for decision in db.session.scalars(select(Decision)
+                                        .options(joinedload(Decision.created_by))
+                                        .where(Decision.studio_id == studio.id)
+                                        .order_by(Decision.created_at.desc()).limit(limit)):
         events.append(Event(decision.created_at, decision.created_by, "asked", "decision",
                             decision))
-    for option in (db.session.query(Option)
-                   .options(joinedload(Option.created_by), joinedload(Option.decision))
-                   .join(Decision)
-                   .filter(Decision.studio_id == studio.id)
-                   .order_by(Option.created_at.desc()).limit(limit)):
+    for option in db.session.scalars(select(Option)
+                                      .options(joinedload(Option.created_by),
+                                               joinedload(Option.decision))
+                                      .join(Decision)
+                                      .where(Decision.studio_id == studio.id)
+                                      .order_by(Option.created_at.desc()).limit(limit)):
         events.append(Event(option.created_at, option.created_by,
                             f"added the option “{option.title}” to", "decision",
                             option.decision))
-    votes = (db.session.query(Vote, Decision).options(joinedload(Vote.user))
-             .join(Decision, Vote.decision_id == Decision.id)
-             .filter(Decision.studio_id == studio.id)
-             .order_by(Vote.updated_at.desc()).limit(limit).all())
+    votes = db.session.execute(select(Vote, Decision).options(joinedload(Vote.user))
+                                .join(Decision, Vote.decision_id == Decision.id)
+                                .where(Decision.studio_id == studio.id)
+                                .order_by(Vote.updated_at.desc()).limit(limit)).all()
     for vote, decision in votes:
         events.append(Event(vote.updated_at, vote.user, "voted on", "decision", decision))
-    for commitment in (db.session.query(Commitment).options(joinedload(Commitment.created_by))
-                       .filter(Commitment.studio_id == studio.id)
-                       .order_by(Commitment.created_at.desc()).limit(limit)):
+    for commitment in db.session.scalars(select(Commitment)
+                                          .options(joinedload(Commitment.created_by))
+                                          .where(Commitment.studio_id == studio.id)
+                                          .order_by(Commitment.created_at.desc()).limit(limit)):
         events.append(Event(commitment.created_at, commitment.created_by, "proposed",
                             "commitment", commitment))
-    joins = (db.session.query(CommitmentParticipant, Commitment)
-             .options(joinedload(CommitmentParticipant.user))
-             .join(Commitment, CommitmentParticipant.commitment_id == Commitment.id)
-             .filter(Commitment.studio_id == studio.id)
-             .order_by(CommitmentParticipant.committed_at.desc()).limit(limit).all())
+    joins = db.session.execute(
+        select(CommitmentParticipant, Commitment)
+        .options(joinedload(CommitmentParticipant.user))
+        .join(Commitment, CommitmentParticipant.commitment_id == Commitment.id)
+        .where(Commitment.studio_id == studio.id)
+        .order_by(CommitmentParticipant.committed_at.desc()).limit(limit)).all()
     for joined, commitment in joins:
         events.append(Event(joined.committed_at, joined.user, "joined", "commitment",
                             commitment))

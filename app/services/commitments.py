@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from sqlalchemy import func
+from sqlalchemy import func, select
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import joinedload
 
@@ -113,9 +113,10 @@ def update_settings(commitment: Commitment, studio: Studio, user: User,
 def participant(commitment: Commitment, user: User | None) -> CommitmentParticipant | None:
     if user is None:
         return None
-    return (db.session.query(CommitmentParticipant)
-            .filter(CommitmentParticipant.commitment_id == commitment.id,
-                    CommitmentParticipant.user_id == user.id).one_or_none())
+    return db.session.scalars(
+        select(CommitmentParticipant)
+        .where(CommitmentParticipant.commitment_id == commitment.id,
+               CommitmentParticipant.user_id == user.id)).one_or_none()
 
 
 def join(commitment: Commitment, user: User) -> tuple[CommitmentParticipant, bool]:
@@ -145,15 +146,17 @@ def join(commitment: Commitment, user: User) -> tuple[CommitmentParticipant, boo
 
 
 def count(commitment: Commitment) -> int:
-    return (db.session.query(func.count(CommitmentParticipant.id))
-            .filter(CommitmentParticipant.commitment_id == commitment.id).scalar() or 0)
+    return db.session.scalar(
+        select(func.count(CommitmentParticipant.id))
+        .where(CommitmentParticipant.commitment_id == commitment.id)) or 0
 
 
 def participants(commitment: Commitment) -> list[CommitmentParticipant]:
-    return (db.session.query(CommitmentParticipant)
-            .options(joinedload(CommitmentParticipant.user))
-            .filter(CommitmentParticipant.commitment_id == commitment.id)
-            .order_by(CommitmentParticipant.committed_at).all())
+    return list(db.session.scalars(
+        select(CommitmentParticipant)
+        .options(joinedload(CommitmentParticipant.user))
+        .where(CommitmentParticipant.commitment_id == commitment.id)
+        .order_by(CommitmentParticipant.committed_at)))
 
 
 @dataclass(frozen=True)

@@ -12,7 +12,7 @@ from datetime import UTC, date, datetime, timedelta
 from typing import Any
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
-from sqlalchemy import func
+from sqlalchemy import func, select
 from sqlalchemy.orm import joinedload
 
 from app.extensions import db
@@ -153,15 +153,15 @@ def _deadline_column(model: Any) -> Any:
 
 
 def _base(model: Any, studio: Studio) -> Any:
-    query = (db.session.query(model).options(joinedload(model.created_by))
-             .filter(model.studio_id == studio.id))
+    query = (select(model).options(joinedload(model.created_by))
+             .where(model.studio_id == studio.id))
     if model is Note:
-        query = query.filter(Note.commentable_type.is_(None))  # comments are not items
+        query = query.where(Note.commentable_type.is_(None))  # comments are not items
     return query
 
 
 def _in_cycle(query: Any, model: Any, window: Cycle) -> Any:
-    return query.filter(model.created_at < window.end, _deadline_column(model) > window.start)
+    return query.where(model.created_at < window.end, _deadline_column(model) > window.start)
 
 
 def items_in(studio: Studio, window: Cycle, user: User | None, q: Query | None = None,
@@ -175,24 +175,25 @@ def items_in(studio: Studio, window: Cycle, user: User | None, q: Query | None =
         query = _in_cycle(_base(model, studio), model, window)
         for name in q.filters:
             if name == "mine" and user is not None:
-                query = query.filter(model.created_by_id == user.id)
+                query = query.where(model.created_by_id == user.id)
             elif name == "not_mine" and user is not None:
-                query = query.filter(model.created_by_id != user.id)
+                query = query.where(model.created_by_id != user.id)
             elif name == "open":
-                query = query.filter(deadline > now)
+                query = query.where(deadline > now)
             elif name == "closed":
-                query = query.filter(deadline <= now)
+                query = query.where(deadline <= now)
             elif name == "closing_soon":
-                query = query.filter(deadline > now, deadline <= now + CLOSING_SOON)
+                query = query.where(deadline > now, deadline <= now + CLOSING_SOON)
         column = model.created_at if q.sort == "created" else deadline
         query = query.order_by(column.desc() if q.descending else column.asc(),
                                model.created_at.desc())
-        found[kind] = query.all()
+        found[kind] = list(db.session.scalars(query))
     return found
 
 
 def counts(studio: Studio, window: Cycle) -> dict[str, int]:
-    return {kind: _in_cycle(_base(model, studio), model, window).count()
+    return {kind: db.session.scalar(select(func.count()).select_from(
+                  _in_cycle(_base(model, studio), model, window).subquery())) or 0
             for kind, model in KINDS}
 
 

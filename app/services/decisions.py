@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from datetime import timedelta
 from typing import Any
 
-from sqlalchemy import case, func
+from sqlalchemy import case, func, select
 from sqlalchemy.dialects.postgresql import insert as pg_insert
 from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 from sqlalchemy.exc import IntegrityError
@@ -192,8 +192,8 @@ def ballots(params: dict[str, Any]) -> list[Ballot]:
 def vote(decision: Decision, user: User, votes: list[Ballot]) -> list[Option]:
     """Record each ballot as an upsert; the options voted on, in ballot order."""
     decision = _open_for_writes(decision)
-    by_title = {o.title: o for o in db.session.query(Option)
-                .filter(Option.decision_id == decision.id)}
+    by_title = {o.title: o for o in db.session.scalars(
+        select(Option).where(Option.decision_id == decision.id))}
     missing = [b.option_title for b in votes if b.option_title not in by_title]
     if missing:
         known = ", ".join(f"'{t}'" for t in by_title) or "none yet"
@@ -223,41 +223,39 @@ class ResultRow:
     preferred: int
     votes: int
 
-    @property
-    def rejected(self) -> int:
-        return self.votes - self.accepted
-
 
 def results(decision: Decision) -> list[ResultRow]:
     """Options by accepted desc, then preferred desc, then their fixed random tiebreak."""
     accepted = func.coalesce(func.sum(case((Vote.accepted, 1), else_=0)), 0)
     preferred = func.coalesce(func.sum(case((Vote.preferred, 1), else_=0)), 0)
-    rows = (db.session.query(Option, accepted, preferred, func.count(Vote.id))
-            .outerjoin(Vote, Vote.option_id == Option.id)
-            .filter(Option.decision_id == decision.id)
-            .group_by(Option.id)
-            .order_by(accepted.desc(), preferred.desc(), Option.random_id.desc())
-            .all())
+    rows = db.session.execute(
+        select(Option, accepted, preferred, func.count(Vote.id))
+        .outerjoin(Vote, Vote.option_id == Option.id)
+        .where(Option.decision_id == decision.id)
+        .group_by(Option.id)
+        .order_by(accepted.desc(), preferred.desc(), Option.random_id.desc())).all()
     return [ResultRow(o, int(a), int(p), int(n)) for o, a, p, n in rows]
 
 
 def options(decision: Decision) -> list[Option]:
-    return (db.session.query(Option).filter(Option.decision_id == decision.id)
-            .order_by(Option.created_at, Option.title).all())
+    return list(db.session.scalars(select(Option).where(Option.decision_id == decision.id)
+                                   .order_by(Option.created_at, Option.title)))
 
 
 def has_options(decision: Decision) -> bool:
-    return db.session.query(Option.id).filter(Option.decision_id == decision.id).first() is not None
+    return db.session.scalar(
+        select(Option.id).where(Option.decision_id == decision.id).limit(1)) is not None
 
 
 def my_votes(decision: Decision, user: User | None) -> dict[uuid.UUID, Vote]:
     if user is None:
         return {}
-    return {v.option_id: v for v in db.session.query(Vote)
-            .filter(Vote.decision_id == decision.id, Vote.user_id == user.id)}
+    return {v.option_id: v for v in db.session.scalars(
+        select(Vote).where(Vote.decision_id == decision.id, Vote.user_id == user.id))}
 
 
 def voters(decision: Decision) -> list[User]:
-    return (db.session.query(User).join(Vote, Vote.user_id == User.id)
-            .filter(Vote.decision_id == decision.id)
-            .group_by(User.id).order_by(func.min(Vote.created_at)).all())
+    return list(db.session.scalars(
+        select(User).join(Vote, Vote.user_id == User.id)
+        .where(Vote.decision_id == decision.id)
+        .group_by(User.id).order_by(func.min(Vote.created_at))))

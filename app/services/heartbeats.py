@@ -9,7 +9,7 @@ from __future__ import annotations
 import uuid
 from datetime import datetime
 
-from sqlalchemy import func
+from sqlalchemy import func, select
 from sqlalchemy.exc import IntegrityError
 
 from app.extensions import db
@@ -22,10 +22,11 @@ from app.services.errors import Conflict
 
 def current(studio: Studio, user: User, now: datetime | None = None) -> Heartbeat | None:
     window = cycles.current(studio, now)
-    return (db.session.query(Heartbeat)
-            .filter(Heartbeat.studio_id == studio.id, Heartbeat.user_id == user.id,
-                    Heartbeat.created_at >= window.start, Heartbeat.created_at < window.end)
-            .first())
+    return db.session.scalar(
+        select(Heartbeat)
+        .where(Heartbeat.studio_id == studio.id, Heartbeat.user_id == user.id,
+               Heartbeat.created_at >= window.start, Heartbeat.created_at < window.end)
+        .limit(1))
 
 
 def needed(studio: Studio, user: User | None) -> bool:
@@ -50,25 +51,28 @@ def send(studio: Studio, user: User, now: datetime | None = None) -> Heartbeat:
 
 
 def last(studio: Studio, user: User) -> Heartbeat | None:
-    return (db.session.query(Heartbeat)
-            .filter(Heartbeat.studio_id == studio.id, Heartbeat.user_id == user.id)
-            .order_by(Heartbeat.created_at.desc()).first())
+    return db.session.scalar(
+        select(Heartbeat)
+        .where(Heartbeat.studio_id == studio.id, Heartbeat.user_id == user.id)
+        .order_by(Heartbeat.created_at.desc()).limit(1))
 
 
 def latest_of(studio: Studio, user_ids: list[uuid.UUID]) -> dict[uuid.UUID, datetime]:
     """When each of these people last sent a heartbeat to the studio (absent: never)."""
     if not user_ids:
         return {}
-    rows = (db.session.query(Heartbeat.user_id, func.max(Heartbeat.created_at))
-            .filter(Heartbeat.studio_id == studio.id, Heartbeat.user_id.in_(user_ids))
-            .group_by(Heartbeat.user_id).all())
+    rows = db.session.execute(
+        select(Heartbeat.user_id, func.max(Heartbeat.created_at))
+        .where(Heartbeat.studio_id == studio.id, Heartbeat.user_id.in_(user_ids))
+        .group_by(Heartbeat.user_id)).all()
     return {user_id: when for user_id, when in rows}
 
 
 def present(studio: Studio, now: datetime | None = None) -> list[User]:
     """Members with a heartbeat in the current cycle."""
     window = cycles.current(studio, now)
-    return (db.session.query(User).join(Heartbeat, Heartbeat.user_id == User.id)
-            .filter(Heartbeat.studio_id == studio.id, Heartbeat.created_at >= window.start,
-                    Heartbeat.created_at < window.end)
-            .order_by(Heartbeat.created_at).all())
+    return list(db.session.scalars(
+        select(User).join(Heartbeat, Heartbeat.user_id == User.id)
+        .where(Heartbeat.studio_id == studio.id, Heartbeat.created_at >= window.start,
+               Heartbeat.created_at < window.end)
+        .order_by(Heartbeat.created_at)))

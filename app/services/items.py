@@ -11,6 +11,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from sqlalchemy import select
+
 from app.extensions import db
 from app.models import Studio
 from app.models.base import find_by_id
@@ -69,7 +71,7 @@ def get_many(keys: list[tuple[str, uuid.UUID]]) -> dict[tuple[str, uuid.UUID], A
     found: dict[tuple[str, uuid.UUID], Any] = {}
     for item_type, ids in wanted.items():
         model = KINDS[item_type].model
-        for item in db.session.query(model).filter(model.id.in_(ids)):
+        for item in db.session.scalars(select(model).where(model.id.in_(ids))):
             found[(item_type, item.id)] = item
     return found
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 import uuid
 
-from sqlalchemy import func
+from sqlalchemy import func, select
 
 from app.extensions import db
 from app.models import Link, Studio
@@ -44,8 +44,8 @@ def sync(studio: Studio, from_type: str, from_id: uuid.UUID, text: str, base_url
             continue
         if target.id != from_id:  # self-links mean nothing
             wanted.add((item_type, target.id))
-    existing = db.session.query(Link).filter(Link.from_type == from_type,
-                                             Link.from_id == from_id).all()
+    existing = list(db.session.scalars(select(Link).where(Link.from_type == from_type,
+                                                            Link.from_id == from_id)))
     have = {(link.to_type, link.to_id): link for link in existing}
     for key, link in have.items():
         if key not in wanted:
@@ -56,14 +56,15 @@ def sync(studio: Studio, from_type: str, from_id: uuid.UUID, text: str, base_url
 
 
 def backlinks(item_type: str, item_id: uuid.UUID) -> list[Link]:
-    return (db.session.query(Link).filter(Link.to_type == item_type, Link.to_id == item_id)
-            .order_by(Link.created_at).all())
+    return list(db.session.scalars(
+        select(Link).where(Link.to_type == item_type, Link.to_id == item_id)
+        .order_by(Link.created_at)))
 
 
 def leaderboard(studio: Studio, limit: int = 50) -> list[tuple[str, uuid.UUID, int]]:
     """Items of the studio ordered by how many items link to them."""
-    rows = (db.session.query(Link.to_type, Link.to_id, func.count(Link.id))
-            .filter(Link.studio_id == studio.id)
-            .group_by(Link.to_type, Link.to_id)
-            .order_by(func.count(Link.id).desc()).limit(limit).all())
+    rows = db.session.execute(select(Link.to_type, Link.to_id, func.count(Link.id))
+                              .where(Link.studio_id == studio.id)
+                              .group_by(Link.to_type, Link.to_id)
+                              .order_by(func.count(Link.id).desc()).limit(limit)).all()
     return [(t, i, n) for t, i, n in rows]

@@ -6,6 +6,7 @@ import uuid
 from datetime import UTC, datetime
 from typing import Any
 
+from sqlalchemy import select
 from sqlalchemy.orm import joinedload
 
 from app.extensions import db
@@ -84,10 +85,11 @@ def update_note(note: Note, studio: Studio, user: User, title: str | None = None
 def last_confirmation(note: Note, user: User | None) -> NoteEvent | None:
     if user is None:
         return None
-    return (db.session.query(NoteEvent)
-            .filter(NoteEvent.note_id == note.id, NoteEvent.user_id == user.id,
-                    NoteEvent.event_type == "read_confirmation")
-            .order_by(NoteEvent.happened_at.desc()).first())
+    return db.session.scalar(
+        select(NoteEvent)
+        .where(NoteEvent.note_id == note.id, NoteEvent.user_id == user.id,
+               NoteEvent.event_type == "read_confirmation")
+        .order_by(NoteEvent.happened_at.desc()).limit(1))
 
 
 def read_state(note: Note, user: User | None) -> str:
@@ -109,16 +111,15 @@ def confirm_read(note: Note, user: User) -> NoteEvent | None:
 
 
 def history(note: Note) -> list[NoteEvent]:
-    return (db.session.query(NoteEvent).options(joinedload(NoteEvent.user))
-            .filter(NoteEvent.note_id == note.id)
-            .order_by(NoteEvent.happened_at).all())
+    return list(db.session.scalars(select(NoteEvent).options(joinedload(NoteEvent.user))
+                                   .where(NoteEvent.note_id == note.id)
+                                   .order_by(NoteEvent.happened_at)))
 
 
 def readers(note: Note) -> list[User]:
-    events = (db.session.query(NoteEvent).options(joinedload(NoteEvent.user))
-              .filter(NoteEvent.note_id == note.id,
-                      NoteEvent.event_type == "read_confirmation")
-              .all())
+    events = db.session.scalars(select(NoteEvent).options(joinedload(NoteEvent.user))
+                                .where(NoteEvent.note_id == note.id,
+                                       NoteEvent.event_type == "read_confirmation")).all()
     seen: dict[uuid.UUID, User] = {}
     for event in events:
         seen.setdefault(event.user_id, event.user)
@@ -126,9 +127,10 @@ def readers(note: Note) -> list[User]:
 
 
 def comments(item_type: str, item_id: uuid.UUID) -> list[Note]:
-    return (db.session.query(Note).options(joinedload(Note.created_by))
-            .filter(Note.commentable_type == item_type, Note.commentable_id == item_id)
-            .order_by(Note.created_at).all())
+    return list(db.session.scalars(
+        select(Note).options(joinedload(Note.created_by))
+        .where(Note.commentable_type == item_type, Note.commentable_id == item_id)
+        .order_by(Note.created_at)))
 
 
 def add_comment(studio: Studio, user: User, item_type: str, item_id: uuid.UUID, text: str,
@@ -138,6 +140,7 @@ def add_comment(studio: Studio, user: User, item_type: str, item_id: uuid.UUID, 
 
 
 def recent(studio: Studio, limit: int = 20) -> list[Note]:
-    return (db.session.query(Note).options(joinedload(Note.created_by))
-            .filter(Note.studio_id == studio.id, Note.commentable_type.is_(None))
-            .order_by(Note.created_at.desc()).limit(limit).all())
+    return list(db.session.scalars(
+        select(Note).options(joinedload(Note.created_by))
+        .where(Note.studio_id == studio.id, Note.commentable_type.is_(None))
+        .order_by(Note.created_at.desc()).limit(limit)))

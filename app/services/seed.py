@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from sqlalchemy import select
+
 from app.extensions import db
 from app.models import Studio, User
 from app.services import accounts, commitments, decisions, notes, studios, tokens
@@ -17,11 +19,11 @@ DEMO_NOTES = (
 
 def seed_demo() -> str:
     """Create the demo user and studio if missing; return a fresh plaintext API token."""
-    user = db.session.query(User).filter(User.handle == "demo").one_or_none()
+    user = db.session.scalars(select(User).where(User.handle == "demo")).one_or_none()
     if user is None:
         user = accounts.create_user("demo", "Demo Person", email="demo@example.com",
                                     password="demo-password")
-    studio = db.session.query(Studio).filter(Studio.handle == "demo").one_or_none()
+    studio = db.session.scalars(select(Studio).where(Studio.handle == "demo")).one_or_none()
     if studio is None:
         studio = studios.create_studio(user, handle="demo", name="Demo Studio",
                                        description="A place to try Harmonic.",

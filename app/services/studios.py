@@ -6,8 +6,10 @@ import re
 import secrets
 import uuid
 from datetime import UTC, datetime
+from typing import Any
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
+from sqlalchemy import select
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import joinedload
 
@@ -23,7 +25,8 @@ RESERVED_HANDLES = {"new", "actions"}
 
 
 def get_studio(handle: str) -> Studio:
-    studio = db.session.query(Studio).filter(Studio.handle == (handle or "").lower()).first()
+    studio = db.session.scalar(
+        select(Studio).where(Studio.handle == (handle or "").lower()).limit(1))
     if studio is None:
         raise NotFound(f"no studio '{handle}'")
     return studio
@@ -32,9 +35,9 @@ def get_studio(handle: str) -> Studio:
 def membership(studio: Studio, user: User | None) -> Membership | None:
     if user is None:
         return None
-    return (db.session.query(Membership)
-            .filter(Membership.studio_id == studio.id, Membership.user_id == user.id)
-            .one_or_none())
+    return db.session.scalars(
+        select(Membership)
+        .where(Membership.studio_id == studio.id, Membership.user_id == user.id)).one_or_none()
 
 
 def require_member(studio: Studio, user: User | None) -> Membership:
@@ -45,7 +48,7 @@ def require_member(studio: Studio, user: User | None) -> Membership:
     return member
 
 
-def _check_settings(values: dict, creating: bool) -> list[dict[str, str]]:
+def _check_settings(values: dict[str, Any]) -> list[dict[str, str]]:
     errors = []
     if "handle" in values and not (HANDLE.match(values["handle"] or "")
                                    and 2 <= len(values["handle"]) <= 40):
@@ -75,10 +78,10 @@ def create_studio(user: User, handle: str, name: str, description: str = "",
                   ) -> Studio:
     values = {"handle": (handle or "").strip().lower(), "name": name, "timezone": timezone,
               "tempo": tempo, "join_policy": join_policy}
-    errors = _check_settings(values, creating=True)
+    errors = _check_settings(values)
     if errors:
         raise Invalid("invalid studio settings", errors=errors)
-    if db.session.query(Studio.id).filter(Studio.handle == values["handle"]).first():
+    if db.session.scalar(select(Studio.id).where(Studio.handle == values["handle"]).limit(1)):
         raise Conflict(f"the handle '{values['handle']}' is taken")
     studio = Studio(handle=values["handle"], name=name.strip(), description=description or "",
                     timezone=timezone, tempo=tempo, join_policy=join_policy,
@@ -92,7 +95,7 @@ def create_studio(user: User, handle: str, name: str, description: str = "",
 
 def update_settings(studio: Studio, **values: object) -> Studio:
     values = {k: v for k, v in values.items() if v is not None}
-    errors = _check_settings(values, creating=False)
+    errors = _check_settings(values)
     if errors:
         raise Invalid("invalid studio settings", errors=errors)
     for key, value in values.items():
@@ -108,8 +111,9 @@ def join(studio: Studio, user: User, code: str | None = None) -> tuple[Membershi
     if studio.join_policy != "open":
         if not code:
             raise Forbidden("this studio needs an invite code: ask an admin for one")
-        invite = (db.session.query(Invite)
-                  .filter(Invite.code == code.strip(), Invite.studio_id == studio.id).first())
+        invite = db.session.scalar(
+            select(Invite).where(Invite.code == code.strip(), Invite.studio_id == studio.id)
+            .limit(1))
         if invite is None:
             raise Forbidden("unknown invite code")
         if invite.expires_at is not None and invite.expires_at <= datetime.now(UTC):
@@ -138,26 +142,27 @@ def create_invite(studio: Studio, user: User, expires: str = "7d") -> Invite:
 
 
 def members(studio: Studio) -> list[Membership]:
-    return (db.session.query(Membership).options(joinedload(Membership.user))
-            .filter(Membership.studio_id == studio.id)
-            .order_by(Membership.joined_at).all())
+    return list(db.session.scalars(select(Membership).options(joinedload(Membership.user))
+                                   .where(Membership.studio_id == studio.id)
+                                   .order_by(Membership.joined_at)))
 
 
 def studios_of(user: User) -> list[Studio]:
-    return (db.session.query(Studio).join(Membership, Membership.studio_id == Studio.id)
-            .filter(Membership.user_id == user.id).order_by(Studio.name).all())
+    return list(db.session.scalars(
+        select(Studio).join(Membership, Membership.studio_id == Studio.id)
+        .where(Membership.user_id == user.id).order_by(Studio.name)))
 
 
 def all_studios() -> list[Studio]:
-    return db.session.query(Studio).order_by(Studio.name).all()
+    return list(db.session.scalars(select(Studio).order_by(Studio.name)))
 
 
 # Pins -------------------------------------------------------------------------------------
 
 def is_pinned(studio: Studio, item_type: str, item_id: uuid.UUID) -> bool:
-    return db.session.query(Pin.id).filter(
+    return db.session.scalar(select(Pin.id).where(
         Pin.studio_id == studio.id, Pin.item_type == item_type, Pin.item_id == item_id
-    ).first() is not None
+    ).limit(1)) is not None
 
 
 def pin(studio: Studio, user: User, item_type: str, item_id: uuid.UUID) -> None:
@@ -173,13 +178,13 @@ def pin(studio: Studio, user: User, item_type: str, item_id: uuid.UUID) -> None:
 
 
 def unpin(studio: Studio, item_type: str, item_id: uuid.UUID) -> None:
-    found = db.session.query(Pin).filter(
-        Pin.studio_id == studio.id, Pin.item_type == item_type, Pin.item_id == item_id).first()
+    found = db.session.scalar(select(Pin).where(
+        Pin.studio_id == studio.id, Pin.item_type == item_type, Pin.item_id == item_id).limit(1))
     if found is None:
         raise Conflict("not pinned")
     db.session.delete(found)
 
 
 def pins(studio: Studio) -> list[Pin]:
-    return (db.session.query(Pin).filter(Pin.studio_id == studio.id)
-            .order_by(Pin.pinned_at.desc()).all())
+    return list(db.session.scalars(select(Pin).where(Pin.studio_id == studio.id)
+                                   .order_by(Pin.pinned_at.desc())))

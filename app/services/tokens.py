@@ -6,6 +6,7 @@ import hashlib
 import secrets
 from datetime import UTC, datetime
 
+from sqlalchemy import select
 from sqlalchemy.orm import joinedload
 
 from app.extensions import db
@@ -54,8 +55,8 @@ def create_token(user: User, name: str, scopes: str | list[str] = "read,write",
 def resolve(plaintext: str) -> ApiToken:
     """The active token for ``plaintext``; Unauthorized says why when there is none."""
     # The user comes in the same query: every token request needs it next (g.user).
-    token = (db.session.query(ApiToken).options(joinedload(ApiToken.user))
-             .filter(ApiToken.token_hash == _hash(plaintext)).first())
+    token = db.session.scalar(select(ApiToken).options(joinedload(ApiToken.user))
+                              .where(ApiToken.token_hash == _hash(plaintext)).limit(1))
     if token is None:
         raise Unauthorized("invalid token")
     now = datetime.now(UTC)

@@ -23,7 +23,7 @@ bp = Blueprint("collab", __name__)
 
 def _span(seconds: float) -> str:
     """Time left in its two largest units: '1 day 23 hours', '3 hours 5 minutes'."""
-    parts = []
+    parts: list[str] = []
     for unit, size in (("day", 86400), ("hour", 3600), ("minute", 60)):
         n = int(seconds // size)
         if n or parts:

@@ -106,12 +106,14 @@ def follow(run_id: uuid.UUID, poll: float = 0.2, timeout: float | None = None) -
 def run_command(file: str, inputs: tuple[str, ...], as_user: str | None, follow_: bool,
                 inline: bool | None) -> None:
     """Enqueue a run of FILE; with --follow, print its events until it finishes."""
+    from sqlalchemy import select
+
     from app.extensions import db
     from app.models import User
 
     user_id = None
     if as_user:
-        user = db.session.query(User).filter(User.handle == as_user).one_or_none()
+        user = db.session.scalars(select(User).where(User.handle == as_user)).one_or_none()
         if user is None:
             raise click.ClickException(f"no user '{as_user}'")
         user_id = user.id

@@ -16,7 +16,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from app.workflows.document import DocumentError, parse
+from app.workflows.document import DocumentError
 from app.workflows.schema import task_spec
 from app.workflows.validate import MCP_SECTIONS, validate
 
@@ -170,10 +170,6 @@ def _order(steps: dict[str, dict[str, Any]], entry: str = "start") -> list[str]:
                 seen.append(edge["step"])
                 queue.append(edge["step"])
     return seen
-
-
-def compile_text(text: str) -> dict[str, Any]:
-    return compile_document(parse(text))
 
 
 def steps_by_name(compiled: dict[str, Any]) -> dict[str, dict[str, Any]]:

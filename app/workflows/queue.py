@@ -23,14 +23,13 @@ from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.exc import IntegrityError
 
 from app.models.base import utcnow
-from app.models.workflows import WorkflowEffect, WorkflowEvent, WorkflowJob, WorkflowRun
+from app.models.workflows import WorkflowEvent, WorkflowJob, WorkflowRun
 from app.workflows import wakeup
 from app.workflows.engine import is_postgres, reading, transaction
 
 RUNS = WorkflowRun.__table__
 JOBS = WorkflowJob.__table__
 EVENTS = WorkflowEvent.__table__
-EFFECTS = WorkflowEffect.__table__
 
 # Listeners told "run <id> has new events" after each commit (the MCP resource uses this).
 _listeners: list[Any] = []
@@ -464,7 +463,3 @@ def counts(run_id: uuid.UUID | None = None) -> dict[str, int]:
         query = query.where(JOBS.c.run_id == run_id)
     with reading() as conn:
         return {status: n for status, n in conn.execute(query).all()}
-
-
-def as_of(value: datetime | None) -> str:
-    return value.isoformat() if value else ""

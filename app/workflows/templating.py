@@ -130,15 +130,6 @@ def truthy(when: str, context: dict[str, Any]) -> bool:
     return bool(value)
 
 
-def syntax_error(template: str) -> str | None:
-    """Why ``template`` does not parse, or None (validation calls this on every string)."""
-    try:
-        parse(template)
-    except TemplateError as exc:
-        return str(exc)
-    return None
-
-
 _SQL_TEMPLATE = re.compile(r"\{\{(.*?)\}\}", re.S)
 
 

@@ -66,9 +66,12 @@ def run(tool: dict[str, Any], spec: dict[str, Any], call: Call) -> Output:
 # The ledger --------------------------------------------------------------------------------
 
 def _applied(call: Call) -> Output | None:
+    from sqlalchemy import select
+
     from app.models.workflows import WorkflowEffect
 
-    row = db.session.query(WorkflowEffect).filter(WorkflowEffect.key == call.key).one_or_none()
+    row = db.session.scalars(
+        select(WorkflowEffect).where(WorkflowEffect.key == call.key)).one_or_none()
     if row is None:
         return None
     stored = row.result or {}

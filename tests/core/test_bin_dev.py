@@ -16,6 +16,7 @@ import time
 from pathlib import Path
 
 import httpx
+import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -26,6 +27,7 @@ def free_port() -> int:
         return sock.getsockname()[1]
 
 
+@pytest.mark.slow  # runs bin/dev: a fresh virtualenv check, migrations and a server
 def test_bin_dev_serves_the_demo(tmp_path) -> None:  # type: ignore[no-untyped-def]
     port = free_port()
     env = {**os.environ, "PORT": str(port), "HARMONIC_INSTANCE": str(tmp_path),

@@ -158,6 +158,7 @@ def test_refresh_reimports_only_what_changed(rpc: Rpc) -> None:
     assert pending[uids[1]]["delta"]["translate"]["x"] == pytest.approx(10 / FT)
 
 
+@pytest.mark.slow  # starts bin/model-server
 def test_revit_over_http_and_the_allow_list(rpc: Rpc, model_server: str) -> None:
     (uid,) = import_and_select(rpc, 4003, revitBaseUrl=model_server)
     listed = rpc.ok("rhino_get_objects", uniqueIds=[uid])["items"][0]
@@ -183,6 +184,7 @@ def test_revit_over_http_and_the_allow_list(rpc: Rpc, model_server: str) -> None
     assert rpc.ok("rhino_commit_transform", revitBaseUrl=model_server)["appliedCount"] == 1
 
 
+@pytest.mark.slow  # starts bin/model-server
 def test_upstream_application_errors_are_per_object(rpc: Rpc, model_server: str) -> None:
     known = uid_of(rpc, 3003)
     result = rpc.ok("rhino_import_by_ids", uniqueIds=[known, "no-such-element"],

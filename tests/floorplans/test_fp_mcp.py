@@ -11,6 +11,7 @@ import json
 import sys
 from typing import Any
 
+import pytest
 from flask import Flask
 
 from app.floorplans.language import default_language
@@ -216,6 +217,7 @@ def test_seed_002_over_stdio(app: Flask, studio) -> None:  # type: ignore[no-unt
     assert "by [Alice](/u/alice): resize\\_room Office: Resized to 11 x 12" in versions
 
 
+@pytest.mark.slow  # starts gunicorn
 def test_seed_002_over_http(app: Flask, studio) -> None:  # type: ignore[no-untyped-def]
     import httpx2
     from mcp import Client

@@ -14,10 +14,13 @@ import uuid
 from collections import Counter
 from pathlib import Path
 
+import pytest
 from flask import Flask
 
 from tests.workflows.conftest import events_of, user_id
 from tests.workflows.workers import start_worker, stop
+
+pytestmark = pytest.mark.slow  # real worker processes, killed and restarted
 
 KILL_PLAYBOOK = """
 apiVersion: harmonic/v1

@@ -2,7 +2,10 @@
 
 They live in their own registry and are merged into the served one only when
 HARMONIC_MCP_CONFORMANCE=1 on a loopback-bound app with /mcp auth off (see app.mcp.web); they
-are never part of normal operation.
+are never part of normal operation. This package sits beside ``app`` rather than in it so that
+nothing in the app imports it unless that profile is on; the installed project ships it (see
+pyproject.toml), and from a checkout it is found because gunicorn, bin/serve and the tests run
+from the repository root.
 """
 
 from __future__ import annotations
