@@ -22,7 +22,9 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from app.mcp import jsonrpc, modern, mrtr
+from app.core import jsonrpc
+from app.core.jsonrpc import INVALID_PARAMS, INVALID_REQUEST, RpcError
+from app.mcp import modern, mrtr
 from app.mcp.content import ToolError, ToolResult, as_result, error_result
 from app.mcp.context import (
     LEVELS,
@@ -39,7 +41,7 @@ from app.mcp.info import (
     instructions,
     server_info,
 )
-from app.mcp.jsonrpc import INVALID_PARAMS, INVALID_REQUEST, RpcError
+from app.mcp.jsonrpc import RESOURCE_NOT_FOUND
 from app.mcp.registry import Registry
 
 log = logging.getLogger("harmonic.mcp")
@@ -151,22 +153,16 @@ class McpServer:
         if isinstance(message, list):
             return jsonrpc.error(None, RpcError(INVALID_REQUEST,
                                                 "Invalid Request: batches are not supported"))
-        if not isinstance(message, dict) or message.get("jsonrpc") != "2.0":
-            return jsonrpc.error(_readable_id(message),
-                                 RpcError(INVALID_REQUEST, "Invalid Request: not JSON-RPC 2.0"))
-        method = message.get("method")
-        if not isinstance(method, str):
-            return jsonrpc.error(_readable_id(message),
-                                 RpcError(INVALID_REQUEST, "Invalid Request: no method"))
-        params = message.get("params", {})
-        if "id" not in message:
+        if jsonrpc.is_notification(message):
+            params = message.get("params", {})
             if isinstance(params, dict):
-                self._notification(method, params, session)
+                self._notification(message["method"], params, session)
             return None
-        request_id = message["id"]
-        if not jsonrpc.valid_id(request_id):
-            return jsonrpc.error(None, RpcError(INVALID_REQUEST,
-                                                "Invalid Request: id must be a string or integer"))
+        try:
+            jsonrpc.check_request(message, jsonrpc.valid_id)  # MCP ids: strings or integers
+        except RpcError as exc:
+            return jsonrpc.error(jsonrpc.readable_id(message, jsonrpc.valid_id), exc)
+        method, params, request_id = message["method"], message.get("params", {}), message["id"]
         if params is None:
             params = {}
         if stateless or (stateless is None and modern.is_modern(message)):
@@ -480,11 +476,7 @@ class McpServer:
 
 def _not_found(ctx: ToolContext, uri: str) -> RpcError:
     # 2025-11-25 has its own code; 2026-07-28 (SEP-2164) reports it as invalid params.
-    code = INVALID_PARAMS if ctx.inputs is not None else jsonrpc.RESOURCE_NOT_FOUND
+    code = INVALID_PARAMS if ctx.inputs is not None else RESOURCE_NOT_FOUND
     return RpcError(code, "Resource not found", {"uri": uri})
 
 
-def _readable_id(message: Any) -> Any:
-    if isinstance(message, dict) and jsonrpc.valid_id(message.get("id")):
-        return message["id"]
-    return None
