@@ -14,6 +14,7 @@ import click
 from flask import Blueprint, Flask, Response, g, request
 from flask.cli import AppGroup
 
+from app.core import jsonrpc
 from app.design_model import loader, settings
 from app.design_model.protocol import RpcError
 from app.design_model.rpc import handle_body
@@ -44,8 +45,7 @@ def rpc_endpoint() -> Response:
     if _identity() is None:
         error = RpcError(-32000, "Unauthorized: send 'Authorization: Bearer <token>'",
                          {"code": "UNAUTHORIZED"})
-        response = rpc_response(json.dumps({"jsonrpc": "2.0", "id": None,
-                                            "error": error.as_error()}))
+        response = rpc_response(json.dumps(jsonrpc.error(None, error)))
         response.status_code = 401
         response.headers["WWW-Authenticate"] = "Bearer"
         return response
