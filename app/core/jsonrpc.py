@@ -21,7 +21,10 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from app.services.errors import DomainError
 
 PARSE_ERROR = -32700
 INVALID_REQUEST = -32600
@@ -53,6 +56,11 @@ class RpcError(Exception):
         if self.data is not None:
             error["data"] = self.data
         return error
+
+
+def domain_error(exc: DomainError) -> RpcError:
+    """A domain error as JSON-RPC: its class's code, its message, its data (code, errors…)."""
+    return RpcError(exc.jsonrpc_code, exc.message, exc.data())
 
 
 # -- ids -------------------------------------------------------------------------------------

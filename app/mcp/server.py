@@ -43,6 +43,7 @@ from app.mcp.info import (
 )
 from app.mcp.jsonrpc import RESOURCE_NOT_FOUND
 from app.mcp.registry import Registry
+from app.services.errors import DomainError, NotFound
 
 log = logging.getLogger("harmonic.mcp")
 
@@ -339,10 +340,9 @@ class McpServer:
             return error_result(exc.message, exc.structured)
         except ClientRequestFailed as exc:
             return error_result(str(exc))
-        except Exception as exc:
-            kind, message = getattr(exc, "kind", None), getattr(exc, "message", None)
-            if isinstance(kind, str) and isinstance(message, str):  # a domain error
-                return error_result(f"{kind}: {message}")
+        except DomainError as exc:
+            return error_result(f"{exc.kind}: {exc.message}")
+        except Exception:
             log.exception("tool %s failed", tool.name)
             return error_result(f"{tool.name} failed with an internal error")
         if tool.output_schema is not None and not result.is_error:
@@ -382,14 +382,12 @@ class McpServer:
                         break
                 else:
                     raise _not_found(ctx, uri)
-        except (RpcError, mrtr.InputRequired):
-            raise
-        except Exception as exc:
-            if getattr(exc, "kind", None) == "not_found":
-                raise _not_found(ctx, uri) from None
-            if isinstance(getattr(exc, "message", None), str):
-                raise _params_error(exc.message, {"uri": uri}) from None  # type: ignore[attr-defined]
-            raise
+        except NotFound:  # MCP has its own code (and era rules) for a resource not there
+            raise _not_found(ctx, uri) from None
+        except DomainError as exc:
+            raise RpcError(exc.jsonrpc_code, exc.message, {**exc.data(), "uri": uri}) from None
+        except ToolError as exc:
+            raise _params_error(exc.message, {"uri": uri}) from None
         if isinstance(value, str):
             value = [{"uri": uri, "mimeType": mime, "text": value}]
         elif isinstance(value, bytes):
@@ -432,12 +430,10 @@ class McpServer:
             raise _params_error(f"Missing required arguments: {', '.join(missing)}")
         try:
             value = prompt.handler(ctx, args)
-        except mrtr.InputRequired:
-            raise
-        except Exception as exc:
-            if isinstance(getattr(exc, "message", None), str):
-                raise _params_error(exc.message) from None  # type: ignore[attr-defined]
-            raise
+        except DomainError as exc:
+            raise jsonrpc.domain_error(exc) from None
+        except ToolError as exc:
+            raise _params_error(exc.message) from None
         if isinstance(value, dict):
             return value
         return {"description": prompt.description, "messages": value}

@@ -56,11 +56,11 @@ def caller() -> tuple[Any, str]:
 def _fail(exc: DomainError) -> Response:
     db.session.rollback()
     body: dict[str, Any] = {"ok": False, "error": {"kind": exc.kind, "message": exc.message}}
-    if isinstance(exc, Invalid) and exc.errors:
+    if exc.errors:
         body["error"]["errors"] = exc.errors
     response = jsonify(body)
-    response.status_code = exc.status
-    if exc.status == 401:
+    response.status_code = exc.http_status
+    if exc.http_status == 401:
         response.headers["WWW-Authenticate"] = 'Bearer realm="Harmonic"'
     return response
 
