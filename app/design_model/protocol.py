@@ -1,8 +1,9 @@
-"""JSON-RPC 2.0 vocabulary for the design-model server: error codes and a typed params reader.
+"""The design-model server's JSON-RPC codes on top of ``app.core.jsonrpc``; a typed params reader.
 
 Error policy (seed 001): HTTP is always 200; -32700 bad JSON, -32600 invalid request, -32601
 "Unknown method: X", -32602 naming the bad parameter (``data.param``), -32000 application
-errors (``data.code`` like NOT_FOUND, STALE_GUARD, LOCKED), -32001 upstream errors.
+errors (``data.code`` like NOT_FOUND, STALE_GUARD, LOCKED), -32001 upstream errors. The
+standard codes and ``RpcError`` are the core's, re-exported here for the method modules.
 """
 
 from __future__ import annotations
@@ -10,29 +11,26 @@ from __future__ import annotations
 import math
 from typing import Any
 
-PARSE_ERROR = -32700
-INVALID_REQUEST = -32600
-METHOD_NOT_FOUND = -32601
-INVALID_PARAMS = -32602
-INTERNAL_ERROR = -32603
-APP_ERROR = -32000
-UPSTREAM_ERROR = -32001
+from app.core.jsonrpc import (
+    INTERNAL_ERROR,
+    INVALID_PARAMS,
+    INVALID_REQUEST,
+    METHOD_NOT_FOUND,
+    PARSE_ERROR,
+    SERVER_ERROR_MAX,
+    RpcError,
+)
+
+__all__ = ["APP_ERROR", "INTERNAL_ERROR", "INVALID_PARAMS", "INVALID_REQUEST",
+           "METHOD_NOT_FOUND", "PARSE_ERROR", "UPSTREAM_ERROR", "Params", "RpcError",
+           "app_error", "invalid", "upstream_error"]
+
+APP_ERROR = SERVER_ERROR_MAX  # -32000
+UPSTREAM_ERROR = SERVER_ERROR_MAX - 1  # -32001
 
 _MISSING: Any = object()
 # Numbers beyond this (mm, feet or degrees) are mistakes, and would overflow transforms.
 MAX_MAGNITUDE = 1e9
-
-
-class RpcError(Exception):
-    def __init__(self, code: int, message: str, data: dict[str, Any] | None = None) -> None:
-        super().__init__(message)
-        self.code, self.message, self.data = code, message, data
-
-    def as_error(self) -> dict[str, Any]:
-        error: dict[str, Any] = {"code": self.code, "message": self.message}
-        if self.data:
-            error["data"] = self.data
-        return error
 
 
 def invalid(param: str, message: str) -> RpcError:

@@ -1,9 +1,19 @@
-"""The JSON-RPC 2.0 dispatcher shared by bin/model-server, /design-model/rpc and in-process use.
+"""The design-model server's JSON-RPC dispatch, shared by bin/model-server, /design-model/rpc
+and in-process use, built on ``jsonrpcserver``.
 
-``handle(payload)`` takes one request object and returns its response object; it must run in
-an app context. ``handle_body(bytes)`` is the HTTP form: parse errors, batches, notifications.
-Plain code rather than jsonrpcserver: the error messages and ``data.param`` are ours to shape,
-and it costs a few µs per call instead of ~160 µs.
+``handle(payload)`` takes one request object and returns its response object (also for a
+notification, for in-process callers); it must run in an app context. ``handle_body(bytes)`` is
+the HTTP form: parse errors, batches and notifications, framed by ``app.core.jsonrpc``.
+
+The framing is the core's rather than jsonrpcserver's: its jsonschema validator answers a whole
+batch with one -32600 when one item is bad, refuses any member it does not know, and costs more
+than the call itself (see bench/jsonrpc_dispatch.py). So every request is checked by
+``app.core.jsonrpc.check_request`` and then handed to ``jsonrpcserver.dispatch_to_response``
+with its validator off; jsonrpcserver looks the method up, binds the named params and passes
+the call's context (``_Call``) first. Methods answer ``Success`` or ``Error``, never raise, so
+no exception text reaches the wire. Seed 001's messages are kept: an unknown method is
+"Unknown method: X" (``_Table.__missing__``) and positional params are -32602 with
+``data.param``.
 
 Transactions: a call that wrote commits before it answers; a call that failed after writing
 rolls back. A read-only call leaves the session alone, so an in-process caller's own pending
@@ -15,44 +25,52 @@ from __future__ import annotations
 import json
 import logging
 import time
+from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
+from jsonrpcserver import Error, Success, dispatch_to_response
+from jsonrpcserver.response import to_serializable_one
+from jsonrpcserver.sentinels import NODATA
 from sqlalchemy.exc import IntegrityError, OperationalError, SQLAlchemyError
 from sqlalchemy.orm.exc import StaleDataError
 
+from app.core import jsonrpc
 from app.design_model import calllog, rebar, revit_methods, rhino_methods, settings
 from app.design_model.protocol import (
     INTERNAL_ERROR,
     INVALID_PARAMS,
-    INVALID_REQUEST,
     METHOD_NOT_FOUND,
-    PARSE_ERROR,
     Params,
     RpcError,
     app_error,
 )
-from app.design_model.registry import METHODS, READS, Ctx
+from app.design_model.registry import METHODS, READS, Ctx, Handler
 from app.extensions import db
 
 # Importing the method modules fills METHODS; keep the names referenced for linters.
 _MODULES = (revit_methods, rebar, rhino_methods)
 _log = logging.getLogger(__name__)
+Result = Any  # jsonrpcserver's Either[ErrorResult, SuccessResult]
 
 
-def _error(ident: Any, error: RpcError) -> dict[str, Any]:
-    return {"jsonrpc": "2.0", "id": ident, "error": error.as_error()}
+@dataclass(frozen=True)
+class _Call:
+    """What jsonrpcserver passes every method first (its ``context``)."""
+
+    can_write: bool
 
 
-def _valid_id(value: Any) -> bool:
-    return value is None or (isinstance(value, str | int | float) and not isinstance(value, bool))
+def _failure(exc: RpcError) -> Result:
+    return Error(exc.code, exc.message, NODATA if exc.data is None else exc.data)
 
 
-def _call(method: str, params: dict[str, Any]) -> dict[str, Any]:
+def _call(method: str, handler: Handler, params: dict[str, Any]) -> dict[str, Any]:
     conf = settings.current()
     ctx = Ctx(model=conf.model, session=db.session, allowed_upstreams=conf.allowed_upstreams,
               upstream_timeout=conf.upstream_timeout)
     try:
-        result = METHODS[method](ctx, Params(params))
+        result = handler(ctx, Params(params))
         if ctx.wrote:
             db.session.commit()
         return result
@@ -76,76 +94,88 @@ def _call(method: str, params: dict[str, Any]) -> dict[str, Any]:
         raise app_error("DATABASE_ERROR", "The database refused the change") from exc
 
 
+def _bind(name: str, handler: Handler) -> Callable[..., Result]:
+    """``handler`` as a jsonrpcserver method: the context first, then the named params."""
+
+    def method(call: _Call, /, **params: Any) -> Result:
+        if not call.can_write and name not in READS and params.get("dryRun") is not True:
+            return _failure(app_error("FORBIDDEN", f"{name} changes the model and this token "
+                                                   "lacks the 'write' scope (dryRun: true is "
+                                                   "allowed)"))
+        try:
+            return Success(_call(name, handler, params))
+        except RpcError as exc:
+            return _failure(exc)
+        except Exception:  # a bug must still answer in JSON-RPC, never as a 500
+            _log.exception("design-model method %s failed", name)
+            db.session.rollback()
+            return _failure(RpcError(INTERNAL_ERROR, "Internal error"))
+
+    return method
+
+
+class _Table(dict[str, Callable[..., Result]]):
+    """The methods jsonrpcserver dispatches to; an unknown name answers seed 001's message."""
+
+    def __missing__(self, name: str) -> Callable[..., Result]:
+        def unknown(call: _Call, /, **params: Any) -> Result:
+            return _failure(RpcError(METHOD_NOT_FOUND, f"Unknown method: {name}"))
+
+        return unknown
+
+
+TABLE = _Table({name: _bind(name, handler) for name, handler in METHODS.items()})
+
+
+def _as_is(request: Any) -> Any:
+    return request  # the request arrives parsed and checked
+
+
+def _checked(request: Any) -> Any:
+    return request  # app.core.jsonrpc.check_request ran already, item by item
+
+
+def dispatch(payload: dict[str, Any], can_write: bool = True) -> dict[str, Any]:
+    """The response to one checked request object, through jsonrpcserver."""
+    if isinstance(payload.get("params"), list):
+        raise RpcError(INVALID_PARAMS, "Invalid params: params must be an object (named "
+                                       "parameters)", {"param": "params"})
+    # A notification is dispatched with id null so in-process callers still get its outcome.
+    request = payload if "id" in payload else {**payload, "id": None}
+    response = dispatch_to_response(request, TABLE, context=_Call(can_write),
+                                    deserializer=_as_is, validator=_checked)
+    return to_serializable_one(response)  # type: ignore[arg-type, no-any-return]
+
+
 def handle(payload: Any, via: str = "inproc", can_write: bool = True) -> dict[str, Any]:
     """One JSON-RPC request in, its response out (also for notifications).
 
     ``can_write=False`` (a read-only token) allows reads and dry runs only.
     """
     started = time.perf_counter()
-    ident = payload.get("id") if isinstance(payload, dict) else None
-    method_name = None
+    method = payload.get("method") if isinstance(payload, dict) else None
     try:
-        if not isinstance(payload, dict):
-            raise RpcError(INVALID_REQUEST, "Invalid Request: expected a JSON object")
-        if not _valid_id(ident):
-            ident = None
-            raise RpcError(INVALID_REQUEST, "Invalid Request: id must be a string, number or "
-                                            "null")
-        if payload.get("jsonrpc") != "2.0":
-            raise RpcError(INVALID_REQUEST, "Invalid Request: jsonrpc must be \"2.0\"")
-        method_name = payload.get("method")
-        if not isinstance(method_name, str) or not method_name:
-            method_name = None
-            raise RpcError(INVALID_REQUEST, "Invalid Request: method must be a non-empty string")
-        params = payload.get("params", {})
-        if params is None:
-            params = {}
-        if isinstance(params, list):
-            raise RpcError(INVALID_PARAMS, "Invalid params: params must be an object (named "
-                                           "parameters)", {"param": "params"})
-        if not isinstance(params, dict):
-            raise RpcError(INVALID_REQUEST, "Invalid Request: params must be an object")
-        if method_name not in METHODS:
-            raise RpcError(METHOD_NOT_FOUND, f"Unknown method: {method_name}")
-        if not can_write and method_name not in READS and params.get("dryRun") is not True:
-            raise app_error("FORBIDDEN", f"{method_name} changes the model and this token "
-                                         "lacks the 'write' scope (dryRun: true is allowed)")
-        response = {"jsonrpc": "2.0", "id": ident, "result": _call(method_name, params)}
-        code = None
+        response = dispatch(jsonrpc.check_request(payload), can_write)
     except RpcError as exc:
-        response, code = _error(ident, exc), exc.code
-    except Exception:  # a bug must still answer in JSON-RPC, never as a 500
-        _log.exception("design-model method %s failed", method_name)
-        db.session.rollback()
-        response = _error(ident, RpcError(INTERNAL_ERROR, "Internal error"))
-        code = INTERNAL_ERROR
-    calllog.record(settings.current().log_path, method_name,
-                   (time.perf_counter() - started) * 1000, code, via)
+        response = jsonrpc.error(jsonrpc.readable_id(payload), exc)
+    error = response.get("error")
+    calllog.record(settings.current().log_path, method if isinstance(method, str) else None,
+                   (time.perf_counter() - started) * 1000,
+                   error["code"] if isinstance(error, dict) else None, via)
     return response
 
 
 def handle_body(body: bytes, via: str = "http", can_write: bool = True) -> str:
     """The HTTP body of the answer to ``body``: '' when it held only notifications."""
     try:
-        payload = json.loads(body.decode("utf-8"), parse_constant=_reject_constant)
-    except (UnicodeDecodeError, ValueError, RecursionError) as exc:
-        calllog.record(settings.current().log_path, None, 0.0, PARSE_ERROR, via)
-        return json.dumps(_error(None, RpcError(PARSE_ERROR, f"Parse error: {exc}")))
-    if isinstance(payload, list):
-        if not payload:
-            return json.dumps(_error(None, RpcError(INVALID_REQUEST,
-                                                    "Invalid Request: empty batch")))
-        answers = [(item, handle(item, via, can_write)) for item in payload]
-        out = [resp for item, resp in answers if not _is_notification(item)]
-        return json.dumps(out) if out else ""
-    response = handle(payload, via, can_write)
-    return "" if _is_notification(payload) else json.dumps(response)
+        payload = jsonrpc.decode(body)
+    except RpcError as exc:
+        calllog.record(settings.current().log_path, None, 0.0, exc.code, via)
+        return json.dumps(jsonrpc.error(None, exc))
 
+    def one(item: Any) -> dict[str, Any] | None:
+        response = handle(item, via, can_write)
+        return None if jsonrpc.is_notification(item) else response
 
-def _reject_constant(name: str) -> Any:
-    raise ValueError(f"{name} is not valid JSON")
-
-
-def _is_notification(item: Any) -> bool:
-    return isinstance(item, dict) and "id" not in item and isinstance(item.get("method"), str) \
-        and item.get("jsonrpc") == "2.0"
+    answer = jsonrpc.answer(payload, one)
+    return "" if answer is None else json.dumps(answer)

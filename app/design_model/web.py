@@ -14,10 +14,12 @@ import click
 from flask import Blueprint, Flask, Response, g, request
 from flask.cli import AppGroup
 
+from app.core import jsonrpc
 from app.design_model import loader, settings
 from app.design_model.protocol import RpcError
 from app.design_model.rpc import handle_body
 from app.extensions import csrf, db
+from app.services.errors import Unauthorized
 
 bp = Blueprint("design_model", __name__, url_prefix="/design-model")
 
@@ -42,11 +44,11 @@ def rpc_response(body: str) -> Response:
 @bp.post("/rpc")
 def rpc_endpoint() -> Response:
     if _identity() is None:
-        error = RpcError(-32000, "Unauthorized: send 'Authorization: Bearer <token>'",
-                         {"code": "UNAUTHORIZED"})
-        response = rpc_response(json.dumps({"jsonrpc": "2.0", "id": None,
-                                            "error": error.as_error()}))
-        response.status_code = 401
+        refusal = Unauthorized("send 'Authorization: Bearer <token>'")
+        error = RpcError(refusal.jsonrpc_code, f"Unauthorized: {refusal.message}",
+                         {"code": refusal.error_code})
+        response = rpc_response(json.dumps(jsonrpc.error(None, error)))
+        response.status_code = refusal.http_status
         response.headers["WWW-Authenticate"] = "Bearer"
         return response
     scopes = getattr(_identity(), "scopes", ("read", "write"))

@@ -175,7 +175,8 @@ class ToolContext:
             return
         if self.inputs is None:
             raise ClientRequestFailed(f"this client does not support {capability}")
-        from app.mcp.jsonrpc import MISSING_CAPABILITY, RpcError
+        from app.core.jsonrpc import RpcError
+        from app.mcp.jsonrpc import MISSING_CAPABILITY
 
         raise RpcError(MISSING_CAPABILITY, f"Missing required client capability: {capability}",
                        {"requiredCapabilities": {capability: {}}})

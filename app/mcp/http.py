@@ -38,11 +38,12 @@ from urllib.parse import urlsplit
 from flask import Blueprint, Flask, Response, current_app, g, request
 from werkzeug.exceptions import RequestEntityTooLarge
 
+from app.core import jsonrpc
+from app.core.jsonrpc import INVALID_REQUEST, RpcError
 from app.extensions import db
-from app.mcp import events, http_modern, jsonrpc, modern, store, wire
+from app.mcp import events, http_modern, modern, store, wire
 from app.mcp.context import ClientRequestFailed, ToolContext
 from app.mcp.info import SUPPORTED_VERSIONS
-from app.mcp.jsonrpc import INVALID_REQUEST, RpcError
 from app.mcp.server import McpServer
 
 log = logging.getLogger("harmonic.mcp.http")

@@ -15,15 +15,10 @@ import binascii
 from collections.abc import Iterator, Mapping
 from typing import Any
 
+from app.core.jsonrpc import METHOD_NOT_FOUND, RpcError
 from app.mcp import modern
 from app.mcp.info import MODERN_VERSIONS
-from app.mcp.jsonrpc import (
-    HEADER_MISMATCH,
-    METHOD_NOT_FOUND,
-    MISSING_CAPABILITY,
-    UNSUPPORTED_VERSION,
-    RpcError,
-)
+from app.mcp.jsonrpc import HEADER_MISMATCH, MISSING_CAPABILITY, UNSUPPORTED_VERSION
 
 NAMED = {"tools/call": "name", "prompts/get": "name", "resources/read": "uri"}
 BAD_REQUEST_CODES = frozenset({HEADER_MISMATCH, MISSING_CAPABILITY, UNSUPPORTED_VERSION})

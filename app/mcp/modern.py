@@ -13,9 +13,10 @@ from __future__ import annotations
 
 from typing import Any
 
+from app.core.jsonrpc import INVALID_PARAMS, RpcError
 from app.mcp.context import LEVELS, SessionState
 from app.mcp.info import ALL_VERSIONS, MODERN_VERSIONS, capabilities, instructions, server_info
-from app.mcp.jsonrpc import INVALID_PARAMS, UNSUPPORTED_VERSION, RpcError
+from app.mcp.jsonrpc import UNSUPPORTED_VERSION
 
 VERSION_KEY = "io.modelcontextprotocol/protocolVersion"
 CAPABILITIES_KEY = "io.modelcontextprotocol/clientCapabilities"

@@ -21,7 +21,7 @@ import hashlib
 import json
 from typing import Any
 
-from app.mcp.jsonrpc import INVALID_PARAMS, RpcError
+from app.core.jsonrpc import INVALID_PARAMS, RpcError
 
 STATE_SALT = "harmonic.mcp.request-state"
 STATE_MAX_AGE = 3600  # seconds a retry may come after the question

@@ -22,7 +22,9 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from app.mcp import jsonrpc, modern, mrtr
+from app.core import jsonrpc
+from app.core.jsonrpc import INVALID_PARAMS, INVALID_REQUEST, RpcError
+from app.mcp import modern, mrtr
 from app.mcp.content import ToolError, ToolResult, as_result, error_result
 from app.mcp.context import (
     LEVELS,
@@ -39,8 +41,9 @@ from app.mcp.info import (
     instructions,
     server_info,
 )
-from app.mcp.jsonrpc import INVALID_PARAMS, INVALID_REQUEST, RpcError
+from app.mcp.jsonrpc import RESOURCE_NOT_FOUND
 from app.mcp.registry import Registry
+from app.services.errors import DomainError, NotFound
 
 log = logging.getLogger("harmonic.mcp")
 
@@ -153,22 +156,16 @@ class McpServer:
         if isinstance(message, list):
             return jsonrpc.error(None, RpcError(INVALID_REQUEST,
                                                 "Invalid Request: batches are not supported"))
-        if not isinstance(message, dict) or message.get("jsonrpc") != "2.0":
-            return jsonrpc.error(_readable_id(message),
-                                 RpcError(INVALID_REQUEST, "Invalid Request: not JSON-RPC 2.0"))
-        method = message.get("method")
-        if not isinstance(method, str):
-            return jsonrpc.error(_readable_id(message),
-                                 RpcError(INVALID_REQUEST, "Invalid Request: no method"))
-        params = message.get("params", {})
-        if "id" not in message:
+        if jsonrpc.is_notification(message):
+            params = message.get("params", {})
             if isinstance(params, dict):
-                self._notification(method, params, session)
+                self._notification(message["method"], params, session)
             return None
-        request_id = message["id"]
-        if not jsonrpc.valid_id(request_id):
-            return jsonrpc.error(None, RpcError(INVALID_REQUEST,
-                                                "Invalid Request: id must be a string or integer"))
+        try:
+            jsonrpc.check_request(message, jsonrpc.valid_id)  # MCP ids: strings or integers
+        except RpcError as exc:
+            return jsonrpc.error(jsonrpc.readable_id(message, jsonrpc.valid_id), exc)
+        method, params, request_id = message["method"], message.get("params", {}), message["id"]
         if params is None:
             params = {}
         if stateless or (stateless is None and modern.is_modern(message)):
@@ -347,10 +344,9 @@ class McpServer:
             return error_result(exc.message, exc.structured)
         except ClientRequestFailed as exc:
             return error_result(str(exc))
-        except Exception as exc:
-            kind, message = getattr(exc, "kind", None), getattr(exc, "message", None)
-            if isinstance(kind, str) and isinstance(message, str):  # a domain error
-                return error_result(f"{kind}: {message}")
+        except DomainError as exc:
+            return error_result(f"{exc.kind}: {exc.message}")
+        except Exception:
             log.exception("tool %s failed", tool.name)
             return error_result(f"{tool.name} failed with an internal error")
         if tool.output_schema is not None and not result.is_error:
@@ -390,14 +386,12 @@ class McpServer:
                         break
                 else:
                     raise _not_found(ctx, uri)
-        except (RpcError, mrtr.InputRequired):
-            raise
-        except Exception as exc:
-            if getattr(exc, "kind", None) == "not_found":
-                raise _not_found(ctx, uri) from None
-            if isinstance(getattr(exc, "message", None), str):
-                raise _params_error(exc.message, {"uri": uri}) from None  # type: ignore[attr-defined]
-            raise
+        except NotFound:  # MCP has its own code (and era rules) for a resource not there
+            raise _not_found(ctx, uri) from None
+        except DomainError as exc:
+            raise RpcError(exc.jsonrpc_code, exc.message, {**exc.data(), "uri": uri}) from None
+        except ToolError as exc:
+            raise _params_error(exc.message, {"uri": uri}) from None
         if isinstance(value, str):
             value = [{"uri": uri, "mimeType": mime, "text": value}]
         elif isinstance(value, bytes):
@@ -440,12 +434,10 @@ class McpServer:
             raise _params_error(f"Missing required arguments: {', '.join(missing)}")
         try:
             value = prompt.handler(ctx, args)
-        except mrtr.InputRequired:
-            raise
-        except Exception as exc:
-            if isinstance(getattr(exc, "message", None), str):
-                raise _params_error(exc.message) from None  # type: ignore[attr-defined]
-            raise
+        except DomainError as exc:
+            raise jsonrpc.domain_error(exc) from None
+        except ToolError as exc:
+            raise _params_error(exc.message) from None
         if isinstance(value, dict):
             return value
         return {"description": prompt.description, "messages": value}
@@ -484,11 +476,7 @@ class McpServer:
 
 def _not_found(ctx: ToolContext, uri: str) -> RpcError:
     # 2025-11-25 has its own code; 2026-07-28 (SEP-2164) reports it as invalid params.
-    code = INVALID_PARAMS if ctx.inputs is not None else jsonrpc.RESOURCE_NOT_FOUND
+    code = INVALID_PARAMS if ctx.inputs is not None else RESOURCE_NOT_FOUND
     return RpcError(code, "Resource not found", {"uri": uri})
 
 
-def _readable_id(message: Any) -> Any:
-    if isinstance(message, dict) and jsonrpc.valid_id(message.get("id")):
-        return message["id"]
-    return None

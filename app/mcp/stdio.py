@@ -25,9 +25,10 @@ from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any, BinaryIO
 
-from app.mcp import events, jsonrpc, modern, wire
+from app.core import jsonrpc
+from app.core.jsonrpc import INVALID_REQUEST, RpcError
+from app.mcp import events, modern, wire
 from app.mcp.context import ClientRequestFailed, SessionState, ToolContext
-from app.mcp.jsonrpc import INVALID_REQUEST, RpcError
 from app.mcp.server import McpServer
 
 log = logging.getLogger("harmonic.mcp.stdio")

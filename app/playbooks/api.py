@@ -5,24 +5,24 @@ cookie alone would let any web page drive them); without credentials only
 when ``PLAYBOOK_AUTH=off``, the app binds a loopback HOST and the request comes from loopback —
 the seed's curl examples and Python replayer then work unchanged on the operator's machine.
 Errors are JSON with honest codes; /rpc answers JSON-RPC errors (HTTP 200) as the seed's
-upstream does.
+upstream does. A body or request that is not JSON-RPC 2.0 is answered here with the standard
+codes of ``app.core.jsonrpc`` (-32700, -32600) and never reaches the upstream or a capture.
 """
 
 from __future__ import annotations
 
 import ipaddress
-import json
 from typing import Any
 
 from flask import Blueprint, Response, current_app, g, jsonify, request
 
+from app.core import jsonrpc
 from app.extensions import db
 from app.playbooks import service, settings, teach
 from app.playbooks.replay import replay
 from app.services.errors import DomainError, Forbidden, Invalid, Unauthorized
 
 bp = Blueprint("playbooks_api", __name__)
-PARSE_ERROR, INVALID_REQUEST = -32700, -32600
 
 
 def _loopback(address: str | None) -> bool:
@@ -56,11 +56,11 @@ def caller() -> tuple[Any, str]:
 def _fail(exc: DomainError) -> Response:
     db.session.rollback()
     body: dict[str, Any] = {"ok": False, "error": {"kind": exc.kind, "message": exc.message}}
-    if isinstance(exc, Invalid) and exc.errors:
+    if exc.errors:
         body["error"]["errors"] = exc.errors
     response = jsonify(body)
-    response.status_code = exc.status
-    if exc.status == 401:
+    response.status_code = exc.http_status
+    if exc.http_status == 401:
         response.headers["WWW-Authenticate"] = 'Bearer realm="Harmonic"'
     return response
 
@@ -98,34 +98,23 @@ def teach_stop() -> Response:
                     "dir": str(teach.folder(playbook)), "page": _playbook_page(playbook)})
 
 
-def _rpc_error(ident: Any, code: int, message: str) -> dict[str, Any]:
-    return {"jsonrpc": "2.0", "id": ident, "error": {"code": code, "message": message}}
-
-
 @bp.post("/rpc")
 def rpc() -> Response:
     identity, _owner = caller()
     owner = teach.recording_keys(identity) if identity is not None else [teach.LOCAL]
-    try:
-        payload = json.loads(request.get_data(as_text=True) or "")
-    except (ValueError, RecursionError) as exc:
-        return jsonify(_rpc_error(None, PARSE_ERROR, f"Parse error: {exc}"))
-    if isinstance(payload, list):
-        if not payload:
-            return jsonify(_rpc_error(None, INVALID_REQUEST, "Invalid Request: empty batch"))
-        answers = [_one(item, owner) for item in payload]
-        return jsonify([a for a in answers if a is not None])
-    answer = _one(payload, owner)
+    answer = jsonrpc.answer_body(request.get_data(), lambda item: _one(item, owner))
     return jsonify(answer) if answer is not None else Response(status=204)
 
 
 def _one(payload: Any, owner: list[str]) -> dict[str, Any] | None:
-    if not isinstance(payload, dict) or not isinstance(payload.get("method"), str):
-        ident = payload.get("id") if isinstance(payload, dict) else None
-        return _rpc_error(ident, INVALID_REQUEST, "Invalid Request: expected a JSON-RPC "
-                                                  "object with a method")
+    """The upstream's answer to one well-formed request (None for a notification); a
+    malformed one is answered here and never reaches the upstream or the capture."""
+    try:
+        jsonrpc.check_request(payload)
+    except jsonrpc.RpcError as exc:
+        return jsonrpc.error(jsonrpc.readable_id(payload), exc)
     response = teach.forward(payload, owner)
-    return response if "id" in payload else None
+    return None if jsonrpc.is_notification(payload) else response
 
 
 def _field(body: dict[str, Any], name: str) -> Any:

@@ -78,8 +78,8 @@ def register(app: Flask) -> None:
                                       Hooks(progress=progress))
         except (DomainError, OSError) as exc:
             db.session.rollback()
-            message = getattr(exc, "message", None) or str(exc)
-            for problem in getattr(exc, "errors", []) or []:
+            message = exc.message if isinstance(exc, DomainError) else str(exc)
+            for problem in exc.errors if isinstance(exc, DomainError) else []:
                 message += f"\n  {problem.get('param')}: {problem.get('message')}"
             raise click.ClickException(message) from exc
         if as_json:

@@ -39,8 +39,9 @@ log = logging.getLogger(__name__)
 class CaptureUnwritable(DomainError):
     """The capture folder cannot be written; nothing was recorded or forwarded."""
 
-    status = 503
+    http_status = 503
     kind = "capture_unwritable"
+    error_code = "CAPTURE_UNWRITABLE"  # data.code of the proxy's JSON-RPC error
 
 
 def _unwritable(playbook_or_path: Playbook | Path, exc: OSError) -> CaptureUnwritable:
@@ -212,9 +213,9 @@ def forward(payload: dict[str, Any], owners: list[str] | str) -> dict[str, Any]:
         try:
             capture.check_writable(path)
         except OSError as exc:
-            return upstream.error_response(
-                payload.get("id"), f"Not forwarded: {_unwritable(path, exc).message}",
-                code="CAPTURE_UNWRITABLE")
+            refusal = _unwritable(path, exc)
+            return upstream.error_response(payload.get("id"), f"Not forwarded: {refusal.message}",
+                                           code=refusal.error_code)
     response = upstream.call(payload, conf)
     if path is not None:
         try:

@@ -11,6 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 from app.mcp.context import SessionState, ToolContext
+from app.services.errors import DomainError
 
 
 class _Quiet:
@@ -58,11 +59,8 @@ def call(name: str, args: Any, identity: Any) -> tuple[bool, Any, str]:
         result = as_result(tool.handler(_context(identity), args))
     except ToolError as exc:
         return False, exc.structured, exc.message
-    except Exception as exc:  # a domain error from a service: report, never crash the run
-        kind, message = getattr(exc, "kind", None), getattr(exc, "message", None)
-        if isinstance(kind, str) and isinstance(message, str):
-            return False, None, f"{kind}: {message}"
-        raise
+    except DomainError as exc:  # a domain error from a service: report, never crash the run
+        return False, None, f"{exc.kind}: {exc.message}"
     text = "\n".join(block.get("text", "") for block in result.content
                      if isinstance(block, dict) and block.get("type") == "text")
     if result.is_error:

@@ -28,19 +28,17 @@ from urllib.parse import quote, urlsplit
 
 import httpx
 
+from app.core import jsonrpc
 from app.playbooks.settings import Settings
 from app.services import outbound
 
-APP_ERROR = -32000
+APP_ERROR = jsonrpc.SERVER_ERROR_MAX  # -32000, with data.code saying what failed
 TERMINAL_OK = {"SUCCEEDED", "COMPLETED", "DONE", "OK"}
 TERMINAL_FAILED = {"FAILED", "DEAD", "TIMEOUT", "CANCELLED", "ERROR"}
 
 
 def error_response(ident: Any, message: str, **data: Any) -> dict[str, Any]:
-    error: dict[str, Any] = {"code": APP_ERROR, "message": message}
-    if data:
-        error["data"] = data
-    return {"jsonrpc": "2.0", "id": ident, "error": error}
+    return jsonrpc.error_response(ident, APP_ERROR, message, data or None)
 
 
 def label(conf: Settings) -> str:
@@ -49,12 +47,11 @@ def label(conf: Settings) -> str:
 
 def rpc_url(conf: Settings) -> str:
     """The allow-listed /rpc URL of the configured upstream (ValueError when refused)."""
-    from app.design_model.protocol import RpcError
     from app.design_model.upstream import rpc_url as checked_url
 
     try:
         return checked_url(conf.upstream or "", conf.allowed, "PLAYBOOK_UPSTREAM")
-    except RpcError as exc:
+    except jsonrpc.RpcError as exc:
         raise ValueError(exc.message) from exc
 
 

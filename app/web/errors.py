@@ -51,8 +51,8 @@ def _error_response(status: int, kind: str, message: str,
 def register_error_handlers(app: Flask) -> None:
     @app.errorhandler(DomainError)
     def domain_error(exc: DomainError) -> Response:
-        return _error_response(exc.status, exc.kind, exc.message,
-                               getattr(exc, "errors", None), dict(exc.details))
+        return _error_response(exc.http_status, exc.kind, exc.message, exc.errors,
+                               dict(exc.details))
 
     @app.errorhandler(CSRFError)
     def csrf_error(exc: CSRFError) -> Response:

@@ -39,7 +39,7 @@ def signup() -> Response | str:
             db.session.commit()
         except DomainError as exc:
             db.session.rollback()
-            errors = getattr(exc, "errors", None) or [{"param": "", "message": exc.message}]
+            errors = exc.errors or [{"param": "", "message": exc.message}]
         else:
             login_user(user)
             flash(f"Welcome, {user.name}!", "success")

@@ -122,7 +122,7 @@ def run_command(file: str, inputs: tuple[str, ...], as_user: str | None, follow_
     except DocumentError as exc:
         raise click.ClickException("\n".join(str(p) for p in exc.problems)) from None
     except DomainError as exc:
-        details = [f"{e['param']}: {e['message']}" for e in getattr(exc, "errors", []) or []]
+        details = [f"{e['param']}: {e['message']}" for e in exc.errors]
         raise click.ClickException("\n".join([exc.message, *details])) from None
     click.echo(f"run {run_id.hex[:8]} queued ({current_app.config.get('HARMONIC_BASE_URL', '')}"
                f"/runs/{run_id.hex[:8]})")
