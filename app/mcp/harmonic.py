@@ -21,7 +21,8 @@ from urllib.parse import urlsplit
 import yaml
 from flask import current_app
 
-from app.mcp import content, events
+from app.core import changes
+from app.mcp import content
 from app.mcp.content import ToolError, ToolResult
 from app.mcp.context import ToolContext
 from app.mcp.registry import Annotations, PromptArgument, prompt, resource, resource_template, tool
@@ -264,10 +265,8 @@ def execute_action(ctx: ToolContext, args: dict[str, Any]) -> ToolResult:
             "ok": False, "action": action, "path": page_path,
             "message": str(error.get("message") or f"HTTP {result.status}"),
             "result": {"error": error}})
+    # (The action's own transaction recorded what it changed: app.web.pages.execute_action.)
     location = body.get("location")
-    # Often the same page (a vote answers with its decision): tell subscribers once.
-    for uri in dict.fromkeys(events.page_uri(p) for p in (page_path, location) if p):
-        events.resource_updated(uri)
     text = [f"✓ {body.get('message', 'done')}", "", f"Current URL: {page_path}"]
     if location:
         text.insert(1, f"Location: {location}")
@@ -441,6 +440,6 @@ def standup_prompt(ctx: ToolContext, args: dict[str, str]) -> dict[str, Any]:
            f"their deadlines), and Needs me (what I should read, vote on or join). Link every "
            f"item by its URL.{focus} Use navigate to open items when you need more detail.")
     messages = [{"role": "user", "content": content.text(ask)}]
-    messages += [{"role": "user", "content": content.embedded(events.page_uri(p.path), p.text,
+    messages += [{"role": "user", "content": content.embedded(changes.page_uri(p.path), p.text,
                                                               "text/markdown")} for p in pages]
     return {"description": f"Stand-up for {handle}, {cycle}", "messages": messages}
