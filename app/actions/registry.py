@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -115,6 +115,10 @@ class Action:
     # True when the action's effect already holds for this caller (e.g. already joined): it is
     # no longer offered, but a repeat is accepted and changes nothing, so retries are safe.
     done: Callable[[Context], bool] | None = None
+    # What else a successful run changes, besides its page and its result's location: page
+    # paths or resource URIs (a comment changes its parent item's page; a floorplan change
+    # its .svg and .png too). Subscribers to each are told after the commit.
+    touches: Callable[[Context, Result], Iterable[str]] | None = None
 
     def param(self, name: str) -> Param | None:
         return next((p for p in self.params if p.name == name), None)
@@ -142,6 +146,14 @@ class Action:
             values.update({k: v for k, v in self.prefill(ctx).items() if v is not None})
         return values
 
+    def changed(self, ctx: Context, result: Result) -> list[str]:
+        """The pages and resources a successful run changed: its page, where its result is,
+        and whatever it declares it touches."""
+        found = [ctx.path, result.location or ""]
+        if self.touches is not None:
+            found += list(self.touches(ctx, result))
+        return [f for f in found if f]
+
     def refusal(self, ctx: Context) -> str | None:
         """Why the caller may not run this action here now, or None when they may."""
         return self.authorize(ctx)
@@ -155,7 +167,9 @@ def action(name: str, description: str, pages: tuple[str, ...] | str, authorize:
            label: Callable[[Context], str] | None = None, effect: str = "write",
            idempotent: bool = False,
            prefill: Callable[[Context], dict[str, Any]] | None = None,
-           done: Callable[[Context], bool] | None = None) -> Callable[[Handler], Handler]:
+           done: Callable[[Context], bool] | None = None,
+           touches: Callable[[Context, Result], Iterable[str]] | None = None,
+           ) -> Callable[[Handler], Handler]:
     """Register the decorated handler as an action (names are unique across the app)."""
 
     def register(handler: Handler) -> Handler:
@@ -165,7 +179,8 @@ def action(name: str, description: str, pages: tuple[str, ...] | str, authorize:
             name=name, description=description, params=tuple(params),
             pages=(pages,) if isinstance(pages, str) else tuple(pages), handler=handler,
             authorize=authorize, available=available or (lambda ctx: True), label=label,
-            effect=effect, idempotent=idempotent, prefill=prefill, done=done)
+            effect=effect, idempotent=idempotent, prefill=prefill, done=done,
+            touches=touches)
         return handler
 
     return register

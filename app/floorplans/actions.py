@@ -13,7 +13,6 @@ from app.actions import rules
 from app.actions.registry import Context, Param, Result, action
 from app.floorplans import store, tools
 from app.floorplans.mcp_tools import plan_uri
-from app.mcp import events
 from app.services import items
 
 DSL_HELP = "Floorplan DSL (see floorplan://schema; the plan page shows the syntax errors)"
@@ -49,21 +48,21 @@ def _validation_note(dsl: str) -> str:
 @action("update_dsl", "Replace the plan's DSL text (saved as a new version, even with errors, "
         "which the page then lists)", "floorplan", rules.member,
         params=(Param("dsl", "text", DSL_HELP, required=True, max_length=store.DSL_MAX),),
-        idempotent=True, prefill=lambda ctx: {"dsl": ctx.item.dsl})
+        idempotent=True, prefill=lambda ctx: {"dsl": ctx.item.dsl},
+        touches=lambda ctx, result: _renderings(ctx) if result.data.get("changed") else [])
 def update_dsl(ctx: Context, p: dict[str, Any]) -> Result:
     plan = ctx.item
     changed = store.save(plan, ctx.user, p["dsl"], "update_dsl")
-    if changed:
-        _announce(ctx)
     message = f"Saved version {plan.version}." if changed else "No change."
     return Result(f"{message} {_validation_note(plan.dsl)}",
                   items.path_of(ctx.studio, "floorplan", plan),
                   data={"version": plan.version, "changed": changed})
 
 
-def _announce(ctx: Context) -> None:
-    """Tell MCP sessions subscribed to this plan's resource that it changed."""
-    events.resource_updated(plan_uri(ctx.studio.handle, ctx.item.name))
+def _renderings(ctx: Context) -> list[str]:
+    """What else changes with the plan: its stored resource and its rendered images."""
+    path = items.path_of(ctx.studio, "floorplan", ctx.item)
+    return [plan_uri(ctx.studio.handle, ctx.item.name), f"{path}.svg", f"{path}.png"]
 
 
 # One action per modify operation ------------------------------------------------------------
@@ -99,7 +98,6 @@ def _register_operation(definition: dict[str, Any]) -> None:
     def handler(ctx: Context, p: dict[str, Any]) -> Result:
         values = {**{key: None for key in nullable}, **p}
         result = store.apply(ctx.item, ctx.user, name, values)
-        _announce(ctx)
         change = (result.get("changes") or [{}])[0]
         detail = change.get("message") or f"{name} applied"
         return Result(f"{detail}. Saved version {ctx.item.version}.",
@@ -109,7 +107,8 @@ def _register_operation(definition: dict[str, Any]) -> None:
 
     effect = "delete" if name.startswith("remove_") else "write"
     action(name, f"{definition['description']} (saved as a new version)", "floorplan",
-           rules.member, params=params, effect=effect)(handler)
+           rules.member, params=params, effect=effect,
+           touches=lambda ctx, result: _renderings(ctx))(handler)
 
 
 for _definition in tools.operation_definitions():

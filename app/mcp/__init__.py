@@ -70,8 +70,11 @@ Resources and prompts register the same way: ``@resource(uri, name, description,
 mime_type=...)`` with ``handler(ctx) -> str | bytes | [contents]``;
 ``@resource_template("scheme://{var}/{+rest}", ...)`` with ``handler(ctx, uri, variables)``;
 ``@prompt(name, description, arguments=(PromptArgument(...),))`` with ``handler(ctx, args) ->
-[messages] | {"description", "messages"}``. Call ``events.resource_updated(uri)`` when a
-resource changes so subscribed sessions get ``notifications/resources/updated``.
+[messages] | {"description", "messages"}``. Resource changes reach subscribers through the
+change-event outbox (``app.core.changes``): an action records its page, its result's location
+and what it declares in ``touches`` on its own; other writers call ``changes.record(uri)`` in
+their transaction, and subscribed sessions get ``notifications/resources/updated`` after it
+commits. Nothing in this package commits a change on a subscriber's behalf.
 
 The official conformance suite's fixtures are not here: they are the top-level package
 ``harmonic_conformance``, loaded only by the opt-in conformance profile.

@@ -21,7 +21,8 @@ from urllib.parse import urlsplit
 import yaml
 from flask import current_app
 
-from app.mcp import content, events
+from app.core import changes
+from app.mcp import content
 from app.mcp.content import ToolError, ToolResult
 from app.mcp.context import ToolContext
 from app.mcp.registry import Annotations, PromptArgument, prompt, resource, resource_template, tool
@@ -235,7 +236,7 @@ def _file_result(page: Page) -> ToolResult:
     no actions, so the current page stays what it was."""
     structured = {"path": page.path, "status": page.status, "title": "", "mimeType": page.mime,
                   "actions": []}
-    uri = events.page_uri(page.path)
+    uri = changes.page_uri(page.path)
     size = len(page.body)
     note = content.text(f"{page.path} is a file ({page.mime}, {size} bytes), not a page: it has "
                         f"no actions. resources/read {uri} returns it too.")
@@ -333,10 +334,8 @@ def execute_action(ctx: ToolContext, args: dict[str, Any]) -> ToolResult:
             "ok": False, "action": action, "path": page_path,
             "message": str(error.get("message") or f"HTTP {result.status}"),
             "result": {"error": error}})
+    # (The action's own transaction recorded what it changed: app.web.pages.execute_action.)
     location = body.get("location")
-    # Often the same page (a vote answers with its decision): tell subscribers once.
-    for uri in dict.fromkeys(events.page_uri(p) for p in (page_path, location) if p):
-        events.resource_updated(uri)
     text = [f"✓ {body.get('message', 'done')}", "", f"Current URL: {page_path}"]
     if location:
         text.insert(1, f"Location: {location}")
@@ -350,7 +349,7 @@ def execute_action(ctx: ToolContext, args: dict[str, Any]) -> ToolResult:
     blocks = [content.text("\n".join(text))]
     if location:
         # A URI resources/read serves (the page as Markdown); the path is what a person opens.
-        blocks.append(content.link(events.page_uri(urlsplit(location).path), name=location,
+        blocks.append(content.link(changes.page_uri(urlsplit(location).path), name=location,
                                    description="what this action created or changed",
                                    mime_type="text/markdown"))
     return ToolResult(content=blocks, structured=structured)
@@ -533,6 +532,6 @@ def standup_prompt(ctx: ToolContext, args: dict[str, str]) -> dict[str, Any]:
            f"their deadlines), and Needs me (what I should read, vote on or join). Link every "
            f"item by its URL.{focus} Use navigate to open items when you need more detail.")
     messages = [{"role": "user", "content": content.text(ask)}]
-    messages += [{"role": "user", "content": content.embedded(events.page_uri(p.path), p.text,
+    messages += [{"role": "user", "content": content.embedded(changes.page_uri(p.path), p.text,
                                                               "text/markdown")} for p in pages]
     return {"description": f"Stand-up for {handle}, {cycle}", "messages": messages}

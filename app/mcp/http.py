@@ -18,8 +18,9 @@ JSON. The session, pending client requests and cancellations are rows, so anothe
 take the client's answer or a cancellation.
 
 ``GET /mcp`` answers 405: a standalone stream would hold a server thread per idle client.
-Notifications not tied to a request (notifications/resources/updated) wait in the session's
-outbox and open the event stream of that session's next request instead.
+Notifications not tied to a request (notifications/resources/updated) open the event stream of
+that session's next request instead: the session reads the change events recorded since the
+last one it saw (``app.core.changes``, ``store.take_updates``), whichever process made them.
 """
 
 from __future__ import annotations
@@ -38,10 +39,10 @@ from urllib.parse import urlsplit
 from flask import Blueprint, Flask, Response, current_app, g, request
 from werkzeug.exceptions import RequestEntityTooLarge
 
-from app.core import jsonrpc
+from app.core import changes, jsonrpc
 from app.core.jsonrpc import INVALID_REQUEST, RpcError
 from app.extensions import db
-from app.mcp import events, http_modern, modern, store, wire
+from app.mcp import http_modern, modern, store, wire
 from app.mcp.context import ClientRequestFailed, ToolContext
 from app.mcp.info import SUPPORTED_VERSIONS
 from app.mcp.server import McpServer
@@ -224,7 +225,7 @@ def post() -> Response:
         response = engine().handle(message, session, _NullChannel(), identity)
         return Response(status=202) if response is None else _json(response, 400)
     sse = _accepts_sse()
-    waiting = store.drain_outbox(session) if sse else []
+    waiting = store.take_updates(session) if sse else []
     if method in STREAMING_METHODS and sse:
         return _streamed(message, session, identity, waiting)
     response = engine().handle(message, session, _NullChannel(), identity, origin=_origin())
@@ -278,7 +279,7 @@ def _listen(message: dict[str, Any]) -> Response:
             updates.put(uri)
 
     def stream() -> Iterator[str]:
-        events.listen(watch)
+        changes.listen(watch)
         try:
             ack = modern.listen_message(request_id, "notifications/subscriptions/acknowledged",
                                         {"notifications": honoured})
@@ -295,7 +296,7 @@ def _listen(message: dict[str, Any]) -> Response:
                 yield _sse_event(note)
             yield _sse_event(modern.listen_ended(request_id))
         finally:
-            events.unlisten(watch)
+            changes.unlisten(watch)
 
     return _event_stream(stream())
 

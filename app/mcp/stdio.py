@@ -27,7 +27,7 @@ from typing import Any, BinaryIO
 
 from app.core import jsonrpc
 from app.core.jsonrpc import INVALID_REQUEST, RpcError
-from app.mcp import events, modern, wire
+from app.mcp import modern, wire
 from app.mcp.context import ClientRequestFailed, SessionState, ToolContext
 from app.mcp.server import McpServer
 
@@ -135,7 +135,9 @@ class StdioTransport:
         self.server.registry = REGISTRY
         # The same observers as /mcp: the audit log, and whatever features chained onto it.
         self.server.on_tool_call = self.app.extensions["mcp"].on_tool_call
-        events.listen(self._on_resource_updated)
+        from app.core import changes  # (not at the top: initialize is answered before this)
+
+        changes.listen(self._on_resource_updated)
 
     def identity(self) -> Any:
         """Resolve the token again for every call, so a revoked token stops working at once."""
@@ -227,7 +229,9 @@ class StdioTransport:
             target = message["params"].get("requestId")
             listener = self._listens.pop(target, None) if jsonrpc.valid_id(target) else None
             if listener is not None:
-                events.unlisten(listener)  # a cancelled listen stream is answered no more
+                from app.core import changes
+
+                changes.unlisten(listener)  # a cancelled listen stream is answered no more
             if (jsonrpc.valid_id(target) and target in self._queued
                     and not self.server.cancel(self.session, target)):
                 self._cancelled_early.add(target)
@@ -252,8 +256,10 @@ class StdioTransport:
 
         self.write(modern.listen_message(request_id, "notifications/subscriptions/acknowledged",
                                          {"notifications": honoured}))
+        from app.core import changes
+
         self._listens[request_id] = watch
-        events.listen(watch)
+        changes.listen(watch)
 
     def run(self) -> int:
         try:

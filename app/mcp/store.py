@@ -2,6 +2,15 @@
 
 Polling reads use their own short connection, outside the ORM session, so a waiting call sees
 rows committed by other processes without ending the transaction its tool is working in.
+
+Resource updates: a session that subscribes keeps a cursor (``events_seen``, the newest change
+event it has been told about) and at each streamed response reads the change events after it
+for the URIs it subscribes to (``take_updates``); ``app.core.changes`` writes them.
+
+Commits: each function that commits here writes the transport's own state (a session, a
+client's answer, a cancellation, a pending server-to-client request), which another process
+may be polling for at that moment, so it must be visible at once. None of them runs from a
+listener or inside an action: nothing here commits someone else's work half-way.
 """
 
 from __future__ import annotations
@@ -14,10 +23,12 @@ from typing import Any
 
 from sqlalchemy import bindparam, delete, exists, insert, select, update
 
+from app.core import changes
 from app.extensions import db
 from app.mcp.context import SessionState
 from app.models.base import utcnow
-from app.models.mcp import McpCancellation, McpClientRequest, McpOutbox, McpSession
+from app.models.changes import ChangeEvent
+from app.models.mcp import McpCancellation, McpClientRequest, McpSession
 
 TOUCH_EVERY = timedelta(minutes=1)
 IDLE_LIMIT = timedelta(hours=24)  # a session unused this long is over (404: re-initialize)
@@ -44,7 +55,7 @@ class DbSession(SessionState):
         self.current_path = data.get("current_path")
         self.subscriptions = set(_loads(data.get("subscriptions"), []))
         self.last_seen_at: datetime | None = data.get("last_seen_at")
-        self.has_outbox = bool(data.get("has_outbox"))
+        self.events_seen: int | None = data.get("events_seen")
         self._saved = self._values()
 
     @classmethod
@@ -57,18 +68,25 @@ class DbSession(SessionState):
         return {"protocol_version": self.protocol_version,
                 "client_capabilities": json.dumps(self.client_capabilities)[:20000],
                 "log_level": self.log_level, "current_path": self.current_path,
-                "subscriptions": json.dumps(sorted(self.subscriptions))}
+                "subscriptions": json.dumps(sorted(self.subscriptions)),
+                "events_seen": self.events_seen}
 
     def save(self) -> None:
         """Write the fields that changed since loading: requests of one session may run at
         the same time in several processes, and one must not undo another's change."""
+        if not self.subscriptions:
+            self.events_seen = None
+        elif self.events_seen is None:
+            # The first subscription: hear of what changes from now on. (A later one keeps the
+            # cursor, so it may hear of a change made since the last response: harmless.)
+            self.events_seen = changes.latest_id()
         values = self._values()
         if self.is_new:
             now = utcnow()
             db.session.execute(insert(McpSession).values(
                 id=self.id, user_id=self.user_id, token_id=self.token_id, created_at=now,
                 last_seen_at=now, client_name=str(self.client_info.get("name", ""))[:200],
-                has_outbox=False, **values))
+                **values))
             self.is_new = False
         else:
             changed = {k: v for k, v in values.items() if self._saved.get(k) != v}
@@ -88,7 +106,7 @@ class DbSession(SessionState):
 
 _COLUMNS = (McpSession.id, McpSession.user_id, McpSession.token_id, McpSession.protocol_version,
             McpSession.client_capabilities, McpSession.log_level, McpSession.current_path,
-            McpSession.subscriptions, McpSession.last_seen_at, McpSession.has_outbox)
+            McpSession.subscriptions, McpSession.last_seen_at, McpSession.events_seen)
 # Built once: this runs on every request of every session.
 _FIND_SESSION = select(*_COLUMNS).where(McpSession.id == bindparam("sid"),
                                         McpSession.ended_at.is_(None))
@@ -125,7 +143,7 @@ def prune(limit: int = 200) -> None:
         (McpSession.ended_at < cutoff) | (McpSession.last_seen_at < cutoff)).limit(limit)))
     if not ids:
         return
-    for model in (McpClientRequest, McpCancellation, McpOutbox):
+    for model in (McpClientRequest, McpCancellation):
         db.session.execute(delete(model).where(model.session_id.in_(ids)))
     db.session.execute(delete(McpSession).where(McpSession.id.in_(ids)))
     db.session.commit()
@@ -146,7 +164,6 @@ def end_session(session: DbSession) -> None:
                        .values(ended_at=utcnow()))
     db.session.execute(delete(McpClientRequest).where(McpClientRequest.session_id == session.id))
     db.session.execute(delete(McpCancellation).where(McpCancellation.session_id == session.id))
-    db.session.execute(delete(McpOutbox).where(McpOutbox.session_id == session.id))
     db.session.commit()
 
 
@@ -187,38 +204,31 @@ def close_client_request(session_id: str, request_id: str) -> None:
     db.session.commit()
 
 
-# -- outbox: resource updates for HTTP sessions, delivered on their next streamed response ----
+# -- resource updates: the change events a subscribed session has not been told about -------
 
-def queue_resource_update(uri: str) -> None:
-    """events listener: queue notifications/resources/updated for every subscribed session."""
-    message = json.dumps({"jsonrpc": "2.0", "method": "notifications/resources/updated",
-                          "params": {"uri": uri}})
-    rows = db.session.execute(select(McpSession.id, McpSession.subscriptions).where(
-        McpSession.ended_at.is_(None),
-        McpSession.subscriptions.contains(json.dumps(uri), autoescape=True))).all()
-    targets = [sid for sid, subs in rows if uri in _loads(subs, [])]
-    if not targets:
-        return
-    # Insert first, then raise the flag: a reader that cleared the flag in between sees the
-    # flag again next time, so no notification is ever stranded.
-    db.session.execute(insert(McpOutbox), [{"session_id": sid, "message": message,
-                                            "created_at": utcnow()} for sid in targets])
-    db.session.execute(update(McpSession).where(McpSession.id.in_(targets))
-                       .values(has_outbox=True))
-    db.session.commit()
+MAX_UPDATES = 500  # per response; the rest follow with the next one
 
 
-def drain_outbox(session: DbSession) -> list[dict[str, Any]]:
-    """Take the session's waiting notifications (oldest first); [] when there are none."""
-    if not session.has_outbox:
+def take_updates(session: DbSession) -> list[dict[str, Any]]:
+    """notifications/resources/updated for the subscribed URIs changed since the session's
+    cursor (oldest first, one per URI); [] without a query when it subscribes to nothing."""
+    if not session.subscriptions or session.events_seen is None:
         return []
-    db.session.execute(update(McpSession).where(McpSession.id == session.id)
-                       .values(has_outbox=False))
-    rows = db.session.execute(select(McpOutbox.id, McpOutbox.message)
-                              .where(McpOutbox.session_id == session.id)
-                              .order_by(McpOutbox.id)).all()
-    if rows:
-        db.session.execute(delete(McpOutbox).where(McpOutbox.id.in_([r.id for r in rows])))
+    seen = session.events_seen
+    rows = db.session.execute(
+        select(ChangeEvent.id, ChangeEvent.uri)
+        .where(ChangeEvent.id > seen, ChangeEvent.uri.in_(sorted(session.subscriptions)))
+        .order_by(ChangeEvent.id).limit(MAX_UPDATES)).all()
+    if not rows:
+        return []
+    last = rows[-1].id
+    # Move the cursor only from where we read it: of two requests of one session running at
+    # once, one takes these events and the other tells nothing twice.
+    moved = db.session.execute(update(McpSession).where(
+        McpSession.id == session.id, McpSession.events_seen == seen).values(events_seen=last))
     db.session.commit()
-    session.has_outbox = False
-    return [_loads(r.message, {}) for r in rows]
+    if not moved.rowcount:
+        return []
+    session.events_seen = session._saved["events_seen"] = last
+    return [{"jsonrpc": "2.0", "method": "notifications/resources/updated",
+             "params": {"uri": uri}} for uri in dict.fromkeys(r.uri for r in rows)]

@@ -11,7 +11,7 @@ from typing import Any
 from flask import Blueprint, Flask
 
 from app.actions import Context
-from app.mcp import audit, events, http, store, wire
+from app.mcp import audit, http, wire
 from app.mcp.registry import REGISTRY, Registry
 from app.mcp.server import McpServer
 from app.web.loaders import user_page
@@ -55,8 +55,6 @@ def init_app(app: Flask) -> None:
     from app.extensions import csrf
     from app.mcp import harmonic  # noqa: F401  (registers navigate, execute_action, ...)
 
-    # Resource changes reach HTTP sessions through their outbox (stdio notifies directly).
-    events.listen(store.queue_resource_update)
     server = _LazyServer(app)
     server.on_tool_call = audit.record  # features may chain more observers onto this
     app.extensions["mcp"] = server

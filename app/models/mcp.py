@@ -1,6 +1,6 @@
 """MCP state that must survive any one process: sessions with their navigation state,
-server-to-client requests awaiting the client's answer, cancellations, notifications waiting
-for delivery, and the tool-call audit.
+server-to-client requests awaiting the client's answer, cancellations, and the tool-call audit.
+Resource updates reach sessions from the change-event outbox (``app.models.changes``).
 
 Because these live in the database, any gunicorn process or thread can serve any request of
 any session.
@@ -11,7 +11,7 @@ from __future__ import annotations
 import uuid
 from datetime import datetime
 
-from sqlalchemy import Boolean, ForeignKey, Index, Integer, String, Text, UniqueConstraint, Uuid
+from sqlalchemy import BigInteger, ForeignKey, Index, Integer, String, Text, UniqueConstraint, Uuid
 from sqlalchemy.orm import Mapped, mapped_column
 
 from app.models.base import Model, UTCDateTime, utcnow
@@ -30,24 +30,12 @@ class McpSession(Model):
     log_level: Mapped[str] = mapped_column(String(16), default="info", nullable=False)
     current_path: Mapped[str | None] = mapped_column(Text)
     subscriptions: Mapped[str] = mapped_column(Text, default="[]", nullable=False)
-    # True when mcp_outbox holds notifications for this session (read with the session, so
-    # the outbox costs no query until there is something in it).
-    has_outbox: Mapped[bool] = mapped_column(Boolean, default=False, nullable=False)
+    # The id of the newest change event (change_events) this session has been told about;
+    # set when it first subscribes, None while it subscribes to nothing.
+    events_seen: Mapped[int | None] = mapped_column(BigInteger)
     created_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow, nullable=False)
     last_seen_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow, nullable=False)
     ended_at: Mapped[datetime | None] = mapped_column(UTCDateTime)
-
-
-class McpOutbox(Model):
-    """Notifications waiting for a session's next streamed response (resource updates)."""
-
-    __tablename__ = "mcp_outbox"
-
-    id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
-    session_id: Mapped[str] = mapped_column(ForeignKey("mcp_sessions.id"), index=True,
-                                            nullable=False)
-    message: Mapped[str] = mapped_column(Text, nullable=False)
-    created_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow, nullable=False)
 
 
 class McpClientRequest(Model):

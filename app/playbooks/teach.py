@@ -25,6 +25,7 @@ from typing import Any
 
 from sqlalchemy import bindparam, select
 
+from app.core import changes
 from app.extensions import db
 from app.models.base import utcnow
 from app.models.playbooks import Playbook
@@ -144,6 +145,7 @@ def start(owner: str, user_id: uuid.UUID | None, raw_name: str | None
         db.session.rollback()
         raise _unwritable(path, exc) from exc
     db.session.add(playbook)
+    _changed(playbook)
     db.session.commit()
     return playbook, stopped
 
@@ -158,8 +160,14 @@ def stop_playbook(playbook: Playbook) -> int:
     playbook.teaching = False
     playbook.entries = count
     playbook.stopped_at = utcnow()
+    _changed(playbook)
     db.session.commit()
     return count
+
+
+def _changed(playbook: Playbook) -> None:
+    """Teach state changed (started, stopped): its page and its capture, for subscribers."""
+    changes.record(f"/playbooks/{playbook.short_id}", f"playbook://{playbook.short_id}/capture")
 
 
 def stop(owner: str) -> tuple[Playbook | None, int]:

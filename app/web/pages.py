@@ -18,6 +18,7 @@ from werkzeug.exceptions import BadRequest
 
 from app.actions import Action, Context, offered_actions
 from app.actions.registry import check_offered, validate_params
+from app.core import changes
 from app.extensions import db
 from app.services.errors import Invalid, Unauthorized
 from app.web.auth import require_scope
@@ -243,6 +244,8 @@ def execute_action(spec: PageSpec, action_name: str, args: dict[str, Any]) -> Re
     raw, from_form = request_params()
     params = validate_params(act, raw, from_form)
     result = act.handler(ctx, params)
+    # Written in this transaction; subscribers hear of it after the commit, whatever the door.
+    changes.record(*act.changed(ctx, result))
     db.session.commit()
     status = 201 if result.created else 200
     fmt = wants()

@@ -18,6 +18,7 @@ from typing import Any
 
 from sqlalchemy import Connection, Engine, create_engine, event
 
+from app.core import changes
 from app.extensions import db
 
 _engines: dict[str, Engine] = {}
@@ -119,7 +120,18 @@ def _pinned_transaction() -> Iterator[Connection]:
 
 @contextmanager
 def transaction() -> Iterator[Connection]:
-    """One queue transaction: committed on success, rolled back on any error."""
+    """One queue transaction: committed on success, rolled back on any error.
+
+    The changes it records (``changes.record(..., conn=conn)``) are written to the outbox as
+    its body ends, and told to this process's listeners only once it has committed.
+    """
+    with _begin() as conn, changes.staging(conn) as changed:
+        yield conn
+    changes.deliver(changed)
+
+
+@contextmanager
+def _begin() -> Iterator[Connection]:
     if _pin.active:
         with _pinned_transaction() as conn:
             yield conn

@@ -6,7 +6,9 @@ by whichever worker looks next. Leasing uses ``FOR UPDATE SKIP LOCKED`` on Postg
 ``BEGIN IMMEDIATE`` transaction plus a conditional UPDATE checked by rowcount on SQLite.
 Completing a job, recording its events and enqueuing what follows happen in one transaction,
 and only while the caller still holds the lease, so a step whose completion is recorded never
-runs again.
+runs again. Every transaction that appends events to a run also records the change of the
+run's events resource (``events_uri``) in the change-event outbox (``app.core.changes``); its
+subscribers hear of it after the commit.
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ from sqlalchemy import Connection, and_, bindparam, case, func, or_, select, upd
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.exc import IntegrityError
 
+from app.core import changes
 from app.models.base import utcnow
 from app.models.workflows import WorkflowEvent, WorkflowJob, WorkflowRun
 from app.workflows import wakeup
@@ -30,10 +33,6 @@ from app.workflows.engine import is_postgres, reading, transaction
 RUNS = WorkflowRun.__table__
 JOBS = WorkflowJob.__table__
 EVENTS = WorkflowEvent.__table__
-
-# Listeners told "run <id> has new events" after each commit (the MCP resource uses this).
-_listeners: list[Any] = []
-
 
 @dataclass
 class JobSpec:
@@ -80,20 +79,9 @@ class Completion:
     result_step: str | None  # whose result is the run's, should this finish it
 
 
-def on_events(listener: Any) -> None:
-    if listener not in _listeners:
-        _listeners.append(listener)
-
-
-def _notify(run_ids: set[uuid.UUID]) -> None:
-    for run_id in run_ids:
-        for listener in list(_listeners):
-            try:
-                listener(run_id)
-            except Exception:  # an observer must never fail the queue
-                import logging
-
-                logging.getLogger("harmonic.workflows").exception("event listener failed")
+def events_uri(run_id: uuid.UUID) -> str:
+    """The resource whose subscribers hear of a run's new events."""
+    return f"harmonic://runs/{run_id.hex[:8]}/events"
 
 
 # Events ----------------------------------------------------------------------------------------
@@ -124,6 +112,7 @@ def _append(conn: Connection, run_id: uuid.UUID, last: int, events: list[Event])
     if not events:
         return
     now = utcnow()
+    changes.record(events_uri(run_id), conn=conn)
     conn.execute(EVENTS.insert(), [
         {"run_id": run_id, "seq": last + i + 1, "type": e.type, "step": e.step,
          "data": e.data, "time": now} for i, e in enumerate(events)])
@@ -158,7 +147,6 @@ def create_run(*, kind: str, workflow: str, path: str, inputs: dict[str, Any],
                 wakeup.notify(conn)
         except IntegrityError:
             continue  # a short id collision: pick another id
-        _notify({run_id})
         return run_id
     raise RuntimeError("could not allocate a run id")
 
@@ -244,7 +232,6 @@ def lease(worker_id: str, lease_seconds: float,
             _record_done(conn, job, run["status"], run["newest_seq"],
                          Completion(**{**vars(outcome), "events": events + outcome.events}))
             job.finished = True
-    _notify({job.run_id})
     return job
 
 
@@ -339,7 +326,6 @@ def record(job: Leased, events: list[Event]) -> None:
     """Events about a job in progress (action_started), written while we hold the lease."""
     with transaction() as conn:
         emit(conn, job.run_id, events)
-    _notify({job.run_id})
 
 
 def _still_ours(conn: Connection, job: Leased, values: dict[str, Any]) -> bool:
@@ -378,7 +364,6 @@ def complete(job: Leased, outcome: Completion) -> bool:
             return False
         run_status, last = _lock_run(conn, job.run_id)
         _record_done(conn, job, run_status, last, outcome)
-    _notify({job.run_id})
     return True
 
 
@@ -422,7 +407,6 @@ def fail(job: Leased, error: str, events: list[Event], permanent: bool,
         emit(conn, job.run_id, events)
         if dead:
             fail_run(conn, job.run_id, f"step {job.step}: {error}")
-    _notify({job.run_id})
     return "dead" if dead else "queued"
 
 
@@ -445,8 +429,6 @@ def release(job: Leased) -> bool:
         if ok:
             emit(conn, job.run_id, [Event("step_released", job.step,
                                           {"worker": job.worker_id})])
-    if ok:
-        _notify({job.run_id})
     return ok
 
 

@@ -1,8 +1,10 @@
 """Telling this process about events written by other processes (bin/worker on another host).
 
-In-process workers notify listeners directly (``queue.on_events``). A run executed elsewhere is
-only visible in the database, so when someone reads a running run's events resource we poll
-that run's newest sequence number until it finishes, and fire the same notification.
+Every queue transaction records its run's change in the change-event outbox, and this process's
+listeners hear of it after the commit (``app.core.changes``); MCP HTTP sessions read the outbox
+wherever the run is executed. A run executed elsewhere is not heard by this process's listeners
+(stdio sessions, listen streams), so when someone reads a running run's events resource we poll
+that run's newest sequence number until it finishes, and fire ``on_new`` listeners.
 """
 
 from __future__ import annotations

@@ -100,7 +100,6 @@ def run_workflow(ctx: Context, p: dict[str, Any]) -> Result:
 
 def _register_mcp() -> None:
     try:
-        from app.mcp import events as mcp_events
         from app.mcp.registry import REGISTRY
     except ImportError:  # the MCP package is optional for this feature
         return
@@ -127,12 +126,15 @@ def _register_mcp() -> None:
                             "time": e["time"].isoformat(), "data": e["data"]} for e in items]}
         return json.dumps(body, ensure_ascii=False, default=str)
 
-    queue.on_events(lambda run_id: mcp_events.resource_updated(events_uri(run_id)))
-    watch.on_new(lambda run_id: mcp_events.resource_updated(events_uri(run_id)))
+    # Events written here reach subscribers through the change-event outbox (app.workflows.
+    # queue records them); those a worker in another process writes are noticed by ``watch``
+    # and told to this process's listen streams too.
+    from app.core import changes
+
+    watch.on_new(lambda run_id: changes.deliver([events_uri(run_id)]))
 
 
-def events_uri(run_id: Any) -> str:
-    return f"harmonic://runs/{run_id.hex[:8]}/events"
+events_uri = queue.events_uri
 
 
 def init_app(app: Flask) -> None:

@@ -176,7 +176,7 @@ def test_sigterm_finishes_the_current_step_then_exits(
 
 def test_mcp_subscribers_hear_about_events_written_by_another_process(
         app: Flask, tmp_path: Path, wf_settings) -> None:  # type: ignore[no-untyped-def]
-    from app.mcp import events as mcp_events
+    from app.core import changes
     from app.mcp.context import SessionState
     from app.mcp.registry import REGISTRY
     from app.mcp.server import McpServer
@@ -185,7 +185,7 @@ def test_mcp_subscribers_hear_about_events_written_by_another_process(
     from tests.workflows.conftest import user_id
 
     heard: list[str] = []
-    mcp_events.listen(heard.append)
+    changes.listen(heard.append)
     try:
         with app.app_context():
             from app.extensions import db
@@ -217,7 +217,7 @@ def test_mcp_subscribers_hear_about_events_written_by_another_process(
         finally:
             stop(worker)
     finally:
-        mcp_events.unlisten(heard.append)
+        changes.unlisten(heard.append)
 
 
 def test_heartbeats_keep_a_long_step_from_being_reclaimed(

@@ -62,7 +62,7 @@ def test_a_run_is_visible_to_its_starter_only(app: Flask, studio, make_agent, wf
 
 
 def test_mcp_resource_lists_events_and_notifies_on_change(app: Flask, studio, wf_settings) -> None:  # type: ignore[no-untyped-def]
-    from app.mcp import events as mcp_events
+    from app.core import changes
     from app.mcp.context import SessionState
     from app.mcp.registry import REGISTRY
     from app.mcp.server import McpServer
@@ -71,7 +71,7 @@ def test_mcp_resource_lists_events_and_notifies_on_change(app: Flask, studio, wf
     from tests.workflows.conftest import user_id
 
     seen: list[str] = []
-    mcp_events.listen(seen.append)
+    changes.listen(seen.append)
     try:
         alice = user_id(app, "alice")
         with app.app_context():
@@ -100,7 +100,7 @@ def test_mcp_resource_lists_events_and_notifies_on_change(app: Flask, studio, wf
         assert types[0] == "execution_started" and types[-1] == "execution_completed"
         assert "error" in other or other["result"].get("isError")
     finally:
-        mcp_events.unlisten(seen.append)
+        changes.unlisten(seen.append)
 
 
 def test_embedded_default_runs_one_worker_thread_per_process(tmp_path) -> None:  # type: ignore[no-untyped-def]
