@@ -81,7 +81,7 @@ def spec_id(value: Any) -> bool:
 def readable_id(message: Any, id_ok: Callable[[Any], bool] = spec_id) -> RequestId:
     """The id to answer ``message`` with: its own when readable, otherwise null."""
     if isinstance(message, dict) and id_ok(message.get("id")):
-        return message.get("id")  # type: ignore[no-any-return]
+        return message.get("id")
     return None
 
 

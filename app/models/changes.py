@@ -11,11 +11,10 @@ from datetime import datetime
 from sqlalchemy import BigInteger, Index, Integer, Text
 from sqlalchemy.orm import Mapped, mapped_column
 
-from app.extensions import db
-from app.models.base import UTCDateTime, utcnow
+from app.models.base import Model, UTCDateTime, utcnow
 
 
-class ChangeEvent(db.Model):
+class ChangeEvent(Model):
     __tablename__ = "change_events"
     # AUTOINCREMENT on SQLite: ids are never reused after pruning, so a reader's cursor (the
     # last id it has seen) stays meaningful when every older row is gone.
