@@ -151,10 +151,10 @@ def prepare_spec(tool: dict[str, Any], ctx: dict[str, Any]) -> dict[str, Any]:
     rendered: each of its templates becomes a bound parameter (``params``)."""
     spec = dict(tool["spec"])
     sql = spec.pop("sql", None) if tool["type"] in tools.BOUND_SQL else None
-    url = spec.pop("url", None) if tool["type"] == "http" else None
-    rendered = render_value(spec, ctx)
-    if isinstance(url, str):
-        rendered["url"] = render_url(url, ctx)
+    # In the spec's own order, so the first failing template is the one written first.
+    rendered = {key: render_url(value, ctx)
+                if key == "url" and tool["type"] == "http" and isinstance(value, str)
+                else render_value(value, ctx) for key, value in spec.items()}
     if sql is not None:
         statement, bound = bind_sql(str(sql), ctx, tools.BOUND_SQL[tool["type"]])
         rendered["sql"] = statement
