@@ -31,7 +31,7 @@ from app.design_model.protocol import (
     RpcError,
     app_error,
 )
-from app.design_model.registry import METHODS, READS, Ctx
+from app.design_model.registry import EFFECTS, METHODS, Ctx
 from app.extensions import db
 
 # Importing the method modules fills METHODS; keep the names referenced for linters.
@@ -79,7 +79,8 @@ def _call(method: str, params: dict[str, Any]) -> dict[str, Any]:
 def handle(payload: Any, via: str = "inproc", can_write: bool = True) -> dict[str, Any]:
     """One JSON-RPC request in, its response out (also for notifications).
 
-    ``can_write=False`` (a read-only token) allows reads and dry runs only.
+    ``can_write=False`` (a read-only token) allows what the method's declared effect says
+    reads, and dry runs (``dryRun: true``) of the rest.
     """
     started = time.perf_counter()
     ident = payload.get("id") if isinstance(payload, dict) else None
@@ -107,7 +108,7 @@ def handle(payload: Any, via: str = "inproc", can_write: bool = True) -> dict[st
             raise RpcError(INVALID_REQUEST, "Invalid Request: params must be an object")
         if method_name not in METHODS:
             raise RpcError(METHOD_NOT_FOUND, f"Unknown method: {method_name}")
-        if not can_write and method_name not in READS and params.get("dryRun") is not True:
+        if not can_write and EFFECTS[method_name].writes and params.get("dryRun") is not True:
             raise app_error("FORBIDDEN", f"{method_name} changes the model and this token "
                                          "lacks the 'write' scope (dryRun: true is allowed)")
         response = {"jsonrpc": "2.0", "id": ident, "result": _call(method_name, params)}

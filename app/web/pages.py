@@ -17,7 +17,8 @@ from flask import Blueprint, Response, current_app, g, jsonify, render_template,
 from werkzeug.exceptions import BadRequest
 
 from app.actions import Action, Context, offered_actions
-from app.actions.registry import check_offered, validate_params
+from app.actions.effects import needs_write
+from app.actions.registry import ACTIONS, check_offered, validate_params
 from app.extensions import db
 from app.services.errors import Invalid, Unauthorized
 from app.web.auth import require_scope
@@ -199,6 +200,7 @@ def render_actions_index(ctx: Context) -> Response:
 def render_action_description(ctx: Context, act: Action) -> Response:
     if wants() == "json":
         summary = action_summary(act)
+        summary.update(act.effect.describe())
         summary["input_schema"] = act.input_schema()
         summary["path"] = ctx.path
         return jsonify(summary)
@@ -237,7 +239,10 @@ def execute_action(spec: PageSpec, action_name: str, args: dict[str, Any]) -> Re
 
     if g.get("user") is None:
         raise Unauthorized("sign in or send 'Authorization: Bearer <token>'")
-    require_scope("write")
+    # The scope before anything else, from the action's declared effect (names are unique, so
+    # the registry knows it before the page loads): a read-only token may run what only reads.
+    known = ACTIONS.get(action_name)
+    require_scope("write" if needs_write(known.effect if known else None) else "read")
     ctx = spec.loader(user=g.user, **args)
     act = check_offered(ctx, action_name)
     raw, from_form = request_params()
