@@ -122,13 +122,12 @@ def action_effect(name: Any) -> Effect | None:
     return act.effect if act is not None else None
 
 
-def _with_effects(actions: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """Each listed action with its effect and the MCP hints that derive from it."""
+def _with_annotations(actions: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Each listed action (the frontmatter shows its effect) with the MCP hints it derives."""
     out = []
     for act in actions:
         effect = action_effect(act.get("name"))
-        out.append({**act, **effect.describe(), "annotations": effect.annotations()}
-                   if effect is not None else act)
+        out.append({**act, "annotations": effect.annotations()} if effect is not None else act)
     return out
 
 
@@ -177,7 +176,7 @@ def navigate(ctx: ToolContext, args: dict[str, Any]) -> ToolResult:
     ctx.session.current_path = page.path
     ctx.session.save()
     structured = {"path": page.path, "status": page.status, "title": page.title,
-                  "actions": _with_effects(page.actions)}
+                  "actions": _with_annotations(page.actions)}
     hint = (f"Current URL: {page.path}\nTo act here: execute_action(action, params, "
             f"path=\"{page.path}\") with an action from the frontmatter below.")
     return ToolResult(content=[content.text(f"{hint}\n\n{page.text}")], structured=structured)
