@@ -7,7 +7,7 @@ Every tool declares its ``effect`` (``app.actions.effects``) and its annotations
 there are no hand-written hints. A tool that runs something else on the caller's behalf
 (``execute_action`` runs an action, ``upstream_call`` a design-model method) also gives
 ``effect_of(arguments)``: the effect of one call, which a playbook replay asks to decide whether
-a recorded step writes (``Registry.call_effect``).
+a recorded step writes (``Tool.call_effect``).
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from app.actions.effects import WRITE, Effect
+from app.actions.effects import Effect
 
 NAME = re.compile(r"^[A-Za-z0-9_.-]{1,128}$")
 EMPTY_OBJECT: dict[str, Any] = {"type": "object", "additionalProperties": False}
@@ -148,11 +148,6 @@ class Registry:
         if key in table and table[key] is not item:
             raise ValueError(f"MCP {type(item).__name__.lower()} {key!r} is already registered")
         table[key] = item
-
-    def call_effect(self, name: str, args: Any) -> Effect:
-        """The effect of calling tool ``name`` with ``args``; an unknown tool counts as a write."""
-        item = self.tools.get(name)
-        return item.call_effect(args) if item is not None else WRITE
 
     def _slot(self, item: Any) -> tuple[dict[str, Any], str]:
         if isinstance(item, Tool):

@@ -168,12 +168,14 @@ def method_effect(method: str) -> Effect:
     return declared_effect(method, None, None) or effects.guess(method)
 
 
-def step_effect(method: str | None, tool: str | None, params: Any = None) -> Effect:
-    """What a step does; an unknown tool counts as a write, an unknown method is guessed."""
-    found = declared_effect(method, tool, params)
-    if found is not None:
-        return found
+def _undeclared(method: str | None, tool: str | None) -> Effect:
+    """The fallback: an unknown tool counts as a write, an unknown method is guessed."""
     return effects.WRITE if tool is not None else effects.guess(method or "")
+
+
+def step_effect(method: str | None, tool: str | None, params: Any = None) -> Effect:
+    """What a step does: its declared effect, else the fallback."""
+    return declared_effect(method, tool, params) or _undeclared(method, tool)
 
 
 def is_write(method: str | None, tool: str | None, params: Any = None) -> bool:
@@ -322,7 +324,7 @@ def load(raw: dict[str, Any]) -> Recipe:
             errors.append({"param": f"{at}.confirm", "message": "must be a boolean"})
             confirm = False
         declared = declared_effect(method, tool, params)
-        effect = declared or step_effect(method, tool, params)
+        effect = declared or _undeclared(method, tool)
         kind = item.get("kind") or ("write" if effect.writes else "read")
         if kind not in ("read", "write"):
             errors.append({"param": f"{at}.kind", "message": "must be read or write"})
