@@ -13,14 +13,18 @@ from __future__ import annotations
 import json
 import struct
 import zlib
+from functools import partial
 from typing import Any
 
+from app.actions.effects import READ
 from app.mcp import content
 from app.mcp.content import ToolError
 from app.mcp.context import Cancelled, ToolContext
 from app.mcp.registry import EMPTY_OBJECT, PromptArgument, Registry
 
 REGISTRY = Registry()
+# The fixtures change nothing of the app's: every one is declared a read.
+_tool = partial(REGISTRY.tool, effect=READ)
 
 
 def _png_1x1() -> bytes:
@@ -50,7 +54,7 @@ def _answer(answer: dict[str, Any]) -> str:
 
 
 def _no_args(name: str, description: str):  # type: ignore[no-untyped-def]
-    return REGISTRY.tool(name, description, dict(EMPTY_OBJECT))
+    return _tool(name, description, dict(EMPTY_OBJECT))
 
 
 @_no_args("test_simple_text", "Returns a simple text response")
@@ -105,7 +109,7 @@ def error_handling(ctx: ToolContext, args: dict[str, Any]) -> str:
     raise ToolError("This tool intentionally returns an error for testing")
 
 
-@REGISTRY.tool("test_sampling", "Asks the client's model through sampling",
+@_tool("test_sampling", "Asks the client's model through sampling",
                {"type": "object", "properties": {"prompt": {"type": "string"}},
                 "required": ["prompt"]})
 def sampling(ctx: ToolContext, args: dict[str, Any]) -> str:
@@ -115,7 +119,7 @@ def sampling(ctx: ToolContext, args: dict[str, Any]) -> str:
     return f"LLM response: {block.get('text', '')}"
 
 
-@REGISTRY.tool("test_elicitation", "Asks the user for input through elicitation",
+@_tool("test_elicitation", "Asks the user for input through elicitation",
                {"type": "object", "properties": {"message": {"type": "string"}},
                 "required": ["message"]})
 def elicitation(ctx: ToolContext, args: dict[str, Any]) -> str:
@@ -171,7 +175,7 @@ def elicitation_enums(ctx: ToolContext, args: dict[str, Any]) -> str:
     return f"Elicitation completed: {_answer(answer)}"
 
 
-@REGISTRY.tool("json_schema_2020_12_tool", "Takes a JSON Schema 2020-12 input", {
+@_tool("json_schema_2020_12_tool", "Takes a JSON Schema 2020-12 input", {
     "$schema": "https://json-schema.org/draft/2020-12/schema",
     "type": "object",
     "$defs": {"address": {"$anchor": "addressDef", "type": "object",
@@ -344,7 +348,7 @@ def trigger_tool_change(ctx: ToolContext, args: dict[str, Any]) -> str:
     return "the tool list is fixed while the server runs"
 
 
-@REGISTRY.tool("test_header_param", "Echoes a region that clients mirror into a header", {
+@_tool("test_header_param", "Echoes a region that clients mirror into a header", {
     "type": "object",
     "properties": {"region": {"type": "string", "x-mcp-header": "Region"},
                    "query": {"type": "string"}},
@@ -358,7 +362,7 @@ def header_param(ctx: ToolContext, args: dict[str, Any]) -> str:
 CANCELLED: set[str] = set()  # tokens of test_wait_for_cancel calls that were cancelled
 
 
-@REGISTRY.tool("test_wait_for_cancel", "Reports progress until cancelled (at most a minute)",
+@_tool("test_wait_for_cancel", "Reports progress until cancelled (at most a minute)",
                {"type": "object", "properties": {"token": {"type": "string"}},
                 "required": ["token"]})
 def wait_for_cancel(ctx: ToolContext, args: dict[str, Any]) -> str:
@@ -372,7 +376,7 @@ def wait_for_cancel(ctx: ToolContext, args: dict[str, Any]) -> str:
     return "never cancelled"
 
 
-@REGISTRY.tool("test_cancelled_calls", "The tokens of test_wait_for_cancel calls cancelled",
+@_tool("test_cancelled_calls", "The tokens of test_wait_for_cancel calls cancelled",
                {"type": "object", "properties": {"token": {"type": "string"}},
                 "required": ["token"]})
 def cancelled_calls(ctx: ToolContext, args: dict[str, Any]) -> str:

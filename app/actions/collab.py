@@ -11,6 +11,7 @@ from typing import Any
 
 from app.actions import rules
 from app.actions.core import pin_actions
+from app.actions.effects import DESTRUCTIVE, IDEMPOTENT_WRITE, WRITE
 from app.actions.registry import Context, Param, Result, action
 from app.services import commitments, cycles, decisions, heartbeats, items
 
@@ -76,7 +77,7 @@ def _path(ctx: Context, item_type: str, item: Any) -> str:
 @action("create_decision", "Ask the studio a question to decide by acceptance voting",
         ("decision_new", "cycle"), rules.member,
         params=(QUESTION, DESCRIPTION, dataclasses.replace(OPTIONS_OPEN, default=True),
-                DEADLINE, OPTIONS), effect="create")
+                DEADLINE, OPTIONS), effect=WRITE)
 def create_decision(ctx: Context, p: dict[str, Any]) -> Result:
     decision = decisions.create_decision(ctx.studio, ctx.user, base_url=ctx.base_url, **p)
     titles = decisions.option_titles(p.get("options") or [])
@@ -100,7 +101,7 @@ def _option_proposer(ctx: Context) -> str | None:
         _option_proposer, available=lambda ctx: not ctx.item.closed,
         params=(Param("title", "string", "The option's title", required=True,
                       max_length=decisions.OPTION_MAX),),
-        effect="create")
+        effect=WRITE)
 def add_option(ctx: Context, p: dict[str, Any]) -> Result:
     option = decisions.add_option(ctx.item, ctx.user, p["title"])
     return Result(f"Added option “{option.title}”.", ctx.path, created=True,
@@ -117,7 +118,7 @@ def add_option(ctx: Context, p: dict[str, Any]) -> Result:
                 Param("prefer", "boolean", "Prefer this option (single vote; default false)"),
                 Param("votes", "array", "Several votes: [{option_title, accept, prefer}]",
                       schema={"type": "array", "items": VOTE_ITEM, "minItems": 1})),
-        idempotent=True)
+        effect=IDEMPOTENT_WRITE)
 def vote(ctx: Context, p: dict[str, Any]) -> Result:
     ballots = decisions.ballots(p)
     voted = decisions.vote(ctx.item, ctx.user, ballots)
@@ -127,7 +128,7 @@ def vote(ctx: Context, p: dict[str, Any]) -> Result:
 
 
 @action("close_decision", "Close this decision now; the results become final", "decision",
-        rules.creator, available=lambda ctx: not ctx.item.closed)
+        rules.creator, available=lambda ctx: not ctx.item.closed, effect=DESTRUCTIVE)
 def close_decision(ctx: Context, p: dict[str, Any]) -> Result:
     decisions.close(ctx.item, ctx.user)
     return Result("Decision closed.", ctx.path)
@@ -135,7 +136,8 @@ def close_decision(ctx: Context, p: dict[str, Any]) -> Result:
 
 @action("update_decision_settings", "Change this decision's question, description, "
         "options_open or deadline", "decision_settings", rules.creator,
-        params=(_optional(QUESTION), DESCRIPTION, OPTIONS_OPEN, DEADLINE), idempotent=True,
+        params=(_optional(QUESTION), DESCRIPTION, OPTIONS_OPEN, DEADLINE),
+        effect=IDEMPOTENT_WRITE,
         prefill=lambda ctx: {"question": ctx.item.question, "description": ctx.item.description,
                              "options_open": ctx.item.options_open,
                              "deadline": _deadline_value(ctx)})
@@ -152,7 +154,7 @@ pin_actions("decision", "decision_settings")
 @action("create_commitment", "Propose a commitment that holds once enough people join",
         ("commitment_new", "cycle"), rules.member,
         params=(TITLE, DESCRIPTION, CRITICAL_MASS, COMMITMENT_DEADLINE, LIMIT, JOIN),
-        effect="create")
+        effect=WRITE)
 def create_commitment(ctx: Context, p: dict[str, Any]) -> Result:
     joins = bool(p.pop("join", False))
     commitment = commitments.create_commitment(ctx.studio, ctx.user, base_url=ctx.base_url,
@@ -170,7 +172,7 @@ def create_commitment(ctx: Context, p: dict[str, Any]) -> Result:
         available=lambda ctx: (not ctx.item.closed
                                and commitments.participant(ctx.item, ctx.user) is None),
         done=lambda ctx: commitments.participant(ctx.item, ctx.user) is not None,
-        idempotent=True)
+        effect=IDEMPOTENT_WRITE)
 def join_commitment(ctx: Context, p: dict[str, Any]) -> Result:
     _participant, created = commitments.join(ctx.item, ctx.user)
     state = commitments.progress(ctx.item)
@@ -184,7 +186,7 @@ def join_commitment(ctx: Context, p: dict[str, Any]) -> Result:
         "mass, deadline or limit", "commitment_settings", rules.creator,
         params=(_optional(TITLE), DESCRIPTION, _optional(CRITICAL_MASS), COMMITMENT_DEADLINE,
                 LIMIT),
-        idempotent=True,
+        effect=IDEMPOTENT_WRITE,
         prefill=lambda ctx: {"title": ctx.item.title, "description": ctx.item.description,
                              "critical_mass": ctx.item.critical_mass,
                              "deadline": _deadline_value(ctx),
@@ -201,7 +203,7 @@ pin_actions("commitment", "commitment_settings")
 
 @action("send_heartbeat", "Check in for this cycle to see the studio's content", "studio",
         rules.member, available=lambda ctx: heartbeats.needed(ctx.studio, ctx.user),
-        effect="create")
+        effect=WRITE)
 def send_heartbeat(ctx: Context, p: dict[str, Any]) -> Result:
     beat = heartbeats.send(ctx.studio, ctx.user)
     return Result("Heartbeat sent: welcome back.", ctx.path, created=True,

@@ -6,6 +6,7 @@ import dataclasses
 from typing import Any
 
 from app.actions import rules
+from app.actions.effects import IDEMPOTENT_DESTRUCTIVE, IDEMPOTENT_WRITE, WRITE
 from app.actions.registry import Context, Param, Result, action
 from app.models.studios import JOIN_POLICIES, NEW_STUDIO_DEFAULTS, TEMPOS
 from app.services import accounts, items, notes, studios, tokens
@@ -48,7 +49,7 @@ def _studio_settings(ctx: Context) -> dict[str, Any]:
                 # A new studio's defaults; editing has none (an absent field stays as it is).
                 *(dataclasses.replace(p, default=NEW_STUDIO_DEFAULTS.get(p.name))
                   for p in STUDIO_FIELDS[1:])),
-        effect="create")
+        effect=WRITE)
 def create_studio(ctx: Context, p: dict[str, Any]) -> Result:
     studio = studios.create_studio(ctx.user, **p)
     return Result(f"Created studio {studio.name}.", f"/studios/{studio.handle}", created=True)
@@ -56,7 +57,7 @@ def create_studio(ctx: Context, p: dict[str, Any]) -> Result:
 
 @action("join_studio", "Join this studio (invite-only studios need a code)", "studio_join",
         rules.non_member, params=(Param("code", "string", "Invite code", max_length=64),),
-        idempotent=True)
+        effect=IDEMPOTENT_WRITE)
 def join_studio(ctx: Context, p: dict[str, Any]) -> Result:
     _member, created = studios.join(ctx.studio, ctx.user, p.get("code"))
     message = "Joined the studio." if created else "You are already a member."
@@ -64,7 +65,7 @@ def join_studio(ctx: Context, p: dict[str, Any]) -> Result:
 
 
 @action("update_studio_settings", "Change the studio's settings", "studio_settings",
-        rules.admin, params=STUDIO_FIELDS, idempotent=True, prefill=_studio_settings)
+        rules.admin, params=STUDIO_FIELDS, effect=IDEMPOTENT_WRITE, prefill=_studio_settings)
 def update_studio_settings(ctx: Context, p: dict[str, Any]) -> Result:
     studios.update_settings(ctx.studio, **p)
     return Result("Settings saved.", f"/studios/{ctx.studio.handle}/settings")
@@ -73,7 +74,7 @@ def update_studio_settings(ctx: Context, p: dict[str, Any]) -> Result:
 @action("create_invite", "Create an invite code for this studio", "studio_settings", rules.admin,
         params=(Param("expires", "string", "Lifetime like 7d, 12h or 'never' (default 7d)",
                       max_length=16),),
-        effect="create")
+        effect=WRITE)
 def create_invite(ctx: Context, p: dict[str, Any]) -> Result:
     invite = studios.create_invite(ctx.studio, ctx.user, p.get("expires") or "7d")
     return Result(f"Invite code: {invite.code}", f"/studios/{ctx.studio.handle}/join",
@@ -85,7 +86,7 @@ def create_invite(ctx: Context, p: dict[str, Any]) -> Result:
 # Notes --------------------------------------------------------------------------------------
 
 @action("create_note", "Write a note in this studio", ("note_new", "cycle"), rules.member,
-        params=(TITLE, TEXT, DEADLINE), effect="create")
+        params=(TITLE, TEXT, DEADLINE), effect=WRITE)
 def create_note(ctx: Context, p: dict[str, Any]) -> Result:
     note = notes.create_note(ctx.studio, ctx.user, text=p["text"], title=p.get("title"),
                              deadline=p.get("deadline"), base_url=ctx.base_url)
@@ -99,14 +100,14 @@ def _confirm_label(ctx: Context) -> str:
 
 @action("confirm_read", "Confirm that you have read this note", "note", rules.member,
         available=lambda ctx: notes.read_state(ctx.item, ctx.user) != "read",
-        label=_confirm_label, idempotent=True)
+        label=_confirm_label, effect=IDEMPOTENT_WRITE)
 def confirm_read(ctx: Context, p: dict[str, Any]) -> Result:
     notes.confirm_read(ctx.item, ctx.user)
     return Result("Read confirmed.", ctx.path)
 
 
 @action("add_comment", "Add a comment", ("note", "decision", "commitment"), rules.member,
-        params=(COMMENT,), effect="create")
+        params=(COMMENT,), effect=WRITE)
 def add_comment(ctx: Context, p: dict[str, Any]) -> Result:
     # The page's loader names the kind of item shown (note, decision, commitment, ...).
     comment = notes.add_comment(ctx.studio, ctx.user, ctx.extra["item_type"], ctx.item.id,
@@ -117,7 +118,7 @@ def add_comment(ctx: Context, p: dict[str, Any]) -> Result:
 
 @action("update_note", "Edit this note", "note_edit", rules.creator,
         params=(TITLE, Param("text", "text", "Markdown text", max_length=notes.TEXT_MAX),
-                DEADLINE), idempotent=True,
+                DEADLINE), effect=IDEMPOTENT_WRITE,
         prefill=lambda ctx: {"title": ctx.item.title, "text": ctx.item.text,
                              "deadline": ctx.item.deadline.isoformat()
                              if ctx.item.deadline else None})
@@ -134,13 +135,14 @@ def pin_actions(item_type: str, page: str) -> None:
         return studios.is_pinned(ctx.studio, item_type, ctx.item.id)
 
     @action(f"pin_{item_type}", f"Pin this {item_type} to the studio's home page", page,
-            rules.member, available=lambda ctx: not pinned(ctx), idempotent=True)
+            rules.member, available=lambda ctx: not pinned(ctx),
+            effect=IDEMPOTENT_WRITE)
     def pin(ctx: Context, p: dict[str, Any]) -> Result:
         studios.pin(ctx.studio, ctx.user, item_type, ctx.item.id)
         return Result("Pinned.", items.path_of(ctx.studio, item_type, ctx.item))
 
     @action(f"unpin_{item_type}", f"Unpin this {item_type}", page, rules.member,
-            available=pinned, idempotent=True)
+            available=pinned, effect=IDEMPOTENT_WRITE)
     def unpin(ctx: Context, p: dict[str, Any]) -> Result:
         studios.unpin(ctx.studio, item_type, ctx.item.id)
         return Result("Unpinned.", items.path_of(ctx.studio, item_type, ctx.item))
@@ -153,7 +155,7 @@ pin_actions("note", "note_settings")
 
 @action("update_profile", "Change your display name", "user_settings", rules.self_user,
         params=(Param("name", "string", "Display name", required=True, max_length=120),),
-        idempotent=True, prefill=lambda ctx: {"name": ctx.user.name})
+        effect=IDEMPOTENT_WRITE, prefill=lambda ctx: {"name": ctx.user.name})
 def update_profile(ctx: Context, p: dict[str, Any]) -> Result:
     accounts.update_profile(ctx.user, p["name"])
     return Result("Profile saved.", f"/u/{ctx.user.handle}")
@@ -167,7 +169,7 @@ def update_profile(ctx: Context, p: dict[str, Any]) -> Result:
                       max_length=32),
                 Param("expires", "string", "Lifetime like 30d, 1y or 'never' (default 90d)",
                       max_length=16)),
-        effect="create")
+        effect=WRITE)
 def create_api_token(ctx: Context, p: dict[str, Any]) -> Result:
     token, plaintext = tokens.create_token(ctx.user, p["name"], p.get("scopes") or "read,write",
                                            p.get("expires") or "90d")
@@ -180,7 +182,7 @@ def create_api_token(ctx: Context, p: dict[str, Any]) -> Result:
 @action("revoke_api_token", "Revoke one of your API tokens", "user_tokens", rules.self_user,
         params=(Param("token_id", "string", "The token's id or prefix", required=True,
                       max_length=64),),
-        effect="delete", idempotent=True)
+        effect=IDEMPOTENT_DESTRUCTIVE)
 def revoke_api_token(ctx: Context, p: dict[str, Any]) -> Result:
     tokens.revoke(ctx.user, p["token_id"])
     return Result("Token revoked.", f"/u/{ctx.user.handle}/settings/tokens")

@@ -7,6 +7,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
+from app.actions.effects import Effect
 from app.services.errors import Forbidden, Invalid
 
 # Parameter types. "text" is a multi-line string (a textarea in HTML); "datetime" accepts ISO 8601,
@@ -106,10 +107,11 @@ class Action:
     pages: tuple[str, ...]
     handler: Handler
     authorize: Rule
+    # What running it does (app.actions.effects): the scope it needs, its MCP hints, whether
+    # a replay must confirm it.
+    effect: Effect
     available: Callable[[Context], bool] = lambda ctx: True
     label: Callable[[Context], str] | None = None  # e.g. "Reconfirm read" after an edit
-    effect: str = "write"  # read | create | write | delete: MCP annotations derive from this
-    idempotent: bool = False
     # Current values for an edit form (a person editing a note starts from its text).
     prefill: Callable[[Context], dict[str, Any]] | None = None
     # True when the action's effect already holds for this caller (e.g. already joined): it is
@@ -162,15 +164,21 @@ class Action:
 ACTIONS: dict[str, Action] = {}
 
 
-def action(name: str, description: str, pages: tuple[str, ...] | str, authorize: Rule,
-           params: tuple[Param, ...] = (), available: Callable[[Context], bool] | None = None,
-           label: Callable[[Context], str] | None = None, effect: str = "write",
-           idempotent: bool = False,
+def action(name: str, description: str, pages: tuple[str, ...] | str, authorize: Rule, *,
+           effect: Effect, params: tuple[Param, ...] = (),
+           available: Callable[[Context], bool] | None = None,
+           label: Callable[[Context], str] | None = None,
            prefill: Callable[[Context], dict[str, Any]] | None = None,
            done: Callable[[Context], bool] | None = None,
            touches: Callable[[Context, Result], Iterable[str]] | None = None,
            ) -> Callable[[Handler], Handler]:
-    """Register the decorated handler as an action (names are unique across the app)."""
+    """Register the decorated handler as an action (names are unique across the app).
+
+    ``effect`` is required: every action says whether it reads, writes (idempotently or not)
+    or destroys (``app.actions.effects``).
+    """
+    if not isinstance(effect, Effect):
+        raise TypeError(f"action {name}: effect must be an app.actions.effects.Effect")
 
     def register(handler: Handler) -> Handler:
         if name in ACTIONS:
@@ -179,8 +187,7 @@ def action(name: str, description: str, pages: tuple[str, ...] | str, authorize:
             name=name, description=description, params=tuple(params),
             pages=(pages,) if isinstance(pages, str) else tuple(pages), handler=handler,
             authorize=authorize, available=available or (lambda ctx: True), label=label,
-            effect=effect, idempotent=idempotent, prefill=prefill, done=done,
-            touches=touches)
+            effect=effect, prefill=prefill, done=done, touches=touches)
         return handler
 
     return register

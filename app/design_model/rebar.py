@@ -13,6 +13,7 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
+from app.actions.effects import READ, WRITE
 from app.design_model import elements, mesh, store, xform
 from app.design_model.protocol import Params, app_error, invalid
 from app.design_model.registry import Ctx, method
@@ -185,24 +186,24 @@ def create(ctx: Ctx, p: Params, bars: list[Bar], summary: dict[str, Any], dry_ru
     return {**summary, "elementIds": [e.element_id for e in made]}
 
 
-@method("preview_rebar_linear", reads=True)
+@method("preview_rebar_linear", READ)
 def preview_rebar_linear(ctx: Ctx, p: Params) -> dict[str, Any]:
     return linear_plan(ctx, p)[1]
 
 
-@method("create_rebar_linear")
+@method("create_rebar_linear", WRITE)
 def create_rebar_linear(ctx: Ctx, p: Params) -> dict[str, Any]:
     dry_run = require_confirm(p)
     bars, summary = linear_plan(ctx, p)
     return create(ctx, p, bars, summary, dry_run)
 
 
-@method("preview_rebar_by_spacing", reads=True)
+@method("preview_rebar_by_spacing", READ)
 def preview_rebar_by_spacing(ctx: Ctx, p: Params) -> dict[str, Any]:
     return spacing_plan(ctx, p)[1]
 
 
-@method("create_rebar_by_spacing")
+@method("create_rebar_by_spacing", WRITE)
 def create_rebar_by_spacing(ctx: Ctx, p: Params) -> dict[str, Any]:
     dry_run = require_confirm(p)
     bars, summary = spacing_plan(ctx, p)

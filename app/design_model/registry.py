@@ -1,7 +1,9 @@
 """The method table of the design-model server and the context every method receives.
 
 Revit-side (``revit_methods``, ``rebar``) and Rhino-side (``rhino_methods``) modules register
-their methods here with ``@method(name)``; ``rpc`` looks names up in ``METHODS``.
+their methods here with ``@method(name, effect)``; ``rpc`` looks names up in ``METHODS`` and
+their effects (``app.actions.effects``) in ``EFFECTS``: a read-only token may call what reads,
+and anything with ``dryRun: true``.
 """
 
 from __future__ import annotations
@@ -12,6 +14,7 @@ from typing import Any
 
 from sqlalchemy.orm import Session
 
+from app.actions.effects import Effect
 from app.design_model.protocol import Params
 
 
@@ -29,17 +32,18 @@ class Ctx:
 
 Handler = Callable[[Ctx, Params], dict[str, Any]]
 METHODS: dict[str, Handler] = {}
-# Methods that never change anything: a read-only token may call these (and dry runs).
-READS: set[str] = set()
+EFFECTS: dict[str, Effect] = {}  # what each method does, declared where it is registered
 
 
-def method(name: str, reads: bool = False) -> Callable[[Handler], Handler]:
+def method(name: str, effect: Effect) -> Callable[[Handler], Handler]:
+    if not isinstance(effect, Effect):
+        raise TypeError(f"design-model method {name}: effect must be an Effect")
+
     def register(fn: Handler) -> Handler:
         if name in METHODS:
             raise RuntimeError(f"design-model method {name} registered twice")
         METHODS[name] = fn
-        if reads:
-            READS.add(name)
+        EFFECTS[name] = effect
         return fn
 
     return register

@@ -13,6 +13,7 @@ from typing import Any
 
 from sqlalchemy import select
 
+from app.actions.effects import DESTRUCTIVE, IDEMPOTENT_WRITE, READ, WRITE
 from app.design_model import elements, mesh, store, xform
 from app.design_model.protocol import Params, app_error, invalid
 from app.design_model.registry import Ctx, method
@@ -53,7 +54,7 @@ def wall_item(ctx: Ctx, wall: DesignElement, level_ids: dict[str, int],
     }
 
 
-@method("get_walls", reads=True)
+@method("get_walls", READ)
 def get_walls(ctx: Ctx, p: Params) -> dict[str, Any]:
     skip = p.int("skip", 0, minimum=0)
     count = p.int("count", None, minimum=0)
@@ -78,7 +79,7 @@ def get_walls(ctx: Ctx, p: Params) -> dict[str, Any]:
     return result
 
 
-@method("get_elements_by_category_and_level", reads=True)
+@method("get_elements_by_category_and_level", READ)
 def get_elements_by_category_and_level(ctx: Ctx, p: Params) -> dict[str, Any]:
     category = store.normalize_category(p.str("category"), "category")
     level_sel = p.obj("levelSelector", None)
@@ -124,7 +125,7 @@ def element_info(ctx: Ctx, element: DesignElement, level_ids: dict[str, int]) ->
     return info
 
 
-@method("get_element_info", reads=True)
+@method("get_element_info", READ)
 def get_element_info(ctx: Ctx, p: Params) -> dict[str, Any]:
     targets, how = store.resolve_targets(ctx, p)
     level_ids = {lv.name: lv.element_id for lv in store.levels(ctx)}
@@ -135,7 +136,7 @@ def get_element_info(ctx: Ctx, p: Params) -> dict[str, Any]:
     return result
 
 
-@method("get_selected_element_ids", reads=True)
+@method("get_selected_element_ids", READ)
 def get_selected_element_ids(ctx: Ctx, p: Params) -> dict[str, Any]:
     ids = list(ctx.session.scalars(select(DesignElement.element_id).where(
         DesignElement.model == ctx.model, DesignElement.selected.is_(True)).order_by(
@@ -153,7 +154,7 @@ def _one_element(ctx: Ctx, p: Params) -> Any:
     raise invalid("uniqueId", "give uniqueId or elementId")
 
 
-@method("get_instance_geometry", reads=True)
+@method("get_instance_geometry", READ)
 def get_instance_geometry(ctx: Ctx, p: Params) -> dict[str, Any]:
     element = _one_element(ctx, p)
     if not element.vertices:
@@ -185,7 +186,7 @@ def set_parameters(ctx: Ctx, targets: list[DesignElement], p: Params) -> dict[st
                           "failureCount": failed}}, dry_run)
 
 
-@method("update_wall_parameter")
+@method("update_wall_parameter", IDEMPOTENT_WRITE)
 def update_wall_parameter(ctx: Ctx, p: Params) -> dict[str, Any]:
     if p.has("selector"):
         category = p.obj("selector").raw.get("category")
@@ -206,7 +207,7 @@ def update_wall_parameter(ctx: Ctx, p: Params) -> dict[str, Any]:
     return result
 
 
-@method("set_parameter_for_elements")
+@method("set_parameter_for_elements", IDEMPOTENT_WRITE)
 def set_parameter_for_elements(ctx: Ctx, p: Params) -> dict[str, Any]:
     targets, _how = store.resolve_targets(ctx, p)
     result = set_parameters(ctx, targets, p)
@@ -227,7 +228,7 @@ def wall_level(ctx: Ctx, p: Params) -> DesignElement:
     raise invalid("levelName", "give baseLevelName, levelName, baseLevelId or levelId")
 
 
-@method("create_wall")
+@method("create_wall", WRITE)
 def create_wall(ctx: Ctx, p: Params) -> dict[str, Any]:
     dry_run = require_confirm(p)
     start, end = p.vec("start"), p.vec("end")
@@ -274,7 +275,7 @@ def create_wall(ctx: Ctx, p: Params) -> dict[str, Any]:
             "elementIds": [wall.element_id]}
 
 
-@method("delete_elements")
+@method("delete_elements", DESTRUCTIVE)
 def delete_elements(ctx: Ctx, p: Params) -> dict[str, Any]:
     dry_run = p.bool("dryRun")
     targets, _how = store.resolve_targets(ctx, p)
@@ -297,7 +298,7 @@ def delete_elements(ctx: Ctx, p: Params) -> dict[str, Any]:
     return dry(result, dry_run)
 
 
-@method("select_elements")
+@method("select_elements", IDEMPOTENT_WRITE)
 def select_elements(ctx: Ctx, p: Params) -> dict[str, Any]:
     if p.has("elementIds") or p.has("elementId"):
         ids = p.int_list("elementIds") if p.has("elementIds") else [p.int("elementId")]
@@ -349,7 +350,7 @@ def check_guard(element: DesignElement, guard: Params | None) -> None:
                         geomHash=element.geom_hash)
 
 
-@method("apply_transform_delta")
+@method("apply_transform_delta", WRITE)
 def apply_transform_delta(ctx: Ctx, p: Params) -> dict[str, Any]:
     element = _one_element(ctx, p)
     delta = p.obj("delta")

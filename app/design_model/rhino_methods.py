@@ -16,6 +16,7 @@ from typing import Any
 
 from sqlalchemy import select
 
+from app.actions.effects import IDEMPOTENT_WRITE, READ, WRITE
 from app.design_model import mesh, xform
 from app.design_model.mesh import MeshError
 from app.design_model.protocol import (
@@ -135,7 +136,7 @@ def dry(result: dict[str, Any], dry_run: bool) -> dict[str, Any]:
     return result
 
 
-@method("rhino_import_snapshot")
+@method("rhino_import_snapshot", WRITE)
 def rhino_import_snapshot(ctx: Ctx, p: Params) -> dict[str, Any]:
     snap = parse_snapshot(p)
     if not p.bool("dryRun"):
@@ -186,7 +187,7 @@ def import_fetched(ctx: Ctx, fetched: Fetched, source: str | None, dry_run: bool
     return {"uniqueId": fetched.unique_id, "ok": True}
 
 
-@method("rhino_import_by_ids")
+@method("rhino_import_by_ids", WRITE)
 def rhino_import_by_ids(ctx: Ctx, p: Params) -> dict[str, Any]:
     ids = list(dict.fromkeys(p.str_list("uniqueIds")))
     if not ids:
@@ -201,7 +202,7 @@ def rhino_import_by_ids(ctx: Ctx, p: Params) -> dict[str, Any]:
                 "errors": len(items) - imported, "items": items}, p.bool("dryRun"))
 
 
-@method("rhino_refresh_from_revit")
+@method("rhino_refresh_from_revit", IDEMPOTENT_WRITE)
 def rhino_refresh_from_revit(ctx: Ctx, p: Params) -> dict[str, Any]:
     """Re-import every object whose Revit geometry hash changed; report the ones gone."""
     chosen = targets(ctx, p) if p.has("uniqueIds") else objects(ctx)
@@ -236,7 +237,7 @@ def rhino_refresh_from_revit(ctx: Ctx, p: Params) -> dict[str, Any]:
 # ---------------------------------------------------------------- selection and edits
 
 
-@method("rhino_select")
+@method("rhino_select", IDEMPOTENT_WRITE)
 def rhino_select(ctx: Ctx, p: Params) -> dict[str, Any]:
     ids = p.str_list("uniqueIds")
     mode = p.str("mode", "replace")
@@ -275,7 +276,7 @@ def scale_factors(p: Params) -> tuple[float, float, float] | None:
     return factors
 
 
-@method("rhino_transform_objects")
+@method("rhino_transform_objects", WRITE)
 def rhino_transform_objects(ctx: Ctx, p: Params) -> dict[str, Any]:
     """A person's gumball edit: scale and rotate about the pivot, then translate (mm)."""
     chosen = targets(ctx, p)
@@ -317,17 +318,17 @@ def set_locked(ctx: Ctx, p: Params, locked: bool) -> dict[str, Any]:
     return dry({"ok": True, "count": len(chosen)}, p.bool("dryRun"))
 
 
-@method("rhino_lock_objects")
+@method("rhino_lock_objects", IDEMPOTENT_WRITE)
 def rhino_lock_objects(ctx: Ctx, p: Params) -> dict[str, Any]:
     return set_locked(ctx, p, True)
 
 
-@method("rhino_unlock_objects")
+@method("rhino_unlock_objects", IDEMPOTENT_WRITE)
 def rhino_unlock_objects(ctx: Ctx, p: Params) -> dict[str, Any]:
     return set_locked(ctx, p, False)
 
 
-@method("rhino_get_objects", reads=True)
+@method("rhino_get_objects", READ)
 def rhino_get_objects(ctx: Ctx, p: Params) -> dict[str, Any]:
     """What Rhino holds (not in seed 001; a read so callers can see Rhino's geometry)."""
     chosen = targets(ctx, p) if p.has("uniqueIds") else objects(ctx)
@@ -376,7 +377,7 @@ def delta_of(baseline: Matrix, current: Matrix) -> Delta:
     return Delta((t_mm[0] / MM_PER_FOOT, t_mm[1] / MM_PER_FOOT, t_mm[2] / MM_PER_FOOT), yaw)
 
 
-@method("rhino_get_selection", reads=True)
+@method("rhino_get_selection", READ)
 def rhino_get_selection(ctx: Ctx, p: Params) -> dict[str, Any]:
     items = []
     for obj in objects(ctx, selected=True):
@@ -392,7 +393,7 @@ def rhino_get_selection(ctx: Ctx, p: Params) -> dict[str, Any]:
     return {"ok": True, "items": items}
 
 
-@method("rhino_commit_transform")
+@method("rhino_commit_transform", WRITE)
 def rhino_commit_transform(ctx: Ctx, p: Params) -> dict[str, Any]:
     dry_run = p.bool("dryRun")
     chosen = targets(ctx, p)

@@ -45,7 +45,7 @@ from app.design_model.protocol import (
     RpcError,
     app_error,
 )
-from app.design_model.registry import METHODS, READS, Ctx, Handler
+from app.design_model.registry import EFFECTS, METHODS, Ctx, Handler
 from app.extensions import db
 
 # Importing the method modules fills METHODS; keep the names referenced for linters.
@@ -98,7 +98,7 @@ def _bind(name: str, handler: Handler) -> Callable[..., Result]:
     """``handler`` as a jsonrpcserver method: the context first, then the named params."""
 
     def method(call: _Call, /, **params: Any) -> Result:
-        if not call.can_write and name not in READS and params.get("dryRun") is not True:
+        if not call.can_write and EFFECTS[name].writes and params.get("dryRun") is not True:
             return _failure(app_error("FORBIDDEN", f"{name} changes the model and this token "
                                                    "lacks the 'write' scope (dryRun: true is "
                                                    "allowed)"))
@@ -150,7 +150,8 @@ def dispatch(payload: dict[str, Any], can_write: bool = True) -> dict[str, Any]:
 def handle(payload: Any, via: str = "inproc", can_write: bool = True) -> dict[str, Any]:
     """One JSON-RPC request in, its response out (also for notifications).
 
-    ``can_write=False`` (a read-only token) allows reads and dry runs only.
+    ``can_write=False`` (a read-only token) allows what the method's declared effect says
+    reads, and dry runs (``dryRun: true``) of the rest.
     """
     started = time.perf_counter()
     method = payload.get("method") if isinstance(payload, dict) else None

@@ -10,6 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 from app.actions import rules
+from app.actions.effects import DESTRUCTIVE, IDEMPOTENT_WRITE, WRITE
 from app.actions.registry import Context, Param, Result, action
 from app.floorplans import store, tools
 from app.floorplans.mcp_tools import plan_uri
@@ -23,7 +24,7 @@ DSL_HELP = "Floorplan DSL (see floorplan://schema; the plan page shows the synta
         params=(Param("name", "string", "URL name: letters, digits, _ and -", required=True,
                       max_length=64, pattern=store.NAME_PATTERN),
                 Param("dsl", "text", DSL_HELP, max_length=store.DSL_MAX)),
-        effect="create")
+        effect=WRITE)
 def create_floorplan(ctx: Context, p: dict[str, Any]) -> Result:
     plan = store.create(ctx.studio, ctx.user, p["name"], p.get("dsl"))
     return Result(f"Created floorplan {plan.name}.", items.path_of(ctx.studio, "floorplan", plan),
@@ -48,7 +49,7 @@ def _validation_note(dsl: str) -> str:
 @action("update_dsl", "Replace the plan's DSL text (saved as a new version, even with errors, "
         "which the page then lists)", "floorplan", rules.member,
         params=(Param("dsl", "text", DSL_HELP, required=True, max_length=store.DSL_MAX),),
-        idempotent=True, prefill=lambda ctx: {"dsl": ctx.item.dsl},
+        effect=IDEMPOTENT_WRITE, prefill=lambda ctx: {"dsl": ctx.item.dsl},
         touches=lambda ctx, result: _renderings(ctx) if result.data.get("changed") else [])
 def update_dsl(ctx: Context, p: dict[str, Any]) -> Result:
     plan = ctx.item
@@ -105,7 +106,7 @@ def _register_operation(definition: dict[str, Any]) -> None:
                       data={"version": ctx.item.version, "changes": result.get("changes", []),
                             "warnings": result.get("warnings", [])})
 
-    effect = "delete" if name.startswith("remove_") else "write"
+    effect = DESTRUCTIVE if name.startswith("remove_") else WRITE
     action(name, f"{definition['description']} (saved as a new version)", "floorplan",
            rules.member, params=params, effect=effect,
            touches=lambda ctx, result: _renderings(ctx))(handler)

@@ -14,16 +14,17 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from app.actions.effects import READ
 from app.floorplans import store, tools
 from app.mcp import content
 from app.mcp.content import ToolResult
 from app.mcp.context import ToolContext
-from app.mcp.registry import Annotations, resource, resource_template, tool
+from app.mcp.registry import resource, resource_template, tool
 
 SCHEMA_URI = "floorplan://schema"
 STORED_URI = "floorplan://studios/{handle}/{name}"
 # None of the three tools changes stored state: modify returns new text and saves nothing.
-PURE = Annotations(read_only=True, destructive=False, idempotent=True, open_world=False)
+PURE = READ
 
 
 def plan_uri(handle: str, name: str) -> str:
@@ -70,7 +71,7 @@ def _failure(message: str) -> ToolResult:
 
 @tool("render_floorplan", tools.description("render_floorplan") + "; or draw a plan stored in "
       "a studio (plan: studio/name, optional version)",
-      input_schema=RENDER_INPUT, output_schema=RENDER_OUTPUT, annotations=PURE,
+      input_schema=RENDER_INPUT, output_schema=RENDER_OUTPUT, effect=PURE,
       title="Render a floorplan")
 def render_floorplan(ctx: ToolContext, args: dict[str, Any]) -> ToolResult:
     stored: dict[str, Any] = {}
@@ -104,7 +105,7 @@ def render_floorplan(ctx: ToolContext, args: dict[str, Any]) -> ToolResult:
 
 @tool("validate_floorplan", tools.description("validate_floorplan"),
       input_schema=tools.input_schema("validate_floorplan"),
-      output_schema=tools.output_schema("validate_floorplan"), annotations=PURE,
+      output_schema=tools.output_schema("validate_floorplan"), effect=PURE,
       title="Validate a floorplan")
 def validate_floorplan(ctx: ToolContext, args: dict[str, Any]) -> ToolResult:
     result = tools.validate_floorplan(args)
@@ -113,7 +114,7 @@ def validate_floorplan(ctx: ToolContext, args: dict[str, Any]) -> ToolResult:
 
 @tool("modify_floorplan", tools.description("modify_floorplan"),
       input_schema=tools.input_schema("modify_floorplan"),
-      output_schema=tools.output_schema("modify_floorplan"), annotations=PURE,
+      output_schema=tools.output_schema("modify_floorplan"), effect=PURE,
       title="Modify a floorplan")
 def modify_floorplan(ctx: ToolContext, args: dict[str, Any]) -> ToolResult:
     result = tools.modify_floorplan(args)

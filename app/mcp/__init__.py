@@ -20,21 +20,28 @@ Registering a tool from another package
 ---------------------------------------
 Import the package's module from its ``init_app`` (or anywhere imported at start-up)::
 
-    from app.mcp import Annotations, ToolContext, ToolError, tool
+    from app.actions.effects import READ
+    from app.mcp import ToolContext, ToolError, tool
 
     @tool("render_floorplan", "Render a floorplan as PNG and list its rooms",
           input_schema={"type": "object", "properties": {"source": {"type": "string"}},
                         "required": ["source"], "additionalProperties": False},
           output_schema={"type": "object", "properties": {"rooms": {"type": "array"}},
                          "required": ["rooms"]},
-          annotations=Annotations(read_only=True))
+          effect=READ)
     def render_floorplan(ctx: ToolContext, args: dict) -> ToolResult:
         ...
 
 or, without a decorator, ``register_tool(name, description, handler, input_schema=...,
-output_schema=..., annotations=..., title=...)``. Names are 1-128 of ``A-Za-z0-9_.-`` and must
+output_schema=..., effect=..., title=...)``. Names are 1-128 of ``A-Za-z0-9_.-`` and must
 be unique; ``input_schema`` must be an object schema (JSON Schema 2020-12). Arguments are
 validated against it before the handler runs; a mismatch is an ``isError`` result.
+
+``effect`` is required: ``READ``, ``WRITE``, ``IDEMPOTENT_WRITE``, ``DESTRUCTIVE`` … from
+``app.actions.effects``. The tool's annotations (``readOnlyHint``, ``destructiveHint``,
+``idempotentHint``, ``openWorldHint``) derive from it, and a playbook replay asks it whether a
+recorded call writes. A tool that runs something else on the caller's behalf adds
+``effect_of=lambda args: ...`` (the effect of one call, or None for the declared one).
 
 A handler returns one of: ``str`` (one text block); ``dict`` (structured content, also sent as
 JSON text; required when the tool has an ``output_schema``, and validated against it); a list
@@ -86,7 +93,6 @@ Importing this package imports nothing from Flask, so ``bin/mcp-server`` answers
 from app.mcp.content import ToolError, ToolResult
 from app.mcp.context import ToolContext
 from app.mcp.registry import (
-    Annotations,
     PromptArgument,
     prompt,
     register_tool,
@@ -95,5 +101,5 @@ from app.mcp.registry import (
     tool,
 )
 
-__all__ = ["Annotations", "PromptArgument", "ToolContext", "ToolError", "ToolResult", "prompt",
+__all__ = ["PromptArgument", "ToolContext", "ToolError", "ToolResult", "prompt",
            "register_tool", "resource", "resource_template", "tool"]

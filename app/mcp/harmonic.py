@@ -21,11 +21,12 @@ from urllib.parse import urlsplit
 import yaml
 from flask import current_app
 
+from app.actions.effects import DESTRUCTIVE, READ, Effect
 from app.core import changes
 from app.mcp import content
 from app.mcp.content import ToolError, ToolResult
 from app.mcp.context import ToolContext
-from app.mcp.registry import Annotations, PromptArgument, prompt, resource, resource_template, tool
+from app.mcp.registry import PromptArgument, prompt, resource, resource_template, tool
 
 MAX_REDIRECTS = 5
 # libyaml's parser when PyYAML has it (about 30x faster); the same safe subset either way.
@@ -38,6 +39,10 @@ ACTION_SCHEMA: dict[str, Any] = {
     "properties": {
         "name": {"type": "string"}, "description": {"type": "string"},
         "params": {"type": "array", "items": {"type": "object"}},
+        "effect": {"enum": ["read", "write", "destructive"],
+                   "description": "What running it does (app.actions.effects)"},
+        "idempotent": {"type": "boolean",
+                       "description": "A repeat with the same parameters has no second effect"},
         "annotations": {"type": "object", "description": "MCP-style hints for this action"},
     },
     "required": ["name"],
@@ -141,25 +146,20 @@ def fetch(ctx: ToolContext, path: str) -> Page:
     raise ToolError(f"too many redirects from {path}")
 
 
-def action_annotations(name: str) -> dict[str, bool] | None:
-    """MCP tool hints for one action, derived from the action registry's ``effect``."""
+def action_effect(name: Any) -> Effect | None:
+    """The declared effect of the action ``name`` (None when no action has that name)."""
     from app.actions.registry import ACTIONS
 
-    act = ACTIONS.get(name)
-    if act is None:
-        return None
-    effect = getattr(act, "effect", "write")
-    read_only = effect == "read"
-    return {"readOnlyHint": read_only, "destructiveHint": effect in ("write", "delete"),
-            "idempotentHint": read_only or bool(getattr(act, "idempotent", False)),
-            "openWorldHint": False}
+    act = ACTIONS.get(name) if isinstance(name, str) else None
+    return act.effect if act is not None else None
 
 
 def _with_annotations(actions: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Each listed action (the frontmatter shows its effect) with the MCP hints it derives."""
     out = []
     for act in actions:
-        hints = action_annotations(str(act.get("name")))
-        out.append({**act, "annotations": hints} if hints else act)
+        effect = action_effect(act.get("name"))
+        out.append({**act, "annotations": effect.annotations()} if effect is not None else act)
     return out
 
 
@@ -204,7 +204,7 @@ def _actions_text(actions: list[dict[str, Any]]) -> str:
                        "actions": {"type": "array", "items": ACTION_SCHEMA}},
         "required": ["path", "status", "actions"],
     },
-    annotations=Annotations(read_only=True, idempotent=True, title="Open a page"),
+    effect=READ,
     title="Navigate",
 )
 def navigate(ctx: ToolContext, args: dict[str, Any]) -> ToolResult:
@@ -278,8 +278,10 @@ def _file_result(page: Page) -> ToolResult:
                        "location": {"type": "string"}, "result": {"type": "object"}},
         "required": ["ok", "action", "message", "path"],
     },
-    annotations=Annotations(read_only=False, destructive=True, idempotent=False,
-                            title="Run an action on a page"),
+    # A write, and at worst a destructive one (it may close a decision or revoke a token): the
+    # hints clients see say so. A call's own effect is its action's.
+    effect=DESTRUCTIVE,
+    effect_of=lambda args: action_effect(args.get("action")),
     title="Execute action",
 )
 def execute_action(ctx: ToolContext, args: dict[str, Any]) -> ToolResult:

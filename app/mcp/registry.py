@@ -2,6 +2,12 @@
 
 Feature packages register here (see the package docstring of ``app.mcp`` for the one-liners);
 both transports read the same registry through ``app.mcp.server.McpServer``.
+
+Every tool declares its ``effect`` (``app.actions.effects``) and its annotations derive from it:
+there are no hand-written hints. A tool that runs something else on the caller's behalf
+(``execute_action`` runs an action, ``upstream_call`` a design-model method) also gives
+``effect_of(arguments)``: the effect of one call, which a playbook replay asks to decide whether
+a recorded step writes (``Tool.call_effect``).
 """
 
 from __future__ import annotations
@@ -11,30 +17,14 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from app.actions.effects import Effect
+
 NAME = re.compile(r"^[A-Za-z0-9_.-]{1,128}$")
 EMPTY_OBJECT: dict[str, Any] = {"type": "object", "additionalProperties": False}
 
 Handler = Callable[..., Any]
-
-
-@dataclass(frozen=True)
-class Annotations:
-    """Tool hints for clients (untrusted by them; defaults as in the spec)."""
-
-    read_only: bool = False
-    destructive: bool = True
-    idempotent: bool = False
-    open_world: bool = False  # our tools act inside this app only
-    title: str | None = None
-
-    def to_dict(self) -> dict[str, Any]:
-        out: dict[str, Any] = {"readOnlyHint": self.read_only,
-                               "destructiveHint": self.destructive and not self.read_only,
-                               "idempotentHint": self.idempotent or self.read_only,
-                               "openWorldHint": self.open_world}
-        if self.title:
-            out["title"] = self.title
-        return out
+# The effect of one call from its arguments, or None when they do not say (then ``effect``).
+EffectOf = Callable[[dict[str, Any]], Effect | None]
 
 
 @dataclass(frozen=True)
@@ -42,10 +32,19 @@ class Tool:
     name: str
     description: str
     handler: Handler  # handler(ctx: ToolContext, args: dict) -> str | dict | list | ToolResult
+    effect: Effect  # the worst any call may do: the annotations clients see derive from it
     input_schema: dict[str, Any] = field(default_factory=lambda: dict(EMPTY_OBJECT))
     output_schema: dict[str, Any] | None = None
-    annotations: Annotations | None = None
     title: str | None = None
+    effect_of: EffectOf | None = None
+
+    def call_effect(self, args: Any) -> Effect:
+        """What a call with these arguments does (the declared effect when they do not say)."""
+        if self.effect_of is not None and isinstance(args, dict):
+            found = self.effect_of(args)
+            if found is not None:
+                return found
+        return self.effect
 
     def describe(self) -> dict[str, Any]:
         out: dict[str, Any] = {"name": self.name, "description": self.description,
@@ -54,8 +53,7 @@ class Tool:
             out["title"] = self.title
         if self.output_schema is not None:
             out["outputSchema"] = self.output_schema
-        if self.annotations is not None:
-            out["annotations"] = self.annotations.to_dict()
+        out["annotations"] = self.effect.annotations(self.title)
         return out
 
 
@@ -153,6 +151,8 @@ class Registry:
 
     def _slot(self, item: Any) -> tuple[dict[str, Any], str]:
         if isinstance(item, Tool):
+            if not isinstance(item.effect, Effect):
+                raise ValueError(f"tool {item.name}: declare its effect (app.actions.effects)")
             if not NAME.match(item.name):
                 raise ValueError(f"tool name {item.name!r}: use 1-128 of A-Z a-z 0-9 _ . -")
             if item.input_schema.get("type") != "object":
@@ -178,12 +178,12 @@ class Registry:
     # -- decorators -------------------------------------------------------------------------
 
     def tool(self, name: str, description: str, input_schema: dict[str, Any] | None = None,
-             output_schema: dict[str, Any] | None = None,
-             annotations: Annotations | None = None,
-             title: str | None = None) -> Callable[[Handler], Handler]:
+             output_schema: dict[str, Any] | None = None, *, effect: Effect,
+             title: str | None = None,
+             effect_of: EffectOf | None = None) -> Callable[[Handler], Handler]:
         def decorate(handler: Handler) -> Handler:
-            self.add(Tool(name, description, handler, input_schema or dict(EMPTY_OBJECT),
-                          output_schema, annotations, title))
+            self.add(Tool(name, description, handler, effect, input_schema or dict(EMPTY_OBJECT),
+                          output_schema, title, effect_of))
             return handler
         return decorate
 
@@ -224,10 +224,10 @@ prompt = REGISTRY.prompt
 
 def register_tool(name: str, description: str, handler: Handler,
                   input_schema: dict[str, Any] | None = None,
-                  output_schema: dict[str, Any] | None = None,
-                  annotations: Annotations | None = None, title: str | None = None) -> Tool:
+                  output_schema: dict[str, Any] | None = None, *, effect: Effect,
+                  title: str | None = None, effect_of: EffectOf | None = None) -> Tool:
     """The non-decorator form of ``@tool``."""
-    item = Tool(name, description, handler, input_schema or dict(EMPTY_OBJECT), output_schema,
-                annotations, title)
+    item = Tool(name, description, handler, effect, input_schema or dict(EMPTY_OBJECT),
+                output_schema, title, effect_of)
     REGISTRY.add(item)
     return item

@@ -178,7 +178,7 @@ class Generator:
             step: dict[str, Any] = {"name": name}
             step["tool" if tool else "method"] = tool or method
             step["params"] = params
-            write = is_write(method, tool)
+            write = is_write(method, tool, entry.get("params"))
             if write:
                 step["confirm"] = True
             expect = self._bounds(entry, write, tool)

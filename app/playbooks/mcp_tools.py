@@ -20,11 +20,12 @@ import time
 from collections.abc import Callable
 from typing import Any
 
+from app.actions.effects import IDEMPOTENT_WRITE, READ, WRITE, Effect
 from app.mcp.content import ToolError, ToolResult, text
 from app.mcp.context import ClientRequestFailed, ToolContext
-from app.mcp.registry import Annotations, resource_template, tool
+from app.mcp.registry import resource_template, tool
 from app.playbooks import capture, service, teach
-from app.playbooks.recipe import missing_vars, resolve_vars
+from app.playbooks.recipe import method_effect, missing_vars, resolve_vars
 from app.playbooks.replay import Hooks, Runner, replay
 from app.services.errors import DomainError
 
@@ -67,7 +68,7 @@ def _user_id(ctx: ToolContext) -> Any:
           "name": {"type": "string", "maxLength": 60,
                    "description": "A short session name (letters, digits, - _ .)"}},
           "additionalProperties": False},
-      annotations=Annotations(read_only=False, destructive=False, title="Start teaching"))
+      effect=WRITE, title="Start teaching")
 def teach_start_tool(ctx: ToolContext, args: dict[str, Any]) -> dict[str, Any]:
     playbook, stopped = teach.start(owners(ctx)[0], _user_id(ctx), args.get("name"))
     out = {"ok": True, "sessionId": playbook.session_id, "id": playbook.short_id,
@@ -78,8 +79,7 @@ def teach_start_tool(ctx: ToolContext, args: dict[str, Any]) -> dict[str, Any]:
 
 
 @tool("teach_stop", "Stop teach mode for this MCP session and write the capture's summary.",
-      annotations=Annotations(read_only=False, destructive=False, idempotent=True,
-                              title="Stop teaching"))
+      effect=IDEMPOTENT_WRITE, title="Stop teaching")
 def teach_stop_tool(ctx: ToolContext, args: dict[str, Any]) -> dict[str, Any]:
     playbook, entries = teach.stop(owners(ctx)[0])
     if playbook is None:
@@ -120,6 +120,15 @@ def _confirmation(ctx: ToolContext, recipe: Any, playbook: Any, args: dict[str, 
     return lambda question: answer
 
 
+def _replay_effect(args: dict[str, Any]) -> Effect | None:
+    return READ if args.get("dry_run", True) is not False else None
+
+
+def _upstream_effect(args: dict[str, Any]) -> Effect | None:
+    method = args.get("method")
+    return method_effect(method) if isinstance(method, str) else None
+
+
 @tool("replay",
       "Replay a playbook's recipe. A dry run unless dry_run is false: it resolves selectors, "
       "shows planned effects and checks bounds without writing. Give session (a session id or "
@@ -134,7 +143,10 @@ def _confirmation(ctx: ToolContext, recipe: Any, playbook: Any, args: dict[str, 
           "dry_run": {"type": "boolean", "default": True,
                       "description": "false to execute for real"}},
           "additionalProperties": False},
-      annotations=Annotations(read_only=False, destructive=True, title="Replay a recipe"))
+      # Executing may run any write a recipe holds, delete included, against the upstream; a
+      # dry run (the default) writes nothing there.
+      effect=Effect("destructive", open_world=True), effect_of=_replay_effect,
+      title="Replay a recipe")
 def replay_tool(ctx: ToolContext, args: dict[str, Any]) -> ToolResult:
     if not args.get("session") and not args.get("recipe_path"):
         raise ToolError("give session or recipe_path")
@@ -167,8 +179,8 @@ def replay_tool(ctx: ToolContext, args: dict[str, Any]) -> ToolResult:
           "method": {"type": "string", "minLength": 1, "maxLength": 200},
           "params": {"type": "object"}},
           "required": ["method"], "additionalProperties": False},
-      annotations=Annotations(read_only=False, destructive=True, open_world=True,
-                              title="Call the design model"))
+      effect=Effect("destructive", open_world=True), effect_of=_upstream_effect,
+      title="Call the design model")
 def upstream_call_tool(ctx: ToolContext, args: dict[str, Any]) -> ToolResult:
     payload = {"jsonrpc": "2.0", "id": f"mcp-{ctx.request_id}", "method": args["method"],
                "params": args.get("params") or {}}

@@ -13,6 +13,7 @@ from typing import Any
 from flask import Blueprint, g
 
 from app.actions import rules
+from app.actions.effects import DESTRUCTIVE, IDEMPOTENT_WRITE, READ, WRITE
 from app.actions.registry import Context, Param, Result, action
 from app.models.playbooks import Playbook
 from app.playbooks import capture, service, teach
@@ -125,7 +126,7 @@ def owner_rule(ctx: Context) -> str | None:
 @action("start_teach", "Start recording (teach mode): your calls through /rpc and your MCP "
         "tool calls are captured until stop_teach", "playbooks", rules.signed_in,
         params=(Param("name", "string", "A short name for the session (letters, digits, - _ .)",
-                      max_length=60),), effect="create")
+                      max_length=60),), effect=WRITE)
 def start_teach(ctx: Context, params: dict[str, Any]) -> Result:
     identity = _identity()
     playbook, stopped = teach.start(teach.owner_key(identity), ctx.user.id, params.get("name"))
@@ -138,7 +139,7 @@ def start_teach(ctx: Context, params: dict[str, Any]) -> Result:
 
 
 @action("stop_teach", "Stop recording and write the capture's summary", ("playbooks", "playbook"),
-        owner_rule, available=lambda ctx: _teaching(ctx) is not None)
+        owner_rule, available=lambda ctx: _teaching(ctx) is not None, effect=IDEMPOTENT_WRITE)
 def stop_teach(ctx: Context, params: dict[str, Any]) -> Result:
     playbook, entries = teach.stop(teach.owner_key(_identity()))
     if playbook is None:
@@ -150,7 +151,7 @@ def stop_teach(ctx: Context, params: dict[str, Any]) -> Result:
 
 @action("generate_recipe", "Build recipe.json from the capture: variables (volatile inputs "
         "required), selectors instead of element ids, proposed bounds, step wiring", "playbook",
-        owner_rule, effect="write")
+        owner_rule, effect=IDEMPOTENT_WRITE)
 def generate_recipe(ctx: Context, params: dict[str, Any]) -> Result:
     raw = service.generate_recipe(ctx.item)
     required = [k for k, v in raw["vars"].items() if v is None]
@@ -167,7 +168,8 @@ def _recipe_prefill(ctx: Context) -> dict[str, Any]:
 @action("update_recipe", "Replace the recipe with an edited one (JSON; validated first)",
         "playbook", owner_rule,
         params=(Param("recipe", "text", "The whole recipe as JSON", required=True,
-                      max_length=500_000),), prefill=_recipe_prefill)
+                      max_length=500_000),), prefill=_recipe_prefill,
+        effect=IDEMPOTENT_WRITE)
 def update_recipe(ctx: Context, params: dict[str, Any]) -> Result:
     raw = service.save_recipe(ctx.item, params["recipe"])
     return Result(f"Saved recipe {raw['name']}@{raw.get('version', '')}".rstrip("@"),
@@ -194,13 +196,13 @@ def _run(ctx: Context, params: dict[str, Any], dry_run: bool) -> Result:
 
 @action("dry_run", "Preview a replay: resolve selectors, show planned effects and bound checks "
         "without writing", "playbook", owner_rule, params=(ARGS,), available=has_recipe,
-        effect="read")
+        effect=READ)
 def dry_run(ctx: Context, params: dict[str, Any]) -> Result:
     return _run(ctx, params, True)
 
 
 @action("replay", "Run the recipe for real (write steps need confirm: true; caps are checked "
         "against the upstream's preview before each write)", "playbook", owner_rule,
-        params=(ARGS,), available=has_recipe)
+        params=(ARGS,), available=has_recipe, effect=DESTRUCTIVE)
 def replay_action(ctx: Context, params: dict[str, Any]) -> Result:
     return _run(ctx, params, False)

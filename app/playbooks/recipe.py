@@ -10,6 +10,14 @@ Variables: a value in ``vars`` is the default; ``null`` means required. ``"{{x}}
 string becomes x's JSON value (an object stays an object, 5 stays 5); inside a longer string it
 renders as text. ``{{steps.<name>.result.<path>}}`` reads an earlier step's result.
 A bound whose field is missing from the result fails the step.
+
+Whether a step writes (and so needs ``confirm`` and is only planned by a dry run) is asked of
+the declared effects (``app.actions.effects``), never guessed where they are known: a
+design-model method's from the design-model registry, a Harmonic MCP tool's from the MCP
+registry, an ``execute_action`` step's from its action. Only a method no registry here declares
+(a remote upstream's own) falls back to ``effects.guess``, its name's verb. A step may say
+``"kind": "write"`` to be treated as a write; ``"kind": "read"`` is refused on a step whose
+declared effect writes.
 """
 
 from __future__ import annotations
@@ -19,6 +27,8 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
+from app.actions import effects
+from app.actions.effects import Effect
 from app.services.errors import Invalid
 
 PLACEHOLDER = re.compile(r"\{\{\s*([A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z0-9_\[\]-]+)*)\s*\}\}")
@@ -37,10 +47,6 @@ FIELD_ALIASES: dict[str, tuple[str, ...]] = {
     "candidates": ("candidates", "totalCount", "count"),
     "deleted": ("deleted", "deletedCount"),
 }
-WRITE_PREFIXES = ("create_", "update_", "set_", "delete_", "remove_", "move_", "apply_",
-                  "rename_", "change_", "duplicate_", "place_", "rotate_", "purge_", "reset_",
-                  "clear_", "rebar_apply", "element.create", "element.delete")
-READ_TOOLS = {"navigate"}
 TYPES = {"string": str, "integer": int, "number": (int, float), "boolean": bool,
          "object": dict, "array": list}
 
@@ -145,11 +151,35 @@ def parse_text(text: str) -> dict[str, Any]:
     return value
 
 
-def is_write(method: str | None, tool: str | None) -> bool:
+def declared_effect(method: str | None, tool: str | None, params: Any) -> Effect | None:
+    """The effect a registry declares for this step, or None when none knows it."""
     if tool is not None:
-        return tool not in READ_TOOLS
-    leaf = (method or "").rsplit(".", 1)[-1]
-    return any((method or "").startswith(p) or leaf.startswith(p) for p in WRITE_PREFIXES)
+        from app.mcp.registry import REGISTRY
+
+        known = REGISTRY.tools.get(tool)
+        return known.call_effect(params) if known is not None else None
+    from app.design_model import method_effect as design_model_effect
+
+    return design_model_effect(method or "")
+
+
+def method_effect(method: str) -> Effect:
+    """An upstream method's effect: declared by the design model, else the name's fallback."""
+    return declared_effect(method, None, None) or effects.guess(method)
+
+
+def _undeclared(method: str | None, tool: str | None) -> Effect:
+    """The fallback: an unknown tool counts as a write, an unknown method is guessed."""
+    return effects.WRITE if tool is not None else effects.guess(method or "")
+
+
+def step_effect(method: str | None, tool: str | None, params: Any = None) -> Effect:
+    """What a step does: its declared effect, else the fallback."""
+    return declared_effect(method, tool, params) or _undeclared(method, tool)
+
+
+def is_write(method: str | None, tool: str | None, params: Any = None) -> bool:
+    return step_effect(method, tool, params).writes
 
 
 def _number(value: Any, where: str, errors: list[dict[str, str]]) -> float | None:
@@ -293,9 +323,14 @@ def load(raw: dict[str, Any]) -> Recipe:
         if not isinstance(confirm, bool):
             errors.append({"param": f"{at}.confirm", "message": "must be a boolean"})
             confirm = False
-        kind = item.get("kind") or ("write" if is_write(method, tool) else "read")
+        declared = declared_effect(method, tool, params)
+        effect = declared or _undeclared(method, tool)
+        kind = item.get("kind") or ("write" if effect.writes else "read")
         if kind not in ("read", "write"):
             errors.append({"param": f"{at}.kind", "message": "must be read or write"})
+        elif kind == "read" and declared is not None and declared.writes:
+            errors.append({"param": f"{at}.kind", "message": f"{method or tool} is declared "
+                           f"{declared}: it cannot be replayed as a read"})
         unknown = set(item) - {"name", "method", "tool", "params", "expect", "confirm", "kind",
                                "description"}
         if unknown:

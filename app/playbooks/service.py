@@ -95,8 +95,7 @@ def element_info(ids: list[int]) -> dict[int, dict[str, Any]]:
 def _read_only_tools() -> set[str]:
     from app.mcp.registry import REGISTRY
 
-    return {t.name for t in REGISTRY.tools.values()
-            if t.annotations is not None and t.annotations.read_only}
+    return {t.name for t in REGISTRY.tools.values() if t.effect.read_only}
 
 
 def generate_recipe(playbook: Playbook) -> dict[str, Any]:

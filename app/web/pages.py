@@ -17,7 +17,8 @@ from flask import Blueprint, Response, current_app, g, jsonify, render_template,
 from werkzeug.exceptions import BadRequest
 
 from app.actions import Action, Context, offered_actions
-from app.actions.registry import check_offered, validate_params
+from app.actions.effects import needs_write
+from app.actions.registry import ACTIONS, check_offered, validate_params
 from app.core import changes
 from app.extensions import db
 from app.services.errors import Invalid, Unauthorized
@@ -102,9 +103,11 @@ def _context(spec: PageSpec, args: dict[str, Any]) -> Context:
 # Rendering -----------------------------------------------------------------------------------
 
 def action_summary(act: Action) -> dict[str, Any]:
+    """An action as frontmatter, ``/actions`` and MCP list it: its effect included."""
     return {
         "name": act.name,
         "description": act.description,
+        **act.effect.describe(),
         "params": [{"name": p.name, "type": p.display_type, "required": p.required,
                     "description": p.description} for p in act.params],
     }
@@ -238,7 +241,10 @@ def execute_action(spec: PageSpec, action_name: str, args: dict[str, Any]) -> Re
 
     if g.get("user") is None:
         raise Unauthorized("sign in or send 'Authorization: Bearer <token>'")
-    require_scope("write")
+    # The scope before anything else, from the action's declared effect (names are unique, so
+    # the registry knows it before the page loads): a read-only token may run what only reads.
+    known = ACTIONS.get(action_name)
+    require_scope("write" if needs_write(known.effect if known else None) else "read")
     ctx = spec.loader(user=g.user, **args)
     act = check_offered(ctx, action_name)
     raw, from_form = request_params()

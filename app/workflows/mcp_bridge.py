@@ -46,9 +46,10 @@ def tool_schema(name: str) -> dict[str, Any] | None:
     return dict(tool.input_schema) if tool else None
 
 
-def is_read_only(name: str) -> bool:
+def is_read_only(name: str, arguments: dict[str, Any] | None = None) -> bool:
+    """True when this call of tool ``name`` only reads, by the tool's declared effect."""
     tool = _mcp_server().registry.tools.get(name)
-    return bool(tool and tool.annotations and tool.annotations.read_only)
+    return bool(tool and tool.call_effect(arguments or {}).read_only)
 
 
 def call_tool(name: str, arguments: dict[str, Any], identity: Any,

@@ -11,6 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 from app.actions import Context, Result, action
+from app.actions.effects import DESTRUCTIVE
 from app.playbooks import pages as playbook_pages
 from app.playbooks import service
 from app.playbooks.recipe import load
@@ -36,7 +37,7 @@ def run_replay(ctx: CallContext, args: dict[str, Any]) -> dict[str, Any]:
 
 @action("queue_replay", "Run the replay on the background job queue (same checks as replay; "
         "follow it at the returned /runs/<id>)", "playbook", playbook_pages.owner_rule,
-        params=(playbook_pages.ARGS,), available=playbook_pages.has_recipe, effect="create")
+        params=(playbook_pages.ARGS,), available=playbook_pages.has_recipe, effect=DESTRUCTIVE)
 def queue_replay(ctx: Context, params: dict[str, Any]) -> Result:
     playbook = ctx.item
     run_id = enqueue_calls(f"replay {playbook.name}",

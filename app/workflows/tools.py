@@ -144,7 +144,7 @@ def _mcp(spec: dict[str, Any], call: Call) -> Output:
 
     if call.identity is None:
         raise StepError("this run has no user: start it as someone (e.g. --as <handle>)")
-    if mcp_bridge.is_read_only(str(name)):
+    if mcp_bridge.is_read_only(str(name), arguments):
         return effect()
     return _with_ledger(call, effect)
 

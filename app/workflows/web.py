@@ -14,6 +14,7 @@ from typing import Any
 from flask import Blueprint, Flask, Response, jsonify
 
 from app.actions import Context, Param, Result, action, rules
+from app.actions.effects import WRITE
 from app.services.errors import Forbidden, Invalid, NotFound
 from app.web.loaders import base_url
 from app.web.pages import Page, page
@@ -85,7 +86,7 @@ def schema_json() -> Response:
         "workflow", rules.signed_in,
         params=(Param("inputs", "object", "Values for workload keys, e.g. {\"studio\": \"team\"}",
                       schema={"type": "object"}),),
-        available=lambda ctx: bool(ctx.item and ctx.item.valid), effect="create")
+        available=lambda ctx: bool(ctx.item and ctx.item.valid), effect=WRITE)
 def run_workflow(ctx: Context, p: dict[str, Any]) -> Result:
     entry = ctx.item
     inputs = p.get("inputs") or {}
