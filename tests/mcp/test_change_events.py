@@ -14,6 +14,7 @@ import httpx
 import pytest
 from flask import Flask
 
+from app.actions.effects import WRITE
 from app.actions.registry import ACTIONS, action
 from app.core import changes
 from tests.collab.test_decisions import add, new_decision
@@ -150,7 +151,7 @@ def refusing_action() -> Iterator[str]:
 
     name = "write_then_refuse"
 
-    @action(name, "Write a comment, then refuse", "decision", lambda ctx: None)
+    @action(name, "Write a comment, then refuse", "decision", lambda ctx: None, effect=WRITE)
     def handler(ctx, p):  # type: ignore[no-untyped-def]
         notes.add_comment(ctx.studio, ctx.user, ctx.extra["item_type"], ctx.item.id, TRACE,
                           base_url=ctx.base_url)
