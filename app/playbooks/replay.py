@@ -12,6 +12,8 @@ Order of business, so nothing is sent upstream that should not be:
      bounds and the recipe caps, so 8 bars never get created when 6 is the cap; then the write,
      then every bound on the real result (a bound whose field is missing fails);
    - the first failure stops the run with a precise report.
+   A dry run does not send a step that reads an output only a real run produces (the id of an
+   element a planned write would create): it is listed as planned, with what it waits for.
 Governance (``app.playbooks.governance``) decides, after the checks of steps 1 and 2 and before
 any call, whether a real run may go at all: only approved versions (or the teacher's own
 session), and only after a dry run of the same recipe and arguments. Its refusal names the rule.
@@ -40,6 +42,7 @@ from app.playbooks.recipe import (
     cap_checks,
     evaluate,
     missing_vars,
+    placeholders,
     resolve_vars,
     substitute,
 )
@@ -161,6 +164,16 @@ class Runner:
                 detail.update(status="failed", error=f"{{{{{exc}}}}} has no value: the step it "
                                                       f"reads did not produce it")
                 return "failed", f"step {step.name}: unresolved {exc}", {}
+            pending = [p for p in placeholders(params) if p.startswith("steps.")] \
+                if self.dry_run else []
+            if pending:
+                # An output only a real run produces (the id of what a planned write would
+                # create): the step is shown as planned, not sent with a placeholder in it.
+                detail.update(status="planned", request={"params": params},
+                              note="not sent in a dry run: it reads "
+                                   + ", ".join("{{" + p + "}}" for p in pending)
+                                   + ", which only a real run produces")
+                continue
             ok = (self._upstream_step if step.method else self._tool_step)(step, params, detail)
             detail["ms"] = round((time.perf_counter() - started) * 1000, 3)
             if not ok:

@@ -1,5 +1,4 @@
-"""recipe governance: recipe versions and their states, the playbook audit log, a playbook's
-studio, and what each run ran (recipe and argument digests, state, door)
+"""recipe governance: recipe versions, the audit log, a playbook's studio, run digests
 
 Revision ID: 0009_recipe_governance
 Revises: 0005_playbooks
