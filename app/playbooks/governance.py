@@ -39,6 +39,7 @@ from typing import Any
 from sqlalchemy import select
 
 from app.extensions import db
+from app.models.accounts import User
 from app.models.base import utcnow
 from app.models.playbooks import Playbook, PlaybookAudit, PlaybookRun, RecipeVersion
 from app.models.studios import Membership
@@ -117,9 +118,11 @@ def user_of(identity: Any) -> Any:
 
 
 def actor_label(identity: Any) -> str:
+    """Who acted, as people read it: @handle, or ``local`` for the token-less operator."""
     if identity is None:
         return LOCAL
-    return f"user:{user_of(identity)}"
+    user = db.session.get(User, user_of(identity)) if user_of(identity) is not None else None
+    return f"@{user.handle}" if user is not None else str(user_of(identity))
 
 
 def is_teacher(playbook: Playbook | None, identity: Any) -> bool:

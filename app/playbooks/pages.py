@@ -23,7 +23,7 @@ from app.actions import rules
 from app.actions.registry import Context, Param, Result, action
 from app.models.playbooks import Playbook, RecipeVersion
 from app.playbooks import capture, governance, service, settings, teach
-from app.playbooks.recipe import Recipe, load, to_json
+from app.playbooks.recipe import Recipe, cap_checks, load, to_json
 from app.playbooks.replay import replay
 from app.services import studios
 from app.services.errors import Conflict, Forbidden, Invalid
@@ -133,8 +133,8 @@ def _review(version: RecipeVersion) -> dict[str, Any]:
                       for k, v in (parsed.vars.items() if parsed else [])],
         "bounds": [{"step": st.name, "check": c.describe(), "source": c.source}
                    for st in steps for c in st.checks]
-        + [{"step": "(every write)", "check": f"{k} <= {v:g}", "source": f"caps.{k}"}
-           for k, v in (parsed.caps.items() if parsed else [])],
+        + [{"step": "(every write)", "check": c.describe(), "source": c.source}
+           for c in (cap_checks(parsed) if parsed else [])],
         "writes": [{"name": st.name, "call": st.label, "confirm": st.confirm
                     or (isinstance(st.params, dict) and st.params.get("confirm") is True),
                     "bounded": bool(st.checks)} for st in steps if st.kind == "write"],
