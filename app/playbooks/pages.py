@@ -293,17 +293,17 @@ def _user_id(ctx: Context) -> Any:
     return ctx.user.id if ctx.user is not None else None
 
 
-def _review_rule(ctx: Context) -> str | None:
+def review_rule(ctx: Context) -> str | None:
     return rules.signed_in(ctx) or governance.review_refusal(
         ctx.item, _newest(ctx, "draft"), _user_id(ctx))
 
 
-def _approve_rule(ctx: Context) -> str | None:
+def approve_rule(ctx: Context) -> str | None:
     return rules.signed_in(ctx) or governance.approve_refusal(
         ctx.item, _newest(ctx, "reviewed"), _user_id(ctx))
 
 
-def _retire_rule(ctx: Context) -> str | None:
+def retire_rule(ctx: Context) -> str | None:
     return rules.signed_in(ctx) or governance.retire_refusal(ctx.item, _user_id(ctx))
 
 
@@ -328,7 +328,7 @@ def share_playbook(ctx: Context, params: dict[str, Any]) -> Result:
 
 @action("review_recipe", "Mark a draft recipe version reviewed (you read its diff, variables, "
         "bounds and write steps on this page); a member of the studio, not its author",
-        "playbook", _review_rule,
+        "playbook", review_rule,
         params=(VERSION, Param("note", "text", "What you checked", max_length=2000)),
         available=lambda ctx: _newest(ctx, "draft") is not None)
 def review_recipe(ctx: Context, params: dict[str, Any]) -> Result:
@@ -340,7 +340,7 @@ def review_recipe(ctx: Context, params: dict[str, Any]) -> Result:
 
 @action("approve_recipe", "Approve a reviewed recipe version: it may then replay for real (after "
         "a dry run) and is written to the reviewed/ folder; a studio admin, not its author",
-        "playbook", _approve_rule, params=(VERSION,),
+        "playbook", approve_rule, params=(VERSION,),
         available=lambda ctx: _newest(ctx, "reviewed") is not None)
 def approve_recipe(ctx: Context, params: dict[str, Any]) -> Result:
     version = _pick(ctx, params, "reviewed")
@@ -351,7 +351,7 @@ def approve_recipe(ctx: Context, params: dict[str, Any]) -> Result:
 
 
 @action("retire_recipe", "Retire a recipe version: it no longer replays for real and leaves the "
-        "reviewed/ folder; the playbook's owner or a studio admin", "playbook", _retire_rule,
+        "reviewed/ folder; the playbook's owner or a studio admin", "playbook", retire_rule,
         params=(VERSION,), available=lambda ctx: ctx.item is not None and any(
             v.state != "retired" for v in governance.versions(ctx.item)))
 def retire_recipe(ctx: Context, params: dict[str, Any]) -> Result:

@@ -13,8 +13,8 @@ from __future__ import annotations
 from typing import Any
 
 from app.actions import Context, Result, action
-from app.playbooks import pages as playbook_pages
 from app.playbooks import governance, service
+from app.playbooks import pages as playbook_pages
 from app.playbooks.recipe import load, missing_vars, resolve_vars
 from app.playbooks.replay import replay
 from app.services.errors import Conflict, DomainError, Forbidden

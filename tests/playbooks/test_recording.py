@@ -411,13 +411,12 @@ def test_remote_writes_are_never_sent_in_a_dry_run_unless_trusted(app, studio, d
         dry = studio.post("/replay", json={"RecipePath": "reviewed/remote.json", "DryRun": True,
                                            "Args": {"n": 8}}).get_json()
         assert dry["ok"] and "not sent" in dry["details"][0]["note"]
-        refused = studio.post("/replay", json={"RecipePath": "reviewed/remote.json", "DryRun": False,
-                                               "Args": {"n": 8}}).get_json()
+        eight = {"RecipePath": "reviewed/remote.json", "DryRun": False, "Args": {"n": 8}}
+        refused = studio.post("/replay", json=eight).get_json()
         assert refused["ok"] is False and "no trusted dryRun" in refused["error"]
         assert _RecordingUpstream.calls == []  # nothing reached the upstream
         monkeypatch.setitem(app.config, "PLAYBOOK_DRYRUN_METHODS", "create_things")
-        stopped = studio.post("/replay", json={"RecipePath": "reviewed/remote.json", "DryRun": False,
-                                               "Args": {"n": 8}}).get_json()
+        stopped = studio.post("/replay", json=eight).get_json()
         assert "stopped before writing" in stopped["error"]
         assert [c["params"] for c in _RecordingUpstream.calls] == [{"count": 8, "dryRun": True}]
         five = {"RecipePath": "reviewed/remote.json", "Args": {"n": 5}}
