@@ -18,6 +18,8 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
+import yaml
+
 from tests.playbooks.conftest import capture_lines
 
 SEED_RECIPE = """{
@@ -88,6 +90,9 @@ def test_seed_curl_examples(app, demo, auth_off, live_server, data_dir) -> None:
     assert lines[1]["result"]["updated"] == 2 and all("t" in x and "ms" in x for x in lines)
     assert (folder / "playbook.md").read_text().startswith("# Playbook: walls-rename-1FL")
     assert "entries: 2" in (folder / "summary.yaml").read_text()
+    # §6.9 The playbook server's version and the upstream's (its ping_server answer).
+    versions = yaml.safe_load((folder / "summary.yaml").read_text())["versions"]
+    assert versions["harmonic"] and versions["upstream"].startswith("harmonic-design-model ")
 
     # §6.4 Save the seed's recipe in the session folder.
     recipe = folder / "recipe.json"
