@@ -1,7 +1,8 @@
 """Revit-side methods, with the names and result shapes of the real RevitMCP add-in.
 
-Reads: get_walls, get_elements_by_category_and_level, get_element_info,
-get_selected_element_ids, get_instance_geometry. Writes (all accept ``dryRun``):
+Reads: ping_server (the server's name and version, as RevitMCP's meta op), get_walls,
+get_elements_by_category_and_level, get_element_info, get_selected_element_ids,
+get_instance_geometry. Writes (all accept ``dryRun``):
 update_wall_parameter, set_parameter_for_elements, create_wall (needs ``confirm``),
 delete_elements, select_elements, apply_transform_delta (checks its guard).
 Lengths go in and out in mm; geometry snapshots are in feet, as Revit's internal unit.
@@ -52,6 +53,17 @@ def wall_item(ctx: Ctx, wall: DesignElement, level_ids: dict[str, int],
         "levelName": wall.level, "mark": wall.mark, "height": height, "thickness": thickness,
         "length": length, "start": loc.get("start"), "end": loc.get("end"),
     }
+
+
+@method("ping_server", READ)
+def ping_server(ctx: Ctx, p: Params) -> dict[str, Any]:
+    from importlib import metadata
+
+    try:
+        version = metadata.version("harmonic")
+    except metadata.PackageNotFoundError:
+        version = "dev"
+    return {"ok": True, "server": "harmonic-design-model", "version": version}
 
 
 @method("get_walls", READ)

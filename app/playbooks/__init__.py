@@ -11,6 +11,8 @@ The pieces, one job each:
 ``teach``     teach sessions owned by an identity (rows in ``playbooks``) and recording
 ``recipe``    the recipe format: loading, validation, typed substitution, bounds
 ``generate``  a recipe from a capture (variables, selectors, bounds, step wiring)
+``governance`` recipe versions (draft, reviewed, approved, retired), who may move them, which
+              replays may run for real (approved or the teacher's own, dry run first), the audit
 ``replay``    running a recipe: refusals, dry run, confirm, caps, per-step report, stored runs
 ``tools_bridge`` replaying Harmonic steps through the registered MCP tools, in-process
 ``service``   finding playbooks, runs and recipes for a caller; generating and saving recipes

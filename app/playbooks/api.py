@@ -1,4 +1,9 @@
-"""Seed 000's wire surface: POST /teach/start, /teach/stop, /rpc and /replay (JSON only).
+"""Seed 000's wire surface: POST /teach/start, /teach/stop, /rpc and /replay (JSON bodies).
+
+The body of /rpc and /replay is read as JSON whatever its Content-Type: the seed's plain
+``curl -d`` sends ``application/x-www-form-urlencoded``, and its JSON must still be understood.
+A /replay refused by recipe governance answers the refusal's own status (409, or 403) with a
+body naming the rule and what to do next; other refusals answer 422.
 
 Who may call: a Bearer token (never a browser cookie: these endpoints skip CSRF checks, so a
 cookie alone would let any web page drive them); without credentials only
@@ -98,11 +103,17 @@ def teach_stop() -> Response:
                     "dir": str(teach.folder(playbook)), "page": _playbook_page(playbook)})
 
 
+def _body() -> bytes:
+    """The raw body whatever the Content-Type says: seed 000's examples use plain `curl -d`,
+    which labels JSON as a form (app.web.limits keeps the body readable after its form check)."""
+    return request.get_data(cache=True, parse_form_data=False)
+
+
 @bp.post("/rpc")
 def rpc() -> Response:
     identity, _owner = caller()
     owner = teach.recording_keys(identity) if identity is not None else [teach.LOCAL]
-    answer = jsonrpc.answer_body(request.get_data(), lambda item: _one(item, owner))
+    answer = jsonrpc.answer_body(_body(), lambda item: _one(item, owner))
     return jsonify(answer) if answer is not None else Response(status=204)
 
 
@@ -128,7 +139,10 @@ def _field(body: dict[str, Any], name: str) -> Any:
 @bp.post("/replay")
 def replay_endpoint() -> Response:
     identity, _owner = caller()
-    body = request.get_json(silent=True)
+    try:
+        body = jsonrpc.decode(_body() or b"null")
+    except jsonrpc.RpcError:
+        body = None
     if not isinstance(body, dict):
         raise Invalid("the body must be a JSON object {SessionId | RecipePath, DryRun, Args}",
                       errors=[{"param": "(body)", "message": "must be a JSON object"}])
@@ -144,8 +158,10 @@ def replay_endpoint() -> Response:
     if session_id is not None and not isinstance(session_id, str):
         raise Invalid("SessionId must be a string",
                       errors=[{"param": "SessionId", "message": "must be a string"}])
-    recipe, playbook = service.load_for_replay(identity, session_id, recipe_path)
-    report, _run = replay(recipe, args, bool(dry_run), identity, playbook)
+    recipe, playbook, source = service.load_for_replay(identity, session_id, recipe_path)
+    report, _run = replay(recipe, args, bool(dry_run), identity, playbook, source=source,
+                          door="http")
+    status = report.pop("httpStatus", 422)
     response = jsonify(report)
-    response.status_code = 422 if report["status"] == "refused" else 200
+    response.status_code = status if report["status"] == "refused" else 200
     return response

@@ -229,19 +229,37 @@ def _write_atomic(path: Path, text: str) -> None:
     os.replace(tmp, path)
 
 
-def start(folder: Path, name: str, session_id: str, upstream: str, owner_label: str) -> None:
+def _previous_upstream_version(folder: Path) -> str | None:
+    try:
+        data = yaml.safe_load((folder / SUMMARY).read_text(encoding="utf-8"))
+    except (OSError, yaml.YAMLError):
+        return None
+    versions = data.get("versions") if isinstance(data, dict) else None
+    value = versions.get("upstream") if isinstance(versions, dict) else None
+    return str(value) if value else None
+
+
+def start(folder: Path, name: str, session_id: str, upstream: str, owner_label: str,
+          upstream_version: str | None = None) -> None:
     (folder / CAPTURE).touch(mode=0o600)
     created = datetime.now(UTC).replace(microsecond=0).isoformat()
     write_summary(folder, {"session": session_id, "name": name, "created": created,
-                           "owner": owner_label, "upstream": upstream, "entries": 0})
+                           "owner": owner_label, "upstream": upstream, "entries": 0},
+                  upstream_version or "")
     _write_atomic(folder / README, f"# Playbook: {name}\n\nCreated: {created}\n\n"
                                    "Recording… (stop teaching to see the summary)\n")
 
 
-def write_summary(folder: Path, fields: dict[str, Any]) -> None:
-    data = {"formatVersion": FORMAT_VERSION,
-            "versions": {"harmonic": app_version(), "python": platform.python_version()},
-            **fields}
+def write_summary(folder: Path, fields: dict[str, Any],
+                  upstream_version: str | None = None) -> None:
+    """summary.yaml; ``versions`` holds this server's version and the upstream's (seed 000
+    §6.9), the latter kept from the summary written at the start when not given again."""
+    versions = {"harmonic": app_version(), "python": platform.python_version()}
+    if upstream_version is None:
+        upstream_version = _previous_upstream_version(folder)
+    if upstream_version:
+        versions["upstream"] = upstream_version
+    data = {"formatVersion": FORMAT_VERSION, "versions": versions, **fields}
     _write_atomic(folder / SUMMARY, yaml.safe_dump(data, sort_keys=False, allow_unicode=True))
 
 

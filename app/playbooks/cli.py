@@ -2,8 +2,11 @@
 
 The operator's own command line: a recipe file may live anywhere (the data-directory confinement
 protects the HTTP endpoint, not the machine's owner). Upstream steps run as the operator;
-Harmonic steps (MCP tools) need ``--user`` to say whose identity they use. Progress is shown as
-a bar, one tick per step; the exit status is 0 when the run succeeded, 1 otherwise.
+Harmonic steps (MCP tools) need ``--user`` to say whose identity they use. Recipe governance
+applies here as on every door: for real, only approved versions (a file in the playbooks data
+folder's ``reviewed/``, or a version approved on its page) or the operator's own taught session,
+and only after a ``--dry-run`` with the same arguments. Progress is shown as a bar, one tick
+per step; the exit status is 0 when the run succeeded, 1 otherwise.
 """
 
 from __future__ import annotations
@@ -61,9 +64,9 @@ def register(app: Flask) -> None:
             path = Path(target)
             if target.endswith(".json") or path.is_file():
                 loaded = recipes.load(recipes.parse_text(path.read_text(encoding="utf-8")))
-                playbook = None
+                playbook, source = None, path
             else:
-                loaded, playbook = service.load_for_replay(None, target, None)
+                loaded, playbook, source = service.load_for_replay(None, target, None)
             args = _parse_args(pairs)
             with click.progressbar(length=len(loaded.steps), label=loaded.title,
                                    file=sys.stderr, show_pos=True) as bar:
@@ -75,7 +78,8 @@ def register(app: Flask) -> None:
                         done[0] = index
 
                 report, _run = replay(loaded, args, dry_run, identity, playbook,
-                                      Hooks(progress=progress))
+                                      Hooks(progress=progress), source=source, door="cli")
+                report.pop("httpStatus", None)
         except (DomainError, OSError) as exc:
             db.session.rollback()
             message = exc.message if isinstance(exc, DomainError) else str(exc)
@@ -97,6 +101,8 @@ def register(app: Flask) -> None:
                        f"succeeded, {steps['failed']} failed · run {report['run']}")
             if report.get("error"):
                 click.echo(report["error"], err=True)
+        if report.get("rule"):
+            click.echo(f"refused by rule {report['rule']}: {report.get('next')}", err=True)
         if not report["ok"]:
             raise SystemExit(1)
 

@@ -24,7 +24,7 @@ from app.actions.effects import IDEMPOTENT_WRITE, READ, WRITE, Effect
 from app.mcp.content import ToolError, ToolResult, text
 from app.mcp.context import ClientRequestFailed, ToolContext
 from app.mcp.registry import resource_template, tool
-from app.playbooks import capture, service, teach
+from app.playbooks import capture, governance, service, teach
 from app.playbooks.recipe import method_effect, missing_vars, resolve_vars
 from app.playbooks.replay import Hooks, Runner, replay
 from app.services.errors import DomainError
@@ -104,7 +104,7 @@ def _elicit(ctx: ToolContext, question: str) -> bool | None:
 
 
 def _confirmation(ctx: ToolContext, recipe: Any, playbook: Any, args: dict[str, Any],
-                  dry_run: bool) -> Callable[[str], bool | None]:
+                  dry_run: bool, source: Any = None) -> Callable[[str], bool | None]:
     """The replay's confirm_writes hook for this era (see the module docstring)."""
     if ctx.inputs is None or dry_run or not any(s.kind == "write" for s in recipe.steps):
         return lambda question: _elicit(ctx, question)
@@ -115,6 +115,8 @@ def _confirmation(ctx: ToolContext, recipe: Any, playbook: Any, args: dict[str, 
         return lambda question: None  # the replay refuses these arguments before any write
     if missing_vars(recipe, resolved):
         return lambda question: None
+    if governance.check(recipe, resolved, dry_run, ctx.identity, playbook, source).refusal:
+        return lambda question: None  # refused before any write: nothing to ask about
     runner = Runner(recipe, values, dry_run, ctx.identity, playbook)
     answer = _elicit(ctx, runner._write_question(resolved))  # may end the request: a question
     return lambda question: answer
@@ -133,8 +135,10 @@ def _upstream_effect(args: dict[str, Any]) -> Effect | None:
       "Replay a playbook's recipe. A dry run unless dry_run is false: it resolves selectors, "
       "shows planned effects and checks bounds without writing. Give session (a session id or "
       "name) or recipe_path (inside the data directory), and args for the recipe's variables; "
-      "required variables without a value are refused before any call. Executing asks you to "
-      "confirm before the first write when your client supports elicitation.",
+      "required variables without a value are refused before any call. Only approved recipe "
+      "versions (or your own taught session) run for real, and only after a dry run with the "
+      "same args. Executing asks you to confirm before the first write when your client "
+      "supports elicitation.",
       input_schema={"type": "object", "properties": {
           "session": {"type": "string",
                       "description": "The playbook id, its session id or its name"},
@@ -151,13 +155,14 @@ def replay_tool(ctx: ToolContext, args: dict[str, Any]) -> ToolResult:
     if not args.get("session") and not args.get("recipe_path"):
         raise ToolError("give session or recipe_path")
     dry_run = args.get("dry_run", True) is not False
-    recipe, playbook = service.load_for_replay(ctx.identity, args.get("session"),
-                                               args.get("recipe_path"))
+    recipe, playbook, source = service.load_for_replay(ctx.identity, args.get("session"),
+                                                       args.get("recipe_path"))
     hooks = Hooks(progress=lambda i, total, message: ctx.progress(i, total, message),
-                  confirm_writes=_confirmation(ctx, recipe, playbook, args, dry_run),
+                  confirm_writes=_confirmation(ctx, recipe, playbook, args, dry_run, source),
                   cancelled=ctx.cancelled)
     report, _run = replay(recipe, args.get("args") or {}, dry_run, ctx.identity, playbook,
-                          hooks)
+                          hooks, source=source, door="mcp")
+    report.pop("httpStatus", None)
     lines = [f"{'Dry run' if dry_run else 'Replay'} of {report['recipe']}: {report['status']} "
              f"({report['steps']['succeeded']}/{report['steps']['total']} steps). "
              f"Run: {report['run']}"]

@@ -1,25 +1,39 @@
 """Pages /playbooks, /playbooks/<id> and its runs, and their actions, through the registry.
 
 Actions: ``start_teach`` and ``stop_teach`` (list page and playbook page), ``generate_recipe``,
-``update_recipe``, ``dry_run`` and ``replay`` (playbook page). The same actions are what an HTTP
-agent POSTs and what MCP's ``execute_action`` runs.
+``update_recipe``, ``dry_run`` and ``replay`` (playbook page), and recipe governance on the
+playbook page: ``share_playbook`` (the owner names the studio whose members review and whose
+admins approve), ``review_recipe``, ``approve_recipe`` and ``retire_recipe``. The same actions
+are what an HTTP agent POSTs and what MCP's ``execute_action`` runs; the rules behind them live
+in ``app.playbooks.governance``.
+
+The playbook page shows what a reviewer needs: each version's state, and for the newest one its
+difference from the previous version, its variables, its bounds and its write steps.
 """
 
 from __future__ import annotations
 
+import difflib
 import json
 from typing import Any
 
 from flask import Blueprint, g
 
 from app.actions import rules
-from app.actions.effects import DESTRUCTIVE, IDEMPOTENT_WRITE, READ, WRITE
+from app.actions.effects import (
+    DESTRUCTIVE,
+    IDEMPOTENT_DESTRUCTIVE,
+    IDEMPOTENT_WRITE,
+    READ,
+    WRITE,
+)
 from app.actions.registry import Context, Param, Result, action
-from app.models.playbooks import Playbook
-from app.playbooks import capture, service, teach
-from app.playbooks.recipe import load
+from app.models.playbooks import Playbook, RecipeVersion
+from app.playbooks import capture, governance, service, settings, teach
+from app.playbooks.recipe import Recipe, cap_checks, load, to_json
 from app.playbooks.replay import replay
-from app.services.errors import Invalid
+from app.services import studios
+from app.services.errors import Conflict, Forbidden, Invalid
 from app.web.loaders import base_url
 from app.web.pages import Page, page
 
@@ -81,13 +95,57 @@ def playbook_show(ctx: Context) -> Page:
                          for k, v in parsed.vars.items()]
         except Invalid as exc:
             problems = exc.errors
+    versions = governance.versions(playbook)
+    current_state = "draft"
+    if raw is not None:
+        found = governance.version_by_digest(playbook, governance.digest(raw))
+        current_state = found.state if found is not None else "draft (not recorded: edited "\
+                                                               "on disk)"
+    studio = studios_get(playbook)
     return Page(ctx, f"Playbook: {playbook.name}", "playbooks/show",
                 {"playbook": playbook, "entries": entries, "entry_name": capture.entry_name,
                  "recipe": raw, "recipe_text": service.recipe_text(raw), "problems": problems,
                  "variables": variables, "runs": service.runs_of(playbook),
                  "folder": str(teach.folder(playbook)), "dumps": _dumps,
-                 "compact": _compact},
+                 "compact": _compact, "versions": versions, "current_state": current_state,
+                 "review": _review(versions[0]) if versions else None, "studio": studio,
+                 "audit": governance.audit_of(playbook, 20)},
                 nav=NAV + [(playbook.name, ctx.path)])
+
+
+def studios_get(playbook: Playbook) -> Any:
+    from app.extensions import db
+    from app.models.studios import Studio
+
+    return db.session.get(Studio, playbook.studio_id) if playbook.studio_id else None
+
+
+def _review(version: RecipeVersion) -> dict[str, Any]:
+    """What a reviewer reads: the diff from the previous version, variables, bounds, writes."""
+    before = governance.previous(version)
+    old = to_json(before.content).splitlines() if before is not None else []
+    diff = list(difflib.unified_diff(
+        old, to_json(version.content).splitlines(),
+        f"{before.version}" if before is not None else "(nothing)", version.version,
+        lineterm=""))
+    try:
+        parsed: Recipe | None = load(version.content)
+    except Invalid:
+        parsed = None
+    steps = parsed.steps if parsed is not None else []
+    return {
+        "version": version, "previous": before, "diff": "\n".join(diff),
+        "variables": [{"name": k, "default": v, "required": v is None,
+                       **(parsed.inputs.get(k, {}) if parsed else {})}
+                      for k, v in (parsed.vars.items() if parsed else [])],
+        "bounds": [{"step": st.name, "check": c.describe(), "source": c.source}
+                   for st in steps for c in st.checks]
+        + [{"step": "(every write)", "check": c.describe(), "source": c.source}
+           for c in (cap_checks(parsed) if parsed else [])],
+        "writes": [{"name": st.name, "call": st.label, "confirm": st.confirm
+                    or (isinstance(st.params, dict) and st.params.get("confirm") is True),
+                    "bounded": bool(st.checks)} for st in steps if st.kind == "write"],
+    }
 
 
 def _run_page(ctx: Context) -> Page:
@@ -153,7 +211,7 @@ def stop_teach(ctx: Context, params: dict[str, Any]) -> Result:
         "required), selectors instead of element ids, proposed bounds, step wiring", "playbook",
         owner_rule, effect=IDEMPOTENT_WRITE)
 def generate_recipe(ctx: Context, params: dict[str, Any]) -> Result:
-    raw = service.generate_recipe(ctx.item)
+    raw = service.generate_recipe(ctx.item, _identity())
     required = [k for k, v in raw["vars"].items() if v is None]
     return Result(f"Recipe {raw['name']}@{raw['version']} with {len(raw['steps'])} steps"
                   + (f"; required at replay: {', '.join(required)}" if required else ""),
@@ -171,7 +229,7 @@ def _recipe_prefill(ctx: Context) -> dict[str, Any]:
                       max_length=500_000),), prefill=_recipe_prefill,
         effect=IDEMPOTENT_WRITE)
 def update_recipe(ctx: Context, params: dict[str, Any]) -> Result:
-    raw = service.save_recipe(ctx.item, params["recipe"])
+    raw = service.save_recipe(ctx.item, params["recipe"], _identity())
     return Result(f"Saved recipe {raw['name']}@{raw.get('version', '')}".rstrip("@"),
                   location=ctx.path, data={"recipe": raw})
 
@@ -184,9 +242,27 @@ def has_recipe(ctx: Context) -> bool:
     return ctx.item is not None and service.recipe_path(ctx.item).exists()
 
 
+def reader_rule(ctx: Context) -> str | None:
+    """The owner, or a member of the studio the playbook is shared with."""
+    reason = rules.signed_in(ctx)
+    if reason:
+        return reason
+    item = ctx.item
+    if item is not None and item.user_id != ctx.user.id and \
+            governance.membership(item, ctx.user.id) is None:
+        return "only the playbook's owner or a member of its studio can do this"
+    return None
+
+
 def _run(ctx: Context, params: dict[str, Any], dry_run: bool) -> Result:
     recipe = load(service.read_recipe(ctx.item) or {})
-    report, run = replay(recipe, params.get("args") or {}, dry_run, _identity(), ctx.item)
+    report, run = replay(recipe, params.get("args") or {}, dry_run, _identity(), ctx.item,
+                         source=service.recipe_path(ctx.item), door="page")
+    status = report.pop("httpStatus", None)
+    if status is not None:  # refused by governance: the rule's own answer, not a stored run
+        error = Forbidden if status == 403 else Conflict
+        raise error(report["error"], rule=report.get("rule"), next=report.get("next"),
+                    run=report.get("run"))
     word = "Dry run" if dry_run else "Replay"
     message = f"{word} {report['status']}: {report['steps']['succeeded']}/" \
               f"{report['steps']['total']} steps" + (f" — {report['error']}"
@@ -195,14 +271,100 @@ def _run(ctx: Context, params: dict[str, Any], dry_run: bool) -> Result:
 
 
 @action("dry_run", "Preview a replay: resolve selectors, show planned effects and bound checks "
-        "without writing", "playbook", owner_rule, params=(ARGS,), available=has_recipe,
+        "without writing", "playbook", reader_rule, params=(ARGS,), available=has_recipe,
         effect=READ)
 def dry_run(ctx: Context, params: dict[str, Any]) -> Result:
     return _run(ctx, params, True)
 
 
-@action("replay", "Run the recipe for real (write steps need confirm: true; caps are checked "
-        "against the upstream's preview before each write)", "playbook", owner_rule,
+@action("replay", "Run the recipe for real: an approved version (or your own taught session), "
+        "after a dry run with the same args (write steps need confirm: true; caps are checked "
+        "against the upstream's preview before each write)", "playbook", reader_rule,
         params=(ARGS,), available=has_recipe, effect=DESTRUCTIVE)
 def replay_action(ctx: Context, params: dict[str, Any]) -> Result:
     return _run(ctx, params, False)
+
+
+# Governance ------------------------------------------------------------------------------------
+
+VERSION = Param("version", "string", "The recipe version (1.2.3); the newest one if left out",
+                max_length=40)
+
+
+def _newest(ctx: Context, state: str) -> RecipeVersion | None:
+    if ctx.item is None:
+        return None
+    return next((v for v in governance.versions(ctx.item) if v.state == state), None)
+
+
+def _user_id(ctx: Context) -> Any:
+    return ctx.user.id if ctx.user is not None else None
+
+
+def review_rule(ctx: Context) -> str | None:
+    return rules.signed_in(ctx) or governance.review_refusal(
+        ctx.item, _newest(ctx, "draft"), _user_id(ctx))
+
+
+def approve_rule(ctx: Context) -> str | None:
+    return rules.signed_in(ctx) or governance.approve_refusal(
+        ctx.item, _newest(ctx, "reviewed"), _user_id(ctx))
+
+
+def retire_rule(ctx: Context) -> str | None:
+    return rules.signed_in(ctx) or governance.retire_refusal(ctx.item, _user_id(ctx))
+
+
+def _pick(ctx: Context, params: dict[str, Any], state: str) -> RecipeVersion:
+    if params.get("version"):
+        return governance.find_version(ctx.item, params["version"])
+    version = _newest(ctx, state)
+    return version if version is not None else governance.find_version(ctx.item, None)
+
+
+@action("share_playbook", "Share this playbook with a studio you are a member of: its members "
+        "may read it and review its recipe versions, its admins approve them", "playbook",
+        owner_rule, params=(Param("studio", "string", "The studio's handle", required=True,
+                                  max_length=40),), effect=IDEMPOTENT_WRITE)
+def share_playbook(ctx: Context, params: dict[str, Any]) -> Result:
+    studio = studios.get_studio(params["studio"])
+    studios.require_member(studio, ctx.user)
+    governance.share(ctx.item, studio.id, _identity())
+    return Result(f"Shared with {studio.handle}: its members review the recipe, its admins "
+                  "approve it", location=ctx.path, data={"studio": studio.handle})
+
+
+@action("review_recipe", "Mark a draft recipe version reviewed (you read its diff, variables, "
+        "bounds and write steps on this page); a member of the studio, not its author",
+        "playbook", review_rule,
+        params=(VERSION, Param("note", "text", "What you checked", max_length=2000)),
+        available=lambda ctx: _newest(ctx, "draft") is not None, effect=IDEMPOTENT_WRITE)
+def review_recipe(ctx: Context, params: dict[str, Any]) -> Result:
+    version = _pick(ctx, params, "draft")
+    governance.review(ctx.item, version, _identity(), params.get("note") or "")
+    return Result(f"Reviewed version {version.version}: a studio admin approves it next",
+                  location=ctx.path, data={"version": version.version, "state": version.state})
+
+
+@action("approve_recipe", "Approve a reviewed recipe version: it may then replay for real (after "
+        "a dry run) and is written to the reviewed/ folder; a studio admin, not its author",
+        "playbook", approve_rule, params=(VERSION,),
+        available=lambda ctx: _newest(ctx, "reviewed") is not None, effect=IDEMPOTENT_WRITE)
+def approve_recipe(ctx: Context, params: dict[str, Any]) -> Result:
+    version = _pick(ctx, params, "reviewed")
+    path = governance.approve(ctx.item, version, _identity(), settings.current().data_dir)
+    return Result(f"Approved version {version.version}", location=ctx.path,
+                  data={"version": version.version, "state": version.state,
+                        "recipePath": f"{governance.REVIEWED}/{path.name}"})
+
+
+@action("retire_recipe", "Retire a recipe version: it no longer replays for real and leaves the "
+        "reviewed/ folder; the playbook's owner or a studio admin", "playbook", retire_rule,
+        params=(VERSION,), available=lambda ctx: ctx.item is not None and any(
+            v.state != "retired" for v in governance.versions(ctx.item)),
+        effect=IDEMPOTENT_DESTRUCTIVE)
+def retire_recipe(ctx: Context, params: dict[str, Any]) -> Result:
+    version = _pick(ctx, params, "approved")
+    governance.retire(ctx.item, version, _identity(), settings.current().data_dir)
+    return Result(f"Retired version {version.version}", location=ctx.path,
+                  data={"version": version.version, "state": version.state})

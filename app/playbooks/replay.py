@@ -12,8 +12,14 @@ Order of business, so nothing is sent upstream that should not be:
      bounds and the recipe caps, so 8 bars never get created when 6 is the cap; then the write,
      then every bound on the real result (a bound whose field is missing fails);
    - the first failure stops the run with a precise report.
+   A dry run does not send a step that reads an output only a real run produces (the id of an
+   element a planned write would create): it is listed as planned, with what it waits for.
+Governance (``app.playbooks.governance``) decides, after the checks of steps 1 and 2 and before
+any call, whether a real run may go at all: only approved versions (or the teacher's own
+session), and only after a dry run of the same recipe and arguments. Its refusal names the rule.
 Over MCP, the person is asked (elicitation) before the first write when the client can; the
-run reports progress per step. Every run is stored with its per-step record.
+run reports progress per step. Every run is stored with its per-step record, the digests of
+its recipe and arguments and the door it came through, and audited.
 """
 
 from __future__ import annotations
@@ -22,12 +28,13 @@ import itertools
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from app.extensions import db
 from app.models.base import utcnow
 from app.models.playbooks import Playbook, PlaybookRun
-from app.playbooks import settings, upstream
+from app.playbooks import governance, settings, upstream
 from app.playbooks.recipe import (
     Recipe,
     Step,
@@ -35,6 +42,7 @@ from app.playbooks.recipe import (
     cap_checks,
     evaluate,
     missing_vars,
+    placeholders,
     resolve_vars,
     substitute,
 )
@@ -55,9 +63,12 @@ class Hooks:
 
 class Runner:
     def __init__(self, recipe: Recipe, args: dict[str, Any], dry_run: bool, identity: Any,
-                 playbook: Playbook | None, hooks: Hooks | None = None) -> None:
+                 playbook: Playbook | None, hooks: Hooks | None = None,
+                 source: Path | None = None, door: str = "") -> None:
         self.recipe, self.args, self.dry_run = recipe, args, dry_run
         self.identity, self.playbook = identity, playbook
+        self.source, self.door = source, door
+        self.verdict: governance.Verdict | None = None
         self.hooks = hooks or Hooks()
         self.conf = settings.current()
         self.redactor = Redactor(self.conf.redact_patterns)
@@ -80,6 +91,22 @@ class Runner:
         run.error = error
         run.steps = self.redactor.value(self.details)
         run.finished_at = utcnow()
+        run.recipe_version = self.recipe.version[:40]
+        run.door = self.door[:16]
+        verdict = self.verdict
+        if verdict is not None:
+            run.recipe_digest, run.args_digest = verdict.digest, verdict.args_digest
+            run.state = verdict.state
+        else:
+            run.recipe_digest = governance.digest(self.recipe.raw)
+        governance.audit("dry_run" if self.dry_run else "replay", self.identity,
+                         playbook=self.playbook, version=verdict.version if verdict else None,
+                         run=run, detail={"status": status, "door": self.door,
+                                          "recipe": self.recipe.title,
+                                          "state": verdict.state if verdict else "",
+                                          "basis": verdict.basis if verdict else "",
+                                          **({"rule": extra["rule"]} if "rule" in extra
+                                             else {})})
         db.session.commit()
         return self._report(run, status, error, extra), run
 
@@ -101,6 +128,13 @@ class Runner:
             if unconfirmed:
                 return ("refused", "Write steps need \"confirm\": true before they can run: "
                         + ", ".join(unconfirmed), {"unconfirmed": unconfirmed})
+        self.verdict = governance.check(self.recipe, values, self.dry_run, self.identity,
+                                        self.playbook, self.source, self.conf)
+        refusal = self.verdict.refusal
+        if refusal is not None:
+            return "refused", refusal.text(), {"rule": refusal.rule, "next": refusal.next,
+                                               "refusal": refusal.body(),
+                                               "httpStatus": refusal.status}
         if self.identity is None and any(s.tool for s in self.recipe.steps):
             return ("refused", "Harmonic steps (MCP tools) need a signed-in identity: send "
                                "an API token", {})
@@ -130,6 +164,16 @@ class Runner:
                 detail.update(status="failed", error=f"{{{{{exc}}}}} has no value: the step it "
                                                       f"reads did not produce it")
                 return "failed", f"step {step.name}: unresolved {exc}", {}
+            pending = [p for p in placeholders(params) if p.startswith("steps.")] \
+                if self.dry_run else []
+            if pending:
+                # An output only a real run produces (the id of what a planned write would
+                # create): the step is shown as planned, not sent with a placeholder in it.
+                detail.update(status="planned", request={"params": params},
+                              note="not sent in a dry run: it reads "
+                                   + ", ".join("{{" + p + "}}" for p in pending)
+                                   + ", which only a real run produces")
+                continue
             ok = (self._upstream_step if step.method else self._tool_step)(step, params, detail)
             detail["ms"] = round((time.perf_counter() - started) * 1000, 3)
             if not ok:
@@ -284,7 +328,10 @@ class Runner:
             "recipe": self.recipe.title,
             "steps": {"total": total, "succeeded": succeeded, "failed": failed,
                       "skipped": total - succeeded - failed},
-            "details": run.steps, "runId": run.short_id, "run": run_path(run)}
+            "details": run.steps, "runId": run.short_id, "run": run_path(run),
+            "version": self.recipe.version}
+        if self.verdict is not None:
+            report["governance"] = {"state": self.verdict.state, "basis": self.verdict.basis}
         if error:
             report["error"] = error
         report.update(extra)
@@ -300,6 +347,7 @@ def run_path(run: PlaybookRun) -> str:
 
 
 def replay(recipe: Recipe, args: dict[str, Any], dry_run: bool, identity: Any,
-           playbook: Playbook | None, hooks: Hooks | None = None
-           ) -> tuple[dict[str, Any], PlaybookRun]:
-    return Runner(recipe, args, dry_run, identity, playbook, hooks).run()
+           playbook: Playbook | None, hooks: Hooks | None = None, source: Path | None = None,
+           door: str = "") -> tuple[dict[str, Any], PlaybookRun]:
+    """Run ``recipe`` read from ``source`` (a file; None when it has none) through ``door``."""
+    return Runner(recipe, args, dry_run, identity, playbook, hooks, source, door).run()

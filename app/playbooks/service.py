@@ -1,8 +1,11 @@
 """Finding playbooks and recipes for a caller, generating and saving recipes.
 
-Visibility: a signed-in caller sees the playbooks their user owns; the token-less loopback
-operator (``identity`` None, only with ``PLAYBOOK_AUTH=off``) sees every playbook on the
-machine. A playbook someone else owns is reported as not found, never as forbidden.
+Visibility: a signed-in caller sees the playbooks their user owns and those shared with a studio
+they are a member of (its members review the recipe, its admins approve it); the token-less
+loopback operator (``identity`` None, only with ``PLAYBOOK_AUTH=off``) sees every playbook on
+the machine. A playbook the caller cannot see is reported as not found, never as forbidden.
+
+Generating or saving a recipe records a new draft version (``app.playbooks.governance``).
 """
 
 from __future__ import annotations
@@ -12,12 +15,13 @@ import os
 from pathlib import Path
 from typing import Any
 
-from sqlalchemy import select
+from sqlalchemy import or_, select
 
 from app.extensions import db
 from app.models.base import SHORT_ID, find_by_id
 from app.models.playbooks import Playbook, PlaybookRun
-from app.playbooks import capture, generate, names, settings, teach, upstream
+from app.models.studios import Membership
+from app.playbooks import capture, generate, governance, names, settings, teach, upstream
 from app.playbooks.recipe import SEMVER, Recipe, load, parse_text, to_json
 from app.services.errors import Invalid, NotFound, invalid_param
 
@@ -25,13 +29,17 @@ from app.services.errors import Invalid, NotFound, invalid_param
 def _visible(playbook: Playbook, identity: Any) -> bool:
     if identity is None:
         return True
-    return playbook.user_id is not None and playbook.user_id == identity.user_id
+    if playbook.user_id is not None and playbook.user_id == identity.user_id:
+        return True
+    return governance.membership(playbook, identity.user_id) is not None
 
 
 def list_for(identity: Any) -> list[Playbook]:
     query = select(Playbook).order_by(Playbook.created_at.desc())
     if identity is not None:
-        query = query.where(Playbook.user_id == identity.user_id)
+        studios = select(Membership.studio_id).where(Membership.user_id == identity.user_id)
+        query = query.where(or_(Playbook.user_id == identity.user_id,
+                                Playbook.studio_id.in_(studios)))
     return list(db.session.scalars(query).all())
 
 
@@ -98,7 +106,7 @@ def _read_only_tools() -> set[str]:
     return {t.name for t in REGISTRY.tools.values() if t.effect.read_only}
 
 
-def generate_recipe(playbook: Playbook) -> dict[str, Any]:
+def generate_recipe(playbook: Playbook, identity: Any = None) -> dict[str, Any]:
     if playbook.teaching:
         teach.stop_playbook(playbook)
     entries = capture.read(teach.folder(playbook))
@@ -112,22 +120,27 @@ def generate_recipe(playbook: Playbook) -> dict[str, Any]:
         raw["version"] = _bump(previous["version"])
     load(raw)  # what we generate must be a valid recipe
     _write(recipe_path(playbook), raw)
+    governance.record_version(playbook, raw, identity, "generated")
+    db.session.commit()
     return raw
 
 
-def save_recipe(playbook: Playbook, text_or_raw: str | dict[str, Any]) -> dict[str, Any]:
+def save_recipe(playbook: Playbook, text_or_raw: str | dict[str, Any],
+                identity: Any = None) -> dict[str, Any]:
     raw = parse_text(text_or_raw) if isinstance(text_or_raw, str) else text_or_raw
     previous = read_recipe(playbook)
     if "version" not in raw and "@" not in str(raw.get("name", "")):
         raw["version"] = _bump(str((previous or {}).get("version", "0.0.0")))
     load(raw)
     _write(recipe_path(playbook), raw)
+    governance.record_version(playbook, raw, identity, "saved")
+    db.session.commit()
     return raw
 
 
 def load_for_replay(identity: Any, session_id: str | None, recipe_path_raw: str | None
-                    ) -> tuple[Recipe, Playbook | None]:
-    """The recipe a /replay request names, and the playbook it belongs to (if any)."""
+                    ) -> tuple[Recipe, Playbook | None, Path]:
+    """The recipe a /replay request names, the playbook it belongs to (if any) and its file."""
     conf = settings.current()
     if recipe_path_raw:
         path = names.recipe_file(conf.data_dir, recipe_path_raw)
@@ -135,7 +148,7 @@ def load_for_replay(identity: Any, session_id: str | None, recipe_path_raw: str 
             Playbook.session_id == path.parent.name)).first()
         if playbook is not None and not _visible(playbook, identity):
             raise invalid_param("RecipePath", "no such recipe file in the data directory")
-        return load(parse_text(path.read_text(encoding="utf-8"))), playbook
+        return load(parse_text(path.read_text(encoding="utf-8"))), playbook, path
     if not session_id:
         raise Invalid("RecipePath or SessionId is required",
                       errors=[{"param": "SessionId", "message": "give SessionId or RecipePath"}])
@@ -155,12 +168,12 @@ def load_for_replay(identity: Any, session_id: str | None, recipe_path_raw: str 
         if raw is None:
             raise invalid_param("SessionId", f"session {playbook.session_id} has no recipe yet: "
                                              "run generate_recipe first")
-        return load(raw), playbook
+        return load(raw), playbook, recipe_path(playbook)
     if identity is None:  # the operator's hand-made folder, as in the seed's runbook
         folder = names.playbooks_root(conf.data_dir) / session_id
         path = folder / capture.RECIPE
         if path.is_file() and names.inside(conf.data_dir, path):
-            return load(parse_text(path.read_text(encoding="utf-8"))), None
+            return load(parse_text(path.read_text(encoding="utf-8"))), None, path
     raise invalid_param("SessionId", f"no session {session_id} with a recipe")
 
 

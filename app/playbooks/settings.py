@@ -22,6 +22,14 @@
                                back only high-risk methods), so other writes are never sent
                                during a dry run, and a step with max bounds is refused rather
                                than written unchecked
+``PLAYBOOK_DRYRUN_WINDOW``     seconds a successful dry run stays good for: the first real run
+                               of a recipe version with given arguments needs a dry run of the
+                               same version and arguments, by the same caller, this recent
+                               (default 900, a quarter of an hour)
+``PLAYBOOK_TEACHER_REPLAY``    ``on`` (default): the teacher may replay their own captured
+                               session's recipe for real before it is approved (after a dry
+                               run), as seed 000's quick start does; ``off``: only approved
+                               versions replay for real, whoever asks
 """
 
 from __future__ import annotations
@@ -34,7 +42,8 @@ from flask import current_app, has_app_context
 DEFAULT_VOLATILE = ("count", "spacing", "spacingMm", "diameter", "barCount")
 NAMES = ("PLAYBOOK_UPSTREAM", "PLAYBOOK_UPSTREAMS", "PLAYBOOK_TIMEOUT", "PLAYBOOK_JOB_TIMEOUT",
          "PLAYBOOK_AUTH", "PLAYBOOK_REDACT_PATTERNS", "PLAYBOOK_VOLATILE",
-         "PLAYBOOK_DRYRUN_METHODS", "PLAYBOOK_CAPTURE_FSYNC")
+         "PLAYBOOK_DRYRUN_METHODS", "PLAYBOOK_CAPTURE_FSYNC", "PLAYBOOK_DRYRUN_WINDOW",
+         "PLAYBOOK_TEACHER_REPLAY")
 
 
 @dataclass(frozen=True)
@@ -49,6 +58,8 @@ class Settings:
     dryrun_methods: tuple[str, ...]
     data_dir: str
     capture_fsync: str = "interval"
+    dryrun_window: float = 900.0
+    teacher_replay: bool = True
 
     def trusted_dry_run(self, method: str) -> bool:
         """May a write of ``method`` be sent with dryRun: true and nothing be written?"""
@@ -87,6 +98,9 @@ def current() -> Settings:
         dryrun_methods=_split(_raw("PLAYBOOK_DRYRUN_METHODS")),
         data_dir=str(data_dir),
         capture_fsync=_fsync_mode(_raw("PLAYBOOK_CAPTURE_FSYNC")),
+        dryrun_window=_seconds(_raw("PLAYBOOK_DRYRUN_WINDOW"), 900.0),
+        teacher_replay=(_raw("PLAYBOOK_TEACHER_REPLAY") or "on").lower()
+        not in ("off", "false", "0"),
     )
 
 

@@ -16,6 +16,7 @@ cannot be written is logged, and the call is still in the MCP audit (agent activ
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 import time
 import uuid
@@ -140,7 +141,8 @@ def start(owner: str, user_id: uuid.UUID | None, raw_name: str | None
         playbook = Playbook(name=name, session_id=path.name, owner=owner, user_id=user_id,
                             upstream=upstream.label(conf)[:300], teaching=True, entries=0)
         playbook.assign_ids()
-        capture.start(path, name, path.name, playbook.upstream, owner)
+        capture.start(path, name, path.name, playbook.upstream, owner,
+                      upstream_version(conf))
     except OSError as exc:
         db.session.rollback()
         raise _unwritable(path, exc) from exc
@@ -148,6 +150,23 @@ def start(owner: str, user_id: uuid.UUID | None, raw_name: str | None
     _changed(playbook)
     db.session.commit()
     return playbook, stopped
+
+
+def upstream_version(conf: settings.Settings) -> str | None:
+    """The upstream's version when it offers one (``ping_server``, RevitMCP's meta method),
+    for summary.yaml; asked briefly, never recorded, and None when it does not answer."""
+    quick = dataclasses.replace(conf, timeout=min(conf.timeout, 2.0),
+                                job_timeout=min(conf.job_timeout, 2.0))
+    answer = upstream.call({"jsonrpc": "2.0", "id": "version", "method": "ping_server",
+                            "params": {}}, quick)
+    result = answer.get("result") if isinstance(answer, dict) else None
+    if not isinstance(result, dict):
+        return None
+    value = result.get("version") or result.get("serverVersion")
+    if not isinstance(value, str | int | float) or isinstance(value, bool):
+        return None
+    server = result.get("server")
+    return (f"{server} {value}" if isinstance(server, str) else str(value))[:120]
 
 
 def stop_playbook(playbook: Playbook) -> int:

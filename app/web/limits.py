@@ -23,6 +23,10 @@ def check_request() -> None:
         raise RequestEntityTooLarge()
     if "\x00" in request.path:
         raise NotFound("there is no such page: a path never contains a NUL character")
+    if request.method == "POST" and request.mimetype in FORMS:
+        # Keep the raw body readable after the form is parsed: seed 000's plain `curl -d`
+        # sends JSON as a form, and /rpc and /replay read it as JSON (app.playbooks.api).
+        request.get_data(cache=True, parse_form_data=False)
     if request.method == "POST" and request.mimetype in FORMS and any(
             "\x00" in value for values in request.form.listvalues() for value in values):
         raise BadRequest("form fields must not contain NUL characters")

@@ -3,7 +3,9 @@
 The replay runs as one queued step on any worker, as the person who asked, and shows at
 ``/runs/<id>`` like any workflow run. It is never retried: a replay that died half-way may have
 written, and stopping with a precise report beats writing twice (the recipe's own bounds and
-confirmations apply as in a direct replay).
+confirmations apply as in a direct replay). Recipe governance applies twice: when the replay is
+queued (a recipe that may not run for real is refused at once, naming the rule) and again on the
+worker, which is what counts (a dry run may have gone out of its window meanwhile).
 """
 
 from __future__ import annotations
@@ -12,10 +14,11 @@ from typing import Any
 
 from app.actions import Context, Result, action
 from app.actions.effects import DESTRUCTIVE
+from app.playbooks import governance, service
 from app.playbooks import pages as playbook_pages
-from app.playbooks import service
-from app.playbooks.recipe import load
+from app.playbooks.recipe import load, missing_vars, resolve_vars
 from app.playbooks.replay import replay
+from app.services.errors import Conflict, DomainError, Forbidden
 from app.workflows.calls import CallContext, CallStep, callable_step, enqueue_calls
 from app.workflows.tools import StepError
 
@@ -27,7 +30,9 @@ def run_replay(ctx: CallContext, args: dict[str, Any]) -> dict[str, Any]:
     playbook = service.get(args["playbook"], ctx.identity)
     recipe = load(service.read_recipe(playbook) or {})
     report, _run = replay(recipe, args.get("args") or {}, bool(args.get("dry_run")),
-                          ctx.identity, playbook)
+                          ctx.identity, playbook, source=service.recipe_path(playbook),
+                          door="queue")
+    report.pop("httpStatus", None)
     if not report.get("ok"):
         # A permanent step error fails the run with the replay's own reason, no retry.
         raise StepError(f"replay {report.get('status')}: {report.get('error')} "
@@ -36,10 +41,11 @@ def run_replay(ctx: CallContext, args: dict[str, Any]) -> dict[str, Any]:
 
 
 @action("queue_replay", "Run the replay on the background job queue (same checks as replay; "
-        "follow it at the returned /runs/<id>)", "playbook", playbook_pages.owner_rule,
+        "follow it at the returned /runs/<id>)", "playbook", playbook_pages.reader_rule,
         params=(playbook_pages.ARGS,), available=playbook_pages.has_recipe, effect=DESTRUCTIVE)
 def queue_replay(ctx: Context, params: dict[str, Any]) -> Result:
     playbook = ctx.item
+    _precheck(playbook, params.get("args") or {}, ctx)
     run_id = enqueue_calls(f"replay {playbook.name}",
                            [CallStep("replay", STEP, {"playbook": playbook.short_id,
                                                        "args": params.get("args") or {}},
@@ -47,3 +53,22 @@ def queue_replay(ctx: Context, params: dict[str, Any]) -> Result:
                            user_id=ctx.user.id, inputs=params.get("args") or {})
     return Result("Replay queued.", f"/runs/{run_id}", created=True,
                   data={"run": str(run_id)})
+
+
+def _precheck(playbook: Any, args: dict[str, Any], ctx: Context) -> None:
+    """Refuse now what governance would refuse on the worker (the worker checks again)."""
+    recipe = load(service.read_recipe(playbook) or {})
+    try:
+        values = resolve_vars(recipe, args)
+    except DomainError:
+        return  # the replay itself reports bad arguments, with the run
+    if missing_vars(recipe, values):
+        return
+    from flask import g
+
+    verdict = governance.check(recipe, values, False, g.get("identity"), playbook,
+                               service.recipe_path(playbook))
+    refusal = verdict.refusal
+    if refusal is not None:
+        error = Forbidden if refusal.status == 403 else Conflict
+        raise error(refusal.text(), rule=refusal.rule, next=refusal.next)

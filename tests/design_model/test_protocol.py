@@ -124,7 +124,7 @@ def test_method_table_is_the_documented_one() -> None:
     from app.design_model.rpc import handle  # noqa: F401  (importing fills the table)
 
     assert set(METHODS) == {
-        "get_walls", "get_elements_by_category_and_level", "get_element_info",
+        "ping_server", "get_walls", "get_elements_by_category_and_level", "get_element_info",
         "update_wall_parameter", "set_parameter_for_elements", "create_wall",
         "delete_elements", "get_selected_element_ids", "select_elements",
         "get_instance_geometry", "apply_transform_delta", "preview_rebar_linear",

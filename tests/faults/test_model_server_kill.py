@@ -79,6 +79,9 @@ def test_replay_stops_at_the_step_that_found_the_server_killed(
     with model_server(database_url, log, tmp_path / "server") as (base, proc):
         monkeypatch.setitem(app.config, "PLAYBOOK_UPSTREAM", base)
         session = _teach(studio)
+        # First run is always a dry run (governance); the teacher then replays for real.
+        assert studio.post("/replay", json={"SessionId": session,
+                                            "DryRun": True}).get_json()["ok"]
         outcome: dict[str, Any] = {}
 
         def replay() -> None:

@@ -159,11 +159,12 @@ def test_recipe_substitution_never_raises_anything_unexpected(tried) -> None:
     assert tried.outcomes["invalid"] and tried.outcomes["substituted"], tried.outcomes
 
 
-RUN_RECORDS = ("playbook_runs",)
+RUN_RECORDS = ("playbook_runs", "playbook_audit")
 
 
 def test_replay_of_generated_recipe_files(app: Flask, studio, demo, tried) -> None:  # type: ignore[no-untyped-def]
-    folder = Path(app.config["HARMONIC_DATA_DIR"]) / "playbooks"
+    # In reviewed/ (approved), so real runs execute once their dry run succeeded.
+    folder = Path(app.config["HARMONIC_DATA_DIR"]) / "playbooks" / "reviewed"
     folder.mkdir(parents=True, exist_ok=True)
     counter = iter(range(10**9))
 
@@ -173,13 +174,18 @@ def test_replay_of_generated_recipe_files(app: Flask, studio, demo, tried) -> No
     def one(doc: Any, dry_run: bool, args: dict[str, Any]) -> None:
         path = folder / f"fuzz-{next(counter)}.json"
         path.write_text(doc if isinstance(doc, str) else json.dumps(doc))
+        body = {"RecipePath": f"reviewed/{path.name}", "DryRun": True, "Args": args}
         before = digest(app, skip=RUN_RECORDS)
-        response = studio.post("/replay", json={"RecipePath": path.name, "DryRun": dry_run,
-                                                "Args": args})
+        if not dry_run:  # first run is always a dry run
+            first = studio.post("/replay", json=body)
+            assert first.status_code in (200, 422), (doc, first.get_data(as_text=True))
+            assert digest(app, skip=RUN_RECORDS) == before, (doc, first.json)
+        response = studio.post("/replay", json={**body, "DryRun": dry_run})
         tried(response.status_code)
-        assert response.status_code in (200, 422), (doc, response.get_data(as_text=True))
+        # 409: refused by governance (its dry run did not succeed).
+        assert response.status_code in (200, 409, 422), (doc, response.get_data(as_text=True))
         assert response.is_json
-        if response.status_code == 422 or dry_run:
+        if response.status_code in (409, 422) or dry_run:
             # Refused or dry: nothing changed but the run's own record.
             assert digest(app, skip=RUN_RECORDS) == before, (doc, response.json)
 

@@ -188,6 +188,7 @@ def test_replay_confirmation_is_an_input_required_result(app, client, studio, de
     """Nothing is written before the answer, the state is signed, the retry completes."""
     session, _short = _teach_rebar(studio)
     assert studio.act(f"/playbooks/{_short}", "generate_recipe").status_code == 200
+    _dry_run(studio, session, 5)  # first run is always a dry run (recipe governance)
     modern = Stateless(client, studio.token)
     before, runs = _rebar_count(studio), _runs(app)
     call = {"name": "replay", "arguments": {"session": session, "args": {"bar_count": 5},
@@ -226,6 +227,12 @@ def test_replay_confirmation_is_an_input_required_result(app, client, studio, de
     assert _rebar_count(studio) == before + 10
 
 
+def _dry_run(agent: Any, session: str, bars: int) -> None:
+    dry = agent.post("/replay", json={"SessionId": session, "DryRun": True,
+                                      "Args": {"bar_count": bars}})
+    assert dry.status_code == 200 and dry.get_json()["ok"], dry.get_json()
+
+
 async def _sdk_replay(client: Any, session: str) -> dict[str, Any]:
     replayed = await client.call_tool("replay", {
         "session": session, "args": {"bar_count": 3}, "dry_run": False})
@@ -254,6 +261,7 @@ def test_sdk_client_over_http_in_both_eras(app, studio, demo, live_server, mode:
 
     session, short = _teach_rebar(studio)
     assert studio.act(f"/playbooks/{short}", "generate_recipe").status_code == 200
+    _dry_run(studio, session, 3)  # first run is always a dry run (recipe governance)
     before = _rebar_count(studio)
     asked: list[str] = []
 
@@ -284,6 +292,7 @@ def test_sdk_client_over_stdio_confirms_a_replay_statelessly(app, studio, demo) 
 
     session, short = _teach_rebar(studio)
     assert studio.act(f"/playbooks/{short}", "generate_recipe").status_code == 200
+    _dry_run(studio, session, 3)  # first run is always a dry run (recipe governance)
     before = _rebar_count(studio)
     asked: list[str] = []
     params = StdioServerParameters(command=sys.executable, args=[str(MCP_SERVER)],

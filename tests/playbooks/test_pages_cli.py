@@ -4,6 +4,7 @@ registry, and ``flask playbooks replay`` with its progress bar."""
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 from tests.helpers import action_names, parse_md
 from tests.playbooks.conftest import rpc
@@ -21,7 +22,8 @@ def test_pages_and_actions(app, studio, demo, make_agent) -> None:  # type: igno
     assert started.headers["Location"].endswith(f"/playbooks/{short}")
     assert "stop_teach" in action_names(alice.get("/playbooks").get_data(as_text=True))
     page = alice.get(f"/playbooks/{short}").get_data(as_text=True)
-    assert action_names(page) == ["stop_teach", "generate_recipe", "update_recipe"]
+    assert action_names(page) == ["stop_teach", "generate_recipe", "update_recipe",
+                                  "share_playbook"]
 
     rpc(alice, "update_wall_parameter", {"selector": {"category": "OST_Walls",
                                                       "typeName": "RC150", "levelName": "1FL"},
@@ -35,12 +37,19 @@ def test_pages_and_actions(app, studio, demo, make_agent) -> None:  # type: igno
 
     front, body = parse_md(alice.get(f"/playbooks/{short}").get_data(as_text=True))
     assert [a["name"] for a in front["actions"]] == ["generate_recipe", "update_recipe",
-                                                     "dry_run", "replay", "queue_replay"]
+                                                     "dry_run", "replay", "share_playbook",
+                                                     "retire_recipe", "queue_replay"]
     assert "`update_wall_parameter` — ok" in body and '"name": "walls"' in body
     assert "| `param_value` | `\"Taught\"` | string |  |" in body
 
     dry = alice.act(f"/playbooks/{short}", "dry_run", args={"param_value": "Preview"})
     assert dry.status_code == 201 and dry.get_json()["result"]["status"] == "ok"
+    # The teacher replays their own session, but only with arguments they dry-ran.
+    unpreviewed = alice.act(f"/playbooks/{short}", "replay", args={"param_value": "Replayed"})
+    assert unpreviewed.status_code == 409
+    assert unpreviewed.get_json()["error"]["rule"] == "dry_run_first"
+    assert alice.act(f"/playbooks/{short}", "dry_run",
+                     args={"param_value": "Replayed"}).status_code == 201
     done = alice.act(f"/playbooks/{short}", "replay", args={"param_value": "Replayed"})
     run_path = done.get_json()["location"]
     assert done.get_json()["result"]["ok"] and run_path.startswith(f"/playbooks/{short}/runs/")
@@ -78,6 +87,17 @@ def test_cli_replay(app, studio, demo, tmp_path) -> None:  # type: ignore[no-unt
     assert "cli-rebar@1.0.0" in dry.output  # the progress bar's label
     path = tmp_path / "recipe.json"
     path.write_text(json.dumps(recipe))
+    draft = runner.invoke(args=["playbooks", "replay", str(path), "--arg", "bar_count=2"])
+    assert draft.exit_code == 1 and "refused by rule approval" in draft.output
+    # A file in the data folder's reviewed/ counts as approved: dry run, then for real.
+    reviewed = Path(app.config["HARMONIC_DATA_DIR"]) / "playbooks" / "reviewed"
+    reviewed.mkdir(parents=True, exist_ok=True)
+    path = reviewed / "cli-rebar.json"
+    path.write_text(json.dumps(recipe))
+    first = runner.invoke(args=["playbooks", "replay", str(path), "--arg", "bar_count=2"])
+    assert first.exit_code == 1 and "refused by rule dry_run_first" in first.output
+    assert runner.invoke(args=["playbooks", "replay", str(path), "--arg", "bar_count=2",
+                               "--dry-run"]).exit_code == 0
     real = runner.invoke(args=["playbooks", "replay", str(path), "--arg", "bar_count=2",
                                "--json"])
     assert real.exit_code == 0, real.output

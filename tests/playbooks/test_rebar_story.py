@@ -76,7 +76,7 @@ def test_rebar_story(app, studio, demo) -> None:  # type: ignore[no-untyped-def]
     assert steps["create_rebar_linear"]["targets"][0]["elementIds"] == [4001]  # beam B1
     assert _rebar_count(alice) == before
 
-    # Execute with 5: exactly 5 bars.
+    # Execute with 5 (the teacher's own session, after its dry run): exactly 5 bars.
     done = alice.post("/replay", json={"SessionId": session, "DryRun": False,
                                        "Args": {"bar_count": "5"}}).get_json()
     assert done["ok"], done
@@ -89,12 +89,16 @@ def test_rebar_story(app, studio, demo) -> None:  # type: ignore[no-untyped-def]
     create["expect"]["maxCreated"] = 6
     saved = alice.act(f"/playbooks/{short}", "update_recipe", recipe=json.dumps(recipe))
     assert saved.status_code == 200, saved.get_data(as_text=True)
-    stopped = alice.post("/replay", json={"SessionId": session, "DryRun": False,
+    stopped = alice.post("/replay", json={"SessionId": session, "DryRun": True,
                                           "Args": {"bar_count": 8}}).get_json()
     assert stopped["ok"] is False and stopped["status"] == "failed"
-    assert "stopped before writing" in stopped["error"] and "maxCreated" in stopped["error"]
+    assert "exceeds the maximum 6" in stopped["error"] and "maxCreated" in stopped["error"]
     last = stopped["details"][-1]
-    assert last["name"] == "create_rebar_linear" and "response" not in last
+    assert last["name"] == "create_rebar_linear" and last["status"] == "failed"
+    # A failed dry run lets nothing through: 8 for real is refused before any call.
+    refused8 = alice.post("/replay", json={"SessionId": session, "DryRun": False,
+                                           "Args": {"bar_count": 8}})
+    assert refused8.status_code == 409 and refused8.get_json()["rule"] == "dry_run_first"
     assert _rebar_count(alice) == before + 5  # unchanged
 
     # Every run is stored and readable per step.
@@ -102,9 +106,10 @@ def test_rebar_story(app, studio, demo) -> None:  # type: ignore[no-untyped-def]
     assert page.status_code == 200
     front, text = parse_md(page.get_data(as_text=True))
     assert front["path"] == stopped["run"]
-    assert "stopped before writing" in text and "create\\_rebar\\_linear" in text
+    assert "exceeds the maximum 6" in text and "create\\_rebar\\_linear" in text
     listing = alice.get(f"/playbooks/{short}").get_data(as_text=True)
-    assert listing.count(f"/playbooks/{short}/runs/") == 4  # refused, dry, done, stopped
+    # refused, dry, done, stopped (a dry run), refused8
+    assert listing.count(f"/playbooks/{short}/runs/") == 5
 
 
 def test_required_variables_are_all_listed_and_types_checked(app, studio, demo) -> None:  # type: ignore[no-untyped-def]

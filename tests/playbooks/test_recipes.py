@@ -83,15 +83,27 @@ def test_seed_rebar_recipe_a_blocks_the_overshoot(app, studio, demo, data_dir) -
     dry = studio.post("/replay", json={"RecipePath": "seed-rebar-a.json", "DryRun": True,
                                        "Args": {"bar_count": 5}}).get_json()
     assert dry["ok"] is False and "created = 15 exceeds the maximum 6" in dry["error"]
-    run = studio.post("/replay", json={"RecipePath": str(path), "DryRun": False,
-                                       "Args": {"bar_count": 5}}).get_json()
-    assert run["ok"] is False and "stopped before writing" in run["error"]
-    assert _rebar(studio) == before
+    # A file outside reviewed/ is a draft: refused for real, before any call.
+    draft = studio.post("/replay", json={"RecipePath": str(path), "DryRun": False,
+                                         "Args": {"bar_count": 5}})
+    assert draft.status_code == 409 and draft.get_json()["rule"] == "approval"
     narrowed = json.loads(recipes.strip_comments(SEED_REBAR_A))
     narrowed["vars"]["host_selector"]["mark"] = "B2"
-    path.write_text(json.dumps(narrowed))
-    ok = studio.post("/replay", json={"RecipePath": str(path), "DryRun": False,
-                                      "Args": {"bar_count": 5}}).get_json()
+    approved = data_dir / "playbooks" / "reviewed" / "seed-rebar-a.json"
+    approved.parent.mkdir(parents=True, exist_ok=True)
+    approved.write_text(json.dumps(narrowed))
+    body = {"RecipePath": "reviewed/seed-rebar-a.json", "DryRun": True,
+            "Args": {"bar_count": 5}}
+    assert studio.post("/replay", json=body).get_json()["ok"]  # one beam: 5 bars planned
+    # The model drifts after the dry run: beam B1 is re-marked B2, so two beams match.
+    rpc(studio, "set_parameter_for_elements", {"elementIds": [4001], "param": "Mark",
+                                               "value": "B2"})
+    run = studio.post("/replay", json={**body, "DryRun": False}).get_json()
+    assert run["ok"] is False and "stopped before writing" in run["error"]
+    assert _rebar(studio) == before
+    rpc(studio, "set_parameter_for_elements", {"elementIds": [4001], "param": "Mark",
+                                               "value": "B1"})
+    ok = studio.post("/replay", json={**body, "DryRun": False}).get_json()
     assert ok["ok"], ok
     assert _rebar(studio) == before + 5
 
@@ -124,8 +136,10 @@ def test_generated_recipe_wires_what_an_earlier_step_created(app, studio, demo) 
                        "generate_recipe").get_json()["result"]["recipe"]
     update = recipe["steps"][1]
     assert update["params"]["elementId"] == "{{steps.create_wall.result.elementId}}"
-    report = alice.post("/replay", json={"SessionId": started["sessionId"], "DryRun": False,
-                                         "Args": {"param_value": "Replayed"}}).get_json()
+    body = {"SessionId": started["sessionId"], "Args": {"param_value": "Replayed"}}
+    dry = alice.post("/replay", json={**body, "DryRun": True}).get_json()
+    assert dry["ok"], (dry["error"], dry["details"])
+    report = alice.post("/replay", json={**body, "DryRun": False}).get_json()
     assert report["ok"], report
     new_wall = report["details"][0]["response"]["result"]["elementId"]
     assert new_wall != wall

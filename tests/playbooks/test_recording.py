@@ -400,7 +400,7 @@ def test_remote_writes_are_never_sent_in_a_dry_run_unless_trusted(app, studio, d
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()
     _RecordingUpstream.calls = []
-    path = data_dir / "playbooks" / "remote.json"
+    path = data_dir / "playbooks" / "reviewed" / "remote.json"  # approved: it may execute
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(json.dumps({"name": "remote", "vars": {"n": None}, "steps": [
         {"method": "create_things", "params": {"count": "{{n}}"}, "confirm": True,
@@ -408,23 +408,23 @@ def test_remote_writes_are_never_sent_in_a_dry_run_unless_trusted(app, studio, d
     try:
         monkeypatch.setitem(app.config, "PLAYBOOK_UPSTREAM",
                             f"http://127.0.0.1:{server.server_port}")
-        dry = studio.post("/replay", json={"RecipePath": "remote.json", "DryRun": True,
+        dry = studio.post("/replay", json={"RecipePath": "reviewed/remote.json", "DryRun": True,
                                            "Args": {"n": 8}}).get_json()
         assert dry["ok"] and "not sent" in dry["details"][0]["note"]
-        refused = studio.post("/replay", json={"RecipePath": "remote.json", "DryRun": False,
-                                               "Args": {"n": 8}}).get_json()
+        eight = {"RecipePath": "reviewed/remote.json", "DryRun": False, "Args": {"n": 8}}
+        refused = studio.post("/replay", json=eight).get_json()
         assert refused["ok"] is False and "no trusted dryRun" in refused["error"]
         assert _RecordingUpstream.calls == []  # nothing reached the upstream
         monkeypatch.setitem(app.config, "PLAYBOOK_DRYRUN_METHODS", "create_things")
-        stopped = studio.post("/replay", json={"RecipePath": "remote.json", "DryRun": False,
-                                               "Args": {"n": 8}}).get_json()
+        stopped = studio.post("/replay", json=eight).get_json()
         assert "stopped before writing" in stopped["error"]
         assert [c["params"] for c in _RecordingUpstream.calls] == [{"count": 8, "dryRun": True}]
-        done = studio.post("/replay", json={"RecipePath": "remote.json", "DryRun": False,
-                                            "Args": {"n": 5}}).get_json()
+        five = {"RecipePath": "reviewed/remote.json", "Args": {"n": 5}}
+        assert studio.post("/replay", json={**five, "DryRun": True}).get_json()["ok"]
+        done = studio.post("/replay", json={**five, "DryRun": False}).get_json()
         assert done["ok"], done
         assert [c["params"] for c in _RecordingUpstream.calls[1:]] == [
-            {"count": 5, "dryRun": True}, {"count": 5}]
+            {"count": 5, "dryRun": True}, {"count": 5, "dryRun": True}, {"count": 5}]
     finally:
         server.shutdown()
         thread.join(timeout=5)

@@ -18,6 +18,8 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
+import yaml
+
 from tests.playbooks.conftest import capture_lines
 
 SEED_RECIPE = """{
@@ -88,6 +90,9 @@ def test_seed_curl_examples(app, demo, auth_off, live_server, data_dir) -> None:
     assert lines[1]["result"]["updated"] == 2 and all("t" in x and "ms" in x for x in lines)
     assert (folder / "playbook.md").read_text().startswith("# Playbook: walls-rename-1FL")
     assert "entries: 2" in (folder / "summary.yaml").read_text()
+    # §6.9 The playbook server's version and the upstream's (its ping_server answer).
+    versions = yaml.safe_load((folder / "summary.yaml").read_text())["versions"]
+    assert versions["harmonic"] and versions["upstream"].startswith("harmonic-design-model ")
 
     # §6.4 Save the seed's recipe in the session folder.
     recipe = folder / "recipe.json"
@@ -113,17 +118,26 @@ def test_seed_curl_examples(app, demo, auth_off, live_server, data_dir) -> None:
     confirmed = json.loads(SEED_RECIPE)
     confirmed["steps"][1]["params"]["confirm"] = True
     recipe.write_text(json.dumps(confirmed))
+    # §6.7 First run is always a dry run: these arguments were never previewed.
+    args = {"target_wall_type": "RC150", "level_name": "1FL", "param_value": "Model C"}
+    first = curl("-X", "POST", f"{base}/replay", "-H", "Content-Type: application/json", "-d",
+                 json.dumps({"RecipePath": str(recipe), "DryRun": False, "Args": args}))
+    assert first["ok"] is False and first["rule"] == "dry_run_first"
+    assert "DryRun: true" in first["next"]
+    assert comments(base, "RC150", "1FL") == {"Model A"}
+    assert curl("-X", "POST", f"{base}/replay", "-H", "Content-Type: application/json", "-d",
+                json.dumps({"RecipePath": str(recipe), "DryRun": True, "Args": args}))["ok"]
     done = curl("-X", "POST", f"{base}/replay", "-H", "Content-Type: application/json", "-d",
-                json.dumps({"RecipePath": str(recipe), "DryRun": False,
-                            "Args": {"target_wall_type": "RC150", "level_name": "1FL",
-                                     "param_value": "Model C"}}))
+                json.dumps({"RecipePath": str(recipe), "DryRun": False, "Args": args}))
     assert done["ok"] is True and done["steps"] == {"total": 2, "succeeded": 2, "failed": 0,
                                                     "skipped": 0}
     assert comments(base, "RC150", "1FL") == {"Model C"}
 
-    # §8 Quick start: SessionId by the session's name, dry run then execute with args.
+    # §8 Quick start: SessionId by the session's name, dry run then execute with args (the
+    # teacher's own session replays before approval, after a dry run with the same args).
     quick = curl("-X", "POST", f"{base}/replay", "-H", "Content-Type: application/json", "-d",
-                 json.dumps({"SessionId": "walls-rename-1FL", "DryRun": True}))
+                 json.dumps({"SessionId": "walls-rename-1FL", "DryRun": True,
+                             "Args": {"target_wall_type": "RC150", "param_value": "Model D"}}))
     assert quick["ok"] is True
     quick = curl("-X", "POST", f"{base}/replay", "-H", "Content-Type: application/json", "-d",
                  json.dumps({"SessionId": "walls-rename-1FL", "DryRun": False,
@@ -160,18 +174,30 @@ def serve_on_seed_port(app: Any) -> Iterator[bool]:
 
 def test_seed_python_replayer(app, demo, auth_off, live_server, data_dir, tmp_path) -> None:  # type: ignore[no-untyped-def]
     script = tmp_path / "replay.py"
-    folder = data_dir / "playbooks" / "hand-made-recipes"
-    folder.mkdir(parents=True, exist_ok=True)
     confirmed = json.loads(SEED_RECIPE)
     confirmed["steps"][1]["params"]["confirm"] = True
-    (folder / "recipe.json").write_text(json.dumps(confirmed))
+    # §6.9 A recipe outside the reviewed folder is a draft; one in it counts as approved.
+    draft = data_dir / "playbooks" / "hand-made-recipes" / "recipe.json"
+    approved = data_dir / "playbooks" / "reviewed" / "rename-walls.json"
+    for path in (draft, approved):
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(json.dumps(confirmed))
+    # §6.7 First run is always a dry run (the replayer itself always executes).
+    dry = curl("-X", "POST", f"{live_server}/replay", "-d",
+               json.dumps({"RecipePath": str(approved), "DryRun": True}))
+    assert dry["ok"] is True, dry
     with serve_on_seed_port(app) as on_seed_port:
         if on_seed_port:
             script.write_text(SEED_REPLAYER)  # byte for byte: BASE is the seed's port 5209
         else:  # 5209 is taken here: only the line naming the port points elsewhere
             script.write_text(SEED_REPLAYER.replace("http://127.0.0.1:5209", live_server))
-        done = subprocess.run([sys.executable, str(script), str(folder / "recipe.json")],
+        refused = subprocess.run([sys.executable, str(script), str(draft)],
+                                 capture_output=True, text=True, timeout=120)
+        done = subprocess.run([sys.executable, str(script), str(approved)],
                               capture_output=True, text=True, timeout=120)
+    assert refused.returncode == 0, refused.stderr
+    assert "'rule': 'approval'" in refused.stdout and "reviewed/" in refused.stdout
+    assert "'details': []" in refused.stdout  # refused before any call
     assert done.returncode == 0, done.stderr
     printed = done.stdout.strip()
     assert printed.startswith("{'ok': True,") and "'succeeded': 2" in printed

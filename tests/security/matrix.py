@@ -68,6 +68,13 @@ def rule_admits(act: Action, spec: PageSpec) -> frozenset[str]:
         "non_member": frozenset({"nonmember"}),
         "self_user": CREATOR,  # the sample user pages are the creator's
         "owner_rule": CREATOR if has_item else SIGNED_IN,  # a playbook's owner
+        # The sample playbook is not shared with a studio: its owner alone reads and replays
+        # it and retires its versions; nobody reviews or approves it (that needs a studio;
+        # tests/playbooks/test_governance.py covers shared playbooks).
+        "reader_rule": CREATOR,
+        "retire_rule": CREATOR,
+        "review_rule": frozenset(),
+        "approve_rule": frozenset(),
         "_option_proposer": MEMBERS,  # the sample decision is open to members' options
     }
     if name not in table:

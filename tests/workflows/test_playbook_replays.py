@@ -29,6 +29,11 @@ def comments_of_rc150(alice) -> set[str]:  # type: ignore[no-untyped-def]
 def test_queued_replay_runs_on_a_worker(app, studio, demo, wf_settings) -> None:  # type: ignore[no-untyped-def]
     alice = studio
     short = teach_wall_recipe(alice)
+    # Governance first: no dry run of these arguments yet, so the queue refuses at once.
+    early = alice.act(f"/playbooks/{short}", "queue_replay", args={"param_value": "Queued"})
+    assert early.status_code == 409 and early.get_json()["error"]["rule"] == "dry_run_first"
+    assert alice.act(f"/playbooks/{short}", "dry_run",
+                     args={"param_value": "Queued"}).status_code == 201
     queued = alice.act(f"/playbooks/{short}", "queue_replay", args={"param_value": "Queued"})
     assert queued.status_code == 201, queued.get_data(as_text=True)
     location = queued.get_json()["location"]
@@ -45,9 +50,15 @@ def test_queued_replay_runs_on_a_worker(app, studio, demo, wf_settings) -> None:
 def test_queued_replay_that_fails_fails_the_run_once(app, studio, demo, wf_settings) -> None:  # type: ignore[no-untyped-def]
     alice = studio
     short = teach_wall_recipe(alice)
-    # A type with no walls: the recipe's minUpdated bound fails the replay.
-    queued = alice.act(f"/playbooks/{short}", "queue_replay",
-                       args={"param_value": "Never", "type_name": "NoSuchType"})
+    assert alice.act(f"/playbooks/{short}", "dry_run",
+                     args={"param_value": "Never"}).get_json()["result"]["ok"]
+    # The model drifts after the dry run: three more RC150 walls on 1FL make five, over the
+    # recipe's maxUpdated 4, so the worker's preview stops the replay before it writes.
+    for y in (20000, 21000, 22000):
+        rpc(alice, "create_wall", {"start": {"x": 0, "y": y, "z": 0},
+                                   "end": {"x": 3000, "y": y, "z": 0}, "wallTypeName": "RC150",
+                                   "levelName": "1FL", "heightMm": 3000, "confirm": True})
+    queued = alice.act(f"/playbooks/{short}", "queue_replay", args={"param_value": "Never"})
     run = drain(app, uuid.UUID(queued.get_json()["location"].removeprefix("/runs/")))
     assert run["status"] == "failed"
     errors = [e for e in events_of(app, run["id"]) if e["type"] == "action_error"]

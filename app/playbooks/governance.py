@@ -1,0 +1,409 @@
+"""Recipe governance: which recipe versions may replay for real, who moves them along, the audit.
+
+Seed 000 (§6.7, §6.9): "First run is always dry-run" and "Keep a reviewed folder for approved
+recipes; require code review for changes". Here that is:
+
+* **States.** A recipe version is ``draft`` when generated or saved, then ``reviewed`` (by a
+  member of the playbook's studio other than its author), then ``approved`` (by an admin of that
+  studio, again not its author), and may be ``retired``. Each version's whole content is stored
+  (``RecipeVersion``), so a recipe is known by its digest: a ``recipe.json`` edited on disk is a
+  draft nobody reviewed, whatever its version string says. Approving writes the version into
+  ``<data>/playbooks/reviewed/``; retiring takes it out again.
+* **File recipes** (seed 000's ``RecipePath``): a file in ``<data>/playbooks/reviewed/`` counts
+  as approved (its review is the code review of whatever puts it there); any other file is a
+  draft.
+* **Real runs** are allowed for approved versions, and for the teacher's own captured session
+  (the seed's quick start) unless ``PLAYBOOK_TEACHER_REPLAY`` is off. A retired version never
+  runs for real. Dry runs are always allowed.
+* **Dry run first.** The first real run of a recipe (by digest) with given arguments (by the
+  digest of their resolved values) needs a successful dry run of the same recipe and arguments
+  by the same caller within ``PLAYBOOK_DRYRUN_WINDOW`` seconds; once such a real run has
+  succeeded, the caller may repeat it.
+* **Audit.** Every state change and every replay, refused or not, is a ``PlaybookAudit`` row.
+
+Every door (HTTP /replay, the page actions, MCP's replay tool, the queue, the CLI) reaches the
+rules through ``app.playbooks.replay``, which asks ``check`` before any call; a refusal names
+its rule, says what to do next and carries the HTTP status the doors answer with.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+from dataclasses import dataclass
+from datetime import timedelta
+from pathlib import Path
+from typing import Any
+
+from sqlalchemy import select
+
+from app.extensions import db
+from app.models.accounts import User
+from app.models.base import utcnow
+from app.models.playbooks import Playbook, PlaybookAudit, PlaybookRun, RecipeVersion
+from app.models.studios import Membership
+from app.playbooks import names, settings
+from app.playbooks.recipe import Recipe, to_json
+from app.services.errors import Conflict, Forbidden
+
+STATES = ("draft", "reviewed", "approved", "retired")
+REVIEWED = "reviewed"
+LOCAL = "local"  # the token-less loopback operator's owner key (app.playbooks.teach.LOCAL)
+
+
+# ------------------------------------------------------------------ digests and places
+
+def digest(raw: dict[str, Any]) -> str:
+    """The recipe's identity: SHA-256 of its canonical JSON (key order and spacing ignored)."""
+    text = json.dumps(raw, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def args_digest(values: dict[str, Any]) -> str:
+    """The arguments' identity: the resolved values, so "5" and 5 for an integer are one."""
+    text = json.dumps(values, sort_keys=True, separators=(",", ":"), ensure_ascii=False,
+                      default=str)
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def reviewed_dir(data_dir: str) -> Path:
+    return names.playbooks_root(data_dir) / REVIEWED
+
+
+def in_reviewed(path: Path | None, data_dir: str) -> bool:
+    if path is None:
+        return False
+    root = os.path.realpath(reviewed_dir(data_dir))
+    return os.path.realpath(path).startswith(root + os.sep)
+
+
+def reviewed_file(version: RecipeVersion, playbook: Playbook, data_dir: str) -> Path:
+    name = str(version.content.get("name", playbook.name)).rpartition("@")[0] \
+        or str(version.content.get("name", playbook.name))
+    safe = names.clean_name(name[:40], "name")
+    return reviewed_dir(data_dir) / f"{playbook.short_id}_{safe}@{version.version}.json"
+
+
+# ------------------------------------------------------------------ refusals
+
+@dataclass
+class Refusal:
+    rule: str  # approval | retired | dry_run_first
+    message: str
+    next: str
+    status: int = 409
+
+    def body(self) -> dict[str, Any]:
+        return {"rule": self.rule, "message": self.message, "next": self.next}
+
+    def text(self) -> str:
+        return f"{self.message} (rule: {self.rule}) Next: {self.next}"
+
+
+@dataclass
+class Verdict:
+    state: str  # the recipe's state: draft | reviewed | approved | retired
+    basis: str  # why a real run may go: approved | teacher; "dry_run" for dry runs
+    digest: str
+    args_digest: str
+    version: RecipeVersion | None = None
+    refusal: Refusal | None = None
+
+
+# ------------------------------------------------------------------ who is who
+
+def user_of(identity: Any) -> Any:
+    return getattr(identity, "user_id", None)
+
+
+def actor_label(identity: Any) -> str:
+    """Who acted, as people read it: @handle, or ``local`` for the token-less operator."""
+    if identity is None:
+        return LOCAL
+    user = db.session.get(User, user_of(identity)) if user_of(identity) is not None else None
+    return f"@{user.handle}" if user is not None else str(user_of(identity))
+
+
+def is_teacher(playbook: Playbook | None, identity: Any) -> bool:
+    if playbook is None:
+        return False
+    if identity is None:
+        return playbook.owner == LOCAL
+    return playbook.user_id is not None and playbook.user_id == user_of(identity)
+
+
+def membership(playbook: Playbook, user_id: Any) -> Membership | None:
+    if playbook.studio_id is None or user_id is None:
+        return None
+    return db.session.scalars(select(Membership).where(
+        Membership.studio_id == playbook.studio_id, Membership.user_id == user_id)).first()
+
+
+# ------------------------------------------------------------------ versions
+
+def versions(playbook: Playbook) -> list[RecipeVersion]:
+    """A playbook's recipe versions, newest first."""
+    return list(db.session.scalars(select(RecipeVersion).where(
+        RecipeVersion.playbook_id == playbook.id).order_by(RecipeVersion.created_at.desc(),
+                                                           RecipeVersion.version.desc())).all())
+
+
+def version_by_digest(playbook: Playbook, value: str) -> RecipeVersion | None:
+    return db.session.scalars(select(RecipeVersion).where(
+        RecipeVersion.playbook_id == playbook.id, RecipeVersion.digest == value).order_by(
+        RecipeVersion.created_at.desc())).first()
+
+
+def find_version(playbook: Playbook, version: str | None) -> RecipeVersion:
+    """The version named (``1.2.3``, or its short id), else the newest; Conflict when none."""
+    found = versions(playbook)
+    if not found:
+        raise Conflict("this playbook has no recipe version yet: run generate_recipe",
+                       rule="no_version", next="generate_recipe on this page")
+    if not version:
+        return found[0]
+    for item in found:
+        if version in (item.version, item.short_id):
+            return item
+    raise Conflict(f"no recipe version {version} here",
+                   versions=[v.version for v in found])
+
+
+def record_version(playbook: Playbook, raw: dict[str, Any], identity: Any, event: str
+                   ) -> RecipeVersion:
+    """A new draft for ``raw`` (generated or saved); the same content again is the same one."""
+    value = digest(raw)
+    current = version_by_digest(playbook, value)
+    if current is not None:
+        return current
+    found = versions(playbook)
+    version = RecipeVersion(playbook_id=playbook.id, version=str(raw.get("version") or
+                                                                 _version_of(raw)),
+                            digest=value, content=raw, state="draft",
+                            author_id=user_of(identity), author=actor_label(identity)[:120],
+                            previous_id=found[0].id if found else None)
+    version.assign_ids()
+    db.session.add(version)
+    db.session.flush()
+    audit(event, identity, playbook=playbook, version=version,
+          detail={"version": version.version, "digest": value})
+    return version
+
+
+def _version_of(raw: dict[str, Any]) -> str:
+    name = str(raw.get("name", ""))
+    return name.rpartition("@")[2] if "@" in name else "0.0.0"
+
+
+def previous(version: RecipeVersion) -> RecipeVersion | None:
+    return db.session.get(RecipeVersion, version.previous_id) if version.previous_id else None
+
+
+# ------------------------------------------------------------------ state changes
+
+def review_refusal(playbook: Playbook, version: RecipeVersion | None, user_id: Any
+                   ) -> str | None:
+    """Why ``user_id`` may not review ``version`` now (None: they may)."""
+    if playbook.studio_id is None:
+        return ("the playbook is not shared with a studio: its owner shares it "
+                "(share_playbook) so the studio's members can review it")
+    if membership(playbook, user_id) is None:
+        return "only members of the playbook's studio review its recipes"
+    if version is not None and version.author_id == user_id:
+        return "a recipe version is reviewed by someone other than its author"
+    return None
+
+
+def approve_refusal(playbook: Playbook, version: RecipeVersion | None, user_id: Any
+                    ) -> str | None:
+    if playbook.studio_id is None:
+        return ("the playbook is not shared with a studio: its owner shares it "
+                "(share_playbook) so the studio's admins can approve it")
+    member = membership(playbook, user_id)
+    if member is None or member.role != "admin":
+        return "only admins of the playbook's studio approve recipes"
+    if version is not None and version.author_id == user_id:
+        return "a recipe version is approved by someone other than its author"
+    return None
+
+
+def retire_refusal(playbook: Playbook, user_id: Any) -> str | None:
+    if user_id is not None and playbook.user_id == user_id:
+        return None
+    member = membership(playbook, user_id)
+    if member is not None and member.role == "admin":
+        return None
+    return "only the playbook's owner or an admin of its studio retires recipe versions"
+
+
+def _move(version: RecipeVersion, wanted: str, to: str, verb: str) -> None:
+    if version.state != wanted:
+        raise Conflict(f"version {version.version} is {version.state}: only a {wanted} version "
+                       f"can be {verb}", rule=f"{to}_needs_{wanted}",
+                       next=_next_for_state(version.state))
+    version.state = to
+
+
+def review(playbook: Playbook, version: RecipeVersion, identity: Any, note: str = "") -> None:
+    reason = review_refusal(playbook, version, user_of(identity))
+    if reason:
+        raise Forbidden(reason, rule="reviewer")
+    _move(version, "draft", "reviewed", "reviewed")
+    version.reviewed_by_id, version.reviewed_at = user_of(identity), utcnow()
+    audit("reviewed", identity, playbook=playbook, version=version,
+          detail={"version": version.version, "note": note[:2000]})
+    db.session.commit()
+
+
+def approve(playbook: Playbook, version: RecipeVersion, identity: Any, data_dir: str) -> Path:
+    reason = approve_refusal(playbook, version, user_of(identity))
+    if reason:
+        raise Forbidden(reason, rule="approver")
+    _move(version, "reviewed", "approved", "approved")
+    version.approved_by_id, version.approved_at = user_of(identity), utcnow()
+    path = reviewed_file(version, playbook, data_dir)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    tmp.write_text(to_json(version.content), encoding="utf-8")
+    os.replace(tmp, path)
+    audit("approved", identity, playbook=playbook, version=version,
+          detail={"version": version.version, "file": f"{REVIEWED}/{path.name}"})
+    db.session.commit()
+    return path
+
+
+def retire(playbook: Playbook, version: RecipeVersion, identity: Any, data_dir: str) -> None:
+    reason = retire_refusal(playbook, user_of(identity))
+    if reason:
+        raise Forbidden(reason, rule="retirer")
+    if version.state == "retired":
+        raise Conflict(f"version {version.version} is already retired", rule="retired")
+    was = version.state
+    version.state, version.retired_at = "retired", utcnow()
+    path = reviewed_file(version, playbook, data_dir)
+    if path.is_file():
+        path.unlink()
+    audit("retired", identity, playbook=playbook, version=version,
+          detail={"version": version.version, "was": was})
+    db.session.commit()
+
+
+def share(playbook: Playbook, studio_id: Any, identity: Any) -> None:
+    playbook.studio_id = studio_id
+    audit("shared", identity, playbook=playbook, detail={"studio": str(studio_id)})
+    db.session.commit()
+
+
+# ------------------------------------------------------------------ the replay rules
+
+def state_of(recipe: Recipe, playbook: Playbook | None, source: Path | None, data_dir: str
+             ) -> tuple[str, RecipeVersion | None]:
+    value = digest(recipe.raw)
+    version = version_by_digest(playbook, value) if playbook is not None else None
+    if version is not None and version.state == "retired":
+        return "retired", version
+    if in_reviewed(source, data_dir):
+        return "approved", version
+    if version is not None:
+        return version.state, version
+    return "draft", None
+
+
+def _next_for_state(state: str) -> str:
+    if state == "draft":
+        return ("a member of the playbook's studio reviews it (review_recipe on its page), then "
+                "a studio admin approves it (approve_recipe); a file recipe is approved by "
+                "putting it in the playbooks data folder's reviewed/ folder. Dry runs "
+                "(DryRun: true) are allowed meanwhile")
+    if state == "reviewed":
+        return "an admin of the playbook's studio approves it (approve_recipe on its page)"
+    if state == "retired":
+        return "replay an approved version, or generate a new version and have it approved"
+    return "replay it"
+
+
+def _approved_elsewhere(playbook: Playbook | None, conf: settings.Settings) -> str:
+    if playbook is None:
+        return ""
+    approved = [v for v in versions(playbook) if v.state == "approved"]
+    if not approved:
+        return ""
+    path = reviewed_file(approved[0], playbook, conf.data_dir)
+    return (f" Version {approved[0].version} is approved: replay it with RecipePath "
+            f"\"{REVIEWED}/{path.name}\".")
+
+
+def check(recipe: Recipe, values: dict[str, Any], dry_run: bool, identity: Any,
+          playbook: Playbook | None, source: Path | None,
+          conf: settings.Settings | None = None) -> Verdict:
+    """May this run go? ``values`` are the resolved arguments (defaults overlaid by Args)."""
+    conf = conf or settings.current()
+    state, version = state_of(recipe, playbook, source, conf.data_dir)
+    verdict = Verdict(state=state, basis="dry_run" if dry_run else "approved",
+                      digest=digest(recipe.raw), args_digest=args_digest(values),
+                      version=version)
+    if dry_run:
+        return verdict
+    own_session = is_teacher(playbook, identity) and not in_reviewed(source, conf.data_dir)
+    if state == "retired":
+        verdict.refusal = Refusal("retired", f"{recipe.title} is retired: it does not replay "
+                                  "for real.", _next_for_state("retired")
+                                  + "." + _approved_elsewhere(playbook, conf))
+        return verdict
+    if state != "approved":
+        if own_session and conf.teacher_replay:
+            verdict.basis = "teacher"
+        else:
+            why = (" The teacher's own replays are off here (PLAYBOOK_TEACHER_REPLAY=off)."
+                   if own_session else "")
+            verdict.refusal = Refusal(
+                "approval", f"{recipe.title} is a {state} recipe: only approved versions "
+                f"replay for real.{why}", _next_for_state(state) + "."
+                + _approved_elsewhere(playbook, conf))
+            return verdict
+    if not _dry_run_done(verdict, identity, conf):
+        minutes = conf.dryrun_window / 60
+        verdict.refusal = Refusal(
+            "dry_run_first", f"First run is always a dry run: {recipe.title} has no successful "
+            f"dry run with these arguments by you in the last {minutes:g} minutes.",
+            "replay it with DryRun: true (dry_run on the page, dry_run: true over MCP, "
+            "--dry-run on the command line) and the same Args, check the planned effects, "
+            f"then run it for real within {minutes:g} minutes.")
+    return verdict
+
+
+def _dry_run_done(verdict: Verdict, identity: Any, conf: settings.Settings) -> bool:
+    mine = PlaybookRun.user_id == user_of(identity) if user_of(identity) is not None \
+        else PlaybookRun.user_id.is_(None)
+    same = (PlaybookRun.recipe_digest == verdict.digest,
+            PlaybookRun.args_digest == verdict.args_digest, PlaybookRun.status == "ok", mine)
+    since = utcnow() - timedelta(seconds=conf.dryrun_window)
+    dry = db.session.scalars(select(PlaybookRun.id).where(
+        *same, PlaybookRun.dry_run.is_(True), PlaybookRun.created_at >= since).limit(1)).first()
+    if dry is not None:
+        return True
+    # Not the first real run: one already succeeded with these arguments.
+    return db.session.scalars(select(PlaybookRun.id).where(
+        *same, PlaybookRun.dry_run.is_(False)).limit(1)).first() is not None
+
+
+# ------------------------------------------------------------------ audit
+
+def audit(event: str, identity: Any, playbook: Playbook | None = None,
+          version: RecipeVersion | None = None, run: PlaybookRun | None = None,
+          detail: dict[str, Any] | None = None) -> PlaybookAudit:
+    """One audit row, in the caller's transaction (it commits with the change it records)."""
+    row = PlaybookAudit(playbook_id=playbook.id if playbook is not None else None,
+                        version_id=version.id if version is not None else None,
+                        run_id=run.id if run is not None else None, event=event[:24],
+                        user_id=user_of(identity), actor=actor_label(identity)[:120],
+                        detail=detail or {})
+    db.session.add(row)
+    return row
+
+
+def audit_of(playbook: Playbook, limit: int = 50) -> list[PlaybookAudit]:
+    return list(db.session.scalars(select(PlaybookAudit).where(
+        PlaybookAudit.playbook_id == playbook.id).order_by(
+        PlaybookAudit.created_at.desc()).limit(limit)).all())
