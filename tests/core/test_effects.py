@@ -95,10 +95,11 @@ def test_action_pages_and_navigate_show_the_effect(studio, client, make_agent) -
 
 
 def _recipe(data_dir: Path, name: str, steps: list[dict[str, Any]]) -> str:
-    path = data_dir / "playbooks" / f"{name}.json"
+    """An approved recipe file (seed 000's reviewed/ folder), so governance lets it run."""
+    path = data_dir / "playbooks" / "reviewed" / f"{name}.json"
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(json.dumps({"name": name, "version": "1.0.0", "steps": steps}))
-    return path.name
+    return f"reviewed/{path.name}"
 
 
 def test_replay_confirms_writes_only(app: Flask, client, studio, demo) -> None:  # type: ignore[no-untyped-def]
@@ -117,6 +118,8 @@ def test_replay_confirms_writes_only(app: Flask, client, studio, demo) -> None: 
     modern = Stateless(client, studio.token)
     for name, steps in reads.items():
         recipe = _recipe(data_dir, name, steps)
+        # The first real run of an approved recipe follows a dry run of it (seed 000 §6.7).
+        assert studio.post("/replay", json={"RecipePath": recipe, "DryRun": True}).json["ok"]
         report = studio.post("/replay", json={"RecipePath": recipe, "DryRun": False}).json
         assert report["ok"] is True and "unconfirmed" not in report, (name, report)
         # Over MCP, a client that can be asked is not asked: nothing here writes.
@@ -130,6 +133,7 @@ def test_replay_confirms_writes_only(app: Flask, client, studio, demo) -> None: 
                                                                   or "execute_action"], report
         confirmed = [{**steps[0], "confirm": True}]
         recipe = _recipe(data_dir, f"{name}-confirmed", confirmed)
+        assert studio.post("/replay", json={"RecipePath": recipe, "DryRun": True}).json["ok"]
         asked = modern.tool(capabilities=ELICIT, name="replay",
                             arguments={"recipe_path": recipe, "dry_run": False})
         assert asked["resultType"] == "input_required", (name, asked)
