@@ -22,6 +22,7 @@ import time
 from collections.abc import Callable
 from typing import Any
 
+from app.core.identity import Identity
 from app.mcp import jsonrpc, modern, mrtr
 from app.mcp.content import ToolError, ToolResult, as_result, error_result
 from app.mcp.context import (
@@ -141,7 +142,8 @@ class McpServer:
     # -- entry point ------------------------------------------------------------------------
 
     def handle(self, message: Any, session: SessionState | None, channel: Channel,
-               identity: Any = None, stateless: bool | None = None) -> dict[str, Any] | None:
+               identity: Identity | None = None,
+               stateless: bool | None = None) -> dict[str, Any] | None:
         """Process one parsed message; return the response, or None (notification/cancelled).
 
         Responses from the client to our own requests are routed by the transport before
@@ -196,7 +198,7 @@ class McpServer:
         return jsonrpc.result(request_id, value)
 
     def _legacy(self, method: str, params: Any, request_id: Any, session: SessionState,
-                channel: Channel, identity: Any) -> dict[str, Any] | None:
+                channel: Channel, identity: Identity | None) -> dict[str, Any] | None:
         """One 2025-era request on an initialized (or initializing) session."""
         if not isinstance(params, dict):
             raise _params_error("params must be an object")
@@ -208,7 +210,8 @@ class McpServer:
         return handler(self._context(session, channel, identity, request_id, params), params)
 
     def _modern(self, method: str, params: Any, request_id: Any, session_id: str,
-                transport: str, channel: Channel, identity: Any) -> dict[str, Any] | None:
+                transport: str, channel: Channel,
+                identity: Identity | None) -> dict[str, Any] | None:
         """One 2026-07-28 request: _meta checked, no session touched, MRTR for questions."""
         if not isinstance(params, dict):
             raise _params_error("params must be an object")
@@ -229,7 +232,7 @@ class McpServer:
             return mrtr.result(exc, method, params, identity, known)
         return None if value is None else modern.finish(method, value)
 
-    def _context(self, session: SessionState, channel: Channel, identity: Any,
+    def _context(self, session: SessionState, channel: Channel, identity: Identity | None,
                  request_id: Any, params: dict[str, Any]) -> ToolContext:
         meta = params.get("_meta")
         token = meta.get("progressToken") if isinstance(meta, dict) else None

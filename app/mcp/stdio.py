@@ -25,6 +25,7 @@ from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any, BinaryIO
 
+from app.core.identity import Identity, identity_from_token
 from app.mcp import events, jsonrpc, modern
 from app.mcp.context import ClientRequestFailed, SessionState, ToolContext
 from app.mcp.jsonrpc import INVALID_REQUEST, RpcError
@@ -136,10 +137,9 @@ class StdioTransport:
         self.server.on_tool_call = self.app.extensions["mcp"].on_tool_call
         events.listen(self._on_resource_updated)
 
-    def identity(self) -> Any:
+    def identity(self) -> Identity:
         """Resolve the token again for every call, so a revoked token stops working at once."""
         from app.services.errors import Unauthorized
-        from app.web.auth import identity_from_token
 
         try:
             return identity_from_token(self.token)

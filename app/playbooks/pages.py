@@ -14,6 +14,7 @@ from flask import Blueprint, g
 
 from app.actions import rules
 from app.actions.registry import Context, Param, Result, action
+from app.core.identity import Identity
 from app.models.playbooks import Playbook
 from app.playbooks import capture, service, teach
 from app.playbooks.recipe import load
@@ -26,7 +27,7 @@ bp = Blueprint("playbooks", __name__)
 NAV = [("Playbooks", "/playbooks")]
 
 
-def _identity() -> Any:
+def _identity() -> Identity | None:
     return g.get("identity")
 
 

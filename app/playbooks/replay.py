@@ -24,6 +24,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from app.core.identity import Identity
 from app.extensions import db
 from app.models.base import utcnow
 from app.models.playbooks import Playbook, PlaybookRun
@@ -54,8 +55,9 @@ class Hooks:
 
 
 class Runner:
-    def __init__(self, recipe: Recipe, args: dict[str, Any], dry_run: bool, identity: Any,
-                 playbook: Playbook | None, hooks: Hooks | None = None) -> None:
+    def __init__(self, recipe: Recipe, args: dict[str, Any], dry_run: bool,
+                 identity: Identity | None, playbook: Playbook | None,
+                 hooks: Hooks | None = None) -> None:
         self.recipe, self.args, self.dry_run = recipe, args, dry_run
         self.identity, self.playbook = identity, playbook
         self.hooks = hooks or Hooks()
@@ -69,7 +71,7 @@ class Runner:
 
     def run(self) -> tuple[dict[str, Any], PlaybookRun]:
         run = PlaybookRun(playbook_id=self.playbook.id if self.playbook else None,
-                          user_id=getattr(self.identity, "user_id", None),
+                          user_id=self.identity.user_id if self.identity else None,
                           recipe_name=self.recipe.title[:200], dry_run=self.dry_run,
                           status="running", args=self.redactor.value(self.args), steps=[])
         run.assign_ids()
@@ -299,7 +301,7 @@ def run_path(run: PlaybookRun) -> str:
     return f"/playbooks/runs/{run.short_id}"
 
 
-def replay(recipe: Recipe, args: dict[str, Any], dry_run: bool, identity: Any,
+def replay(recipe: Recipe, args: dict[str, Any], dry_run: bool, identity: Identity | None,
            playbook: Playbook | None, hooks: Hooks | None = None
            ) -> tuple[dict[str, Any], PlaybookRun]:
     return Runner(recipe, args, dry_run, identity, playbook, hooks).run()

@@ -14,6 +14,7 @@ from typing import Any
 
 from sqlalchemy import select
 
+from app.core.identity import Identity
 from app.extensions import db
 from app.models.base import SHORT_ID, find_by_id
 from app.models.playbooks import Playbook, PlaybookRun
@@ -22,27 +23,27 @@ from app.playbooks.recipe import SEMVER, Recipe, load, parse_text, to_json
 from app.services.errors import Invalid, NotFound, invalid_param
 
 
-def _visible(playbook: Playbook, identity: Any) -> bool:
+def _visible(playbook: Playbook, identity: Identity | None) -> bool:
     if identity is None:
         return True
     return playbook.user_id is not None and playbook.user_id == identity.user_id
 
 
-def list_for(identity: Any) -> list[Playbook]:
+def list_for(identity: Identity | None) -> list[Playbook]:
     query = select(Playbook).order_by(Playbook.created_at.desc())
     if identity is not None:
         query = query.where(Playbook.user_id == identity.user_id)
     return list(db.session.scalars(query).all())
 
 
-def get(ident: str, identity: Any) -> Playbook:
+def get(ident: str, identity: Identity | None) -> Playbook:
     playbook = find_by_id(Playbook, ident)
     if playbook is None or not _visible(playbook, identity):
         raise NotFound(f"no playbook {ident}")
     return playbook
 
 
-def get_run(playbook: Playbook | None, run_id: str, identity: Any) -> PlaybookRun:
+def get_run(playbook: Playbook | None, run_id: str, identity: Identity | None) -> PlaybookRun:
     run = find_by_id(PlaybookRun, run_id)
     if run is None or (playbook is not None and run.playbook_id != playbook.id) or (
             playbook is None and run.playbook_id is not None):
@@ -126,7 +127,7 @@ def save_recipe(playbook: Playbook, text_or_raw: str | dict[str, Any]) -> dict[s
     return raw
 
 
-def load_for_replay(identity: Any, session_id: str | None, recipe_path_raw: str | None
+def load_for_replay(identity: Identity | None, session_id: str | None, recipe_path_raw: str | None
                     ) -> tuple[Recipe, Playbook | None]:
     """The recipe a /replay request names, and the playbook it belongs to (if any)."""
     conf = settings.current()

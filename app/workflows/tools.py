@@ -144,7 +144,7 @@ def _mcp(spec: dict[str, Any], call: Call) -> Output:
 # page --------------------------------------------------------------------------------------
 
 def _page(spec: dict[str, Any], call: Call) -> Output:
-    from app.web.dispatch import dispatch
+    from app.core.dispatch import dispatch
 
     path = str(spec.get("path") or "")
     if not path.startswith("/") or path.startswith("//"):
