@@ -14,6 +14,7 @@ import click
 from flask import Blueprint, Flask, Response, g, request
 from flask.cli import AppGroup
 
+from app.core.identity import Identity
 from app.design_model import loader, settings
 from app.design_model.protocol import RpcError
 from app.design_model.rpc import handle_body
@@ -22,7 +23,7 @@ from app.extensions import csrf, db
 bp = Blueprint("design_model", __name__, url_prefix="/design-model")
 
 
-def _identity() -> object | None:
+def _identity() -> Identity | None:
     if not hasattr(g, "identity"):
         # The app's auth hook normally ran already; resolve here when it has not.
         from app.services.errors import DomainError
@@ -41,7 +42,8 @@ def rpc_response(body: str) -> Response:
 
 @bp.post("/rpc")
 def rpc_endpoint() -> Response:
-    if _identity() is None:
+    identity = _identity()
+    if identity is None:
         error = RpcError(-32000, "Unauthorized: send 'Authorization: Bearer <token>'",
                          {"code": "UNAUTHORIZED"})
         response = rpc_response(json.dumps({"jsonrpc": "2.0", "id": None,
@@ -49,9 +51,8 @@ def rpc_endpoint() -> Response:
         response.status_code = 401
         response.headers["WWW-Authenticate"] = "Bearer"
         return response
-    scopes = getattr(_identity(), "scopes", ("read", "write"))
     return rpc_response(handle_body(request.get_data(cache=False), via="app",
-                                    can_write="write" in scopes))
+                                    can_write="write" in identity.scopes))
 
 
 cli = AppGroup("design-model", help="Load and inspect the design model (Revit/Rhino).")
