@@ -39,9 +39,10 @@ def is_loopback(host: str | None) -> bool:
     """Whether ``host`` (a name or an address, IPv6 bracketed or not) is loopback."""
     if not host:
         return False
-    host = host.strip()
     if host.startswith("[") and host.endswith("]"):
         host = host[1:-1]
+        if ":" not in host:  # brackets hold IPv6 literals only
+            return False
     if host.lower() == LOOPBACK_NAME:
         return True
     try:
@@ -60,7 +61,7 @@ _AUTHORITY = re.compile(r"(?P<host>\[[0-9A-Fa-f:.]+\]|[^\[\]:@/\\\s]+)(?::(?P<po
 
 def split_authority(authority: str | None) -> tuple[str, int | None] | None:
     """``(host, port)`` of a ``host[:port]`` authority (IPv6 keeps its brackets), or None."""
-    match = _AUTHORITY.fullmatch((authority or "").strip())
+    match = _AUTHORITY.fullmatch(authority or "")
     if match is None:
         return None
     port = match.group("port")
