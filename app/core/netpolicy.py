@@ -102,7 +102,7 @@ def auth_may_be_off(switch_off: bool, bind_host: str | None,
 # -- outbound allow-lists ----------------------------------------------------------------------
 
 class Refused(ValueError):
-    """Why an outbound URL may not be called: a sentence completing "the URL ..."."""
+    """Why an outbound URL may not be called, to follow the URL or its name and a colon."""
 
     def __init__(self, message: str) -> None:
         super().__init__(message)
@@ -172,6 +172,5 @@ def check_url(url: str, entries: Iterable[str], setting: str) -> Target:
     if not allowed(where, entries):
         listed = ", ".join(parse_allow_list(entries)) or "empty"
         host = f"[{where.host}]" if ":" in where.host else where.host
-        raise Refused(f"names host '{host}:{where.port}', which is not on the allow-list "
-                      f"({setting}: {listed})")
+        raise Refused(f"host '{host}:{where.port}' is not allowed ({setting}: {listed})")
     return where

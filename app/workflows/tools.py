@@ -178,7 +178,7 @@ def host_allowed(url: str) -> tuple[bool, str]:
     try:
         netpolicy.check_url(url, settings.get_list("WORKFLOWS_HTTP_ALLOW"), "WORKFLOWS_HTTP_ALLOW")
     except netpolicy.Refused as exc:
-        return False, f"{url!r} {exc.message}"
+        return False, f"{url!r}: {exc.message}"
     return True, ""
 
 
