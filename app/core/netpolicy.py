@@ -56,7 +56,7 @@ def is_loopback(host: str | None) -> bool:
 
 
 # host[:port] where host is a bracketed IPv6 literal or a name/IPv4 without ':' '[' ']' '@' '/'.
-_AUTHORITY = re.compile(r"(?P<host>\[[0-9A-Fa-f:.]+\]|[^\[\]:@/\\\s]+)(?::(?P<port>\d{1,5}))?")
+_AUTHORITY = re.compile(r"(?P<host>\[[0-9A-Fa-f:.]+\]|[^\[\]:@/\\\s]+)(?::(?P<port>[0-9]{1,5}))?")
 
 
 def split_authority(authority: str | None) -> tuple[str, int | None] | None:

@@ -49,7 +49,8 @@ def test_loopback_authorities(authority: str) -> None:
     "localhost.", "localhost.:5000", "127.0.0.1.nip.io", "127.0.0.1.nip.io:5000",
     "localhost.evil.com", "[::1].evil", "[::1].evil:5000", "[::1]:5000.evil", "0.0.0.0:5000",
     "10.0.0.1", "[::ffff:10.0.0.1]", "2130706433", "0x7f000001:80", "017700000001",
-    "localhost:", "localhost:0", "localhost:65536", "localhost:5000:5000", "user@localhost",
+    "localhost:", "localhost:0", "localhost:65536", "localhost:5000:5000", "localhost:５０００",
+    "user@localhost",
     "localhost/x", "evil.com@127.0.0.1", "", None])
 def test_not_loopback_authorities(authority: str | None) -> None:
     assert not netpolicy.authority_is_loopback(authority)
