@@ -2,14 +2,13 @@
 
 A deliberately small Flask app (only the database and these two routes, no pages, no login),
 served by gunicorn: real worker management and graceful shutdown, and several workers can share
-the database because no state lives in the process. It binds loopback only and takes no
-token, so it refuses any other address.
+the database because no state lives in the process. It takes no token, so it binds loopback
+only (``app.core.netpolicy.auth_may_be_off``; ``bin/model-server`` refuses any other address).
 """
 
 from __future__ import annotations
 
 import importlib
-import ipaddress
 import os
 from pathlib import Path
 from typing import Any
@@ -20,17 +19,6 @@ from app.design_model import loader, settings
 from app.design_model.rpc import handle_body
 from app.extensions import db
 from config import build_config
-
-LOOPBACK_NAMES = ("localhost",)
-
-
-def is_loopback(host: str) -> bool:
-    if host in LOOPBACK_NAMES:
-        return True
-    try:
-        return ipaddress.ip_address(host.strip("[]")).is_loopback
-    except ValueError:
-        return False
 
 
 def create_server_app(overrides: dict[str, Any] | None = None) -> Flask:

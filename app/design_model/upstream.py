@@ -1,15 +1,15 @@
 """Calling the Revit side: in-process by default, over HTTP only to allow-listed URLs.
 
 A request may name ``revitBaseUrl``; it is followed only when its host is on the allow-list
-``HARMONIC_DESIGN_UPSTREAMS`` (comma list; default ``loopback``). Entries are the word
-``loopback`` (127.0.0.0/8, ::1, localhost), a host (``revit.lan``), a host and port
-(``revit.lan:5210``) or an origin (``https://revit.lan:5210``). Redirects are never followed,
-so an allowed host cannot bounce a call elsewhere.
+``HARMONIC_DESIGN_UPSTREAMS`` (comma list; default ``loopback``), evaluated by
+``app.core.netpolicy.check_url``: entries are the word ``loopback`` (127.0.0.0/8, ::1,
+localhost), a host (``revit.lan``), a host and port (``revit.lan:5210``) or an origin
+(``https://revit.lan:5210``). Redirects are never followed, so an allowed host cannot bounce a
+call elsewhere.
 """
 
 from __future__ import annotations
 
-import ipaddress
 import itertools
 import os
 from typing import Any
@@ -17,6 +17,7 @@ from urllib.parse import urlsplit
 
 import httpx
 
+from app.core import netpolicy
 from app.design_model.protocol import Params, RpcError, invalid, upstream_error
 from app.design_model.registry import METHODS, Ctx
 from app.services import outbound
@@ -27,8 +28,7 @@ _ids = itertools.count(1)
 
 
 def allowed_from_env() -> tuple[str, ...]:
-    raw = os.environ.get(ENV_ALLOWED, "loopback")
-    return tuple(part.strip().lower() for part in raw.split(",") if part.strip())
+    return netpolicy.parse_allow_list(os.environ.get(ENV_ALLOWED, netpolicy.LOOPBACK_ENTRY))
 
 
 def timeout_from_env() -> float:
@@ -38,43 +38,17 @@ def timeout_from_env() -> float:
         return 10.0
 
 
-def _is_loopback(host: str) -> bool:
-    if host == "localhost":
-        return True
+def rpc_url(base_url: str, allowed: tuple[str, ...], param: str = "revitBaseUrl",
+            setting: str | None = None) -> str:
+    """The /rpc URL to POST to, or a -32602 naming ``param`` when the URL is not allowed by
+    ``setting``'s allow-list ``allowed`` (``HARMONIC_DESIGN_UPSTREAMS`` unless told)."""
     try:
-        return ipaddress.ip_address(host).is_loopback
-    except ValueError:
-        return False
-
-
-def _entry_matches(entry: str, scheme: str, host: str, port: int) -> bool:
-    if entry == "loopback":
-        return _is_loopback(host)
-    if "://" in entry:
-        allowed = urlsplit(entry)
-        default = 443 if allowed.scheme == "https" else 80
-        return (allowed.scheme == scheme and (allowed.hostname or "") == host
-                and (allowed.port or default) == port)
-    name, _, entry_port = entry.rpartition(":") if entry.count(":") == 1 else (entry, "", "")
-    return name == host and (not entry_port or entry_port == str(port))
-
-
-def rpc_url(base_url: str, allowed: tuple[str, ...], param: str = "revitBaseUrl") -> str:
-    """The /rpc URL to POST to, or a -32602 naming ``param`` when the URL is not allowed."""
-    try:
-        parts = urlsplit(base_url.strip())
-        port = parts.port
-    except ValueError as exc:
-        raise invalid(param, f"is not a valid URL ({exc})") from exc
-    if parts.scheme not in ("http", "https") or not parts.hostname:
-        raise invalid(param, "must be an http(s) URL like http://127.0.0.1:5210")
-    if parts.username or parts.password or parts.query or parts.fragment:
-        raise invalid(param, "must not carry credentials, a query or a fragment")
-    host = parts.hostname.lower()
-    port = port or (443 if parts.scheme == "https" else 80)
-    if not any(_entry_matches(entry, parts.scheme, host, port) for entry in allowed):
-        raise invalid(param, f"host '{host}' is not on the allow-list ({ENV_ALLOWED}: "
-                             f"{', '.join(allowed) or 'empty'})")
+        netpolicy.check_url(base_url, allowed, ENV_ALLOWED if setting is None else setting)
+    except netpolicy.Refused as exc:
+        raise invalid(param, exc.message) from None
+    parts = urlsplit(base_url.strip())
+    if parts.query or parts.fragment:
+        raise invalid(param, "must not carry a query or a fragment")
     path = parts.path.rstrip("/")
     if not path.endswith("/rpc"):
         path += "/rpc"

@@ -15,6 +15,7 @@ from flask import Blueprint, Flask, Response, g, request
 from flask.cli import AppGroup
 
 from app.core import jsonrpc
+from app.core.identity import Identity
 from app.design_model import loader, settings
 from app.design_model.protocol import RpcError
 from app.design_model.rpc import handle_body
@@ -24,7 +25,7 @@ from app.services.errors import Unauthorized
 bp = Blueprint("design_model", __name__, url_prefix="/design-model")
 
 
-def _identity() -> object | None:
+def _identity() -> Identity | None:
     if not hasattr(g, "identity"):
         # The app's auth hook normally ran already; resolve here when it has not.
         from app.services.errors import DomainError
@@ -43,7 +44,8 @@ def rpc_response(body: str) -> Response:
 
 @bp.post("/rpc")
 def rpc_endpoint() -> Response:
-    if _identity() is None:
+    identity = _identity()
+    if identity is None:
         refusal = Unauthorized("send 'Authorization: Bearer <token>'")
         error = RpcError(refusal.jsonrpc_code, f"Unauthorized: {refusal.message}",
                          {"code": refusal.error_code})
@@ -51,9 +53,8 @@ def rpc_endpoint() -> Response:
         response.status_code = refusal.http_status
         response.headers["WWW-Authenticate"] = "Bearer"
         return response
-    scopes = getattr(_identity(), "scopes", ("read", "write"))
     return rpc_response(handle_body(request.get_data(cache=False), via="app",
-                                    can_write="write" in scopes))
+                                    can_write="write" in identity.scopes))
 
 
 cli = AppGroup("design-model", help="Load and inspect the design model (Revit/Rhino).")

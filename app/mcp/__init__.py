@@ -51,9 +51,9 @@ read and correct (an ``isError`` result); domain errors (``app.services.errors``
 ``isError`` results too. Anything else is logged and reported as an internal tool error.
 
 ``ctx`` (``ToolContext``) gives:
-    ctx.identity            the caller (``app.web.auth.Identity``: user_id, scopes, token_id) or
-                            None on a loopback /mcp with auth off; pass it to
-                            ``app.web.dispatch.dispatch`` to act as the caller
+    ctx.identity            the caller (``app.core.identity.Identity``: user_id, scopes,
+                            token_id) or None on a loopback /mcp with auth off; pass it to
+                            ``app.core.dispatch.dispatch`` to act as the caller
     ctx.session             the MCP session: ``.current_path`` (navigation state; always None
                             for a stateless request, whose ``.stateless`` is True),
                             ``.client_capabilities``, ``.save()`` after changing it

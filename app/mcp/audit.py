@@ -113,8 +113,8 @@ def record(ctx: ToolContext, tool: str, args: dict[str, Any], result: dict[str, 
     path = ctx.audit.get("path") or _text(args.get("path"))
     action = ctx.audit.get("action") or _text(args.get("action"))
     values = {"id": uuid.uuid4(), "created_at": utcnow(),
-              "user_id": getattr(identity, "user_id", None),
-              "token_id": getattr(identity, "token_id", None),
+              "user_id": identity.user_id,
+              "token_id": identity.token_id,
               "session_id": None if ctx.session.stateless else ctx.session.id[:64],
               "transport": getattr(ctx.session, "transport", "stdio"), "tool": tool[:128],
               "path": path, "action": action[:128] if action else None,

@@ -17,6 +17,8 @@ import time
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
+from app.core.identity import Identity
+
 LEVELS = ("debug", "info", "notice", "warning", "error", "critical", "alert", "emergency")
 
 
@@ -63,7 +65,7 @@ class SessionState:
 
 @dataclass
 class ToolContext:
-    identity: Any  # app.web.auth.Identity, or None when /mcp runs with auth off
+    identity: Identity | None  # None when /mcp runs with auth off (loopback only)
     session: SessionState
     channel: Channel
     request_id: Any = None

@@ -2,7 +2,7 @@
 resources, and a stand-up prompt.
 
 Nothing here re-implements a page or an action: every call is an in-process request through
-the app (``app.web.dispatch``) as the caller, so authorization, validation and rendering are
+the app (``app.core.dispatch``) as the caller, so authorization, validation and rendering are
 exactly those of a browser or an HTTP agent at the same URL.
 
 Navigation state: a 2025-era session remembers the page ``navigate`` opened (its
@@ -133,7 +133,7 @@ def normalize_path(value: str, origin: str = "") -> str:
 
 def fetch(ctx: ToolContext, path: str) -> Page:
     """GET ``path`` as Markdown as the caller, following redirects inside the app."""
-    from app.web.dispatch import dispatch
+    from app.core.dispatch import dispatch
 
     for _ in range(MAX_REDIRECTS):
         result = dispatch("GET", path, ctx.identity, accept="text/markdown")
@@ -286,7 +286,7 @@ def _file_result(page: Page) -> ToolResult:
 )
 def execute_action(ctx: ToolContext, args: dict[str, Any]) -> ToolResult:
     from app.actions.registry import ACTIONS
-    from app.web.dispatch import dispatch
+    from app.core.dispatch import dispatch
 
     action = args["action"].strip()
     params = args.get("params") or {}

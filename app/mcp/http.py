@@ -27,7 +27,6 @@ from __future__ import annotations
 
 import logging
 import queue
-import re
 import threading
 import time
 import uuid
@@ -39,7 +38,8 @@ from urllib.parse import urlsplit
 from flask import Blueprint, Flask, Response, current_app, g, request
 from werkzeug.exceptions import RequestEntityTooLarge
 
-from app.core import changes, jsonrpc
+from app.core import changes, jsonrpc, netpolicy
+from app.core.identity import Identity, identity_from_token
 from app.core.jsonrpc import INVALID_REQUEST, RpcError
 from app.extensions import db
 from app.mcp import http_modern, modern, store, wire
@@ -51,21 +51,18 @@ log = logging.getLogger("harmonic.mcp.http")
 
 bp = Blueprint("mcp", __name__)
 
-LOOPBACK_HOSTS = frozenset({"localhost", "127.0.0.1", "::1"})
 STREAMING_METHODS = frozenset({"tools/call"})
 LISTEN_SECONDS = 600  # a listen stream ends after this; the client simply listens again
 KEEPALIVE_SECONDS = 15  # an SSE comment this often keeps proxies from closing a quiet stream
 _pool = ThreadPoolExecutor(max_workers=32, thread_name_prefix="mcp-call")
 
 
-def is_loopback(host: str | None) -> bool:
-    return (host or "").strip("[]").lower() in LOOPBACK_HOSTS
-
-
-def auth_required(app: Flask) -> bool:
-    """HARMONIC_MCP_AUTH=off only counts when the app is bound to loopback."""
-    return bool(app.config.get("HARMONIC_MCP_AUTH", True)) or not is_loopback(
-        app.config.get("HARMONIC_HOST"))
+def auth_required(app: Flask,
+                  remote_addr: str | None | netpolicy.BindOnly = netpolicy.BIND_ONLY) -> bool:
+    """Whether /mcp needs a token: HARMONIC_MCP_AUTH=off only counts on a loopback bind, and
+    (given a request's ``remote_addr``) for a caller on loopback."""
+    return not netpolicy.auth_may_be_off(not app.config.get("HARMONIC_MCP_AUTH", True),
+                                         app.config.get("HARMONIC_HOST"), remote_addr)
 
 
 def engine() -> McpServer:
@@ -107,20 +104,14 @@ def _base_netloc() -> str:
     return urlsplit(current_app.config.get("HARMONIC_BASE_URL") or "").netloc.lower()
 
 
-# The whole authority must be a loopback name, an optional port and nothing else: urlsplit
-# alone reads "[::1].evil" as the host ::1, which would let a rebinding name through.
-_LOOPBACK_NETLOC = re.compile(r"(localhost|127\.0\.0\.1|\[::1\])(:\d{1,5})?", re.IGNORECASE)
-
-
-def _loopback_netloc(netloc: str) -> bool:
-    return _LOOPBACK_NETLOC.fullmatch(netloc) is not None
-
-
 def _host_allowed(host: str) -> bool:
     host = host.lower()
     name = urlsplit(f"//{host}").hostname or ""
     allowed = [h.lower() for h in current_app.config.get("HARMONIC_ALLOWED_HOSTS", [])]
-    return _loopback_netloc(host) or host == _base_netloc() or host in allowed or name in allowed
+    # The whole authority must be loopback, not just what urlsplit reads as its host: it
+    # reads "[::1].evil" as ::1, which would let a rebinding name through.
+    return (netpolicy.authority_is_loopback(host) or host == _base_netloc() or host in allowed
+            or name in allowed)
 
 
 def _origin_allowed(origin: str) -> bool:
@@ -129,11 +120,11 @@ def _origin_allowed(origin: str) -> bool:
         return False
     allowed = [o.rstrip("/").lower() for o in current_app.config.get("HARMONIC_ALLOWED_ORIGINS",
                                                                      [])]
-    return (_loopback_netloc(parts.netloc) or origin.rstrip("/").lower() in allowed
+    return (netpolicy.authority_is_loopback(parts.netloc) or origin.rstrip("/").lower() in allowed
             or (bool(_base_netloc()) and parts.netloc.lower() == _base_netloc()))
 
 
-def _gate() -> tuple[Response | None, Any]:
+def _gate() -> tuple[Response | None, Identity | None]:
     """Origin, Host and token checks shared by every method: (refusal, identity)."""
     origin = request.headers.get("Origin")
     if origin is not None and not _origin_allowed(origin):
@@ -141,17 +132,17 @@ def _gate() -> tuple[Response | None, Any]:
     if not _host_allowed(request.host):
         return _refuse(403, INVALID_REQUEST, "Forbidden: this Host is not allowed"), None
     from app.services.errors import Unauthorized
-    from app.web.auth import bearer_token, identity_from_token
+    from app.web.auth import bearer_token
 
     plaintext = bearer_token()
-    if plaintext is None and not auth_required(current_app):
+    if plaintext is None and not auth_required(current_app, request.remote_addr):
         return None, None  # loopback development with auth off: anonymous
     realm = 'Bearer realm="harmonic"'
     if plaintext is None:
         return _refuse(401, INVALID_REQUEST, "Unauthorized: send Authorization: Bearer <token>",
                        **{"WWW-Authenticate": realm}), None
     known = g.get("identity")  # app.web.auth already resolved this Bearer token
-    if known is not None and getattr(known, "via", None) == "token":
+    if isinstance(known, Identity) and known.via == "token":
         return None, known
     try:
         return None, identity_from_token(plaintext)
@@ -160,13 +151,14 @@ def _gate() -> tuple[Response | None, Any]:
                        **{"WWW-Authenticate": f'{realm}, error="invalid_token"'}), None
 
 
-def _session(identity: Any) -> tuple[Response | None, store.DbSession | None]:
+def _session(identity: Identity | None) -> tuple[Response | None, store.DbSession | None]:
     session_id = request.headers.get("Mcp-Session-Id")
     if not session_id:
         return _refuse(400, INVALID_REQUEST, "Bad Request: Mcp-Session-Id header is required"), None
     session = store.find_session(session_id)
-    owner = getattr(identity, "user_id", None)
-    if session is None or (auth_required(current_app) and session.user_id != owner):
+    owner = identity.user_id if identity is not None else None
+    if session is None or (auth_required(current_app, request.remote_addr)
+                           and session.user_id != owner):
         return _refuse(404, INVALID_REQUEST, "Session not found: initialize a new one"), None
     store.touch(session)
     return None, session
@@ -234,7 +226,7 @@ def post() -> Response:
     return _json(response)
 
 
-def _stateless(message: dict[str, Any], identity: Any) -> Response:
+def _stateless(message: dict[str, Any], identity: Identity | None) -> Response:
     """A 2026-07-28 POST: no session is read or written, whatever the headers say."""
     if jsonrpc.is_response(message):
         return _refuse(400, INVALID_REQUEST, "Bad Request: clients send no responses in "
@@ -314,7 +306,7 @@ def _origin() -> str:
     return request.host_url.rstrip("/")
 
 
-def _initialize(message: Any, identity: Any) -> Response:
+def _initialize(message: Any, identity: Identity | None) -> Response:
     session = store.DbSession.new(identity)
     response = engine().handle(message, session, _NullChannel(), identity)
     if response is None or "error" in response:
@@ -373,8 +365,8 @@ class _SseChannel:
         return result if isinstance(result, dict) else {}
 
 
-def _streamed(message: dict[str, Any], session: store.DbSession | None, identity: Any,
-              waiting: list[dict[str, Any]]) -> Response:
+def _streamed(message: dict[str, Any], session: store.DbSession | None,
+              identity: Identity | None, waiting: list[dict[str, Any]]) -> Response:
     """Run the call on a worker; plain JSON if it only answers, SSE if it says more first.
 
     ``waiting`` are queued notifications for this session: they open the stream. Without a

@@ -21,6 +21,7 @@ import hashlib
 import json
 from typing import Any
 
+from app.core.identity import Identity
 from app.core.jsonrpc import INVALID_PARAMS, RpcError
 
 STATE_SALT = "harmonic.mcp.request-state"
@@ -47,15 +48,17 @@ def _secret() -> str:
     return str(current_app.config["SECRET_KEY"])
 
 
-def binding(method: str, params: dict[str, Any], identity: Any) -> str:
+def binding(method: str, params: dict[str, Any], identity: Identity | None) -> str:
     """What a state is valid for: this request of this caller, nothing else."""
     target = params.get("name") if method != "resources/read" else params.get("uri")
-    subject = [method, target, params.get("arguments") or {}, getattr(identity, "user_id", None)]
+    user_id = identity.user_id if identity is not None else None
+    subject = [method, target, params.get("arguments") or {}, user_id]
     raw = json.dumps(subject, sort_keys=True, default=str, separators=(",", ":"))
     return hashlib.sha256(raw.encode()).hexdigest()
 
 
-def answers(method: str, params: dict[str, Any], identity: Any) -> tuple[dict[str, Any], bool]:
+def answers(method: str, params: dict[str, Any],
+            identity: Identity | None) -> tuple[dict[str, Any], bool]:
     """The answers a (re)tried request brings: earlier rounds' from its verified
     requestState, this round's from inputResponses. Also whether a state came back."""
     responses = params.get("inputResponses", {})
@@ -85,7 +88,7 @@ def answers(method: str, params: dict[str, Any], identity: Any) -> tuple[dict[st
     return {**earlier, **responses}, True
 
 
-def result(exc: InputRequired, method: str, params: dict[str, Any], identity: Any,
+def result(exc: InputRequired, method: str, params: dict[str, Any], identity: Identity | None,
            known: dict[str, Any]) -> dict[str, Any]:
     """The InputRequiredResult for the questions in ``exc``, keeping the answers so far."""
     still_open = set(exc.requests)

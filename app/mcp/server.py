@@ -23,6 +23,7 @@ from collections.abc import Callable
 from typing import Any
 
 from app.core import jsonrpc
+from app.core.identity import Identity
 from app.core.jsonrpc import INVALID_PARAMS, INVALID_REQUEST, RpcError
 from app.mcp import modern, mrtr
 from app.mcp.content import ToolError, ToolResult, as_result, error_result
@@ -144,7 +145,7 @@ class McpServer:
     # -- entry point ------------------------------------------------------------------------
 
     def handle(self, message: Any, session: SessionState | None, channel: Channel,
-               identity: Any = None, stateless: bool | None = None,
+               identity: Identity | None = None, stateless: bool | None = None,
                origin: str = "") -> dict[str, Any] | None:
         """Process one parsed message; return the response, or None (notification/cancelled).
 
@@ -195,7 +196,8 @@ class McpServer:
         return jsonrpc.result(request_id, value)
 
     def _legacy(self, method: str, params: Any, request_id: Any, session: SessionState,
-                channel: Channel, identity: Any, origin: str = "") -> dict[str, Any] | None:
+                channel: Channel, identity: Identity | None,
+                origin: str = "") -> dict[str, Any] | None:
         """One 2025-era request on an initialized (or initializing) session."""
         if not isinstance(params, dict):
             raise _params_error("params must be an object")
@@ -208,7 +210,7 @@ class McpServer:
                        params)
 
     def _modern(self, method: str, params: Any, request_id: Any, session_id: str,
-                transport: str, channel: Channel, identity: Any,
+                transport: str, channel: Channel, identity: Identity | None,
                 origin: str = "") -> dict[str, Any] | None:
         """One 2026-07-28 request: _meta checked, no session touched, MRTR for questions."""
         if not isinstance(params, dict):
@@ -230,7 +232,7 @@ class McpServer:
             return mrtr.result(exc, method, params, identity, known)
         return None if value is None else modern.finish(method, value)
 
-    def _context(self, session: SessionState, channel: Channel, identity: Any,
+    def _context(self, session: SessionState, channel: Channel, identity: Identity | None,
                  request_id: Any, params: dict[str, Any], origin: str = "") -> ToolContext:
         meta = params.get("_meta")
         token = meta.get("progressToken") if isinstance(meta, dict) else None

@@ -26,6 +26,7 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import Any, BinaryIO
 
 from app.core import jsonrpc
+from app.core.identity import Identity, identity_from_token
 from app.core.jsonrpc import INVALID_REQUEST, RpcError
 from app.mcp import modern, wire
 from app.mcp.context import ClientRequestFailed, SessionState, ToolContext
@@ -139,10 +140,9 @@ class StdioTransport:
 
         changes.listen(self._on_resource_updated)
 
-    def identity(self) -> Any:
+    def identity(self) -> Identity:
         """Resolve the token again for every call, so a revoked token stops working at once."""
         from app.services.errors import Unauthorized
-        from app.web.auth import identity_from_token
 
         try:
             return identity_from_token(self.token)

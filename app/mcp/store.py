@@ -24,6 +24,7 @@ from typing import Any
 from sqlalchemy import bindparam, delete, exists, insert, select, update
 
 from app.core import changes
+from app.core.identity import Identity
 from app.extensions import db
 from app.mcp.context import SessionState
 from app.models.base import utcnow
@@ -59,10 +60,10 @@ class DbSession(SessionState):
         self._saved = self._values()
 
     @classmethod
-    def new(cls, identity: Any) -> DbSession:
+    def new(cls, identity: Identity | None) -> DbSession:
         return cls({"id": secrets.token_urlsafe(32),
-                    "user_id": getattr(identity, "user_id", None),
-                    "token_id": getattr(identity, "token_id", None)}, is_new=True)
+                    "user_id": identity.user_id if identity else None,
+                    "token_id": identity.token_id if identity else None}, is_new=True)
 
     def _values(self) -> dict[str, Any]:
         return {"protocol_version": self.protocol_version,

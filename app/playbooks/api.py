@@ -7,8 +7,9 @@ body naming the rule and what to do next; other refusals answer 422.
 
 Who may call: a Bearer token (never a browser cookie: these endpoints skip CSRF checks, so a
 cookie alone would let any web page drive them); without credentials only
-when ``PLAYBOOK_AUTH=off``, the app binds a loopback HOST and the request comes from loopback —
-the seed's curl examples and Python replayer then work unchanged on the operator's machine.
+when ``PLAYBOOK_AUTH=off``, the app binds a loopback HOST and the request comes from loopback
+(``app.core.netpolicy.auth_may_be_off``) — the seed's curl examples and Python replayer then
+work unchanged on the operator's machine.
 Errors are JSON with honest codes; /rpc answers JSON-RPC errors (HTTP 200) as the seed's
 upstream does. A body or request that is not JSON-RPC 2.0 is answered here with the standard
 codes of ``app.core.jsonrpc`` (-32700, -32600) and never reaches the upstream or a capture.
@@ -16,43 +17,33 @@ codes of ``app.core.jsonrpc`` (-32700, -32600) and never reaches the upstream or
 
 from __future__ import annotations
 
-import ipaddress
 from typing import Any
 
 from flask import Blueprint, Response, current_app, g, jsonify, request
 
-from app.core import jsonrpc
+from app.core import jsonrpc, netpolicy
+from app.core.identity import Identity, require_scope
 from app.extensions import db
 from app.playbooks import service, settings, teach
 from app.playbooks.replay import replay
-from app.services.errors import DomainError, Forbidden, Invalid, Unauthorized
+from app.services.errors import DomainError, Invalid, Unauthorized
 
 bp = Blueprint("playbooks_api", __name__)
 
 
-def _loopback(address: str | None) -> bool:
-    if address in ("localhost",):
-        return True
-    try:
-        return ipaddress.ip_address(address or "").is_loopback
-    except ValueError:
-        return False
-
-
-def caller() -> tuple[Any, str]:
+def caller() -> tuple[Identity | None, str]:
     """(identity or None, owner key) of this request, or Unauthorized."""
-    identity = g.get("identity")
+    identity: Identity | None = g.get("identity")
     if identity is not None and identity.via == "session":
         # These endpoints are exempt from CSRF checks, so a browser cookie must not be enough:
         # a third-party page could otherwise make a signed-in browser call /rpc or /replay.
         raise Unauthorized("send 'Authorization: Bearer <token>'; in a browser use the "
                            "actions on /playbooks")
     if identity is not None:
-        if "write" not in identity.scopes:
-            raise Forbidden("this token lacks the 'write' scope")
+        require_scope(identity, "write")
         return identity, teach.owner_key(identity)
-    host = current_app.config.get("HARMONIC_HOST") or "127.0.0.1"
-    if not settings.current().auth and _loopback(host) and _loopback(request.remote_addr):
+    if netpolicy.auth_may_be_off(not settings.current().auth,
+                                 current_app.config.get("HARMONIC_HOST"), request.remote_addr):
         return None, teach.LOCAL
     raise Unauthorized("send 'Authorization: Bearer <token>' (token-less use needs "
                        "PLAYBOOK_AUTH=off on a loopback-only server)")
@@ -82,7 +73,7 @@ def _playbook_page(playbook: Any) -> str:
 @bp.post("/teach/start")
 def teach_start() -> Response:
     identity, owner = caller()
-    playbook, stopped = teach.start(owner, getattr(identity, "user_id", None),
+    playbook, stopped = teach.start(owner, identity.user_id if identity else None,
                                     request.args.get("name"))
     body: dict[str, Any] = {"ok": True, "dir": str(teach.folder(playbook)),
                             "sessionId": playbook.session_id, "id": playbook.short_id,

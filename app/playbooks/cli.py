@@ -57,8 +57,8 @@ def register(app: Flask) -> None:
         identity = None
         try:
             if handle:
+                from app.core.identity import Identity
                 from app.services import accounts
-                from app.web.auth import Identity
 
                 identity = Identity(user_id=accounts.get_user(handle).id, via="session")
             path = Path(target)

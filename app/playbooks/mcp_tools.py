@@ -17,6 +17,7 @@ before the replay starts and nothing, not even the run's record, is written befo
 from __future__ import annotations
 
 import time
+import uuid
 from collections.abc import Callable
 from typing import Any
 
@@ -56,8 +57,8 @@ def capture_tool_call(ctx: ToolContext, name: str, args: dict[str, Any],
     teach.record(owners(ctx), line)
 
 
-def _user_id(ctx: ToolContext) -> Any:
-    return getattr(ctx.identity, "user_id", None)
+def _user_id(ctx: ToolContext) -> uuid.UUID | None:
+    return ctx.identity.user_id if ctx.identity is not None else None
 
 
 @tool("teach_start",

@@ -28,6 +28,7 @@ from app.actions.effects import (
     WRITE,
 )
 from app.actions.registry import Context, Param, Result, action
+from app.core.identity import Identity
 from app.models.playbooks import Playbook, RecipeVersion
 from app.playbooks import capture, governance, service, settings, teach
 from app.playbooks.recipe import Recipe, cap_checks, load, to_json
@@ -41,7 +42,7 @@ bp = Blueprint("playbooks", __name__)
 NAV = [("Playbooks", "/playbooks")]
 
 
-def _identity() -> Any:
+def _identity() -> Identity | None:
     return g.get("identity")
 
 

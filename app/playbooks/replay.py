@@ -31,6 +31,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from app.core.identity import Identity
 from app.extensions import db
 from app.models.base import utcnow
 from app.models.playbooks import Playbook, PlaybookRun
@@ -62,8 +63,8 @@ class Hooks:
 
 
 class Runner:
-    def __init__(self, recipe: Recipe, args: dict[str, Any], dry_run: bool, identity: Any,
-                 playbook: Playbook | None, hooks: Hooks | None = None,
+    def __init__(self, recipe: Recipe, args: dict[str, Any], dry_run: bool,
+                 identity: Identity | None, playbook: Playbook | None, hooks: Hooks | None = None,
                  source: Path | None = None, door: str = "") -> None:
         self.recipe, self.args, self.dry_run = recipe, args, dry_run
         self.identity, self.playbook = identity, playbook
@@ -80,7 +81,7 @@ class Runner:
 
     def run(self) -> tuple[dict[str, Any], PlaybookRun]:
         run = PlaybookRun(playbook_id=self.playbook.id if self.playbook else None,
-                          user_id=getattr(self.identity, "user_id", None),
+                          user_id=self.identity.user_id if self.identity else None,
                           recipe_name=self.recipe.title[:200], dry_run=self.dry_run,
                           status="running", args=self.redactor.value(self.args), steps=[])
         run.assign_ids()
@@ -346,7 +347,7 @@ def run_path(run: PlaybookRun) -> str:
     return f"/playbooks/runs/{run.short_id}"
 
 
-def replay(recipe: Recipe, args: dict[str, Any], dry_run: bool, identity: Any,
+def replay(recipe: Recipe, args: dict[str, Any], dry_run: bool, identity: Identity | None,
            playbook: Playbook | None, hooks: Hooks | None = None, source: Path | None = None,
            door: str = "") -> tuple[dict[str, Any], PlaybookRun]:
     """Run ``recipe`` read from ``source`` (a file; None when it has none) through ``door``."""

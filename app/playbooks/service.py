@@ -17,6 +17,7 @@ from typing import Any
 
 from sqlalchemy import or_, select
 
+from app.core.identity import Identity
 from app.extensions import db
 from app.models.base import SHORT_ID, find_by_id
 from app.models.playbooks import Playbook, PlaybookRun
@@ -26,7 +27,7 @@ from app.playbooks.recipe import SEMVER, Recipe, load, parse_text, to_json
 from app.services.errors import Invalid, NotFound, invalid_param
 
 
-def _visible(playbook: Playbook, identity: Any) -> bool:
+def _visible(playbook: Playbook, identity: Identity | None) -> bool:
     if identity is None:
         return True
     if playbook.user_id is not None and playbook.user_id == identity.user_id:
@@ -34,7 +35,7 @@ def _visible(playbook: Playbook, identity: Any) -> bool:
     return governance.membership(playbook, identity.user_id) is not None
 
 
-def list_for(identity: Any) -> list[Playbook]:
+def list_for(identity: Identity | None) -> list[Playbook]:
     query = select(Playbook).order_by(Playbook.created_at.desc())
     if identity is not None:
         studios = select(Membership.studio_id).where(Membership.user_id == identity.user_id)
@@ -43,14 +44,14 @@ def list_for(identity: Any) -> list[Playbook]:
     return list(db.session.scalars(query).all())
 
 
-def get(ident: str, identity: Any) -> Playbook:
+def get(ident: str, identity: Identity | None) -> Playbook:
     playbook = find_by_id(Playbook, ident)
     if playbook is None or not _visible(playbook, identity):
         raise NotFound(f"no playbook {ident}")
     return playbook
 
 
-def get_run(playbook: Playbook | None, run_id: str, identity: Any) -> PlaybookRun:
+def get_run(playbook: Playbook | None, run_id: str, identity: Identity | None) -> PlaybookRun:
     run = find_by_id(PlaybookRun, run_id)
     if run is None or (playbook is not None and run.playbook_id != playbook.id) or (
             playbook is None and run.playbook_id is not None):
@@ -138,7 +139,7 @@ def save_recipe(playbook: Playbook, text_or_raw: str | dict[str, Any],
     return raw
 
 
-def load_for_replay(identity: Any, session_id: str | None, recipe_path_raw: str | None
+def load_for_replay(identity: Identity | None, session_id: str | None, recipe_path_raw: str | None
                     ) -> tuple[Recipe, Playbook | None, Path]:
     """The recipe a /replay request names, the playbook it belongs to (if any) and its file."""
     conf = settings.current()

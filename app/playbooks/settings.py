@@ -39,6 +39,8 @@ from dataclasses import dataclass
 
 from flask import current_app, has_app_context
 
+from app.core import netpolicy
+
 DEFAULT_VOLATILE = ("count", "spacing", "spacingMm", "diameter", "barCount")
 NAMES = ("PLAYBOOK_UPSTREAM", "PLAYBOOK_UPSTREAMS", "PLAYBOOK_TIMEOUT", "PLAYBOOK_JOB_TIMEOUT",
          "PLAYBOOK_AUTH", "PLAYBOOK_REDACT_PATTERNS", "PLAYBOOK_VOLATILE",
@@ -89,7 +91,7 @@ def current() -> Settings:
         os.environ.get("HARMONIC_DATA_DIR") or "instance/data")
     return Settings(
         upstream=_raw("PLAYBOOK_UPSTREAM"),
-        allowed=tuple(a.lower() for a in _split(_raw("PLAYBOOK_UPSTREAMS") or "loopback")),
+        allowed=netpolicy.parse_allow_list(_raw("PLAYBOOK_UPSTREAMS") or "loopback"),
         timeout=_seconds(_raw("PLAYBOOK_TIMEOUT"), 10.0),
         job_timeout=_seconds(_raw("PLAYBOOK_JOB_TIMEOUT"), 60.0),
         auth=(_raw("PLAYBOOK_AUTH") or "on").lower() not in ("off", "false", "0"),

@@ -27,6 +27,7 @@ from typing import Any
 from sqlalchemy import bindparam, select
 
 from app.core import changes
+from app.core.identity import Identity
 from app.extensions import db
 from app.models.base import utcnow
 from app.models.playbooks import Playbook
@@ -52,21 +53,21 @@ def _unwritable(playbook_or_path: Playbook | Path, exc: OSError) -> CaptureUnwri
                              f"({exc.strerror or exc}); fix it or ask the operator, then retry")
 
 
-def owner_key(identity: Any, mcp_session_id: str | None = None) -> str:
+def owner_key(identity: Identity | None, mcp_session_id: str | None = None) -> str:
     """The owner key of a caller; MCP sessions own their own teach session."""
     if mcp_session_id:
         if mcp_session_id == "stdio":  # every stdio process shares the id: add the token
-            token = getattr(identity, "token_id", None)
+            token = identity.token_id if identity is not None else None
             return f"mcp:stdio:{token}" if token else "mcp:stdio"
         return f"mcp:{mcp_session_id}"[:120]
     if identity is None:
         return LOCAL
-    if getattr(identity, "token_id", None) is not None:
+    if identity.token_id is not None:
         return f"token:{identity.token_id}"
     return f"user:{identity.user_id}"
 
 
-def recording_keys(identity: Any, mcp_session_id: str | None = None) -> list[str]:
+def recording_keys(identity: Identity | None, mcp_session_id: str | None = None) -> list[str]:
     """Whose active session records a call: the caller's own first, then its user's.
 
     The user-level fallback lets a person press "start teach" on /playbooks in the browser and

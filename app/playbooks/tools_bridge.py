@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from app.core.identity import Identity
 from app.mcp.context import SessionState, ToolContext
 from app.services.errors import DomainError
 
@@ -27,7 +28,7 @@ class _Quiet:
         raise ClientRequestFailed("no client is attached to a replay")
 
 
-def _context(identity: Any) -> ToolContext:
+def _context(identity: Identity | None) -> ToolContext:
     return ToolContext(identity=identity, session=SessionState("replay"), channel=_Quiet())
 
 
@@ -43,7 +44,7 @@ def _tool(name: str) -> Any:
     return REGISTRY.tools.get(name)
 
 
-def call(name: str, args: Any, identity: Any) -> tuple[bool, Any, str]:
+def call(name: str, args: Any, identity: Identity | None) -> tuple[bool, Any, str]:
     """(ok, structured result or text, error message) of running tool ``name``."""
     from app.mcp.content import ToolError, as_result
 
@@ -68,7 +69,7 @@ def call(name: str, args: Any, identity: Any) -> tuple[bool, Any, str]:
     return True, result.structured if result.structured is not None else {"text": text}, ""
 
 
-def plan(name: str, args: Any, identity: Any) -> tuple[bool, str]:
+def plan(name: str, args: Any, identity: Identity | None) -> tuple[bool, str]:
     """Dry run of a write tool: is it callable, and is the action offered at that page?"""
     from app.mcp.content import ToolError
 

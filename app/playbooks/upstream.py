@@ -50,7 +50,8 @@ def rpc_url(conf: Settings) -> str:
     from app.design_model.upstream import rpc_url as checked_url
 
     try:
-        return checked_url(conf.upstream or "", conf.allowed, "PLAYBOOK_UPSTREAM")
+        return checked_url(conf.upstream or "", conf.allowed, "PLAYBOOK_UPSTREAM",
+                           "PLAYBOOK_UPSTREAMS")
     except jsonrpc.RpcError as exc:
         raise ValueError(exc.message) from exc
 

@@ -1,33 +1,24 @@
-"""Who is asking: a browser session, a Bearer token, or an in-process MCP dispatch.
+"""The Flask glue of identity: who is asking this request, flask-login and CSRF.
 
-``load_identity`` runs before every request and sets ``g.identity`` and ``g.user``. In-process
-dispatch (app.web.dispatch) passes its Identity through the WSGI environ under ``IDENTITY_KEY``:
-the environ is built by our own code, never from a remote client, so it can be trusted.
+``load_identity`` runs before every request and sets ``g.identity`` (an
+``app.core.identity.Identity``) and ``g.user``: from an in-process dispatch (the environ's
+``IDENTITY_KEY``, set by our own code only), a Bearer token, or a browser session.
 """
 
 from __future__ import annotations
 
 import uuid
-from dataclasses import dataclass
 
 from flask import current_app, g, request
 from flask_login import current_user
 
+from app.core import identity as core_identity
+from app.core.identity import IDENTITY_KEY, Identity
 from app.extensions import csrf, db, login_manager
-from app.models import ApiToken, User
+from app.models import User
 from app.services import tokens
-from app.services.errors import Forbidden, Unauthorized
+from app.services.errors import Unauthorized
 from app.web import limits, ratelimit
-
-IDENTITY_KEY = "harmonic.identity"
-
-
-@dataclass(frozen=True)
-class Identity:
-    user_id: uuid.UUID
-    scopes: tuple[str, ...] = ("read", "write")
-    token_id: uuid.UUID | None = None
-    via: str = "session"  # session | token | mcp
 
 
 @login_manager.user_loader
@@ -36,16 +27,6 @@ def _load_user(user_id: str) -> User | None:
         return db.session.get(User, uuid.UUID(user_id))
     except ValueError:
         return None
-
-
-def identity_from_token(plaintext: str) -> Identity:
-    """Resolve a Bearer token to an Identity or raise Unauthorized (used by /mcp too)."""
-    return _token_identity(tokens.resolve(plaintext))
-
-
-def _token_identity(token: ApiToken) -> Identity:
-    return Identity(user_id=token.user_id, scopes=tuple(token.scope_list), token_id=token.id,
-                    via="token")
 
 
 def _buckets() -> ratelimit.TokenBuckets:
@@ -73,7 +54,7 @@ def load_identity() -> None:
         if plaintext is None:
             raise Unauthorized("use 'Authorization: Bearer <token>'")
         token = tokens.resolve(plaintext)
-        g.identity = _token_identity(token)
+        g.identity = core_identity.from_token(token)
         g.user = token.user  # loaded with the token: no second query
         ratelimit.check(current_app.config, _buckets(), g.identity.token_id)
     elif current_user.is_authenticated:
@@ -95,6 +76,7 @@ def load_identity() -> None:
 
 
 def require_scope(scope: str) -> None:
+    """The scope check for this request's caller (anonymous callers meet the page's own rules)."""
     identity = g.identity
-    if identity is not None and scope not in identity.scopes:
-        raise Forbidden(f"this token lacks the '{scope}' scope")
+    if identity is not None:
+        core_identity.require_scope(identity, scope)

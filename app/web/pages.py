@@ -20,16 +20,13 @@ from app.actions import Action, Context, offered_actions
 from app.actions.effects import needs_write
 from app.actions.registry import ACTIONS, check_offered, validate_params
 from app.core import changes
+from app.core.dispatch import FRONTMATTER_KEY
 from app.extensions import db
 from app.services.errors import Invalid, Unauthorized
 from app.web.auth import require_scope
 from app.web.negotiation import wants
 
 APP_NAME = "Harmonic"
-# An in-process caller (app.web.dispatch) puts a list in the environ under this key; a
-# Markdown render appends its frontmatter there (the text block and the data it was dumped
-# from), so the caller need not parse it back.
-FRONTMATTER_KEY = "harmonic.frontmatter"
 
 
 @dataclass

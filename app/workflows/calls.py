@@ -17,6 +17,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from app.core.identity import Identity
 from app.workflows import queue, settings
 
 CALLABLES: dict[str, Callable[..., Any]] = {}
@@ -28,7 +29,7 @@ class CallContext:
     step: str
     key: str  # idempotency key of this step: the same on every attempt
     attempt: int
-    identity: Any  # app.web.auth.Identity of the run's user, or None
+    identity: Identity | None  # the run's user, or None
     previous: Any  # the result of the step before this one in the run
 
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 import itertools
 from typing import Any
 
+from app.core.identity import Identity
 from app.mcp.context import ClientRequestFailed, SessionState, ToolContext
 
 _ids = itertools.count(1)
@@ -52,7 +53,7 @@ def is_read_only(name: str, arguments: dict[str, Any] | None = None) -> bool:
     return bool(tool and tool.call_effect(arguments or {}).read_only)
 
 
-def call_tool(name: str, arguments: dict[str, Any], identity: Any,
+def call_tool(name: str, arguments: dict[str, Any], identity: Identity | None,
               session_id: str = "workflow") -> dict[str, Any]:
     """``tools/call`` as ``identity``; returns the CallToolResult dict (may have isError).
 

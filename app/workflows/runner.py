@@ -24,6 +24,7 @@ import uuid
 from dataclasses import dataclass, field
 from typing import Any
 
+from app.core.identity import Identity
 from app.workflows import calls, gateway, queue, secrets, settings, tools
 from app.workflows.compile import steps_by_name
 from app.workflows.queue import Event, JobSpec, Leased
@@ -104,9 +105,7 @@ class Heartbeat:
                         log.warning("heartbeat for job %s failed", beat.job.id, exc_info=True)
 
 
-def identity_for(run: dict[str, Any]) -> Any:
-    from app.web.auth import Identity
-
+def identity_for(run: dict[str, Any]) -> Identity | None:
     if run.get("user_id") is None:
         return None
     return Identity(user_id=run["user_id"], scopes=("read", "write"), via="workflow")

@@ -24,6 +24,8 @@ from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import urljoin, urlsplit
 
+from app.core import netpolicy
+from app.core.identity import Identity
 from app.extensions import db
 from app.workflows import settings
 
@@ -45,7 +47,7 @@ class StepError(Exception):
 class Call:
     run_id: uuid.UUID
     step: str
-    identity: Any  # app.web.auth.Identity or None
+    identity: Identity | None
     key: str  # idempotency key: stable across retries of the same step
 
 
@@ -152,7 +154,7 @@ def _mcp(spec: dict[str, Any], call: Call) -> Output:
 # page --------------------------------------------------------------------------------------
 
 def _page(spec: dict[str, Any], call: Call) -> Output:
-    from app.web.dispatch import dispatch
+    from app.core.dispatch import dispatch
 
     path = str(spec.get("path") or "")
     if not path.startswith("/") or path.startswith("//"):
@@ -180,23 +182,12 @@ def _page(spec: dict[str, Any], call: Call) -> Output:
 # http --------------------------------------------------------------------------------------
 
 def host_allowed(url: str) -> tuple[bool, str]:
+    """(True, "") when ``WORKFLOWS_HTTP_ALLOW`` admits ``url``, else (False, why not)."""
     try:
-        parts = urlsplit(url)
-        port = parts.port or (443 if parts.scheme == "https" else 80)
-    except ValueError:  # e.g. a port that is not a number: refused, never a crash
-        return False, f"{url!r} is not a valid URL"
-    if parts.scheme not in ("http", "https") or not parts.hostname:
-        return False, f"{url!r} is not an http(s) URL"
-    if parts.username or parts.password:
-        return False, "URLs must not carry credentials"
-    host = parts.hostname.lower()
-    allowed = settings.get_list("WORKFLOWS_HTTP_ALLOW")
-    for entry in allowed:
-        name, _, entry_port = entry.partition(":")
-        if name == host and (not entry_port or entry_port == str(port)):
-            return True, ""
-    return False, (f"host '{host}:{port}' is not allowed (WORKFLOWS_HTTP_ALLOW: "
-                   f"{', '.join(allowed) or 'empty'})")
+        netpolicy.check_url(url, settings.get_list("WORKFLOWS_HTTP_ALLOW"), "WORKFLOWS_HTTP_ALLOW")
+    except netpolicy.Refused as exc:
+        return False, f"{url!r}: {exc.message}"
+    return True, ""
 
 
 def _http(spec: dict[str, Any], call: Call) -> Output:

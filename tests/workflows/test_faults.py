@@ -177,10 +177,10 @@ def test_sigterm_finishes_the_current_step_then_exits(
 def test_mcp_subscribers_hear_about_events_written_by_another_process(
         app: Flask, tmp_path: Path, wf_settings) -> None:  # type: ignore[no-untyped-def]
     from app.core import changes
+    from app.core.identity import Identity
     from app.mcp.context import SessionState
     from app.mcp.registry import REGISTRY
     from app.mcp.server import McpServer
-    from app.web.auth import Identity
     from app.workflows.calls import CallStep, enqueue_calls
     from tests.workflows.conftest import user_id
 

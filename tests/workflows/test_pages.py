@@ -63,10 +63,10 @@ def test_a_run_is_visible_to_its_starter_only(app: Flask, studio, make_agent, wf
 
 def test_mcp_resource_lists_events_and_notifies_on_change(app: Flask, studio, wf_settings) -> None:  # type: ignore[no-untyped-def]
     from app.core import changes
+    from app.core.identity import Identity
     from app.mcp.context import SessionState
     from app.mcp.registry import REGISTRY
     from app.mcp.server import McpServer
-    from app.web.auth import Identity
     from app.workflows import runs
     from tests.workflows.conftest import user_id
 

@@ -19,9 +19,12 @@ from flask import current_app, g
 from flask.testing import EnvironBuilder
 from werkzeug.test import run_wsgi_app
 
-from app.web.auth import IDENTITY_KEY, Identity
-from app.web.pages import FRONTMATTER_KEY
+from app.core.identity import IDENTITY_KEY, Identity
 
+# The dispatcher puts a list in the environ under this key; a Markdown render
+# (app.web.pages.render_page) appends its frontmatter there (the text block and the data it was
+# dumped from), so the caller need not parse it back.
+FRONTMATTER_KEY = "harmonic.frontmatter"
 ENVIRON_BASE = {"REMOTE_ADDR": "127.0.0.1", "HTTP_USER_AGENT": "harmonic-dispatch"}
 
 
