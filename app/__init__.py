@@ -53,14 +53,9 @@ def create_app(overrides: dict[str, Any] | None = None) -> Flask:
     csrf.init_app(app)
 
     for name in FEATURES:
-        try:
-            module = importlib.import_module(name)
-        except ModuleNotFoundError as exc:
-            # A feature not built yet is simply absent; any other missing import is a bug.
-            if exc.name and name.startswith(exc.name):
-                continue
-            raise
-        module.init_app(app)
+        # A feature that fails to import stops the app with its own error: a half-built app
+        # that silently lacks a feature would answer 404s nobody can explain.
+        importlib.import_module(name).init_app(app)
 
     from app.cli import register_cli
 

@@ -39,6 +39,15 @@ def from_token(token: ApiToken) -> Identity:
                     via="token")
 
 
+def bearer_token(authorization: str | None) -> str | None:
+    """The token of an ``Authorization: Bearer <token>`` header value, or None for any other
+    scheme or an empty token (every door reads the header through this)."""
+    scheme, _, value = (authorization or "").partition(" ")
+    if scheme.lower() != "bearer":
+        return None
+    return value.strip() or None
+
+
 def identity_from_token(plaintext: str) -> Identity:
     """Resolve a Bearer token to an Identity or raise Unauthorized (web, /mcp and stdio)."""
     # Imported here: the type above stays importable without the models (the stdio server

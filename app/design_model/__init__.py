@@ -4,13 +4,15 @@
 and ``web`` mounts it in the app at ``/design-model/rpc`` (token required). Method modules:
 ``revit_methods`` and ``rebar`` (Revit side), ``rhino_methods`` (Rhino side, seed 001).
 
-The public surface for other packages: ``method_effect(name)``, the declared effect
-(``app.actions.effects``) of a method, or None when there is no such method.
+The public surface for other packages (they import nothing else from this package):
+``method_effect(name)``, the declared effect (``app.actions.effects``) of a method, or None
+when there is no such method; ``handle_rpc(payload, via)``, one request to the embedded server;
+``rpc_url(base, allowed, param, setting)``, an upstream's allow-listed /rpc URL.
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from app.actions.effects import Effect
@@ -22,3 +24,18 @@ def method_effect(name: str) -> Effect | None:
     from app.design_model.registry import EFFECTS
 
     return EFFECTS.get(name)
+
+
+def handle_rpc(payload: Any, via: str = "inproc", can_write: bool = True) -> dict[str, Any]:
+    """One JSON-RPC request to the embedded design-model server, its response out."""
+    from app.design_model import rpc
+
+    return rpc.handle(payload, via=via, can_write=can_write)
+
+
+def rpc_url(base_url: str, allowed: tuple[str, ...], param: str = "revitBaseUrl",
+            setting: str | None = None) -> str:
+    """The /rpc URL of an upstream design-model server, refused (-32602) off the allow-list."""
+    from app.design_model import upstream
+
+    return upstream.rpc_url(base_url, allowed, param, setting)

@@ -27,7 +27,7 @@ def create_server_app(overrides: dict[str, Any] | None = None) -> Flask:
     app.config.update(build_config(app.instance_path, overrides))
     importlib.import_module("app.models")
     db.init_app(app)
-    settings.configure(app)
+    settings.configure(app.config)
 
     @app.post("/rpc")
     def rpc() -> Response:

@@ -9,10 +9,11 @@
 from __future__ import annotations
 
 import os
+from collections.abc import MutableMapping
 from dataclasses import dataclass
+from typing import Any
 
-from flask import Flask, current_app, has_app_context
-
+from app.core.config import app_config, in_app
 from app.design_model import upstream
 
 ENV_MODEL = "HARMONIC_DESIGN_MODEL"
@@ -35,16 +36,17 @@ class Settings:
                    log_path=os.environ.get(ENV_LOG) or None)
 
 
-def configure(app: Flask) -> Settings:
-    """Settings for ``app``: an explicit ``DESIGN_MODEL_SETTINGS`` wins, else the environment."""
-    settings = app.config.get(CONFIG_KEY)
+def configure(config: MutableMapping[str, Any]) -> Settings:
+    """Settings for an app's ``config``: an explicit ``DESIGN_MODEL_SETTINGS`` wins, else the
+    environment (read once, then kept in the config)."""
+    settings = config.get(CONFIG_KEY)
     if not isinstance(settings, Settings):
         settings = Settings.from_env()
-        app.config[CONFIG_KEY] = settings
+        config[CONFIG_KEY] = settings
     return settings
 
 
 def current() -> Settings:
-    if has_app_context():
-        return configure(current_app)
+    if in_app():
+        return configure(app_config())
     return Settings.from_env()

@@ -92,7 +92,7 @@ def load_demo_command(model: str | None, reset: bool) -> None:
 
 
 def init_app(app: Flask) -> None:
-    settings.configure(app)
+    settings.configure(app.config)
     csrf.exempt(bp)
     app.register_blueprint(bp)
     app.cli.add_command(cli)

@@ -19,6 +19,7 @@ from sqlalchemy.engine import Engine
 
 from app.extensions import db
 from app.mcp.context import ToolContext
+from app.mcp.registry import call_observer
 from app.models.base import utcnow
 from app.models.mcp import McpToolCall
 
@@ -101,9 +102,10 @@ def _outcome(result: dict[str, Any] | None) -> tuple[str, str | None]:
     return "ok", None
 
 
+@call_observer
 def record(ctx: ToolContext, tool: str, args: dict[str, Any], result: dict[str, Any] | None,
            seconds: float) -> None:
-    """The ``McpServer.on_tool_call`` hook: one McpToolCall row per call, on both transports."""
+    """A call observer: one McpToolCall row per call, on both transports."""
     identity = ctx.identity
     if identity is None:  # /mcp with auth off (loopback development): nobody to show it to
         return

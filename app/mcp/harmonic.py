@@ -358,7 +358,7 @@ def execute_action(ctx: ToolContext, args: dict[str, Any]) -> ToolResult:
 
 
 def _summaries(actions: list[Any]) -> list[dict[str, Any]]:
-    from app.web.pages import action_summary
+    from app.actions.summary import action_summary
 
     return [action_summary(a) for a in actions]
 
@@ -402,11 +402,11 @@ UUIDs work too).
 def url_map() -> str:
     """Every page of the app and the actions it can offer, read from the two registries."""
     from app.actions.registry import actions_at
-    from app.web.pages import PAGES
+    from app.core import sitemap
 
     lines = ["## URL map", "", "| Path | Page | Actions it can offer |", "| --- | --- | --- |"]
-    for name, spec in sorted(PAGES.items(), key=lambda item: item[1].rule):
-        rule = spec.rule.replace("<", "{").replace(">", "}")
+    for name, page_rule in sitemap.pages():
+        rule = page_rule.replace("<", "{").replace(">", "}")
         actions = ", ".join(f"`{a.name}`" for a in actions_at(name)) or "-"
         lines.append(f"| `{rule}` | {name.replace('_', ' ')} | {actions} |")
     return "\n".join(lines)

@@ -131,10 +131,10 @@ def _gate() -> tuple[Response | None, Identity | None]:
         return _refuse(403, INVALID_REQUEST, "Forbidden: this Origin is not allowed"), None
     if not _host_allowed(request.host):
         return _refuse(403, INVALID_REQUEST, "Forbidden: this Host is not allowed"), None
+    from app.core.identity import bearer_token
     from app.services.errors import Unauthorized
-    from app.web.auth import bearer_token
 
-    plaintext = bearer_token()
+    plaintext = bearer_token(request.headers.get("Authorization"))
     if plaintext is None and not auth_required(current_app, request.remote_addr):
         return None, None  # loopback development with auth off: anonymous
     realm = 'Bearer realm="harmonic"'

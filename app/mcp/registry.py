@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from app.actions.effects import Effect
+from app.core import tool_catalog
 
 NAME = re.compile(r"^[A-Za-z0-9_.-]{1,128}$")
 EMPTY_OBJECT: dict[str, Any] = {"type": "object", "additionalProperties": False}
@@ -134,6 +135,10 @@ class Prompt:
         return out
 
 
+# observer(ctx, tool name, arguments, result dict or None when cancelled, seconds taken)
+CallObserver = Callable[[Any, str, dict[str, Any], dict[str, Any] | None, float], None]
+
+
 class Registry:
     """Named tools, resources, templates and prompts; registering a name twice is an error."""
 
@@ -142,6 +147,15 @@ class Registry:
         self.resources: dict[str, Resource] = {}
         self.templates: dict[str, ResourceTemplate] = {}
         self.prompts: dict[str, Prompt] = {}
+        # Told of every finished tools/call, in registration order, each on its own (the audit
+        # log, a teaching session's capture): features add theirs with ``call_observer``.
+        self.observers: list[CallObserver] = []
+
+    def observe(self, observer: CallObserver) -> CallObserver:
+        """Add ``observer`` (once, however often the app is built); usable as a decorator."""
+        if observer not in self.observers:
+            self.observers.append(observer)
+        return observer
 
     def add(self, item: Tool | Resource | ResourceTemplate | Prompt) -> None:
         table, key = self._slot(item)
@@ -170,6 +184,8 @@ class Registry:
         """A new registry holding both (used for the opt-in conformance profile)."""
         combined = Registry()
         for source in (self, other):
+            for observer in source.observers:
+                combined.observe(observer)
             for table in (source.tools, source.resources, source.templates, source.prompts):
                 for item in table.values():
                     combined.add(item)
@@ -220,6 +236,16 @@ tool = REGISTRY.tool
 resource = REGISTRY.resource
 resource_template = REGISTRY.resource_template
 prompt = REGISTRY.prompt
+call_observer = REGISTRY.observe
+
+
+def _tool_call_effect(name: str, arguments: Any) -> Effect | None:
+    found = REGISTRY.tools.get(name)
+    return found.call_effect(arguments) if found is not None else None
+
+
+# Domain code (recipes, workflow validation) asks about tools through the shared layer.
+tool_catalog.provide(lambda: sorted(REGISTRY.tools), _tool_call_effect)
 
 
 def register_tool(name: str, description: str, handler: Handler,

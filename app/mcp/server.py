@@ -119,10 +119,6 @@ class McpServer:
         self.validators = _Validators()
         self._inflight: dict[tuple[str, Any], threading.Event] = {}
         self._lock = threading.Lock()
-        # Called after every tools/call with (ctx, tool name, arguments, result or None when
-        # cancelled, seconds); the app wires the audit log here.
-        self.on_tool_call: Callable[[ToolContext, str, dict[str, Any], dict[str, Any] | None,
-                                     float], None] | None = None
         self.methods: dict[str, Callable[..., dict[str, Any] | None]] = {
             "initialize": self._initialize,
             "ping": lambda ctx, params: {},
@@ -328,11 +324,13 @@ class McpServer:
             with self._lock:
                 self._inflight.pop(key, None)
         out = None if result is None or ctx.cancel_event.is_set() else result.to_dict()
-        if self.on_tool_call is not None:
+        seconds = time.perf_counter() - started
+        for observer in self._registry().observers:
             try:
-                self.on_tool_call(ctx, name, args, out, time.perf_counter() - started)
-            except Exception:  # the audit must never turn a done call into a failure
-                log.exception("recording the call of %s failed", name)
+                observer(ctx, name, args, out, seconds)
+            except Exception:  # an observer must never turn a done call into a failure
+                log.exception("observer %s failed on a call of %s",
+                              getattr(observer, "__name__", observer), name)
         return out
 
     def _run_tool(self, tool: Any, ctx: ToolContext, args: dict[str, Any]) -> ToolResult | None:

@@ -134,8 +134,6 @@ class StdioTransport:
         with self.app.app_context():
             self.identity()  # fail fast on a bad token
         self.server.registry = REGISTRY
-        # The same observers as /mcp: the audit log, and whatever features chained onto it.
-        self.server.on_tool_call = self.app.extensions["mcp"].on_tool_call
         from app.core import changes  # (not at the top: initialize is answered before this)
 
         changes.listen(self._on_resource_updated)

@@ -1,26 +1,19 @@
-"""Plugs MCP into the Flask app: the /mcp endpoint, the served registry, the audit hook and
-the owner's page of agent activity at /u/<handle>/agent-activity.
+"""Plugs MCP into the Flask app: the /mcp endpoint and the served registry (the owner's page
+of agent activity is a web page: app.web.agent_activity).
 """
 
 from __future__ import annotations
 
 import logging
 import os
-from typing import Any
 
-from flask import Blueprint, Flask
+from flask import Flask
 
-from app.actions import Context
-from app.mcp import audit, http, wire
+from app.mcp import audit, http, wire  # noqa: F401  (audit observes every call)
 from app.mcp.registry import REGISTRY, Registry
 from app.mcp.server import McpServer
-from app.web.loaders import user_page
-from app.web.pages import Page, page
 
 log = logging.getLogger("harmonic.mcp")
-
-pages_bp = Blueprint("mcp_pages", __name__)
-
 
 def conformance_enabled(app: Flask) -> bool:
     """The conformance fixtures are served only on loopback with /mcp auth off."""
@@ -56,7 +49,6 @@ def init_app(app: Flask) -> None:
     from app.mcp import harmonic  # noqa: F401  (registers navigate, execute_action, ...)
 
     server = _LazyServer(app)
-    server.on_tool_call = audit.record  # features may chain more observers onto this
     app.extensions["mcp"] = server
     wire.configure()  # MCP_DEBUG=1: every /mcp message in and out, redacted, in the server log
     if not app.config.get("HARMONIC_MCP_AUTH", True) and http.auth_required(app):
@@ -65,22 +57,4 @@ def init_app(app: Flask) -> None:
     # /mcp has its own Origin, Host and token checks, so cookie CSRF does not apply.
     csrf.exempt(http.bp)
     app.register_blueprint(http.bp)
-    app.register_blueprint(pages_bp)
 
-
-def _load(user: Any, user_handle: str, **args: Any) -> Context:
-    from app.services.errors import Forbidden
-
-    ctx = user_page("agent_activity", "/agent-activity")(user=user, user_handle=user_handle,
-                                                          **args)
-    if user is None or user.id != ctx.item.id:
-        raise Forbidden("only the owner sees what their agents did")
-    return ctx
-
-
-@page(pages_bp, "agent_activity", "/u/<user_handle>/agent-activity", _load)
-def agent_activity(ctx: Context) -> Page:
-    calls = audit.recent_calls(ctx.item.id)
-    return Page(ctx=ctx, title=f"Agent activity of {ctx.item.handle}",
-                template="mcp/agent_activity", data={"calls": calls, "subject": ctx.item},
-                nav=[(ctx.item.handle, f"/u/{ctx.item.handle}")])

@@ -20,5 +20,34 @@ The pieces, one job each:
 ``pages``     /playbooks, /playbooks/<id>, runs, and their actions (through the registry)
 ``mcp_tools`` the MCP tools and resources, and capture of MCP tool calls while teaching
 ``cli``       ``flask playbooks replay``
+``queued``    the ``queue_replay`` action: a replay as one step on the workflow queue
 ``web``       ``init_app``: wires all of the above into the app
+
+The public surface for other packages, which import nothing else from here: the proxy's
+upstream (``upstream_settings()``, ``call_upstream(payload, conf)``), which workflow ``rpc``
+tools call with the same allow-list and timeouts.
 """
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from app.playbooks.settings import Settings
+
+
+def upstream_settings() -> Settings:
+    """The playbook proxy's upstream settings as configured now."""
+    from app.playbooks import settings
+
+    return settings.current()
+
+
+def call_upstream(payload: dict[str, Any], conf: Settings,
+                  should_stop: Callable[[], bool] | None = None,
+                  headers: dict[str, str] | None = None) -> dict[str, Any]:
+    """The upstream's JSON-RPC response to ``payload`` (never raises for upstream faults)."""
+    from app.playbooks import upstream
+
+    return upstream.call(payload, conf, should_stop, headers)

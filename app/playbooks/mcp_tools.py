@@ -2,8 +2,8 @@
 playbook's capture and recipe; and capture of an MCP session's tool calls while it teaches.
 
 An MCP session owns its own teach session (owner ``mcp:<session id>``), so two agents teaching
-at once never share a capture. ``capture_tool_call`` is chained onto the server's
-``on_tool_call`` hook by ``web.init_app``: every tools/call of a teaching session (navigate,
+at once never share a capture. ``capture_tool_call`` is a call observer of the MCP
+registry: every tools/call of a teaching session (navigate,
 execute_action, floorplan tools, ...) becomes one capture line ``{t, tool, params, result, ms}``.
 ``upstream_call`` is recorded by the proxy itself as a JSON-RPC line, so it is skipped here.
 A stateless (MCP 2026-07-28) client has no MCP session: its teach session belongs to its token.
@@ -24,7 +24,7 @@ from typing import Any
 from app.actions.effects import IDEMPOTENT_WRITE, READ, WRITE, Effect
 from app.mcp.content import ToolError, ToolResult, text
 from app.mcp.context import ClientRequestFailed, ToolContext
-from app.mcp.registry import resource_template, tool
+from app.mcp.registry import call_observer, resource_template, tool
 from app.playbooks import capture, governance, service, teach
 from app.playbooks.recipe import method_effect, missing_vars, resolve_vars
 from app.playbooks.replay import Hooks, Runner, replay
@@ -39,9 +39,10 @@ def owners(ctx: ToolContext) -> list[str]:
     return teach.recording_keys(ctx.identity, session_id)
 
 
+@call_observer
 def capture_tool_call(ctx: ToolContext, name: str, args: dict[str, Any],
                       result: dict[str, Any] | None, seconds: float) -> None:
-    """The on_tool_call hook: record a teaching session's tool call (never raises)."""
+    """A call observer: record a teaching session's tool call (never raises)."""
     if name in NOT_CAPTURED or result is None:
         return
     line: dict[str, Any] = {"t": int(time.time() * 1000), "tool": name, "params": args}

@@ -29,6 +29,7 @@ from typing import Any
 
 from app.actions import effects
 from app.actions.effects import Effect
+from app.core import tool_catalog
 from app.services.errors import Invalid
 
 PLACEHOLDER = re.compile(r"\{\{\s*([A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z0-9_\[\]-]+)*)\s*\}\}")
@@ -154,10 +155,7 @@ def parse_text(text: str) -> dict[str, Any]:
 def declared_effect(method: str | None, tool: str | None, params: Any) -> Effect | None:
     """The effect a registry declares for this step, or None when none knows it."""
     if tool is not None:
-        from app.mcp.registry import REGISTRY
-
-        known = REGISTRY.tools.get(tool)
-        return known.call_effect(params) if known is not None else None
+        return tool_catalog.call_effect(tool, params)
     from app.design_model import method_effect as design_model_effect
 
     return design_model_effect(method or "")

@@ -17,6 +17,7 @@ from typing import Any
 
 from sqlalchemy import or_, select
 
+from app.core import tool_catalog
 from app.core.identity import Identity
 from app.extensions import db
 from app.models.base import SHORT_ID, find_by_id
@@ -102,9 +103,7 @@ def element_info(ids: list[int]) -> dict[int, dict[str, Any]]:
 
 
 def _read_only_tools() -> set[str]:
-    from app.mcp.registry import REGISTRY
-
-    return {t.name for t in REGISTRY.tools.values() if t.effect.read_only}
+    return tool_catalog.read_only_tools()
 
 
 def generate_recipe(playbook: Playbook, identity: Any = None) -> dict[str, Any]:

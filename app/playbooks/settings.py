@@ -37,9 +37,8 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass
 
-from flask import current_app, has_app_context
-
 from app.core import netpolicy
+from app.core.config import app_config, in_app
 
 DEFAULT_VOLATILE = ("count", "spacing", "spacingMm", "diameter", "barCount")
 NAMES = ("PLAYBOOK_UPSTREAM", "PLAYBOOK_UPSTREAMS", "PLAYBOOK_TIMEOUT", "PLAYBOOK_JOB_TIMEOUT",
@@ -69,8 +68,9 @@ class Settings:
 
 
 def _raw(name: str) -> str | None:
-    if has_app_context() and current_app.config.get(name) not in (None, ""):
-        return str(current_app.config[name])
+    config = app_config()
+    if config.get(name) not in (None, ""):
+        return str(config[name])
     value = os.environ.get(name)
     return value if value not in (None, "") else None
 
@@ -87,7 +87,7 @@ def _seconds(value: str | None, default: float) -> float:
 
 
 def current() -> Settings:
-    data_dir = current_app.config["HARMONIC_DATA_DIR"] if has_app_context() else os.path.abspath(
+    data_dir = app_config()["HARMONIC_DATA_DIR"] if in_app() else os.path.abspath(
         os.environ.get("HARMONIC_DATA_DIR") or "instance/data")
     return Settings(
         upstream=_raw("PLAYBOOK_UPSTREAM"),

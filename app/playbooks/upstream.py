@@ -47,7 +47,7 @@ def label(conf: Settings) -> str:
 
 def rpc_url(conf: Settings) -> str:
     """The allow-listed /rpc URL of the configured upstream (ValueError when refused)."""
-    from app.design_model.upstream import rpc_url as checked_url
+    from app.design_model import rpc_url as checked_url
 
     try:
         return checked_url(conf.upstream or "", conf.allowed, "PLAYBOOK_UPSTREAM",
@@ -62,9 +62,9 @@ def call(payload: dict[str, Any], conf: Settings,
     """The upstream's JSON-RPC response object to ``payload`` (never raises for upstream faults)."""
     ident = payload.get("id")
     if not conf.upstream:
-        from app.design_model import rpc
+        from app.design_model import handle_rpc
 
-        return rpc.handle(payload, via="playbook")
+        return handle_rpc(payload, via="playbook")
     try:
         url = rpc_url(conf)
     except ValueError as exc:

@@ -35,11 +35,7 @@ def _buckets() -> ratelimit.TokenBuckets:
 
 
 def bearer_token() -> str | None:
-    header = request.headers.get("Authorization", "")
-    scheme, _, value = header.partition(" ")
-    if scheme.lower() != "bearer":
-        return None
-    return value.strip() or None
+    return core_identity.bearer_token(request.headers.get("Authorization"))
 
 
 def load_identity() -> None:

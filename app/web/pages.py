@@ -19,7 +19,8 @@ from werkzeug.exceptions import BadRequest
 from app.actions import Action, Context, offered_actions
 from app.actions.effects import needs_write
 from app.actions.registry import ACTIONS, check_offered, validate_params
-from app.core import changes
+from app.actions.summary import action_summary
+from app.core import changes, sitemap
 from app.core.dispatch import FRONTMATTER_KEY
 from app.extensions import db
 from app.services.errors import Invalid, Unauthorized
@@ -63,6 +64,7 @@ def page(bp: Blueprint, name: str, rule: str, loader: Loader,
     def register(view: View) -> View:
         spec = PageSpec(name, rule, loader, view, public)
         PAGES[name] = spec
+        sitemap.add_page(name, rule)
         base = rule.rstrip("/")
 
         def show(**args: Any) -> Response:
@@ -98,17 +100,6 @@ def _context(spec: PageSpec, args: dict[str, Any]) -> Context:
 
 
 # Rendering -----------------------------------------------------------------------------------
-
-def action_summary(act: Action) -> dict[str, Any]:
-    """An action as frontmatter, ``/actions`` and MCP list it: its effect included."""
-    return {
-        "name": act.name,
-        "description": act.description,
-        **act.effect.describe(),
-        "params": [{"name": p.name, "type": p.display_type, "required": p.required,
-                    "description": p.description} for p in act.params],
-    }
-
 
 def frontmatter(ctx: Context, title: str, actions: list[Action]) -> dict[str, Any]:
     return {

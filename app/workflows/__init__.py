@@ -13,4 +13,27 @@ The pieces, each in its own module:
   ``worker``: the loop behind ``bin/worker`` and the in-process thread.
 - ``web``: pages ``/workflows``, ``/workflows/<name>``, ``/runs/<id>``, the CLI group and the MCP
   resource ``harmonic://runs/{id}/events``.
+
+The public surface for other packages, which import nothing else from here: the durable call
+queue (``enqueue_calls``, ``CallStep``, ``callable_step``, ``CallContext``) and ``StepError``.
+Names load on first use, so importing one module of this package does not import the others.
 """
+
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from app.workflows.calls import CallContext, CallStep, callable_step, enqueue_calls
+    from app.workflows.tools import StepError
+
+_PUBLIC = {"CallContext": "calls", "CallStep": "calls", "callable_step": "calls",
+           "enqueue_calls": "calls", "StepError": "tools"}
+__all__ = ["CallContext", "CallStep", "StepError", "callable_step", "enqueue_calls"]
+
+
+def __getattr__(name: str) -> Any:
+    if name in _PUBLIC:
+        return getattr(importlib.import_module(f"app.workflows.{_PUBLIC[name]}"), name)
+    raise AttributeError(f"module 'app.workflows' has no attribute {name!r}")

@@ -10,8 +10,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from flask import current_app
-
+from app.core.config import project_root
 from app.workflows import settings
 from app.workflows.compile import compile_document
 from app.workflows.document import DocumentError, Problem, parse
@@ -40,7 +39,7 @@ class Entry:
 def folder() -> Path:
     configured = Path(settings.get("WORKFLOWS_DIR"))
     if not configured.is_absolute():
-        configured = Path(current_app.root_path).parent / configured
+        configured = project_root() / configured
     return configured
 
 

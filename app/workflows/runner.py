@@ -68,9 +68,9 @@ class Heartbeat:
     def __enter__(self) -> Heartbeat:
         import os
 
-        from flask import current_app
+        from app.core.config import app_object
 
-        app = current_app._get_current_object()  # type: ignore[attr-defined]
+        app = app_object()
         cls = type(self)
         with cls._lock:
             cls._active[self.job.id] = self

@@ -9,7 +9,7 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass
 
-from flask import current_app, has_app_context
+from app.core.config import app_config
 
 
 @dataclass(frozen=True)
@@ -49,8 +49,9 @@ _BY_NAME = {s.name: s for s in SETTINGS}
 
 def get(name: str) -> str:
     setting = _BY_NAME[name]
-    if has_app_context() and current_app.config.get(name) not in (None, ""):
-        return str(current_app.config[name])
+    config = app_config()
+    if config.get(name) not in (None, ""):
+        return str(config[name])
     value = os.environ.get(name)
     return value if value not in (None, "") else setting.default
 

@@ -248,10 +248,9 @@ _TRANSIENT = {"UPSTREAM_TIMEOUT", "UPSTREAM_DOWN", "UPSTREAM_HTTP", "UPSTREAM_BA
 
 def _rpc(spec: dict[str, Any], call: Call) -> Output:
     # The playbook proxy's upstream, with its allow-list and timeouts: one definition of both.
-    from app.playbooks import settings as playbook_settings
-    from app.playbooks import upstream
+    from app.playbooks import call_upstream, upstream_settings
 
-    conf = playbook_settings.current()
+    conf = upstream_settings()
     request = {"jsonrpc": "2.0", "id": 1, "method": str(spec.get("method")),
                "params": spec.get("params") or {}}
 
@@ -266,8 +265,8 @@ def _rpc(spec: dict[str, Any], call: Call) -> Output:
                       summary={"method": request["method"]})
 
     if not conf.upstream:
-        return _with_ledger(call, lambda: answer(upstream.call(request, conf)))
-    response = upstream.call(request, conf, headers={"Idempotency-Key": call.key})
+        return _with_ledger(call, lambda: answer(call_upstream(request, conf)))
+    response = call_upstream(request, conf, headers={"Idempotency-Key": call.key})
     error = response.get("error") or {}
     if (error.get("data") or {}).get("code") in _TRANSIENT:
         raise StepError(f"PLAYBOOK_UPSTREAM: {error.get('message')}", permanent=False)

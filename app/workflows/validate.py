@@ -16,6 +16,7 @@ from typing import Any
 
 from jinja2 import TemplateError, meta
 
+from app.core import tool_catalog
 from app.workflows.document import Problem, join
 from app.workflows.schema import SCHEMA, task_spec
 from app.workflows.templating import expand, parse, sql_template_problem
@@ -120,12 +121,7 @@ def _templates(value: Any, where: str, problems: list[Problem], extra: tuple[str
 
 def _mcp_tool_names() -> list[str] | None:
     """Our registered MCP tools, or None when the registry is not loaded (no check then)."""
-    try:
-        from app.mcp import harmonic  # noqa: F401  (registers navigate, execute_action, ...)
-        from app.mcp.registry import REGISTRY
-    except ImportError:
-        return None
-    return sorted(REGISTRY.tools) or None
+    return tool_catalog.tool_names() or None
 
 
 def _references(value: Any, where: str, declared: dict[str, dict[str, int]],

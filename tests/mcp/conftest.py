@@ -53,7 +53,8 @@ def gunicorn(app: Flask, workers: int = 1, threads: int = 8, **env: str) -> Iter
                             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     url = f"http://127.0.0.1:{port}"
     try:
-        deadline = time.monotonic() + 30
+        # Generous: on a loaded two-core machine two workers booting the app can take a while.
+        deadline = time.monotonic() + 120
         while True:
             if proc.poll() is not None:
                 raise RuntimeError(proc.stderr.read().decode() if proc.stderr else "died")

@@ -19,8 +19,7 @@ from app.playbooks import pages as playbook_pages
 from app.playbooks.recipe import load, missing_vars, resolve_vars
 from app.playbooks.replay import replay
 from app.services.errors import Conflict, DomainError, Forbidden
-from app.workflows.calls import CallContext, CallStep, callable_step, enqueue_calls
-from app.workflows.tools import StepError
+from app.workflows import CallContext, CallStep, StepError, callable_step, enqueue_calls
 
 STEP = "playbooks.replay"
 

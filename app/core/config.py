@@ -1,0 +1,36 @@
+"""The running app's settings and object, for code below the adapters.
+
+Feature domain modules read their settings here instead of importing Flask: this is the one
+place outside the web and MCP adapters that knows settings live in ``current_app.config``.
+Outside an app context (a bare CLI helper, a unit test) the settings are empty and callers
+fall back to the environment.
+"""
+
+from __future__ import annotations
+
+from collections.abc import MutableMapping
+from pathlib import Path
+from typing import Any
+
+from flask import Flask, current_app, has_app_context
+
+
+def app_config() -> MutableMapping[str, Any]:
+    """The current app's config, or an empty mapping outside an app context."""
+    return current_app.config if has_app_context() else {}
+
+
+def in_app() -> bool:
+    return has_app_context()
+
+
+def app_object() -> Flask:
+    """The app itself (not the context-local proxy), for a thread that pushes its own
+    context; must be called inside an app context."""
+    return current_app._get_current_object()  # type: ignore[attr-defined]
+
+
+def project_root() -> Path:
+    """The repository (or install) folder that holds ``app/``: relative settings such as
+    WORKFLOWS_DIR are read from there."""
+    return Path(current_app.root_path).parent
