@@ -31,6 +31,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import uuid
 from dataclasses import dataclass
 from datetime import timedelta
 from pathlib import Path
@@ -38,6 +39,7 @@ from typing import Any
 
 from sqlalchemy import select
 
+from app.core.identity import Identity
 from app.extensions import db
 from app.models.accounts import User
 from app.models.base import utcnow
@@ -113,11 +115,11 @@ class Verdict:
 
 # ------------------------------------------------------------------ who is who
 
-def user_of(identity: Any) -> Any:
-    return getattr(identity, "user_id", None)
+def user_of(identity: Identity | None) -> uuid.UUID | None:
+    return identity.user_id if identity is not None else None
 
 
-def actor_label(identity: Any) -> str:
+def actor_label(identity: Identity | None) -> str:
     """Who acted, as people read it: @handle, or ``local`` for the token-less operator."""
     if identity is None:
         return LOCAL
@@ -125,7 +127,7 @@ def actor_label(identity: Any) -> str:
     return f"@{user.handle}" if user is not None else str(user_of(identity))
 
 
-def is_teacher(playbook: Playbook | None, identity: Any) -> bool:
+def is_teacher(playbook: Playbook | None, identity: Identity | None) -> bool:
     if playbook is None:
         return False
     if identity is None:
@@ -170,7 +172,7 @@ def find_version(playbook: Playbook, version: str | None) -> RecipeVersion:
                    versions=[v.version for v in found])
 
 
-def record_version(playbook: Playbook, raw: dict[str, Any], identity: Any, event: str
+def record_version(playbook: Playbook, raw: dict[str, Any], identity: Identity | None, event: str
                    ) -> RecipeVersion:
     """A new draft for ``raw`` (generated or saved); the same content again is the same one."""
     value = digest(raw)
@@ -245,7 +247,8 @@ def _move(version: RecipeVersion, wanted: str, to: str, verb: str) -> None:
     version.state = to
 
 
-def review(playbook: Playbook, version: RecipeVersion, identity: Any, note: str = "") -> None:
+def review(playbook: Playbook, version: RecipeVersion, identity: Identity | None,
+           note: str = "") -> None:
     reason = review_refusal(playbook, version, user_of(identity))
     if reason:
         raise Forbidden(reason, rule="reviewer")
@@ -256,7 +259,8 @@ def review(playbook: Playbook, version: RecipeVersion, identity: Any, note: str 
     db.session.commit()
 
 
-def approve(playbook: Playbook, version: RecipeVersion, identity: Any, data_dir: str) -> Path:
+def approve(playbook: Playbook, version: RecipeVersion, identity: Identity | None,
+            data_dir: str) -> Path:
     reason = approve_refusal(playbook, version, user_of(identity))
     if reason:
         raise Forbidden(reason, rule="approver")
@@ -273,7 +277,8 @@ def approve(playbook: Playbook, version: RecipeVersion, identity: Any, data_dir:
     return path
 
 
-def retire(playbook: Playbook, version: RecipeVersion, identity: Any, data_dir: str) -> None:
+def retire(playbook: Playbook, version: RecipeVersion, identity: Identity | None,
+           data_dir: str) -> None:
     reason = retire_refusal(playbook, user_of(identity))
     if reason:
         raise Forbidden(reason, rule="retirer")
@@ -289,7 +294,7 @@ def retire(playbook: Playbook, version: RecipeVersion, identity: Any, data_dir: 
     db.session.commit()
 
 
-def share(playbook: Playbook, studio_id: Any, identity: Any) -> None:
+def share(playbook: Playbook, studio_id: Any, identity: Identity | None) -> None:
     playbook.studio_id = studio_id
     audit("shared", identity, playbook=playbook, detail={"studio": str(studio_id)})
     db.session.commit()
@@ -334,7 +339,7 @@ def _approved_elsewhere(playbook: Playbook | None, conf: settings.Settings) -> s
             f"\"{REVIEWED}/{path.name}\".")
 
 
-def check(recipe: Recipe, values: dict[str, Any], dry_run: bool, identity: Any,
+def check(recipe: Recipe, values: dict[str, Any], dry_run: bool, identity: Identity | None,
           playbook: Playbook | None, source: Path | None,
           conf: settings.Settings | None = None) -> Verdict:
     """May this run go? ``values`` are the resolved arguments (defaults overlaid by Args)."""
@@ -373,7 +378,7 @@ def check(recipe: Recipe, values: dict[str, Any], dry_run: bool, identity: Any,
     return verdict
 
 
-def _dry_run_done(verdict: Verdict, identity: Any, conf: settings.Settings) -> bool:
+def _dry_run_done(verdict: Verdict, identity: Identity | None, conf: settings.Settings) -> bool:
     mine = PlaybookRun.user_id == user_of(identity) if user_of(identity) is not None \
         else PlaybookRun.user_id.is_(None)
     same = (PlaybookRun.recipe_digest == verdict.digest,
@@ -390,7 +395,7 @@ def _dry_run_done(verdict: Verdict, identity: Any, conf: settings.Settings) -> b
 
 # ------------------------------------------------------------------ audit
 
-def audit(event: str, identity: Any, playbook: Playbook | None = None,
+def audit(event: str, identity: Identity | None, playbook: Playbook | None = None,
           version: RecipeVersion | None = None, run: PlaybookRun | None = None,
           detail: dict[str, Any] | None = None) -> PlaybookAudit:
     """One audit row, in the caller's transaction (it commits with the change it records)."""

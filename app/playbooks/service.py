@@ -106,7 +106,7 @@ def _read_only_tools() -> set[str]:
     return tool_catalog.read_only_tools()
 
 
-def generate_recipe(playbook: Playbook, identity: Any = None) -> dict[str, Any]:
+def generate_recipe(playbook: Playbook, identity: Identity | None = None) -> dict[str, Any]:
     if playbook.teaching:
         teach.stop_playbook(playbook)
     entries = capture.read(teach.folder(playbook))
@@ -126,7 +126,7 @@ def generate_recipe(playbook: Playbook, identity: Any = None) -> dict[str, Any]:
 
 
 def save_recipe(playbook: Playbook, text_or_raw: str | dict[str, Any],
-                identity: Any = None) -> dict[str, Any]:
+                identity: Identity | None = None) -> dict[str, Any]:
     raw = parse_text(text_or_raw) if isinstance(text_or_raw, str) else text_or_raw
     previous = read_recipe(playbook)
     if "version" not in raw and "@" not in str(raw.get("name", "")):
