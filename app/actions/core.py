@@ -31,13 +31,21 @@ STUDIO_FIELDS = (
 )
 
 
+# Only on the settings page: a new studio starts with the default policy.
+STUDIO_POLICY = (
+    Param("teacher_replays", "boolean",
+          "A playbook's teacher may replay their own captured session for real (after a dry "
+          "run) before its recipe is approved; off: only approved recipes replay for real"),
+)
+
+
 def _required(param: Param) -> Param:
     return dataclasses.replace(param, required=True)
 
 
 def _studio_settings(ctx: Context) -> dict[str, Any]:
     studio = ctx.studio
-    return {p.name: getattr(studio, p.name) for p in STUDIO_FIELDS}
+    return {p.name: getattr(studio, p.name) for p in STUDIO_FIELDS + STUDIO_POLICY}
 
 
 # Studios ------------------------------------------------------------------------------------
@@ -65,7 +73,8 @@ def join_studio(ctx: Context, p: dict[str, Any]) -> Result:
 
 
 @action("update_studio_settings", "Change the studio's settings", "studio_settings",
-        rules.admin, params=STUDIO_FIELDS, effect=IDEMPOTENT_WRITE, prefill=_studio_settings)
+        rules.admin, params=STUDIO_FIELDS + STUDIO_POLICY, effect=IDEMPOTENT_WRITE,
+        prefill=_studio_settings)
 def update_studio_settings(ctx: Context, p: dict[str, Any]) -> Result:
     studios.update_settings(ctx.studio, **p)
     return Result("Settings saved.", f"/studios/{ctx.studio.handle}/settings")

@@ -7,6 +7,7 @@ from datetime import datetime
 from typing import Any
 
 from sqlalchemy import Boolean, ForeignKey, String, Text, UniqueConstraint, Uuid
+from sqlalchemy import true as sa_true
 from sqlalchemy.orm import Mapped, mapped_column, relationship
 
 from app.models.accounts import User
@@ -31,6 +32,10 @@ class Studio(TimestampMixin, Model):
     tempo: Mapped[str] = mapped_column(String(16), default="weekly", nullable=False)
     join_policy: Mapped[str] = mapped_column(String(16), default="invite", nullable=False)
     heartbeats_required: Mapped[bool] = mapped_column(Boolean, default=False, nullable=False)
+    # Recipe governance: may a playbook's teacher replay their own captured session for real
+    # (after a dry run) before its recipe is approved? (seed 000's quick start; default yes)
+    teacher_replays: Mapped[bool] = mapped_column(Boolean, default=True, server_default=sa_true(),
+                                                  nullable=False)
     created_by_id: Mapped[uuid.UUID | None] = mapped_column(ForeignKey("users.id"))
 
     memberships: Mapped[list[Membership]] = relationship(back_populates="studio")

@@ -44,7 +44,7 @@ from app.extensions import db
 from app.models.accounts import User
 from app.models.base import utcnow
 from app.models.playbooks import Playbook, PlaybookAudit, PlaybookRun, RecipeVersion
-from app.models.studios import Membership
+from app.models.studios import Membership, Studio
 from app.playbooks import names, settings
 from app.playbooks.recipe import Recipe, to_json
 from app.services.errors import Conflict, Forbidden
@@ -357,11 +357,17 @@ def check(recipe: Recipe, values: dict[str, Any], dry_run: bool, identity: Ident
                                   + "." + _approved_elsewhere(playbook, conf))
         return verdict
     if state != "approved":
-        if own_session and conf.teacher_replay:
+        studio = (db.session.get(Studio, playbook.studio_id)
+                  if playbook is not None and playbook.studio_id is not None else None)
+        if own_session and conf.teacher_replay and (studio is None or studio.teacher_replays):
             verdict.basis = "teacher"
         else:
-            why = (" The teacher's own replays are off here (PLAYBOOK_TEACHER_REPLAY=off)."
-                   if own_session else "")
+            why = ""
+            if own_session and not conf.teacher_replay:
+                why = " The teacher's own replays are off here (PLAYBOOK_TEACHER_REPLAY=off)."
+            elif own_session and studio is not None:
+                why = (f" The studio {studio.handle} replays approved recipes only "
+                       "(its settings: teacher_replays off).")
             verdict.refusal = Refusal(
                 "approval", f"{recipe.title} is a {state} recipe: only approved versions "
                 f"replay for real.{why}", _next_for_state(state) + "."

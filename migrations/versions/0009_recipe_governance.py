@@ -16,6 +16,10 @@ depends_on = None
 
 
 def upgrade():
+    with op.batch_alter_table('studios', schema=None) as batch_op:
+        batch_op.add_column(sa.Column('teacher_replays', sa.Boolean(), nullable=False,
+                                      server_default=sa.true()))
+
     with op.batch_alter_table('playbooks', schema=None) as batch_op:
         batch_op.add_column(sa.Column('studio_id', sa.Uuid(), nullable=True))
         batch_op.create_index(batch_op.f('ix_playbooks_studio_id'), ['studio_id'], unique=False)
@@ -107,3 +111,5 @@ def downgrade():
         batch_op.drop_constraint(batch_op.f('fk_playbooks_studio_id_studios'), type_='foreignkey')
         batch_op.drop_index(batch_op.f('ix_playbooks_studio_id'))
         batch_op.drop_column('studio_id')
+    with op.batch_alter_table('studios', schema=None) as batch_op:
+        batch_op.drop_column('teacher_replays')

@@ -134,6 +134,13 @@ def test_the_teacher_replays_their_own_session_after_a_dry_run(app, studio, demo
     assert off.status_code == 409 and off.get_json()["rule"] == "approval"
     assert "PLAYBOOK_TEACHER_REPLAY=off" in off.get_json()["error"]
     monkeypatch.setitem(app.config, "PLAYBOOK_TEACHER_REPLAY", "on")
+    # The studio the playbook is shared with may say otherwise, in its settings.
+    policy = studio.act("/studios/team/settings", "update_studio_settings", teacher_replays=False)
+    assert policy.status_code == 200, policy.get_data(as_text=True)
+    strict = bob.post("/replay", json=real)
+    assert strict.status_code == 409 and strict.get_json()["rule"] == "approval"
+    assert "team replays approved recipes only" in strict.get_json()["error"]
+    studio.act("/studios/team/settings", "update_studio_settings", teacher_replays=True)
     done = bob.post("/replay", json=real).get_json()
     assert done["ok"] and done["governance"] == {"state": "draft", "basis": "teacher"}
     # The dry run expires: a new argument set needs a fresh one within the window.
