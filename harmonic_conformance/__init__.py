@@ -115,7 +115,7 @@ def error_handling(ctx: ToolContext, args: dict[str, Any]) -> str:
 def sampling(ctx: ToolContext, args: dict[str, Any]) -> str:
     answer = ctx.sample([{"role": "user", "content": {"type": "text", "text": args["prompt"]}}],
                         max_tokens=100)
-    block = answer.get("content") if isinstance(answer.get("content"), dict) else {}
+    block = answer["content"] if isinstance(answer.get("content"), dict) else {}
     return f"LLM response: {block.get('text', '')}"
 
 
@@ -266,7 +266,7 @@ def mrtr_elicitation(ctx: ToolContext, args: dict[str, Any]) -> str:
 def mrtr_sampling(ctx: ToolContext, args: dict[str, Any]) -> str:
     answer = ctx.sample([{"role": "user", "content": {
         "type": "text", "text": "What is the capital of France?"}}], 100, key="capital_question")
-    block = answer.get("content") if isinstance(answer.get("content"), dict) else {}
+    block = answer["content"] if isinstance(answer.get("content"), dict) else {}
     return f"Sampled: {block.get('text', '')}"
 
 

@@ -100,7 +100,9 @@ def _element(ctx: Ctx, item: Any, where: str) -> None:
         raise LoadError(f"{where}.transform: {exc}") from exc
     geometry = item.get("geometry")
     if geometry is None:
-        vertices, submeshes, materials = [], [], []
+        vertices: list[list[float]] = []
+        submeshes: list[dict[str, Any]] = []
+        materials: list[dict[str, Any]] = []
     elif not isinstance(geometry, dict):
         raise LoadError(f"{where}.geometry: must be an object")
     else:

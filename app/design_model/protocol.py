@@ -8,6 +8,7 @@ standard codes and ``RpcError`` are the core's, re-exported here for the method 
 
 from __future__ import annotations
 
+import builtins
 import math
 from typing import Any
 
@@ -91,7 +92,8 @@ class Params:
             raise invalid(self.path(name), f"must be between -{limit:g} and {limit:g}")
         return float(value)
 
-    def str(self, name: str, default: Any = _MISSING, max_len: int = 200) -> Any:
+    def str(self, name: builtins.str, default: Any = _MISSING,
+            max_len: builtins.int = 200) -> Any:
         value = self._get(name, default)
         if value is default:
             return value
@@ -101,7 +103,7 @@ class Params:
             raise invalid(self.path(name), f"must be at most {max_len} characters")
         return value
 
-    def bool(self, name: str, default: bool = False) -> bool:
+    def bool(self, name: builtins.str, default: bool = False) -> bool:
         value = self.raw.get(name)
         if value is None:
             return default
@@ -109,7 +111,7 @@ class Params:
             raise invalid(self.path(name), "must be true or false")
         return value
 
-    def obj(self, name: str, default: Any = _MISSING) -> Any:
+    def obj(self, name: builtins.str, default: Any = _MISSING) -> Any:
         value = self._get(name, default)
         if value is default:
             return value
@@ -117,7 +119,8 @@ class Params:
             raise invalid(self.path(name), "must be an object")
         return Params(value, f"{self.path(name)}.")
 
-    def list(self, name: str, default: Any = _MISSING, max_len: int = 10_000) -> Any:
+    def list(self, name: builtins.str, default: Any = _MISSING,
+             max_len: builtins.int = 10_000) -> Any:
         value = self._get(name, default)
         if value is default:
             return value
@@ -127,7 +130,7 @@ class Params:
             raise invalid(self.path(name), f"must hold at most {max_len} items")
         return value
 
-    def int_list(self, name: str, default: Any = _MISSING) -> Any:
+    def int_list(self, name: builtins.str, default: Any = _MISSING) -> Any:
         items = self.list(name, default)
         if items is default:
             return items
@@ -136,7 +139,7 @@ class Params:
                 raise invalid(f"{self.path(name)}[{i}]", "must be an integer")
         return items
 
-    def str_list(self, name: str, default: Any = _MISSING) -> Any:
+    def str_list(self, name: builtins.str, default: Any = _MISSING) -> Any:
         items = self.list(name, default)
         if items is default:
             return items
@@ -145,7 +148,7 @@ class Params:
                 raise invalid(f"{self.path(name)}[{i}]", "must be a non-empty string")
         return items
 
-    def vec(self, name: str, default: Any = _MISSING) -> Any:
+    def vec(self, name: builtins.str, default: Any = _MISSING) -> Any:
         """A point or vector given as {x, y, z} (missing axes are 0) or [x, y, z]."""
         value = self._get(name, default)
         if value is default:

@@ -27,7 +27,7 @@ import logging
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 
 from jsonrpcserver import Error, Success, dispatch_to_response
 from jsonrpcserver.response import to_serializable_one
@@ -67,7 +67,7 @@ def _failure(exc: RpcError) -> Result:
 
 def _call(method: str, handler: Handler, params: dict[str, Any]) -> dict[str, Any]:
     conf = settings.current()
-    ctx = Ctx(model=conf.model, session=db.session, allowed_upstreams=conf.allowed_upstreams,
+    ctx = Ctx(model=conf.model, session=db.session(), allowed_upstreams=conf.allowed_upstreams,
               upstream_timeout=conf.upstream_timeout)
     try:
         result = handler(ctx, Params(params))
@@ -142,9 +142,13 @@ def dispatch(payload: dict[str, Any], can_write: bool = True) -> dict[str, Any]:
                                        "parameters)", {"param": "params"})
     # A notification is dispatched with id null so in-process callers still get its outcome.
     request = payload if "id" in payload else {**payload, "id": None}
-    response = dispatch_to_response(request, TABLE, context=_Call(can_write),
-                                    deserializer=_as_is, validator=_checked)
-    return to_serializable_one(response)  # type: ignore[arg-type, no-any-return]
+    # jsonrpcserver types the request as JSON text; with the identity deserializer it is parsed.
+    response = dispatch_to_response(request, TABLE,  # type: ignore[arg-type]
+                                    context=_Call(can_write), deserializer=_as_is,
+                                    validator=_checked)
+    # One request object (never a batch) answers one response object; jsonrpcserver's
+    # annotations (its oslash Either) cannot say so.
+    return cast(dict[str, Any], to_serializable_one(response))  # type: ignore[arg-type]
 
 
 def handle(payload: Any, via: str = "inproc", can_write: bool = True) -> dict[str, Any]:

@@ -55,7 +55,7 @@ def prepare(upgrade: bool, demo: bool) -> None:
             run_upgrade(directory=str(Path(__file__).resolve().parents[2] / "migrations"),
                         revision="heads")
         if demo:
-            loader.load_demo(db.session, settings.current().model)
+            loader.load_demo(db.session(), settings.current().model)
             db.session.commit()
         db.session.remove()
         db.engine.dispose()

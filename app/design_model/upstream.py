@@ -93,7 +93,7 @@ class Revit:
             raise upstream_error(f"Upstream {self.url} answered with a non-object", url=self.url)
         error = payload.get("error")
         if isinstance(error, dict):
-            code = error.get("code") if isinstance(error.get("code"), int) else -32000
+            code = error["code"] if isinstance(error.get("code"), int) else -32000
             data = error.get("data") if isinstance(error.get("data"), dict) else None
             raise RpcError(code, str(error.get("message", "upstream error")), data)
         result = payload.get("result")

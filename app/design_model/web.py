@@ -69,7 +69,7 @@ def load_command(file: Path, model: str | None, replace: bool) -> None:
     name = model or settings.current().model
     try:
         data = json.loads(file.read_text(encoding="utf-8"))
-        count = loader.load(db.session, data, name, replace=replace)
+        count = loader.load(db.session(), data, name, replace=replace)
     except (ValueError, loader.LoadError) as exc:
         db.session.rollback()
         raise click.ClickException(str(exc)) from exc
@@ -83,7 +83,7 @@ def load_command(file: Path, model: str | None, replace: bool) -> None:
 def load_demo_command(model: str | None, reset: bool) -> None:
     """Load the demo model (two levels, walls, beams) unless the model already has one."""
     name = model or settings.current().model
-    count = loader.load_demo(db.session, name, reset=reset)
+    count = loader.load_demo(db.session(), name, reset=reset)
     db.session.commit()
     if count is None:
         click.echo(f"model '{name}' already loaded; nothing to do (--reset reloads it)")

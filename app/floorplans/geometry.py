@@ -6,8 +6,11 @@ rectangle's edge: ``top`` runs along x at y, ``right`` runs along y at x + w, an
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import TypeVar
 
+T = TypeVar("T")
 EPS = 0.01
 OPPOSITE = {"top": "bottom", "bottom": "top", "left": "right", "right": "left"}
 # Pairs tried when a connection names no wall: side-by-side first, then stacked.
@@ -121,11 +124,11 @@ def bounding(rects: list[Rect]) -> Rect | None:
     return Rect(x, y, max(r.x2 for r in rects) - x, max(r.y2 for r in rects) - y)
 
 
-def overlapping_pairs(items: list[tuple[Rect, object]]) -> list[tuple[object, object]]:
+def overlapping_pairs(items: Sequence[tuple[Rect, T]]) -> list[tuple[T, T]]:
     """All overlapping pairs, by a sweep along x (rooms of a plan are mostly disjoint)."""
     order = sorted(items, key=lambda it: it[0].x)
-    out: list[tuple[object, object]] = []
-    active: list[tuple[Rect, object]] = []
+    out: list[tuple[T, T]] = []
+    active: list[tuple[Rect, T]] = []
     for rect, obj in order:
         active = [a for a in active if a[0].x2 - rect.x > EPS]
         for other_rect, other in active:

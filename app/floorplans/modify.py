@@ -53,7 +53,8 @@ def _apply_one(text: str, analysis: Analysis, op: Any, language: Language
     if not isinstance(op, dict):
         return "unknown", "unknown", "Each operation must be an object with an 'action'"
     action = op.get("action")
-    params = op.get("params") if op.get("params") is not None else {}
+    given = op.get("params")
+    params = given if given is not None else {}
     target = op.get("target")
     label = _target_label(target, params)
     definition = find_operation(action) if isinstance(action, str) else None

@@ -31,6 +31,7 @@ def convert_to_relative(ctx: Context, _target: str | None, p: dict[str, Any]
         raise OperationError(f"Cannot convert to relative: Anchor room '{anchor.name}' has no "
                              f"absolute position (give it 'at (x,y)' first)")
     tolerance = float(p.get("alignmentTolerance", 0.01))
+    assert anchor.floor is not None  # the parser puts every room on its floor
     group = anchor.parent.sub_rooms if anchor.parent else anchor.floor.rooms
     wanted = set(p.get("targetRooms") or [r.name for r in group])
     unknown = wanted - {r.name for r in group}
@@ -62,6 +63,7 @@ def convert_to_relative(ctx: Context, _target: str | None, p: dict[str, Any]
             break
         _, _, room = min(choices)
         _, ref, rel = best.pop(id(room))
+        assert room.at_span is not None  # todo holds rooms with an 'at' clause only
         edits.append(Edit(room.at_span.start, room.at_span.end, relative_text(rel)))
         converted.append(room.name)
         todo.remove(room)
@@ -93,7 +95,9 @@ def _best_relation(ctx: Context, room: Room, ref: Room, tol: float
                    ) -> tuple[float, dict[str, Any]] | None:
     """The simplest relative clause that reproduces ``room``'s position, with a score."""
     layout = ctx.analysis.layout
-    r, f = layout.get(room).rect, layout.get(ref).rect
+    placed_room, placed_ref = (layout.get(room), layout.get(ref)) if layout else (None, None)
+    assert placed_room is not None and placed_ref is not None  # the caller passes placed rooms
+    r, f = placed_room.rect, placed_ref.rect
     # Only neighbours make readable placements (and checking only them keeps this linear-ish).
     near = max(r.w, r.h, f.w, f.h)
     if max(f.x - r.x2, r.x - f.x2, f.y - r.y2, r.y - f.y2) > near:

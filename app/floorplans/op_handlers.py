@@ -78,9 +78,11 @@ def remove_room(ctx: Context, target: str | None, p: dict[str, Any]) -> tuple[st
     gone = [room, *room.descendants()]
     names = {r.name for r in gone}
     ref_rooms, ref_conns = references_to(ctx, names, {id(r) for r in gone})
+    # references_to finds rooms by their relative clause, so each has one.
+    relatives = [(r, r.relative) for r in ref_rooms if r.relative is not None]
     if (ref_rooms or ref_conns) and not p.get("removeReferences"):
-        parts = [f"{r.name} ({r.relative.direction} {r.relative.reference}, line "
-                 f"{r.relative.span.line})" for r in ref_rooms]
+        parts = [f"{r.name} ({rel.direction} {rel.reference}, line {rel.span.line})"
+                 for r, rel in relatives]
         parts += [f"connection on line {c.span.line}" for c in ref_conns]
         raise OperationError(
             f'Room "{target}" is still referenced by: {"; ".join(parts)}. Removing it would '
@@ -89,16 +91,16 @@ def remove_room(ctx: Context, target: str | None, p: dict[str, Any]) -> tuple[st
     edits = [delete_statement(ctx.text, room.span)]
     layout = ctx.analysis.layout
     fixed = []
-    for ref in ref_rooms:
+    for ref, rel in relatives:
         placed = layout.get(ref) if layout else None
         if ref.at is not None:
-            edits.append(delete_clause(ctx.text, ref.relative.span))
+            edits.append(delete_clause(ctx.text, rel.span))
         elif placed is not None:
             lx, ly = placed.local
-            edits.append(Edit(ref.relative.span.start, ref.relative.span.end,
+            edits.append(Edit(rel.span.start, rel.span.end,
                               f"at ({number(lx)},{number(ly)})"))
         else:
-            edits.append(delete_clause(ctx.text, ref.relative.span))
+            edits.append(delete_clause(ctx.text, rel.span))
         fixed.append(ref.name)
     for conn in ref_conns:
         edits.append(delete_statement(ctx.text, conn.span))

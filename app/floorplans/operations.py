@@ -157,12 +157,13 @@ def operation_definitions(language: Language) -> list[dict[str, Any]]:
     out = []
     for op in OPERATIONS:
         params = op.params(language.vocabulary)
-        flat = {"type": "object", "properties": dict(params.get("properties", {})),
-                "required": list(params.get("required", [])), "additionalProperties": False}
+        properties: dict[str, Any] = dict(params.get("properties", {}))
+        required: list[str] = list(params.get("required", []))
         if op.takes_target:
-            flat["properties"] = {"target": {"type": "string", "description": "Room name"},
-                                  **flat["properties"]}
-            flat["required"] = ["target", *flat["required"]]
+            properties = {"target": {"type": "string", "description": "Room name"}, **properties}
+            required = ["target", *required]
+        flat = {"type": "object", "properties": properties, "required": required,
+                "additionalProperties": False}
         out.append({"name": op.name, "description": op.description, "parameters": flat,
                     "params": params, "takesTarget": op.takes_target})
     return out

@@ -101,6 +101,7 @@ def render_svg(analysis: Analysis, options: RenderOptions) -> str:
 class _FloorDrawer:
     def __init__(self, analysis: Analysis, floor: Floor, bounds: Rect, multi: bool,
                  doors: list[ConnectionGeometry]) -> None:
+        assert analysis.layout is not None  # only a valid, hence resolved, plan is drawn
         self.layout = analysis.layout
         self.floor = floor
         self.bounds = bounds
@@ -112,7 +113,9 @@ class _FloorDrawer:
         self.min_text = 0.0
 
     def rect(self, room: Room) -> Rect:
-        return self.layout.get(room).rect
+        placed = self.layout.get(room)
+        assert placed is not None  # only placed rooms are drawn
+        return placed.rect
 
     def cut(self, room: Room, side: str, lo: float, hi: float) -> None:
         self.cuts.setdefault((id(room), side), []).append((lo, hi))
@@ -146,7 +149,7 @@ class _FloorDrawer:
         for room in self.rooms:
             out.extend(self.texts(room))
         total = sum(r.size[0] * r.size[1] for r in self.floor.rooms
-                    if self.layout.get(r) is not None)
+                    if self.layout.get(r) is not None and r.size)
         out.append(f'<text class="total-area" x="{fmt(b.x)}" y="{fmt(b.y2 + 1.4)}" '
                    f'font-size="0.9">Total area: {fmt(total)}</text>')
         out.append("</g>")
@@ -236,7 +239,7 @@ class _FloorDrawer:
 
     def texts(self, room: Room) -> list[str]:
         r = self.rect(room)
-        w, h = room.size
+        w, h = r.w, r.h  # a placed room's rectangle has its declared size
         font = max(0.25, min(0.9, min(r.w, r.h) / 6))
         size_text = f"{fmt(w)} × {fmt(h)}"
         if room.height is not None:

@@ -88,6 +88,7 @@ def _render(args: dict[str, Any], language: Language
             result["warnings"] = warnings
         return None, None, result
     plan = analysis.plan
+    assert plan is not None  # a text without errors parsed
     all_floors = bool(args.get("renderAllFloors", False))
     index = int(args.get("floorIndex", 0))
     if plan.floors and not all_floors and index >= len(plan.floors):

@@ -10,11 +10,12 @@ from __future__ import annotations
 
 import gc
 from dataclasses import dataclass, field
+from typing import Any
 
 from .diagnostics import Diagnostic
 from .geometry import Contact, Rect, bounding, exterior_side, find_contact, overlapping_pairs
 from .language import Language, default_language
-from .model import Connection, Floor, Floorplan, Room
+from .model import Connection, Floor, Floorplan, Room, Span
 from .parser import parse
 from .resolve import Layout, resolve
 
@@ -77,13 +78,13 @@ def analyze(text: str, language: Language | None = None) -> Analysis:
     return analysis
 
 
-def _err(analysis: Analysis, kind: str, message: str, span, room: str | None = None,
-         **extra) -> None:
+def _err(analysis: Analysis, kind: str, message: str, span: Span, room: str | None = None,
+         **extra: Any) -> None:
     analysis.errors.append(Diagnostic(kind, message, span.line, span.column, room, extra))
 
 
-def _warn(analysis: Analysis, kind: str, message: str, span, room: str | None = None,
-          **extra) -> None:
+def _warn(analysis: Analysis, kind: str, message: str, span: Span, room: str | None = None,
+          **extra: Any) -> None:
     analysis.warnings.append(Diagnostic(kind, message, span.line, span.column, room, extra))
 
 
@@ -115,7 +116,8 @@ def _check_rooms(plan: Floorplan, analysis: Analysis) -> None:
         elif room.size[0] <= 0 or room.size[1] <= 0:
             _err(analysis, "invalid_size",
                  f"Room '{room.name}' must have a positive size, got "
-                 f"{_n(room.size[0])} x {_n(room.size[1])}", room.size_span, room.name)
+                 f"{_n(room.size[0])} x {_n(room.size[1])}", room.size_span or room.span,
+                 room.name)
         if room.height is not None and room.height <= 0:
             clause = next(c for c in room.clauses if c.keyword == "height_clause")
             _err(analysis, "invalid_height",
@@ -141,13 +143,15 @@ def _check_geometry(plan: Floorplan, analysis: Analysis) -> None:
             _warn(analysis, "overlap", f'Rooms "{first.name}" and "{second.name}" overlap',
                   second.name_span, second.name, rooms=[first.name, second.name])
         for room in rooms:
-            parent_placed = layout.get(room.parent) if room.parent else None
+            parent = room.parent
+            parent_placed = layout.get(parent) if parent else None
             placed = layout.get(room)
-            if parent_placed and placed and not parent_placed.rect.contains(placed.rect):
+            if parent and parent_placed and placed \
+                    and not parent_placed.rect.contains(placed.rect):
                 _warn(analysis, "outside_parent",
                       f"Sub-room '{room.name}' extends outside its parent "
-                      f"'{room.parent.name}'", room.name_span, room.name,
-                      parent=room.parent.name)
+                      f"'{parent.name}'", room.name_span, room.name,
+                      parent=parent.name)
             if room.sub_rooms:
                 siblings(room.sub_rooms)
 
@@ -204,6 +208,8 @@ def _connection_geometry(conn: Connection, a: Room | None, b: Room | None, layou
                          floor_bounds: dict[int, Rect | None]) -> ConnectionGeometry | None:
     if a is None or b is None:  # one side is the outside
         room, ref = (b, conn.target) if a is None else (a, conn.source)
+        if room is None:  # both sides outside: no wall to put the door in
+            return None
         placed = layout.get(room)
         if placed is None or room.floor is None:
             return None
@@ -211,14 +217,15 @@ def _connection_geometry(conn: Connection, a: Room | None, b: Room | None, layou
         if key not in floor_bounds:
             floor_bounds[key] = bounding([p.rect for r in room.floor.rooms
                                           if (p := layout.get(r)) is not None])
-        side = ref.wall or exterior_side(placed.rect, floor_bounds[key])
+        bounds = floor_bounds[key]  # never None: it holds this placed room
+        side = ref.wall or (exterior_side(placed.rect, bounds) if bounds else None)
         if side is None:
             return None
         seg = placed.rect.side(side)
         return ConnectionGeometry(conn, room.floor, room, None,
                                   Contact(side, side, seg.at, seg.lo, seg.hi))
     pa, pb = layout.get(a), layout.get(b)
-    if pa is None or pb is None or a.floor is not b.floor:
+    if pa is None or pb is None or a.floor is None or a.floor is not b.floor:
         return None
     found = find_contact(pa.rect, conn.source.wall, pb.rect, conn.target.wall)
     return None if found is None else ConnectionGeometry(conn, a.floor, a, b, found)

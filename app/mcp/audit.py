@@ -11,10 +11,10 @@ from __future__ import annotations
 import logging
 import threading
 import uuid
-from typing import Any
+from typing import Any, cast
 
 from flask import current_app
-from sqlalchemy import insert, select
+from sqlalchemy import Table, insert, select
 from sqlalchemy.engine import Engine
 
 from app.extensions import db
@@ -77,7 +77,7 @@ class GroupCommit:
 def _store(engine: Engine, rows: list[dict[str, Any]]) -> None:
     """Insert the rows in one transaction; if that fails, each in its own, so one bad row
     never costs the others theirs."""
-    table = McpToolCall.__table__
+    table = cast(Table, McpToolCall.__table__)  # typed as any FromClause; a declarative Table
     try:
         with engine.begin() as conn:
             conn.execute(insert(table), rows)

@@ -310,7 +310,7 @@ def execute_action(ctx: ToolContext, args: dict[str, Any]) -> ToolResult:
         result = dispatch("POST", target, ctx.identity, json=params, accept="application/json")
         ctx.log("debug", f"POST {target} answered {result.status}")
         body = result.json if isinstance(result.json, dict) else {}
-        error = body.get("error") if isinstance(body.get("error"), dict) else {}
+        error = body["error"] if isinstance(body.get("error"), dict) else {}
         if result.status not in (404, 405) or "actions" in error:
             break
         # No page has this action route: read the page as an agent would, following its

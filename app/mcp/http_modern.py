@@ -12,8 +12,10 @@ from __future__ import annotations
 
 import base64
 import binascii
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator
 from typing import Any
+
+from werkzeug.datastructures import Headers
 
 from app.core.jsonrpc import METHOD_NOT_FOUND, RpcError
 from app.mcp import modern
@@ -25,7 +27,7 @@ BAD_REQUEST_CODES = frozenset({HEADER_MISMATCH, MISSING_CAPABILITY, UNSUPPORTED_
 SENTINEL = ("=?base64?", "?=")
 
 
-def is_stateless(message: dict[str, Any], headers: Mapping[str, str]) -> bool:
+def is_stateless(message: dict[str, Any], headers: Headers) -> bool:
     """A modern _meta, or a modern version header on a POST that names no session; a plain
     ``initialize`` always opens the 2025 era, whatever its headers say."""
     if modern.is_modern(message):
@@ -75,7 +77,7 @@ def _as_header(value: Any) -> str:
     return ("true" if value else "false") if isinstance(value, bool) else str(value)
 
 
-def _param_refusal(params: Any, headers: Mapping[str, str],
+def _param_refusal(params: Any, headers: Headers,
                    tool_schema: dict[str, Any]) -> RpcError | None:
     """Each ``Mcp-Param-<name>`` must be present when its argument is, and equal it."""
     arguments = params.get("arguments") if isinstance(params, dict) else None
@@ -102,7 +104,7 @@ def _param_refusal(params: Any, headers: Mapping[str, str],
     return None
 
 
-def refusal(message: dict[str, Any], headers: Mapping[str, str],
+def refusal(message: dict[str, Any], headers: Headers,
             tool_schema: dict[str, Any] | None = None) -> RpcError | None:
     """Why this stateless request must be refused with 400, or None if it may be served.
 

@@ -84,7 +84,7 @@ def answers(method: str, params: dict[str, Any],
     if not isinstance(data, dict) or data.get("b") != binding(method, params, identity):
         raise RpcError(INVALID_PARAMS, "Invalid params: requestState belongs to another "
                                        "request")
-    earlier = data.get("r") if isinstance(data.get("r"), dict) else {}
+    earlier = data["r"] if isinstance(data.get("r"), dict) else {}
     return {**earlier, **responses}, True
 
 

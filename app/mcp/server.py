@@ -155,7 +155,7 @@ class McpServer:
                                                 "Invalid Request: batches are not supported"))
         if jsonrpc.is_notification(message):
             params = message.get("params", {})
-            if isinstance(params, dict):
+            if isinstance(params, dict) and session is not None:  # stateless: nothing to cancel
                 self._notification(message["method"], params, session)
             return None
         try:

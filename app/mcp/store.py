@@ -19,9 +19,9 @@ import json
 import secrets
 from collections.abc import Mapping
 from datetime import datetime, timedelta
-from typing import Any
+from typing import Any, cast
 
-from sqlalchemy import bindparam, delete, exists, insert, select, update
+from sqlalchemy import CursorResult, RowMapping, bindparam, delete, exists, insert, select, update
 
 from app.core import changes
 from app.core.identity import Identity
@@ -44,7 +44,7 @@ class DbSession(SessionState):
 
     transport = "http"
 
-    def __init__(self, data: Mapping[str, Any], is_new: bool = False) -> None:
+    def __init__(self, data: Mapping[str, Any] | RowMapping, is_new: bool = False) -> None:
         super().__init__(data["id"])
         self.is_new = is_new
         self.initialized = not is_new
@@ -181,12 +181,13 @@ def open_client_request(session_id: str, request_id: str, method: str) -> None:
 
 def answer_client_request(session_id: str, request_id: Any, message: dict[str, Any]) -> bool:
     """Store the client's response; False when we never asked (or it was answered already)."""
-    found = db.session.execute(
+    # An UPDATE answers a CursorResult (with rowcount); Session.execute is typed as any Result.
+    found = cast(CursorResult[Any], db.session.execute(
         update(McpClientRequest)
         .where(McpClientRequest.session_id == session_id,
                McpClientRequest.request_id == str(request_id),
                McpClientRequest.response.is_(None))
-        .values(response=json.dumps(message), answered_at=utcnow()))
+        .values(response=json.dumps(message), answered_at=utcnow())))
     db.session.commit()
     return bool(found.rowcount)
 
@@ -225,8 +226,8 @@ def take_updates(session: DbSession) -> list[dict[str, Any]]:
     last = rows[-1].id
     # Move the cursor only from where we read it: of two requests of one session running at
     # once, one takes these events and the other tells nothing twice.
-    moved = db.session.execute(update(McpSession).where(
-        McpSession.id == session.id, McpSession.events_seen == seen).values(events_seen=last))
+    moved = cast(CursorResult[Any], db.session.execute(update(McpSession).where(
+        McpSession.id == session.id, McpSession.events_seen == seen).values(events_seen=last)))
     db.session.commit()
     if not moved.rowcount:
         return []

@@ -65,7 +65,7 @@ def keep(entries: list[dict[str, Any]], read_only_tools: set[str]) -> list[dict[
     for entry in entries:
         if "error" in entry or not (entry.get("method") or entry.get("tool")):
             continue
-        params = entry.get("params") if isinstance(entry.get("params"), dict) else {}
+        params = entry["params"] if isinstance(entry.get("params"), dict) else {}
         if entry.get("method") and params.get("dryRun") is True:
             continue
         if entry.get("tool") and (entry["tool"] in SKIP_TOOLS or entry["tool"] in
@@ -164,8 +164,8 @@ class Generator:
             while name in names:
                 name, n = f"{base}_{n}", n + 1
             names.add(name)
-            params = copy.deepcopy(entry.get("params") if isinstance(entry.get("params"), dict)
-                                   else {})
+            params: dict[str, Any] = copy.deepcopy(
+                entry["params"] if isinstance(entry.get("params"), dict) else {})
             tool, method = entry.get("tool"), entry.get("method")
             if tool == "execute_action" and not params.get("path") and isinstance(
                     entry.get("result"), dict) and entry["result"].get("path"):

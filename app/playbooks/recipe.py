@@ -48,8 +48,9 @@ FIELD_ALIASES: dict[str, tuple[str, ...]] = {
     "candidates": ("candidates", "totalCount", "count"),
     "deleted": ("deleted", "deletedCount"),
 }
-TYPES = {"string": str, "integer": int, "number": (int, float), "boolean": bool,
-         "object": dict, "array": list}
+TYPES: dict[str, type | tuple[type, ...]] = {
+    "string": str, "integer": int, "number": (int, float), "boolean": bool, "object": dict,
+    "array": list}
 
 
 @dataclass
@@ -204,8 +205,10 @@ def parse_checks(expect: Any, where: str, errors: list[dict[str, str]]) -> tuple
             if m:
                 number = _number(value, f"{where}.{key}", errors)
                 if number is not None:
+                    low = m.group(1) == "min"
                     checks.append(Check(path=SEED_BOUNDS[m.group(2)], source=key,
-                                        **{m.group(1): number}))
+                                        min=number if low else None,
+                                        max=None if low else number))
             elif key == "requireConfirm":
                 if not isinstance(value, bool):
                     errors.append({"param": f"{where}.requireConfirm",
@@ -298,11 +301,12 @@ def load(raw: dict[str, Any]) -> Recipe:
             errors.append({"param": at, "message": "must be an object"})
             continue
         method, tool = item.get("method"), item.get("tool")
-        if (method is None) == (tool is None) or not isinstance(method or tool, str) \
-                or not (method or tool).strip():
+        called = method or tool
+        if (method is None) == (tool is None) or not isinstance(called, str) \
+                or not called.strip():
             errors.append({"param": at, "message": "give exactly one of method or tool"})
             continue
-        step_name = item.get("name") or (method or tool).replace(".", "_")
+        step_name = item.get("name") or called.replace(".", "_")
         if not isinstance(step_name, str) or not STEP_NAME.match(step_name):
             errors.append({"param": f"{at}.name", "message": "letters, digits, _ and -"})
             continue

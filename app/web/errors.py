@@ -9,9 +9,10 @@ from __future__ import annotations
 import logging
 from typing import Any
 
-from flask import Flask, Response, g, jsonify, redirect, request, url_for
+from flask import Flask, g, jsonify, redirect, request, url_for
 from flask_wtf.csrf import CSRFError
 from werkzeug.exceptions import HTTPException
+from werkzeug.wrappers import Response  # flask's redirect() answers the werkzeug base class
 
 from app.actions import Context
 from app.extensions import db

@@ -249,7 +249,8 @@ def execute_action(spec: PageSpec, action_name: str, args: dict[str, Any]) -> Re
         for key in ("token", "code"):
             if key in result.data:
                 flash(f"{key}:{result.data[key]}", "secret")
-        return redirect(result.location or ctx.path, code=303)
+        # flask.redirect is typed as werkzeug's base Response; it builds the app's Response.
+        return redirect(result.location or ctx.path, code=303)  # type: ignore[return-value]
     payload = {"ok": True, "action": act.name, "message": result.message,
                "path": ctx.path, **({"location": result.location} if result.location else {}),
                "result": result.data}

@@ -4,8 +4,10 @@ from __future__ import annotations
 
 from urllib.parse import urlsplit
 
-from flask import Blueprint, Response, flash, redirect, render_template, request
+from flask import Blueprint, flash, redirect, render_template, request
+from flask.typing import ResponseReturnValue
 from flask_login import login_user, logout_user
+from werkzeug.wrappers import Response
 
 from app.extensions import db
 from app.services import accounts
@@ -28,7 +30,7 @@ def _safe_next(target: str | None) -> str:
 
 
 @bp.route("/signup", methods=["GET", "POST"])
-def signup() -> Response | str:
+def signup() -> ResponseReturnValue:
     errors: list[dict[str, str]] = []
     form = request.form
     if request.method == "POST":
@@ -49,7 +51,7 @@ def signup() -> Response | str:
 
 
 @bp.route("/login", methods=["GET", "POST"])
-def login() -> Response | str:
+def login() -> ResponseReturnValue:
     error = None
     if request.method == "POST":
         user = accounts.authenticate(request.form.get("login", ""),

@@ -18,9 +18,9 @@ import uuid
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
-from typing import Any
+from typing import Any, cast
 
-from sqlalchemy import Connection, and_, bindparam, case, func, or_, select, update
+from sqlalchemy import Connection, Table, and_, bindparam, case, func, or_, select, update
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.exc import IntegrityError
 
@@ -30,9 +30,10 @@ from app.models.workflows import WorkflowEvent, WorkflowJob, WorkflowRun
 from app.workflows import wakeup
 from app.workflows.engine import is_postgres, reading, transaction
 
-RUNS = WorkflowRun.__table__
-JOBS = WorkflowJob.__table__
-EVENTS = WorkflowEvent.__table__
+# Declarative models' __table__ is typed as any FromClause; these are plain Tables.
+RUNS = cast(Table, WorkflowRun.__table__)
+JOBS = cast(Table, WorkflowJob.__table__)
+EVENTS = cast(Table, WorkflowEvent.__table__)
 
 @dataclass
 class JobSpec:
@@ -259,11 +260,11 @@ def _take(conn: Connection, worker_id: str, now: datetime,
                          ).mappings().one_or_none()
     if taken is None:
         return None, None
-    run = conn.execute(start.where(RUNS.c.id == taken["run_id"])
-                       .returning(*RUNS.c, _newest_seq(taken["run_id"]).label("newest_seq")),
-                       params
-                       ).mappings().one_or_none()
-    return {**taken, "was_status": row["status"], "was_worker": row["worker_id"]}, run
+    started = conn.execute(start.where(RUNS.c.id == taken["run_id"])
+                           .returning(*RUNS.c, _newest_seq(taken["run_id"]).label("newest_seq")),
+                           params
+                           ).mappings().one_or_none()
+    return {**taken, "was_status": row["status"], "was_worker": row["worker_id"]}, started
 
 
 @functools.cache

@@ -151,7 +151,7 @@ def prepare_spec(tool: dict[str, Any], ctx: dict[str, Any]) -> dict[str, Any]:
     spec = dict(tool["spec"])
     sql = spec.pop("sql", None) if tool["type"] in tools.BOUND_SQL else None
     # In the spec's own order, so the first failing template is the one written first.
-    rendered = {key: render_url(value, ctx)
+    rendered: dict[str, Any] = {key: render_url(value, ctx)
                 if key == "url" and tool["type"] == "http" and isinstance(value, str)
                 else render_value(value, ctx) for key, value in spec.items()}
     if sql is not None:
@@ -426,6 +426,7 @@ def _redacted(completion: queue.Completion) -> queue.Completion:
 
 def execute(job: Leased) -> str:
     """Run a leased job to its recorded end; returns done | queued | dead | lost | skipped."""
+    run: dict[str, Any] | None
     if job.run is not None and job.done is not None:  # read when it was leased
         run, done = job.run, job.done
     else:

@@ -20,6 +20,7 @@ import json
 import threading
 import time
 import uuid
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import urljoin, urlsplit
@@ -207,7 +208,7 @@ def _http(spec: dict[str, Any], call: Call) -> Output:
     elif "body" in spec:
         body["content"] = str(spec["body"])
     timeout = float(spec.get("timeout") or 30)
-    hops = []
+    hops: list[str] = []
     with httpx.Client(follow_redirects=False, timeout=timeout) as client:
         for _ in range(MAX_REDIRECTS + 1):
             ok, why = host_allowed(url)
@@ -338,7 +339,7 @@ def _sql(spec: dict[str, Any], call: Call) -> Output:
                   summary={"rows": len(rows)})
 
 
-def _rows(columns: list[str], fetched: list[Any]) -> Output:
+def _rows(columns: list[str], fetched: Sequence[Any]) -> Output:
     rows = json.loads(json.dumps([dict(zip(columns, row, strict=True)) for row in fetched],
                                  default=str))
     return Output(value={"columns": columns, "rows": rows},

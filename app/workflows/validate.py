@@ -83,7 +83,7 @@ def _names(items: list[dict[str, Any]], base: str, what: str,
            problems: list[Problem]) -> dict[str, int]:
     seen: dict[str, int] = {}
     for i, item in enumerate(items):
-        name = item.get("name")
+        name: str = item["name"]  # the schema ran first: every item is named
         if name in seen:
             problems.append(Problem(join(join(base, i), "name"),
                                     f"duplicate {what} '{name}' (first at {base}[{seen[name]}])"))
