@@ -105,10 +105,22 @@ def hosts(ctx: Ctx, p: Params) -> list[DesignElement]:
         found = store.resolve_selector(ctx, host, default_category=HOST_CATEGORIES[0])
     for element in found:
         if element.category not in HOST_CATEGORIES:
-            raise app_error("INVALID_HOST", f"Element {element.element_id} cannot host rebar "
-                                            f"({element.category})",
-                            elementId=element.element_id)
+            raise cannot_host(ctx, element)
     return found
+
+
+def cannot_host(ctx: Ctx, element: DesignElement) -> Exception:
+    """INVALID_HOST naming what can host: the categories and the model's own candidates."""
+    ids = list(ctx.session.scalars(store.instances(ctx).with_only_columns(
+        DesignElement.element_id).where(DesignElement.category.in_(HOST_CATEGORIES)).order_by(
+        DesignElement.element_id).limit(21)).all())
+    shown = ", ".join(str(i) for i in ids[:20]) + (", ..." if len(ids) > 20 else "")
+    names = " or ".join(f"{c} ({store.category_name(c)})" for c in HOST_CATEGORIES)
+    hint = f"; elements that can: {shown}" if ids else "; this model has none"
+    return app_error("INVALID_HOST", f"Element {element.element_id} cannot host rebar "
+                                      f"({element.category}): hosts must be {names}{hint}",
+                     elementId=element.element_id, hostCategories=list(HOST_CATEGORIES),
+                     hostElementIds=ids[:20])
 
 
 @dataclass
