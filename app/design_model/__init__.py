@@ -2,7 +2,9 @@
 
 ``rpc.handle`` is the one dispatcher; ``bin/model-server`` serves it standalone on loopback
 and ``web`` mounts it in the app at ``/design-model/rpc`` (token required). Method modules:
-``revit_methods`` and ``rebar`` (Revit side), ``rhino_methods`` (Rhino side, seed 001).
+``revit_methods`` and ``rebar`` (Revit side), ``rhino_methods`` (Rhino side, seed 001). Each
+method declares its params, result and example in ``registry``; ``validate`` checks calls
+against that and ``catalog`` publishes it as ``rpc.discover`` (OpenRPC).
 
 The public surface for other packages: ``method_effect(name)``, the declared effect
 (``app.actions.effects``) of a method, or None when there is no such method.
