@@ -2,12 +2,15 @@
 
 ``rpc.handle`` is the one dispatcher; ``bin/model-server`` serves it standalone on loopback
 and ``web`` mounts it in the app at ``/design-model/rpc`` (token required). Method modules:
-``revit_methods`` and ``rebar`` (Revit side), ``rhino_methods`` (Rhino side, seed 001).
+``revit_methods`` and ``rebar`` (Revit side), ``rhino_methods`` (Rhino side, seed 001). Each
+method declares its params, result and example in ``registry``; ``validate`` checks calls
+against that and ``catalog`` publishes it as ``rpc.discover`` (OpenRPC).
 
 The public surface for other packages (they import nothing else from this package):
 ``method_effect(name)``, the declared effect (``app.actions.effects``) of a method, or None
 when there is no such method; ``handle_rpc(payload, via)``, one request to the embedded server;
-``rpc_url(base, allowed, param, setting)``, an upstream's allow-listed /rpc URL.
+``rpc_url(base, allowed, param, setting)``, an upstream's allow-listed /rpc URL;
+``openrpc_document()``, the catalog of every method (what ``rpc.discover`` answers).
 """
 
 from __future__ import annotations
@@ -39,3 +42,10 @@ def rpc_url(base_url: str, allowed: tuple[str, ...], param: str = "revitBaseUrl"
     from app.design_model import upstream
 
     return upstream.rpc_url(base_url, allowed, param, setting)
+
+
+def openrpc_document() -> dict[str, Any]:
+    """The embedded server's catalog: every method as OpenRPC (what ``rpc.discover`` answers)."""
+    from app.design_model import catalog
+
+    return catalog.document()

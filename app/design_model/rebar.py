@@ -16,8 +16,19 @@ from typing import Any
 from app.actions.effects import READ, WRITE
 from app.design_model import elements, mesh, store, xform
 from app.design_model.protocol import Params, app_error, invalid
-from app.design_model.registry import Ctx, method
+from app.design_model.registry import Ctx, Param, method
 from app.design_model.revit_methods import require_confirm
+from app.design_model.schemas import (
+    CONFIRM,
+    DRY_RUN,
+    IDS,
+    INT,
+    LENGTH,
+    NUM,
+    SELECTOR,
+    STR,
+    ok_result,
+)
 from app.design_model.xform import MM_PER_FOOT
 from app.models.design_model import DesignElement
 
@@ -30,6 +41,30 @@ HOST_CATEGORIES = ("OST_StructuralFraming",)
 MAX_BARS = 5000
 _LENGTH = re.compile(r"^\s*(-?\d+(?:\.\d+)?)\s*(mm|cm|m|in|ft)?\s*$")
 _TO_MM = {"mm": 1.0, "cm": 10.0, "m": 1000.0, "in": 25.4, "ft": MM_PER_FOOT, None: 1.0}
+
+HOST = {"type": "object", "description": "The host beams: {elementId | uniqueId | elementIds} or "
+        "a selector (category defaults to OST_StructuralFraming, the only host category)",
+        "properties": {"elementId": INT, "uniqueId": STR, "elementIds": IDS,
+                       **SELECTOR["properties"]}}
+BAR_TYPE = Param("barType", {"type": "string", "enum": list(BAR_DIAMETERS_MM)},
+                 "The bar size (its diameter comes from the table)", required=True)
+HOST_PARAM = Param("host", HOST, "Which beams get the bars", required=True)
+LINEAR_PARAMS = (BAR_TYPE, Param("count", {**INT, "minimum": 1, "maximum": 200},
+                                 "Bars per host, spread across its width", required=True),
+                 HOST_PARAM, Param("coverTop", LENGTH, "Default 25 mm"),
+                 Param("coverSide", LENGTH, "Default 25 mm"))
+SPACING_PARAMS = (BAR_TYPE, Param("spacingMm", NUM, "Centre distance, at least the bar "
+                                                    "diameter", required=True),
+                  HOST_PARAM, Param("cover", LENGTH, "Default 25 mm"))
+PREVIEW_RESULT = ok_result({"candidates": INT, "barType": STR, "diameterMm": NUM,
+                            "hosts": {"type": "array", "items": {"type": "object", "properties": {
+                                "elementId": INT, "uniqueId": STR, "bars": INT}}}},
+                           ("candidates", "hosts"))
+CREATE_RESULT = ok_result({**PREVIEW_RESULT["properties"], "created": INT, "elementIds": IDS,
+                           "dryRun": {"type": "boolean"}}, ("created", "elementIds"))
+LINEAR_EXAMPLE = {"host": {"category": "OST_StructuralFraming", "levelName": "2FL"},
+                  "barType": "D16", "count": 4, "coverTop": "25mm"}
+SPACING_EXAMPLE = {"host": {"elementId": 4001}, "barType": "D13", "spacingMm": 200}
 
 
 def length_mm(p: Params, name: str, default: float) -> float:
@@ -70,10 +105,22 @@ def hosts(ctx: Ctx, p: Params) -> list[DesignElement]:
         found = store.resolve_selector(ctx, host, default_category=HOST_CATEGORIES[0])
     for element in found:
         if element.category not in HOST_CATEGORIES:
-            raise app_error("INVALID_HOST", f"Element {element.element_id} cannot host rebar "
-                                            f"({element.category})",
-                            elementId=element.element_id)
+            raise cannot_host(ctx, element)
     return found
+
+
+def cannot_host(ctx: Ctx, element: DesignElement) -> Exception:
+    """INVALID_HOST naming what can host: the categories and the model's own candidates."""
+    ids = list(ctx.session.scalars(store.instances(ctx).with_only_columns(
+        DesignElement.element_id).where(DesignElement.category.in_(HOST_CATEGORIES)).order_by(
+        DesignElement.element_id).limit(21)).all())
+    shown = ", ".join(str(i) for i in ids[:20]) + (", ..." if len(ids) > 20 else "")
+    names = " or ".join(f"{c} ({store.category_name(c)})" for c in HOST_CATEGORIES)
+    hint = f"; elements that can: {shown}" if ids else "; this model has none"
+    return app_error("INVALID_HOST", f"Element {element.element_id} cannot host rebar "
+                                      f"({element.category}): hosts must be {names}{hint}",
+                     elementId=element.element_id, hostCategories=list(HOST_CATEGORIES),
+                     hostElementIds=ids[:20])
 
 
 @dataclass
@@ -186,24 +233,34 @@ def create(ctx: Ctx, p: Params, bars: list[Bar], summary: dict[str, Any], dry_ru
     return {**summary, "elementIds": [e.element_id for e in made]}
 
 
-@method("preview_rebar_linear", READ)
+@method("preview_rebar_linear", READ,
+        "Plan count top bars along each host beam: how many bars, on which hosts",
+        params=LINEAR_PARAMS, result=PREVIEW_RESULT, example=LINEAR_EXAMPLE)
 def preview_rebar_linear(ctx: Ctx, p: Params) -> dict[str, Any]:
     return linear_plan(ctx, p)[1]
 
 
-@method("create_rebar_linear", WRITE)
+@method("create_rebar_linear", WRITE,
+        "Create count top bars along each host beam (needs confirm, or dryRun)",
+        params=(*LINEAR_PARAMS, CONFIRM, DRY_RUN), confirm=True, result=CREATE_RESULT,
+        example={**LINEAR_EXAMPLE, "dryRun": True})
 def create_rebar_linear(ctx: Ctx, p: Params) -> dict[str, Any]:
     dry_run = require_confirm(p)
     bars, summary = linear_plan(ctx, p)
     return create(ctx, p, bars, summary, dry_run)
 
 
-@method("preview_rebar_by_spacing", READ)
+@method("preview_rebar_by_spacing", READ,
+        "Plan bars across each host beam every spacingMm along its length",
+        params=SPACING_PARAMS, result=PREVIEW_RESULT, example=SPACING_EXAMPLE)
 def preview_rebar_by_spacing(ctx: Ctx, p: Params) -> dict[str, Any]:
     return spacing_plan(ctx, p)[1]
 
 
-@method("create_rebar_by_spacing", WRITE)
+@method("create_rebar_by_spacing", WRITE,
+        "Create bars across each host beam every spacingMm (needs confirm, or dryRun)",
+        params=(*SPACING_PARAMS, CONFIRM, DRY_RUN), confirm=True, result=CREATE_RESULT,
+        example={**SPACING_EXAMPLE, "dryRun": True})
 def create_rebar_by_spacing(ctx: Ctx, p: Params) -> dict[str, Any]:
     dry_run = require_confirm(p)
     bars, summary = spacing_plan(ctx, p)

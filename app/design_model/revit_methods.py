@@ -17,11 +17,54 @@ from sqlalchemy import select
 from app.actions.effects import DESTRUCTIVE, IDEMPOTENT_WRITE, READ, WRITE
 from app.design_model import elements, mesh, store, xform
 from app.design_model.protocol import Params, app_error, invalid
-from app.design_model.registry import Ctx, method
+from app.design_model.registry import Ctx, Param, method
+from app.design_model.schemas import (
+    BOOL,
+    CATEGORY,
+    CONFIRM,
+    DRY_FLAG,
+    DRY_RUN,
+    ELEMENT_ID,
+    ELEMENT_IDENTITY,
+    GUARD,
+    IDS,
+    INT,
+    ITEMS,
+    MATRIX,
+    NUM,
+    STR,
+    TARGET_GROUP,
+    TARGETS,
+    UNIQUE_ID,
+    VEC,
+    ok_result,
+)
 from app.design_model.xform import MM_PER_FOOT
 from app.models.design_model import DesignElement
 
 UNITS = {"inputUnits": "mm", "internalUnits": "ft"}
+
+WALL = {"type": "object", "properties": {
+    "elementId": INT, "uniqueId": STR, "typeName": STR, "levelName": STR, "mark": STR,
+    "height": NUM, "thickness": NUM, "length": NUM, "start": {"type": "object"},
+    "end": {"type": "object"}}}
+# ``param`` (a name, or {name}) or ``paramName``, and ``value`` (null clears; or the real
+# add-in's {stringValue | intValue | doubleValue}).
+PARAM_VALUE = (
+    Param("param", {"anyOf": [STR, {"type": "object", "properties": {"name": STR}}],
+                    "x-message": "must be a parameter name"}, "The parameter's name"),
+    Param("paramName", STR, "Same as param"),
+    Param("value", {"anyOf": [{"type": "string"}, NUM, BOOL, {"type": "null"}, {
+        "type": "object", "properties": {"stringValue": {"type": "string"}, "intValue": INT,
+                                         "doubleValue": NUM}}]},
+          "The new value (numbers in the parameter's units, null clears)", required=True))
+PARAM_GROUP = ("paramName", "param")
+SET_RESULT = ok_result({"updated": INT, "elementIds": IDS, "items": ITEMS,
+                        "stats": {"type": "object"}, "dryRun": BOOL}, ("updated", "items"))
+DELTA = {"type": "object", "properties": {
+    "translate": {"type": "object", "properties": {
+        "x": NUM, "y": NUM, "z": NUM, "units": {"type": "string", "enum": ["feet", "ft", "mm"]}}},
+    "rotateZDeg": NUM}}
 
 
 def require_confirm(p: Params) -> bool:
@@ -55,7 +98,8 @@ def wall_item(ctx: Ctx, wall: DesignElement, level_ids: dict[str, int],
     }
 
 
-@method("ping_server", READ)
+@method("ping_server", READ, "The server's name and version (a liveness check)",
+        result=ok_result({"server": STR, "version": STR}, ("server",)), example={})
 def ping_server(ctx: Ctx, p: Params) -> dict[str, Any]:
     from importlib import metadata
 
@@ -66,7 +110,16 @@ def ping_server(ctx: Ctx, p: Params) -> dict[str, Any]:
     return {"ok": True, "server": "harmonic-design-model", "version": version}
 
 
-@method("get_walls", READ)
+@method("get_walls", READ, "Walls, optionally by level and type, a page at a time",
+        params=(Param("skip", {**INT, "minimum": 0}, "Walls to skip (default 0)"),
+                Param("count", {**INT, "minimum": 0}, "At most this many (0: only totalCount)"),
+                Param("level", STR, "Only walls on this level (its name)"),
+                Param("levelName", STR, "Same as level"),
+                Param("typeName", STR, "Only walls of this type")),
+        result=ok_result({"totalCount": INT, "walls": {"type": "array", "items": WALL},
+                          "wallsById": {"type": "object"}, "inputUnits": STR,
+                          "internalUnits": STR}, ("totalCount",)),
+        example={"level": "1FL", "count": 5})
 def get_walls(ctx: Ctx, p: Params) -> dict[str, Any]:
     skip = p.int("skip", 0, minimum=0)
     count = p.int("count", None, minimum=0)
@@ -91,7 +144,17 @@ def get_walls(ctx: Ctx, p: Params) -> dict[str, Any]:
     return result
 
 
-@method("get_elements_by_category_and_level", READ)
+@method("get_elements_by_category_and_level", READ,
+        "Elements of one category, optionally on one level",
+        params=(Param("category", CATEGORY, "OST_Walls, 'Walls', OST_StructuralFraming, ...",
+                      required=True),
+                Param("levelSelector", {"type": "object", "properties": {
+                    "levelName": STR, "levelId": INT}}, "The level: levelName or levelId"),
+                Param("options", {"type": "object", "properties": {
+                    "maxResults": {**INT, "minimum": 1}, "includeTypeInfo": BOOL}})),
+        result=ok_result({"count": INT, "items": {"type": "array", "items": ELEMENT_IDENTITY},
+                          "msg": STR, "debug": {"type": "object"}}, ("count", "items")),
+        example={"category": "Structural Framing", "levelSelector": {"levelName": "2FL"}})
 def get_elements_by_category_and_level(ctx: Ctx, p: Params) -> dict[str, Any]:
     category = store.normalize_category(p.str("category"), "category")
     level_sel = p.obj("levelSelector", None)
@@ -137,7 +200,12 @@ def element_info(ctx: Ctx, element: DesignElement, level_ids: dict[str, int]) ->
     return info
 
 
-@method("get_element_info", READ)
+@method("get_element_info", READ,
+        "Identity, parameters, location and snapshot guard of elements",
+        params=TARGETS, one_of=(TARGET_GROUP,),
+        result=ok_result({"count": INT, "items": ITEMS, "element": {"type": "object"}},
+                         ("count", "items")),
+        example={"elementId": 4001})
 def get_element_info(ctx: Ctx, p: Params) -> dict[str, Any]:
     targets, how = store.resolve_targets(ctx, p)
     level_ids = {lv.name: lv.element_id for lv in store.levels(ctx)}
@@ -148,7 +216,8 @@ def get_element_info(ctx: Ctx, p: Params) -> dict[str, Any]:
     return result
 
 
-@method("get_selected_element_ids", READ)
+@method("get_selected_element_ids", READ, "The ids of the elements selected in the model",
+        result=ok_result({"elementIds": IDS, "count": INT}, ("elementIds",)), example={})
 def get_selected_element_ids(ctx: Ctx, p: Params) -> dict[str, Any]:
     ids = list(ctx.session.scalars(select(DesignElement.element_id).where(
         DesignElement.model == ctx.model, DesignElement.selected.is_(True)).order_by(
@@ -166,7 +235,13 @@ def _one_element(ctx: Ctx, p: Params) -> Any:
     raise invalid("uniqueId", "give uniqueId or elementId")
 
 
-@method("get_instance_geometry", READ)
+@method("get_instance_geometry", READ,
+        "One element's mesh (feet, world coordinates) with its transform and snapshot guard",
+        params=(ELEMENT_ID, UNIQUE_ID), one_of=(("elementId", "uniqueId"),),
+        result=ok_result({"elementId": INT, "uniqueId": STR, "units": STR, "transform": MATRIX,
+                          "vertices": ITEMS, "submeshes": ITEMS, "snapshotStamp": STR,
+                          "geomHash": STR}, ("uniqueId", "vertices")),
+        example={"elementId": 4001})
 def get_instance_geometry(ctx: Ctx, p: Params) -> dict[str, Any]:
     element = _one_element(ctx, p)
     if not element.vertices:
@@ -198,7 +273,10 @@ def set_parameters(ctx: Ctx, targets: list[DesignElement], p: Params) -> dict[st
                           "failureCount": failed}}, dry_run)
 
 
-@method("update_wall_parameter", IDEMPOTENT_WRITE)
+@method("update_wall_parameter", IDEMPOTENT_WRITE, "Set one parameter on walls",
+        params=(*TARGETS, *PARAM_VALUE, DRY_RUN), one_of=(TARGET_GROUP, PARAM_GROUP),
+        result=SET_RESULT,
+        example={"elementId": 3001, "param": "Comments", "value": "checked"})
 def update_wall_parameter(ctx: Ctx, p: Params) -> dict[str, Any]:
     if p.has("selector"):
         category = p.obj("selector").raw.get("category")
@@ -219,7 +297,11 @@ def update_wall_parameter(ctx: Ctx, p: Params) -> dict[str, Any]:
     return result
 
 
-@method("set_parameter_for_elements", IDEMPOTENT_WRITE)
+@method("set_parameter_for_elements", IDEMPOTENT_WRITE,
+        "Set one parameter on any elements (each reports its own success)",
+        params=(*TARGETS, *PARAM_VALUE, DRY_RUN), one_of=(TARGET_GROUP, PARAM_GROUP),
+        result=SET_RESULT,
+        example={"elementIds": [4001, 4002], "param": "Comments", "value": "checked"})
 def set_parameter_for_elements(ctx: Ctx, p: Params) -> dict[str, Any]:
     targets, _how = store.resolve_targets(ctx, p)
     result = set_parameters(ctx, targets, p)
@@ -240,7 +322,23 @@ def wall_level(ctx: Ctx, p: Params) -> DesignElement:
     raise invalid("levelName", "give baseLevelName, levelName, baseLevelId or levelId")
 
 
-@method("create_wall", WRITE)
+@method("create_wall", WRITE, "Create a straight wall from start to end (mm)",
+        params=(Param("start", VEC, "Start point in mm", required=True),
+                Param("end", VEC, "End point in mm (at least 1 mm from start)", required=True),
+                Param("wallTypeName", STR, "The wall type by name"),
+                Param("wallTypeId", INT, "The wall type by id"),
+                Param("baseLevelName", STR), Param("baseLevelId", INT),
+                Param("levelId", INT), Param("levelName", STR, "The base level by name"),
+                Param("heightMm", {**NUM, "exclusiveMinimum": 0}, "Default 3000"),
+                Param("baseOffsetMm", NUM, "Default 0"),
+                Param("mark", {**STR, "maxLength": 80}), CONFIRM, DRY_RUN),
+        one_of=(("wallTypeId", "wallTypeName"),
+                ("baseLevelName", "baseLevelId", "levelId", "levelName")),
+        confirm=True,
+        result=ok_result({"created": INT, "elementId": INT, "uniqueId": STR,
+                          "elementIds": IDS, **DRY_FLAG}, ("created", "elementIds")),
+        example={"start": {"x": 0, "y": 0}, "end": {"x": 3000, "y": 0},
+                 "wallTypeName": "RC150", "levelName": "1FL", "dryRun": True})
 def create_wall(ctx: Ctx, p: Params) -> dict[str, Any]:
     dry_run = require_confirm(p)
     start, end = p.vec("start"), p.vec("end")
@@ -287,7 +385,12 @@ def create_wall(ctx: Ctx, p: Params) -> dict[str, Any]:
             "elementIds": [wall.element_id]}
 
 
-@method("delete_elements", DESTRUCTIVE)
+@method("delete_elements", DESTRUCTIVE,
+        "Delete elements (their hosted rebar goes too; levels are refused)",
+        params=(*TARGETS, DRY_RUN), one_of=(TARGET_GROUP,),
+        result=ok_result({"deleted": INT, "elementIds": IDS, "refused": IDS, **DRY_FLAG},
+                         ("deleted", "elementIds")),
+        example={"elementIds": [3005], "dryRun": True})
 def delete_elements(ctx: Ctx, p: Params) -> dict[str, Any]:
     dry_run = p.bool("dryRun")
     targets, _how = store.resolve_targets(ctx, p)
@@ -310,7 +413,13 @@ def delete_elements(ctx: Ctx, p: Params) -> dict[str, Any]:
     return dry(result, dry_run)
 
 
-@method("select_elements", IDEMPOTENT_WRITE)
+@method("select_elements", IDEMPOTENT_WRITE,
+        "Replace the model's selection (elementIds or elementId: missing ids are reported; or "
+        "uniqueId or selector)",
+        params=(*TARGETS, DRY_RUN),
+        result=ok_result({"requested": INT, "selected": INT, "elementIds": IDS,
+                          "notFound": IDS, **DRY_FLAG}, ("selected", "elementIds")),
+        example={"elementIds": [3001, 3002]})
 def select_elements(ctx: Ctx, p: Params) -> dict[str, Any]:
     if p.has("elementIds") or p.has("elementId"):
         ids = p.int_list("elementIds") if p.has("elementIds") else [p.int("elementId")]
@@ -362,7 +471,18 @@ def check_guard(element: DesignElement, guard: Params | None) -> None:
                         geomHash=element.geom_hash)
 
 
-@method("apply_transform_delta", WRITE)
+@method("apply_transform_delta", WRITE,
+        "Rotate an element about its base point, then move it; refused when its guard is stale",
+        params=(ELEMENT_ID, UNIQUE_ID,
+                Param("delta", DELTA, "translate {x, y, z, units} and/or rotateZDeg",
+                      required=True),
+                Param("guard", GUARD), DRY_RUN),
+        one_of=(("elementId", "uniqueId"),),
+        result=ok_result({"applied": {"type": "array", "items": STR}, "updated": INT,
+                          "elementId": INT, "uniqueId": STR, "transform": MATRIX,
+                          "snapshotStamp": STR, "geomHash": STR, **DRY_FLAG}, ("applied",)),
+        example={"elementId": 4001, "delta": {"translate": {"x": 100, "units": "mm"},
+                                              "rotateZDeg": 0}, "dryRun": True})
 def apply_transform_delta(ctx: Ctx, p: Params) -> dict[str, Any]:
     element = _one_element(ctx, p)
     delta = p.obj("delta")

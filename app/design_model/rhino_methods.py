@@ -27,7 +27,21 @@ from app.design_model.protocol import (
     invalid,
     upstream_error,
 )
-from app.design_model.registry import Ctx, method
+from app.design_model.registry import Ctx, Param, method
+from app.design_model.schemas import (
+    BOOL,
+    DRY_RUN,
+    INT,
+    ITEMS,
+    MATRIX,
+    NUM,
+    REVIT_BASE_URL,
+    RHINO_UIDS,
+    STR,
+    UIDS,
+    VEC,
+    ok_result,
+)
 from app.design_model.upstream import Revit
 from app.design_model.xform import MM_PER_FOOT, Matrix
 from app.models.base import utcnow
@@ -136,7 +150,28 @@ def dry(result: dict[str, Any], dry_run: bool) -> dict[str, Any]:
     return result
 
 
-@method("rhino_import_snapshot", WRITE)
+@method("rhino_import_snapshot", WRITE,
+        "Import a Revit geometry snapshot (get_instance_geometry's shape) into Rhino",
+        params=(Param("uniqueId", {**STR, "maxLength": 120}, "The Revit element's uniqueId",
+                      required=True),
+                Param("elementId", INT),
+                Param("units", {"type": "string", "enum": ["feet", "ft", "mm"]},
+                      "Of vertices and transform (default feet)"),
+                Param("transform", MATRIX, "The placement (default identity)"),
+                # Only their outer shape here: mesh.validate names the bad vertex or index.
+                Param("vertices", {"type": "array", "description": "[[x, y, z], ...]"},
+                      "Block-local vertices", required=True),
+                Param("submeshes", {"type": "array", "description": "[{materialKey, "
+                                    "intIndices}]"}, required=True),
+                Param("materials", {"type": "array", "description": "[{key, ...}]"}),
+                Param("snapshotStamp", {"type": "string", "maxLength": 64}),
+                Param("geomHash", {"type": "string", "maxLength": 64}), DRY_RUN),
+        result=ok_result({"uniqueId": STR, "imported": INT, "msg": STR, "dryRun": BOOL},
+                         ("uniqueId",)),
+        example={"uniqueId": "wall-1", "units": "mm",
+                 "vertices": [[0, 0, 0], [1000, 0, 0], [0, 1000, 0]],
+                 "submeshes": [{"materialKey": "Concrete", "intIndices": [0, 1, 2]}],
+                 "dryRun": True})
 def rhino_import_snapshot(ctx: Ctx, p: Params) -> dict[str, Any]:
     snap = parse_snapshot(p)
     if not p.bool("dryRun"):
@@ -187,7 +222,13 @@ def import_fetched(ctx: Ctx, fetched: Fetched, source: str | None, dry_run: bool
     return {"uniqueId": fetched.unique_id, "ok": True}
 
 
-@method("rhino_import_by_ids", WRITE)
+@method("rhino_import_by_ids", WRITE,
+        "Fetch elements' geometry from Revit by uniqueId and import it into Rhino",
+        params=(Param("uniqueIds", UIDS, "At least one Revit uniqueId", required=True),
+                REVIT_BASE_URL, DRY_RUN),
+        result=ok_result({"imported": INT, "errors": INT, "items": ITEMS, "dryRun": BOOL},
+                         ("imported", "items")),
+        example={"uniqueIds": ["<uniqueId from get_element_info>"], "dryRun": True})
 def rhino_import_by_ids(ctx: Ctx, p: Params) -> dict[str, Any]:
     ids = list(dict.fromkeys(p.str_list("uniqueIds")))
     if not ids:
@@ -202,7 +243,12 @@ def rhino_import_by_ids(ctx: Ctx, p: Params) -> dict[str, Any]:
                 "errors": len(items) - imported, "items": items}, p.bool("dryRun"))
 
 
-@method("rhino_refresh_from_revit", IDEMPOTENT_WRITE)
+@method("rhino_refresh_from_revit", IDEMPOTENT_WRITE,
+        "Re-import the Rhino objects whose Revit geometry changed; report those gone",
+        params=(RHINO_UIDS, REVIT_BASE_URL, DRY_RUN),
+        result=ok_result({"checked": INT, "refreshed": INT, "unchanged": INT, "missing": INT,
+                          "errors": INT, "items": ITEMS}, ("checked", "items")),
+        example={"dryRun": True})
 def rhino_refresh_from_revit(ctx: Ctx, p: Params) -> dict[str, Any]:
     """Re-import every object whose Revit geometry hash changed; report the ones gone."""
     chosen = targets(ctx, p) if p.has("uniqueIds") else objects(ctx)
@@ -237,7 +283,12 @@ def rhino_refresh_from_revit(ctx: Ctx, p: Params) -> dict[str, Any]:
 # ---------------------------------------------------------------- selection and edits
 
 
-@method("rhino_select", IDEMPOTENT_WRITE)
+@method("rhino_select", IDEMPOTENT_WRITE, "Select Rhino objects",
+        params=(Param("uniqueIds", UIDS, required=True),
+                Param("mode", {"type": "string", "enum": ["replace", "add"]},
+                      "Default replace"), DRY_RUN),
+        result=ok_result({"count": INT, "uniqueIds": UIDS, "notFound": UIDS}, ("count",)),
+        example={"uniqueIds": ["<uniqueId>"], "mode": "replace"})
 def rhino_select(ctx: Ctx, p: Params) -> dict[str, Any]:
     ids = p.str_list("uniqueIds")
     mode = p.str("mode", "replace")
@@ -276,7 +327,16 @@ def scale_factors(p: Params) -> tuple[float, float, float] | None:
     return factors
 
 
-@method("rhino_transform_objects", WRITE)
+@method("rhino_transform_objects", WRITE,
+        "A person's gumball edit in Rhino: scale and rotate about the pivot, then move (mm)",
+        params=(RHINO_UIDS, Param("translate", VEC, "mm"), Param("rotateZDeg", NUM),
+                Param("scale", {"anyOf": [NUM, VEC["anyOf"][0], VEC["anyOf"][1]],
+                                "x-message": "must be a factor, [sx, sy, sz] or {x, y, z}"},
+                      "One factor or per axis (non-rigid: commit refuses it)"),
+                Param("pivot", VEC, "Default: each object's base point"), DRY_RUN),
+        result=ok_result({"count": INT, "uniqueIds": UIDS, "current": {"type": "object"}},
+                         ("count",)),
+        example={"translate": {"x": 500}, "rotateZDeg": 90, "dryRun": True})
 def rhino_transform_objects(ctx: Ctx, p: Params) -> dict[str, Any]:
     """A person's gumball edit: scale and rotate about the pivot, then translate (mm)."""
     chosen = targets(ctx, p)
@@ -318,17 +378,26 @@ def set_locked(ctx: Ctx, p: Params, locked: bool) -> dict[str, Any]:
     return dry({"ok": True, "count": len(chosen)}, p.bool("dryRun"))
 
 
-@method("rhino_lock_objects", IDEMPOTENT_WRITE)
+@method("rhino_lock_objects", IDEMPOTENT_WRITE, "Lock Rhino objects against edits",
+        params=(RHINO_UIDS, DRY_RUN), result=ok_result({"count": INT}, ("count",)),
+        example={"uniqueIds": ["<uniqueId>"]})
 def rhino_lock_objects(ctx: Ctx, p: Params) -> dict[str, Any]:
     return set_locked(ctx, p, True)
 
 
-@method("rhino_unlock_objects", IDEMPOTENT_WRITE)
+@method("rhino_unlock_objects", IDEMPOTENT_WRITE, "Unlock Rhino objects",
+        params=(RHINO_UIDS, DRY_RUN), result=ok_result({"count": INT}, ("count",)),
+        example={"uniqueIds": ["<uniqueId>"]})
 def rhino_unlock_objects(ctx: Ctx, p: Params) -> dict[str, Any]:
     return set_locked(ctx, p, False)
 
 
-@method("rhino_get_objects", READ)
+@method("rhino_get_objects", READ,
+        "What Rhino holds: each object's baseline, current transform, lock and guard",
+        params=(Param("uniqueIds", UIDS, "Default: every object"),
+                Param("includeGeometry", BOOL, "Add world vertices (mm) and submeshes")),
+        result=ok_result({"count": INT, "items": ITEMS}, ("count", "items")),
+        example={"includeGeometry": False})
 def rhino_get_objects(ctx: Ctx, p: Params) -> dict[str, Any]:
     """What Rhino holds (not in seed 001; a read so callers can see Rhino's geometry)."""
     chosen = targets(ctx, p) if p.has("uniqueIds") else objects(ctx)
@@ -377,7 +446,9 @@ def delta_of(baseline: Matrix, current: Matrix) -> Delta:
     return Delta((t_mm[0] / MM_PER_FOOT, t_mm[1] / MM_PER_FOOT, t_mm[2] / MM_PER_FOOT), yaw)
 
 
-@method("rhino_get_selection", READ)
+@method("rhino_get_selection", READ,
+        "The selected Rhino objects with the Revit delta each edit would send",
+        result=ok_result({"items": ITEMS}, ("items",)), example={})
 def rhino_get_selection(ctx: Ctx, p: Params) -> dict[str, Any]:
     items = []
     for obj in objects(ctx, selected=True):
@@ -393,7 +464,12 @@ def rhino_get_selection(ctx: Ctx, p: Params) -> dict[str, Any]:
     return {"ok": True, "items": items}
 
 
-@method("rhino_commit_transform", WRITE)
+@method("rhino_commit_transform", WRITE,
+        "Send Rhino edits to Revit as apply_transform_delta (rigid edits only)",
+        params=(RHINO_UIDS, REVIT_BASE_URL, DRY_RUN),
+        result=ok_result({"appliedCount": INT, "errors": INT, "items": ITEMS},
+                         ("appliedCount", "items")),
+        example={"dryRun": True})
 def rhino_commit_transform(ctx: Ctx, p: Params) -> dict[str, Any]:
     dry_run = p.bool("dryRun")
     chosen = targets(ctx, p)

@@ -12,8 +12,10 @@ than the call itself (see bench/jsonrpc_dispatch.py). So every request is checke
 with its validator off; jsonrpcserver looks the method up, binds the named params and passes
 the call's context (``_Call``) first. Methods answer ``Success`` or ``Error``, never raise, so
 no exception text reaches the wire. Seed 001's messages are kept: an unknown method is
-"Unknown method: X" (``_Table.__missing__``) and positional params are -32602 with
-``data.param``.
+"Unknown method: X" (``_Table.__missing__``, now with ``data.methods``) and positional params
+are -32602 with ``data.param``. Before a method runs, its params are checked against its
+declaration (``validate``): a refusal lists every problem in ``data.errors``. ``rpc.discover``
+answers the catalog (``catalog``, OpenRPC).
 
 Transactions: a call that wrote commits before it answers; a call that failed after writing
 rolls back. A read-only call leaves the session alone, so an in-process caller's own pending
@@ -36,7 +38,15 @@ from sqlalchemy.exc import IntegrityError, OperationalError, SQLAlchemyError
 from sqlalchemy.orm.exc import StaleDataError
 
 from app.core import jsonrpc
-from app.design_model import calllog, rebar, revit_methods, rhino_methods, settings
+from app.design_model import (
+    calllog,
+    catalog,
+    rebar,
+    revit_methods,
+    rhino_methods,
+    settings,
+    validate,
+)
 from app.design_model.protocol import (
     INTERNAL_ERROR,
     INVALID_PARAMS,
@@ -45,7 +55,7 @@ from app.design_model.protocol import (
     RpcError,
     app_error,
 )
-from app.design_model.registry import EFFECTS, METHODS, Ctx, Handler
+from app.design_model.registry import EFFECTS, METHODS, SPECS, Ctx, Handler
 from app.extensions import db
 
 # Importing the method modules fills METHODS; keep the names referenced for linters.
@@ -103,6 +113,9 @@ def _bind(name: str, handler: Handler) -> Callable[..., Result]:
                                                    "lacks the 'write' scope (dryRun: true is "
                                                    "allowed)"))
         try:
+            spec = SPECS.get(name)
+            if spec is not None:
+                validate.check_call(spec, params)  # every problem at once, before any work
             return Success(_call(name, handler, params))
         except RpcError as exc:
             return _failure(exc)
@@ -114,17 +127,26 @@ def _bind(name: str, handler: Handler) -> Callable[..., Result]:
     return method
 
 
+def _discover(call: _Call, /, **params: Any) -> Result:
+    """``rpc.discover``: the OpenRPC document of every method (any token may read it)."""
+    return Success(catalog.document())
+
+
 class _Table(dict[str, Callable[..., Result]]):
-    """The methods jsonrpcserver dispatches to; an unknown name answers seed 001's message."""
+    """The methods jsonrpcserver dispatches to; an unknown name answers seed 001's message,
+    with the valid names in ``data.methods`` so a caller need not guess."""
 
     def __missing__(self, name: str) -> Callable[..., Result]:
         def unknown(call: _Call, /, **params: Any) -> Result:
-            return _failure(RpcError(METHOD_NOT_FOUND, f"Unknown method: {name}"))
+            return _failure(RpcError(METHOD_NOT_FOUND, f"Unknown method: {name}", {
+                "methods": catalog.method_names(),
+                "hint": f"call {catalog.DISCOVER} for every method's params and result"}))
 
         return unknown
 
 
 TABLE = _Table({name: _bind(name, handler) for name, handler in METHODS.items()})
+TABLE[catalog.DISCOVER] = _discover
 
 
 def _as_is(request: Any) -> Any:

@@ -25,7 +25,7 @@ from app.actions.effects import IDEMPOTENT_WRITE, READ, WRITE, Effect
 from app.mcp.content import ToolError, ToolResult, text
 from app.mcp.context import ClientRequestFailed, ToolContext
 from app.mcp.registry import call_observer, resource_template, tool
-from app.playbooks import capture, governance, service, teach
+from app.playbooks import capture, catalog, governance, service, teach
 from app.playbooks.recipe import method_effect, missing_vars, resolve_vars
 from app.playbooks.replay import Hooks, Runner, replay
 from app.services.errors import DomainError
@@ -178,24 +178,44 @@ def replay_tool(ctx: ToolContext, args: dict[str, Any]) -> ToolResult:
                       is_error=not report["ok"])
 
 
+# The schema object the registry holds: ``catalog.sync_schema`` narrows ``method`` to the
+# configured upstream's catalog in place (the embedded server's names from the start).
+UPSTREAM_SCHEMA: dict[str, Any] = {"type": "object", "properties": {
+    "method": catalog.method_schema(),
+    "params": {"type": "object",
+               "description": "The method's named params. Read the catalog first: "
+                              f"upstream_call method '{catalog.DISCOVER}', or the resource "
+                              f"{catalog.CATALOG_URI} (OpenRPC: each method's params with "
+                              "their JSON Schema, required ones, result, effect, example)"}},
+    "required": ["method"], "additionalProperties": False}
+
+
 @tool("upstream_call",
       "Call a JSON-RPC method of the design-model upstream (get_walls, update_wall_parameter, "
       "preview_rebar_linear, create_rebar_linear ...) through the recording proxy: recorded "
-      "while this session teaches.",
-      input_schema={"type": "object", "properties": {
-          "method": {"type": "string", "minLength": 1, "maxLength": 200},
-          "params": {"type": "object"}},
-          "required": ["method"], "additionalProperties": False},
+      "while this session teaches. What each method takes, returns and does is in the catalog: "
+      f"call method '{catalog.DISCOVER}' or read the resource {catalog.CATALOG_URI}. An invalid "
+      "call is refused with every problem listed at once.",
+      input_schema=UPSTREAM_SCHEMA,
       effect=Effect("destructive", open_world=True), effect_of=_upstream_effect,
       title="Call the design model")
 def upstream_call_tool(ctx: ToolContext, args: dict[str, Any]) -> ToolResult:
+    # A remote upstream's catalog is fetched on first use, then the schema names its methods.
+    catalog.sync_schema(UPSTREAM_SCHEMA, fetch=True)
     payload = {"jsonrpc": "2.0", "id": f"mcp-{ctx.request_id}", "method": args["method"],
                "params": args.get("params") or {}}
     response = teach.forward(payload, owners(ctx))
     if "error" in response:
         error = response["error"] if isinstance(response["error"], dict) else {}
+        detail = ""
+        data: dict[str, Any] = error["data"] if isinstance(error.get("data"), dict) else {}
+        if isinstance(data.get("errors"), list) and len(data["errors"]) > 1:
+            detail = " — " + "; ".join(f"{e.get('param')}: {e.get('message')}"
+                                       for e in data["errors"] if isinstance(e, dict))
+        elif isinstance(data.get("methods"), list):
+            detail = f" — valid methods: {', '.join(map(str, data['methods']))}"
         raise ToolError(f"{args['method']} failed ({error.get('code')}): "
-                        f"{error.get('message')}", structured={"error": error})
+                        f"{error.get('message')}{detail}", structured={"error": error})
     result = response.get("result")
     structured = result if isinstance(result, dict) else {"result": result}
     import json

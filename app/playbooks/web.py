@@ -11,10 +11,12 @@ def init_app(app: Flask) -> None:
     from app.extensions import csrf
 
     # mcp_tools registers tools and an observer; queued registers the queued replay's step.
-    from app.playbooks import api, cli, mcp_tools, pages, queued  # noqa: F401
+    from app.playbooks import api, catalog, cli, mcp_tools, pages, queued  # noqa: F401
 
     csrf.exempt(api.bp)  # JSON endpoints for agents: token-authenticated, never cookie-driven
     app.register_blueprint(api.bp)
     app.register_blueprint(pages.bp)
     cli.register(app)
+    with app.app_context():  # the upstream this app is configured with (no call made here)
+        catalog.sync_schema(mcp_tools.UPSTREAM_SCHEMA)
 

@@ -36,7 +36,8 @@ FEATURES = {name for name, level in LAYERS.items() if level == 6}
 ADAPTERS: dict[str, set[str]] = {
     "design_model": {"web", "rpc", "server"},
     "floorplans": {"web", "pages", "actions", "mcp_tools", "edit_context"},
-    "playbooks": {"web", "api", "pages", "mcp_tools", "tools_bridge", "cli", "queued"},
+    "playbooks": {"web", "api", "pages", "mcp_tools", "tools_bridge", "cli", "queued",
+                  "catalog"},
     "workflows": {"web", "mcp_bridge", "cli", "watch", "worker"},
 }
 ADAPTER_ONLY = ("flask", "werkzeug", "flask_login", "flask_wtf", "app.web", "app.mcp")
