@@ -100,13 +100,14 @@ def _context(spec: PageSpec, args: dict[str, Any]) -> Context:
 # Rendering -----------------------------------------------------------------------------------
 
 def action_summary(act: Action) -> dict[str, Any]:
-    """An action as frontmatter, ``/actions`` and MCP list it: its effect included."""
+    """An action as frontmatter, ``/actions`` and MCP list it: its effect, a readable
+    parameter list and the parameters' JSON Schema (``input_schema``)."""
     return {
         "name": act.name,
         "description": act.description,
         **act.effect.describe(),
-        "params": [{"name": p.name, "type": p.display_type, "required": p.required,
-                    "description": p.description} for p in act.params],
+        "params": [p.summary() for p in act.params],
+        "input_schema": act.input_schema(),
     }
 
 
@@ -200,7 +201,6 @@ def render_actions_index(ctx: Context) -> Response:
 def render_action_description(ctx: Context, act: Action) -> Response:
     if wants() == "json":
         summary = action_summary(act)
-        summary["input_schema"] = act.input_schema()
         summary["path"] = ctx.path
         return jsonify(summary)
     return simple_page(
