@@ -99,7 +99,8 @@ def test_defaults_and_formats_are_shown(studio) -> None:  # type: ignore[no-unty
     assert re.fullmatch(handle["pattern"], "ok-one") and not re.fullmatch(handle["pattern"],
                                                                            "Bad Handle!")
     md = studio.get("/studios/new/actions/create_studio").get_data(as_text=True)
-    assert f"| `heartbeats_required` | `boolean` | no | `{str(heartbeats['default']).lower()}` |" in md
+    shown_default = str(heartbeats["default"]).lower()
+    assert f"| `heartbeats_required` | `boolean` | no | `{shown_default}` |" in md
     described = studio.get("/studios/team/commit/actions/create_commitment",
                            accept="application/json").get_json()
     deadline = described["input_schema"]["properties"]["deadline"]
