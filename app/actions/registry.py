@@ -10,13 +10,18 @@ from typing import Any
 from app.actions.effects import Effect
 from app.services.errors import Forbidden, Invalid
 
-# Parameter types. "text" is a multi-line string (a textarea in HTML); "datetime" accepts ISO 8601,
-# a unix timestamp or a relative time such as 7d; "array"/"object" carry a JSON Schema in `schema`.
+# How a parameter is declared. JSON Schema types, plus two declaration shorthands that agents
+# never see as types: "text" is a multi-line string (a textarea in HTML; its schema says
+# "x-multiline") and "datetime" accepts ISO 8601 (format date-time), a unix timestamp or a
+# relative time such as 7d. "array"/"object" carry their JSON Schema in `schema`.
 PARAM_TYPES = ("string", "text", "integer", "number", "boolean", "datetime", "array", "object")
+DATETIME_HELP = "ISO 8601 date-time, a unix timestamp, or relative like 30m, 3h, 7d, 1w"
 
 
 @dataclass(frozen=True)
 class Param:
+    """One action parameter, declared once; ``json_schema()`` is what every reader sees."""
+
     name: str
     type: str
     description: str
@@ -24,27 +29,43 @@ class Param:
     enum: tuple[str, ...] | None = None
     minimum: float | None = None
     max_length: int | None = None
-    schema: dict[str, Any] | None = None  # items/properties for array and object params
+    # The full JSON Schema when it is declared elsewhere (items/properties of an array or
+    # object; a grammar's own property schemas); the fields below are laid over it.
+    schema: dict[str, Any] | None = None
     pattern: str | None = None  # a regular expression a string must match entirely
     default: Any = None  # applied when the parameter is absent; shown in forms and schemas
     secret: bool = False  # e.g. a password: rendered as a password input, never echoed
+    maximum: float | None = None
+    min_length: int | None = None
+    format: str | None = None  # a JSON Schema format of a string, e.g. "uri", "email"
+    example: Any = None  # one valid value, shown in the schema's "examples"
 
     def __post_init__(self) -> None:
         if self.type not in PARAM_TYPES:
             raise ValueError(f"{self.name}: unknown parameter type {self.type}")
 
     def json_schema(self) -> dict[str, Any]:
-        """This parameter as JSON Schema (MCP tool schemas and recipes read this)."""
+        """This parameter as JSON Schema 2020-12: what forms, Markdown, MCP, validation and
+        recipes read."""
         base: dict[str, Any]
-        if self.type in ("string", "text"):
+        if self.schema is not None and self.type in ("string", "integer", "number", "boolean"):
+            base = dict(self.schema)  # declared elsewhere as JSON Schema (e.g. by a grammar)
+            base.setdefault("type", self.type)
+        elif self.type in ("string", "text"):
             base = {"type": "string"}
+            if self.format:
+                base["format"] = self.format
+            if self.min_length:
+                base["minLength"] = self.min_length
             if self.max_length:
                 base["maxLength"] = self.max_length
             if self.pattern:
-                base["pattern"] = self.pattern
+                # JSON Schema patterns are unanchored; the registry's match the whole string.
+                base["pattern"] = f"^(?:{self.pattern})$"
+            if self.type == "text":
+                base["x-multiline"] = True
         elif self.type == "datetime":
-            base = {"type": ["string", "integer"],
-                    "description": "ISO 8601, a unix timestamp, or relative like 30m, 3h, 7d, 1w"}
+            base = {"type": ["string", "integer"], "format": "date-time"}
         elif self.type in ("array", "object"):
             base = dict(self.schema or {"type": self.type})
             base.setdefault("type", self.type)
@@ -54,9 +75,16 @@ class Param:
             base["enum"] = list(self.enum)
         if self.minimum is not None:
             base["minimum"] = self.minimum
+        if self.maximum is not None:
+            base["maximum"] = self.maximum
         if self.default is not None:
             base["default"] = self.default
-        base["description"] = self.description
+        description = self.description
+        if self.type == "datetime" and DATETIME_HELP not in description:
+            description = f"{description} ({DATETIME_HELP})"
+        base["description"] = description
+        if self.example is not None:
+            base["examples"] = [self.example]
         return base
 
     @property
@@ -67,9 +95,18 @@ class Param:
 
     @property
     def display_type(self) -> str:
-        if self.enum:
-            return " | ".join(self.enum)
-        return self.type
+        """The parameter's JSON Schema as one readable line (``{x: number, y: number}``)."""
+        from app.actions.schemas import short_shape
+
+        return short_shape(self.json_schema())
+
+    def summary(self) -> dict[str, Any]:
+        """The readable entry of a parameter list (frontmatter, ``/actions``)."""
+        entry = {"name": self.name, "type": self.display_type, "required": self.required,
+                 "description": self.description}
+        if self.default is not None:
+            entry["default"] = self.default
+        return entry
 
 
 @dataclass
@@ -283,12 +320,12 @@ def _coerce(param: Param, value: Any, from_form: bool) -> tuple[Any, str | None]
                 value = json.loads(value)
             except ValueError:
                 if not param.lines:
-                    return None, "must be a JSON array"
+                    return None, f"must be a JSON {param.display_type}"
                 # A person types one item per line; blank lines are just spacing.
                 value = [line for line in value.splitlines() if line.strip()]
         if not isinstance(value, list):
-            return None, "must be an array"
-        return value, _check_schema(param, value)
+            return None, f"must be an {param.display_type}"
+        return value, None
     if kind == "object":
         if from_form and isinstance(value, str):
             import json
@@ -296,24 +333,24 @@ def _coerce(param: Param, value: Any, from_form: bool) -> tuple[Any, str | None]
             try:
                 value = json.loads(value)
             except ValueError:
-                return None, "must be a JSON object"
+                return None, f"must be a JSON object {param.display_type}"
         if not isinstance(value, dict):
-            return None, "must be an object"
-        return value, _check_schema(param, value)
+            return None, _must_be_object(param)
+        return value, None
     return None, f"must be a {'string' if kind == 'text' else kind}"
 
 
-def _check_schema(param: Param, value: Any) -> str | None:
-    if not param.schema:
-        return None
-    import jsonschema
+def _must_be_object(param: Param) -> str:
+    shape = param.display_type
+    return f"must be an object {shape}" if shape.startswith("{") else "must be an object"
 
-    try:
-        jsonschema.validate(value, param.schema)
-    except jsonschema.ValidationError as exc:
-        where = "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in exc.absolute_path)
-        return f"{where.lstrip('.') + ': ' if where else ''}{exc.message}"
-    return None
+
+def _check_schema(param: Param, value: Any) -> str | None:
+    """The schema's verdict on an already coerced value: bounds, nested shapes, anything the
+    friendly coercions above do not look at. Every door validates through here."""
+    from app.actions.schemas import problem
+
+    return problem(param.json_schema(), value)
 
 
 IGNORED_FORM_FIELDS = {"csrf_token"}
@@ -339,6 +376,8 @@ def validate_params(act: Action, raw: dict[str, Any], from_form: bool = False) -
                 clean[param.name] = param.default
             continue
         coerced, error = _coerce(param, value, from_form)
+        if not error:
+            error = _check_schema(param, coerced)
         if error:
             errors.append({"param": param.name, "message": error})
         else:

@@ -11,11 +11,12 @@ from app.actions.registry import Action
 
 
 def action_summary(act: Action) -> dict[str, Any]:
-    """An action as frontmatter, ``/actions`` and MCP list it: its effect included."""
+    """An action as frontmatter, ``/actions`` and MCP list it: its effect, a readable
+    parameter list and the parameters' JSON Schema (``input_schema``)."""
     return {
         "name": act.name,
         "description": act.description,
         **act.effect.describe(),
-        "params": [{"name": p.name, "type": p.display_type, "required": p.required,
-                    "description": p.description} for p in act.params],
+        "params": [p.summary() for p in act.params],
+        "input_schema": act.input_schema(),
     }

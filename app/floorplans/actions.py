@@ -79,12 +79,16 @@ def _param(name: str, prop: dict[str, Any], required: bool) -> tuple[Param, bool
     if nullable:
         description += " (leave empty to remove)"
     enum = tuple(prop["enum"]) if prop.get("enum") else None
+    # The grammar's property schema is the parameter's schema, nested objects and bounds
+    # included: the modify_floorplan tool and this page read the same definition.
     if kind in ("object", "array"):
-        return Param(name, kind, description, required=required, schema=prop), nullable
+        return Param(name, kind, description, required=required,
+                     schema={**prop, "description": description}), nullable
     if kind not in ("string", "integer", "number", "boolean"):
         kind = "string"
     return Param(name, kind, description, required=required and not nullable, enum=enum,
-                 minimum=prop.get("minimum"), default=prop.get("default")), nullable
+                 minimum=prop.get("minimum"), default=prop.get("default"),
+                 schema={**prop, "description": description}), nullable
 
 
 def _register_operation(definition: dict[str, Any]) -> None:

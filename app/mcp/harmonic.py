@@ -44,6 +44,8 @@ ACTION_SCHEMA: dict[str, Any] = {
         "idempotent": {"type": "boolean",
                        "description": "A repeat with the same parameters has no second effect"},
         "annotations": {"type": "object", "description": "MCP-style hints for this action"},
+        "inputSchema": {"type": "object",
+                        "description": "The parameters as JSON Schema (2020-12)"},
     },
     "required": ["name"],
 }
@@ -155,12 +157,30 @@ def action_effect(name: Any) -> Effect | None:
 
 
 def _with_annotations(actions: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """Each listed action (the frontmatter shows its effect) with the MCP hints it derives."""
+    """Each listed action (the frontmatter shows its effect) with the MCP hints it derives and
+    its parameters' JSON Schema as ``inputSchema``, the name MCP gives a tool's."""
     out = []
     for act in actions:
+        entry = {key: value for key, value in act.items() if key != "input_schema"}
+        if isinstance(act.get("input_schema"), dict):
+            entry["inputSchema"] = act["input_schema"]
         effect = action_effect(act.get("name"))
-        out.append({**act, "annotations": effect.annotations()} if effect is not None else act)
+        out.append({**entry, "annotations": effect.annotations()} if effect is not None
+                   else entry)
     return out
+
+
+def _lean_text(page: Page) -> str:
+    """The page's Markdown without the frontmatter's action list: navigate gives each action
+    once in text (the page's ``## Actions`` list) and once, with schemas, in
+    structuredContent. The Markdown door keeps the full frontmatter."""
+    text = page.text
+    end = text.find("\n---\n", 4) if text.startswith("---\n") else -1
+    if end < 0 or "actions" not in page.meta:
+        return text
+    meta = {key: value for key, value in page.meta.items() if key != "actions"}
+    block = yaml.safe_dump(meta, sort_keys=False, allow_unicode=True, width=1000)
+    return f"---\n{block}---\n{text[end + 5:]}"
 
 
 def _actions_text(actions: list[dict[str, Any]]) -> str:
@@ -226,8 +246,10 @@ def navigate(ctx: ToolContext, args: dict[str, Any]) -> ToolResult:
     structured = {"path": page.path, "status": page.status, "title": page.title,
                   "mimeType": page.mime, "actions": _with_annotations(page.actions)}
     hint = (f"Current URL: {page.path}\nTo act here: execute_action(action, params, "
-            f"path=\"{page.path}\") with an action from the frontmatter below.")
-    return ToolResult(content=[content.text(f"{hint}\n\n{page.text}")], structured=structured)
+            f"path=\"{page.path}\") with an action from the Actions list below (each one's "
+            f"JSON Schema is in structuredContent.actions[].inputSchema, and at its link).")
+    return ToolResult(content=[content.text(f"{hint}\n\n{_lean_text(page)}")],
+                      structured=structured)
 
 
 def _file_result(page: Page) -> ToolResult:

@@ -153,6 +153,9 @@ class Generator:
         self.by_value: dict[str, str] = {}
         self.notes: list[str] = []
         self.known = _known_elements(entries)
+        # The action an execute_action step runs, while its parameters are lifted: their
+        # variables are typed and described from its parameters' JSON Schema.
+        self.action: Any = None
 
     def build(self) -> dict[str, Any]:
         steps: list[dict[str, Any]] = []
@@ -174,7 +177,9 @@ class Generator:
             if method:
                 params = self._selectors(name, params)
             family = next((f for f in FAMILY_ALIASES if f in str(method or "")), None)
+            self.action = _action_of(tool, params)
             params = self._lift(params, family, tool)
+            self.action = None
             step: dict[str, Any] = {"name": name}
             step["tool" if tool else "method"] = tool or method
             step["params"] = params
@@ -270,6 +275,9 @@ class Generator:
         required = key in self.volatile or is_redacted(value)
         self.vars[name] = None if required else value
         spec: dict[str, Any] = {"type": _json_type(value)}
+        param = self.action.param(key) if self.action is not None else None
+        if param is not None:
+            spec.update(_typed_from(param.json_schema(), spec["type"]))
         if required:
             spec["required"] = True
             spec["description"] = ("redacted at capture: give it at replay" if is_redacted(value)
@@ -341,6 +349,29 @@ class Generator:
             expect[f"min{suffix}"] = 1 if value >= 1 else 0
             expect[f"max{suffix}"] = max(value * 2, 1)
         return expect or None
+
+
+def _action_of(tool: str | None, params: dict[str, Any]) -> Any:
+    """The registered action an ``execute_action`` step runs, or None."""
+    if tool != "execute_action":
+        return None
+    from app.actions.registry import ACTIONS
+
+    name = params.get("action")
+    return ACTIONS.get(name) if isinstance(name, str) else None
+
+
+def _typed_from(schema: dict[str, Any], seen: str) -> dict[str, Any]:
+    """A recipe input spec from an action parameter's JSON Schema: its declared type (when it is
+    one a recipe types by, else the value's own ``seen``), description, format and enum."""
+    from app.playbooks.recipe import TYPES
+
+    kind = schema.get("type")
+    spec: dict[str, Any] = {"type": kind if isinstance(kind, str) and kind in TYPES else seen}
+    for key in ("description", "format", "enum", "minimum", "maximum", "maxLength"):
+        if key in schema:
+            spec[key] = schema[key]
+    return spec
 
 
 def _json_type(value: Any) -> str:

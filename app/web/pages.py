@@ -191,7 +191,6 @@ def render_actions_index(ctx: Context) -> Response:
 def render_action_description(ctx: Context, act: Action) -> Response:
     if wants() == "json":
         summary = action_summary(act)
-        summary["input_schema"] = act.input_schema()
         summary["path"] = ctx.path
         return jsonify(summary)
     return simple_page(

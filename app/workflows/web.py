@@ -22,6 +22,7 @@ from app.workflows import catalog, queue, runs, watch
 from app.workflows.schema import SCHEMA
 
 bp = Blueprint("workflows", __name__)
+ABRIDGE_AT = 240  # characters of one value a run page shows in full
 
 
 def _index_loader(user: Any, **_: Any) -> Context:
@@ -68,13 +69,29 @@ def workflow_show(ctx: Context) -> Page:
 def run_show(ctx: Context) -> Page:
     run = ctx.item
     events = queue.events_after(run["id"])
+    # A step's output may be a whole page (navigate returns one): the run page shows a line of
+    # it, not a page inside the page; the full values stay in harmonic://runs/{id}/events.
+    shown = [{**event, "data": _abridged(event["data"])} for event in events]
     return Page(ctx, f"Run {run['short_id']} of {run['workflow']}", "runs/show",
-                {"run": run, "events": events, "timeline": runs.timeline(events),
-                 "result_json": json.dumps(run["result"], indent=2, ensure_ascii=False,
-                                           default=str)},
+                {"run": {**run, "inputs": _abridged(run["inputs"])}, "events": shown,
+                 "timeline": runs.timeline(events),
+                 "result_json": json.dumps(_abridged(run["result"]), indent=2,
+                                           ensure_ascii=False, default=str)},
                 nav=[("Workflows", "/workflows"),
                      (run["workflow"], f"/workflows/{run['workflow']}"),
                      (f"Run {run['short_id']}", ctx.path)])
+
+
+def _abridged(value: Any, limit: int = ABRIDGE_AT) -> Any:
+    """``value`` with every string longer than ``limit`` cut to its first line or so."""
+    if isinstance(value, str) and len(value) > limit:
+        head = value.strip().split("\n", 1)[0][:80]
+        return f"{head}… ({len(value)} characters)"
+    if isinstance(value, dict):
+        return {key: _abridged(item, limit) for key, item in value.items()}
+    if isinstance(value, list):
+        return [_abridged(item, limit) for item in value]
+    return value
 
 
 @bp.get("/workflows/schema.json")

@@ -84,7 +84,7 @@ def test_actions_index_and_description(world) -> None:  # type: ignore[no-untype
     assert f"({note_path}/actions/add_comment)" in body
     r = alice.get(f"{note_path}/actions/add_comment")
     assert r.status_code == 200
-    assert "| `text` | text | yes |" in r.get_data(as_text=True)
+    assert "| `text` | `string (maxLength 100000)` | yes |" in r.get_data(as_text=True)
     r = alice.get(f"{note_path}/actions/add_comment", accept="application/json")
     assert r.json["input_schema"]["required"] == ["text"]
     r = alice.get(f"{note_path}/actions/nonsense")

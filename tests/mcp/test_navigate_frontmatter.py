@@ -1,6 +1,7 @@
 """navigate hands the agent the page's actions without parsing the page back: what it returns
-as structured content must be exactly what the frontmatter in the Markdown it shows says, and
-execute_action must answer as the page does for actions it does not offer."""
+as structured content must be exactly what the Markdown door's frontmatter says (its text
+leaves that list out: the page's Actions list names each action once), and execute_action must
+answer as the page does for actions it does not offer."""
 
 from __future__ import annotations
 
@@ -19,19 +20,29 @@ def _markdown(result: dict[str, Any]) -> str:
     return text[text.index("---\n"):]  # after the "Current URL" hint
 
 
-def test_structured_actions_are_the_frontmatter_of_the_text(studio, client) -> None:  # type: ignore[no-untyped-def]
+def _as_frontmatter(actions: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """navigate's structured actions as the frontmatter spells them (no MCP hints, the schema
+    under its frontmatter name)."""
+    out = []
+    for act in actions:
+        entry = {k: v for k, v in act.items() if k not in ("annotations", "inputSchema")}
+        out.append({**entry, "input_schema": act["inputSchema"]})
+    return out
+
+
+def test_structured_actions_are_the_frontmatter_of_the_page(studio, client) -> None:  # type: ignore[no-untyped-def]
     http = Http("http://localhost", studio.token, _FlaskClient(client))
     http.initialize()
     for path in PAGES:
         result = http.tool("navigate", path=path)
         assert not result.get("isError"), (path, result)
         front, _body = parse_md(_markdown(result))
+        door, _ = parse_md(studio.get(path).get_data(as_text=True))
         structured = result["structuredContent"]
-        assert structured["title"] == front["title"], path
+        assert structured["title"] == front["title"] == door["title"], path
         assert structured["path"] == path
-        shown = [{k: v for k, v in a.items() if k != "annotations"}
-                 for a in structured["actions"]]
-        assert shown == front["actions"], path
+        assert "actions" not in front, path
+        assert _as_frontmatter(structured["actions"]) == door["actions"], path
 
 
 def test_unoffered_actions_are_named_with_what_the_page_offers(studio, client,  # type: ignore[no-untyped-def]
@@ -47,8 +58,8 @@ def test_unoffered_actions_are_named_with_what_the_page_offers(studio, client,  
         assert refused["isError"] is True
         assert f"'{name}' is not offered at /studios/team/note" in text
         assert f"Actions here: {', '.join(offered)}" in text
-        assert refused["structuredContent"]["result"]["actions"] == [
-            {k: v for k, v in a.items() if k != "annotations"} for a in page["actions"]]
+        assert refused["structuredContent"]["result"]["actions"] == _as_frontmatter(
+            page["actions"])
     # A page that does not exist answers as its GET does.
     missing = http.tool("execute_action", action="create_note", path="/studios/nowhere/note")
     assert missing["isError"] is True and "answered 404" in missing["content"][0]["text"]

@@ -105,6 +105,9 @@ def test_agent_teaches_a_routine_and_replays_it_elsewhere(app, studio, demo, liv
     recipe = out["recipe"]
     assert recipe["vars"]["studio"] == "team"
     assert recipe["vars"]["question"] == "Which beam type for 2FL?"
+    # Variables of an execute_action step are typed from the action's parameter schema.
+    assert recipe["inputs"]["question"] == {"type": "string", "maxLength": 500,
+                                            "description": "The question to decide"}
     steps = {s["name"]: s for s in recipe["steps"]}
     assert list(steps) == ["create_decision", "add_option", "add_option_2", "get_walls"]
     assert steps["create_decision"]["params"]["path"] == "/studios/{{studio}}/decide"
