@@ -504,7 +504,8 @@ def _read(ctx: ToolContext, uri: str, path: str) -> Any:
 
     page = fetch(ctx, path)
     if page.status == 404:
-        raise NotFound(f"no page at {path}")
+        raise NotFound(f"no page at {path}; navigate to /studios, or read "
+                       f"harmonic://page/studios, to see what exists")
     if page.status >= 400:
         raise Forbidden(f"GET {path} answered {page.status}")
     if page.is_page:

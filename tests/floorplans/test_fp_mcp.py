@@ -215,7 +215,7 @@ def test_seed_002_over_stdio(app: Flask, studio) -> None:  # type: ignore[no-unt
 
     asyncio.run(scenario())
     versions = studio.get("/studios/team/f/office/versions").get_data(as_text=True)
-    assert "by [Alice](/u/alice): resize\\_room Office: Resized to 11 x 12" in versions
+    assert "by [Alice](/u/alice): resize_room Office: Resized to 11 x 12" in versions
 
 
 @pytest.mark.slow  # starts gunicorn
