@@ -273,6 +273,10 @@ class StdioTransport:
                 # why (a revoked token, say), not just a closed pipe.
                 if isinstance(message, dict) and jsonrpc.valid_id(message.get("id")):
                     self.write(jsonrpc.error(message["id"], exc.rpc_error()))
+                    if method == modern.DISCOVER:
+                        # A client whose probe fails falls back to initialize: stay to
+                        # refuse that too, then exit.
+                        return
                 raise
         if needs_app and method != "notifications/cancelled":
             if jsonrpc.valid_id(message.get("id")):
