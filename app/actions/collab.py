@@ -68,6 +68,35 @@ def _deadline_value(ctx: Context) -> str | None:
     return item.deadline.astimezone(cycles.zone_of(ctx.studio)).strftime("%Y-%m-%dT%H:%M")
 
 
+def _since(ctx: Context) -> str:
+    """When the page's item closed, in the studio's time zone."""
+    return ctx.item.deadline.astimezone(cycles.zone_of(ctx.studio)).isoformat(timespec="minutes")
+
+
+def _decision_closed(ctx: Context) -> str | None:
+    if ctx.item.closed:
+        return (f"the decision closed at {_since(ctx)}; its outcome is on the page "
+                f"({ctx.path})")
+    return None
+
+
+def _vote_unavailable(ctx: Context) -> str | None:
+    if not decisions.has_options(ctx.item):
+        return "the decision has no options yet: add one with add_option, then vote"
+    return _decision_closed(ctx)
+
+
+def _join_unavailable(ctx: Context) -> str | None:
+    item = ctx.item
+    limit = item.participant_limit
+    if limit is not None and commitments.count(item) >= limit:
+        return (f"the commitment is full: its limit of {limit} participants was reached at "
+                f"{_since(ctx)}")
+    if item.closed:
+        return f"the commitment closed at {_since(ctx)}; nobody can join it any more"
+    return None
+
+
 def _path(ctx: Context, item_type: str, item: Any) -> str:
     return items.path_of(ctx.studio, item_type, item)
 
@@ -99,6 +128,7 @@ def _option_proposer(ctx: Context) -> str | None:
 
 @action("add_option", "Add an option to this decision (titles are unique)", "decision",
         _option_proposer, available=lambda ctx: not ctx.item.closed,
+        unavailable_reason=_decision_closed,
         params=(Param("title", "string", "The option's title", required=True,
                       max_length=decisions.OPTION_MAX),),
         effect=WRITE)
@@ -112,6 +142,7 @@ def add_option(ctx: Context, p: dict[str, Any]) -> Result:
                 "(votes: [{option_title, accept, prefer}]); voting again changes your vote",
         "decision", rules.member,
         available=lambda ctx: not ctx.item.closed and decisions.has_options(ctx.item),
+        unavailable_reason=_vote_unavailable,
         params=(Param("option_title", "string", "The option's title (single vote)",
                       max_length=decisions.OPTION_MAX),
                 Param("accept", "boolean", "Accept this option (single vote; default false)"),
@@ -128,7 +159,8 @@ def vote(ctx: Context, p: dict[str, Any]) -> Result:
 
 
 @action("close_decision", "Close this decision now; the results become final", "decision",
-        rules.creator, available=lambda ctx: not ctx.item.closed, effect=DESTRUCTIVE)
+        rules.creator, available=lambda ctx: not ctx.item.closed,
+        unavailable_reason=_decision_closed, effect=DESTRUCTIVE)
 def close_decision(ctx: Context, p: dict[str, Any]) -> Result:
     decisions.close(ctx.item, ctx.user)
     return Result("Decision closed.", ctx.path)
@@ -172,6 +204,7 @@ def create_commitment(ctx: Context, p: dict[str, Any]) -> Result:
         available=lambda ctx: (not ctx.item.closed
                                and commitments.participant(ctx.item, ctx.user) is None),
         done=lambda ctx: commitments.participant(ctx.item, ctx.user) is not None,
+        unavailable_reason=_join_unavailable,
         effect=IDEMPOTENT_WRITE)
 def join_commitment(ctx: Context, p: dict[str, Any]) -> Result:
     _participant, created = commitments.join(ctx.item, ctx.user)
@@ -203,6 +236,9 @@ pin_actions("commitment", "commitment_settings")
 
 @action("send_heartbeat", "Check in for this cycle to see the studio's content", "studio",
         rules.member, available=lambda ctx: heartbeats.needed(ctx.studio, ctx.user),
+        unavailable_reason=lambda ctx: ("this studio does not ask for heartbeats"
+                                        if not ctx.studio.heartbeats_required
+                                        else "you already checked in for this cycle"),
         effect=WRITE)
 def send_heartbeat(ctx: Context, p: dict[str, Any]) -> Result:
     beat = heartbeats.send(ctx.studio, ctx.user)

@@ -158,6 +158,9 @@ class Action:
     # paths or resource URIs (a comment changes its parent item's page; a floorplan change
     # its .svg and .png too). Subscribers to each are told after the commit.
     touches: Callable[[Context, Result], Iterable[str]] | None = None
+    # Why the action is not available here now, in words a caller can act on ("the decision
+    # closed at ...; its outcome is on the page"); None when it cannot say.
+    unavailable_reason: Callable[[Context], str | None] | None = None
 
     def param(self, name: str) -> Param | None:
         return next((p for p in self.params if p.name == name), None)
@@ -208,6 +211,7 @@ def action(name: str, description: str, pages: tuple[str, ...] | str, authorize:
            prefill: Callable[[Context], dict[str, Any]] | None = None,
            done: Callable[[Context], bool] | None = None,
            touches: Callable[[Context, Result], Iterable[str]] | None = None,
+           unavailable_reason: Callable[[Context], str | None] | None = None,
            ) -> Callable[[Handler], Handler]:
     """Register the decorated handler as an action (names are unique across the app).
 
@@ -224,7 +228,8 @@ def action(name: str, description: str, pages: tuple[str, ...] | str, authorize:
             name=name, description=description, params=tuple(params),
             pages=(pages,) if isinstance(pages, str) else tuple(pages), handler=handler,
             authorize=authorize, available=available or (lambda ctx: True), label=label,
-            effect=effect, prefill=prefill, done=done, touches=touches)
+            effect=effect, prefill=prefill, done=done, touches=touches,
+            unavailable_reason=unavailable_reason)
         return handler
 
     return register
@@ -253,8 +258,10 @@ def check_offered(ctx: Context, name: str) -> Action:
     if reason:
         raise Forbidden(reason, link=ctx.extra.get("join_link"))
     if not act.available(ctx) and not (act.done is not None and act.done(ctx)):
-        raise Conflict(f"'{name}' is not available here in the current state",
-                       actions=[a.name for a in offered_actions(ctx)])
+        why = act.unavailable_reason(ctx) if act.unavailable_reason is not None else None
+        raise Conflict(f"'{name}' is not available here: {why}" if why
+                       else f"'{name}' is not available here in the current state",
+                       actions=[a.name for a in offered_actions(ctx)], reason=why)
     return act
 
 

@@ -15,20 +15,41 @@ from app.actions.registry import Context, Param, Result, action
 from app.floorplans import store, tools
 from app.floorplans.mcp_tools import plan_uri
 from app.services import items
+from app.services.errors import Invalid
 
 DSL_HELP = "Floorplan DSL (see floorplan://schema; the plan page shows the syntax errors)"
 
 
 @action("create_floorplan", "Create a floorplan in this studio (an empty DSL starts from a "
-        "one-room plan)", "floorplans", rules.member,
+        "one-room plan; DSL with errors is refused, each error with its line and column)",
+        "floorplans", rules.member,
         params=(Param("name", "string", "URL name: letters, digits, _ and -", required=True,
                       max_length=64, pattern=store.NAME_PATTERN),
                 Param("dsl", "text", DSL_HELP, max_length=store.DSL_MAX)),
         effect=WRITE)
 def create_floorplan(ctx: Context, p: dict[str, Any]) -> Result:
+    # A new plan that does not parse or validate would be announced as created and then fail
+    # to draw: refuse it with every error instead (update_dsl, on an existing plan, keeps a
+    # broken edit as a version and lists its errors, so work in progress is never lost).
+    if (p.get("dsl") or "").strip():
+        _refuse_errors(p["dsl"])
     plan = store.create(ctx.studio, ctx.user, p["name"], p.get("dsl"))
     return Result(f"Created floorplan {plan.name}.", items.path_of(ctx.studio, "floorplan", plan),
                   created=True, data={"name": plan.name, "version": plan.version})
+
+
+def _refuse_errors(dsl: str) -> None:
+    """Invalid (422) naming each error of ``dsl`` with its line and column, if it has any."""
+    errors = tools.validate_floorplan({"dsl": dsl}).get("errors") or []
+    if not errors:
+        return
+    found = []
+    for error in errors:
+        where = (f"line {error['line']}, column {error.get('column') or 1}: "
+                 if error.get("line") else "")
+        found.append({"param": "dsl", "message": f"{where}{error.get('message')}"})
+    raise Invalid(f"the floorplan DSL has {len(errors)} error(s), so nothing was created; fix "
+                  f"them (validate_floorplan checks a draft) and try again", errors=found)
 
 
 def _validation_note(dsl: str) -> str:

@@ -2,9 +2,13 @@
 plans stored in studios.
 
 The three tools keep the reference server's contract (image content first, then the JSON text;
-failures are ``success: false`` / ``valid: false`` results, not protocol errors) and add
-``structuredContent`` checked against an ``outputSchema``. Every schema, description and the
-``floorplan://schema`` text come from ``app.floorplans.tools``, which reads the grammar.
+failures are ``success: false`` results, not protocol errors) and add ``structuredContent``
+checked against an ``outputSchema``. A failure is also marked ``isError: true``, as every tool
+failure here is (``execute_action``'s too), keeping its ``success: false, errors`` shape: a
+render or modify that did not happen, or a validation that could not run. A validation that
+ran and found errors (``valid: false``) did its job and is not an error. Every schema,
+description and the ``floorplan://schema`` text come from ``app.floorplans.tools``, which
+reads the grammar.
 ``render_floorplan`` also draws a plan stored in a studio (``plan: studio/name``, an optional
 ``version``) instead of DSL text, with the same membership checks as the plan's page.
 """
@@ -66,7 +70,11 @@ RENDER_INPUT, RENDER_OUTPUT = _render_schemas()
 
 def _failure(message: str) -> ToolResult:
     result = {"success": False, "errors": [{"message": message}]}
-    return ToolResult(content=[_json(result)], structured=result)
+    return ToolResult(content=[_json(result)], structured=result, is_error=True)
+
+
+# Errors that mean validate_floorplan could not check the text at all (tools.validate_floorplan)
+NOT_CHECKED = frozenset({"arguments", "internal"})
 
 
 @tool("render_floorplan", tools.description("render_floorplan") + "; or draw a plan stored in "
@@ -100,7 +108,7 @@ def render_floorplan(ctx: ToolContext, args: dict[str, Any]) -> ToolResult:
     elif isinstance(image, str):
         blocks.append(content.text(image))  # SVG: the markup first, as the reference does
     blocks.append(_json(result))
-    return ToolResult(content=blocks, structured=result)
+    return ToolResult(content=blocks, structured=result, is_error=result.get("success") is False)
 
 
 @tool("validate_floorplan", tools.description("validate_floorplan"),
@@ -109,7 +117,8 @@ def render_floorplan(ctx: ToolContext, args: dict[str, Any]) -> ToolResult:
       title="Validate a floorplan")
 def validate_floorplan(ctx: ToolContext, args: dict[str, Any]) -> ToolResult:
     result = tools.validate_floorplan(args)
-    return ToolResult(content=[_json(result)], structured=result)
+    unchecked = any(e.get("type") in NOT_CHECKED for e in result.get("errors") or [])
+    return ToolResult(content=[_json(result)], structured=result, is_error=unchecked)
 
 
 @tool("modify_floorplan", tools.description("modify_floorplan"),
@@ -118,7 +127,8 @@ def validate_floorplan(ctx: ToolContext, args: dict[str, Any]) -> ToolResult:
       title="Modify a floorplan")
 def modify_floorplan(ctx: ToolContext, args: dict[str, Any]) -> ToolResult:
     result = tools.modify_floorplan(args)
-    return ToolResult(content=[_json(result)], structured=result)
+    return ToolResult(content=[_json(result)], structured=result,
+                      is_error=result.get("success") is False)
 
 
 @resource(SCHEMA_URI, "floorplan-schema",

@@ -13,6 +13,7 @@ is all the next call needs, and ``execute_action`` must name the ``path``.
 
 from __future__ import annotations
 
+import json
 import posixpath
 import re
 from typing import Any
@@ -346,7 +347,9 @@ def execute_action(ctx: ToolContext, args: dict[str, Any]) -> ToolResult:
     ctx.progress(2, 2, f"{action} answered {result.status}")
     if result.status in (404, 409) and isinstance(error.get("actions"), list):
         offered = [ACTIONS[n] for n in error["actions"] if n in ACTIONS]
-        raise _not_offered(action, path, _summaries(offered))
+        why = error.get("reason") if result.status == 409 else None
+        raise _not_offered(action, path, _summaries(offered),
+                           why if isinstance(why, str) else None)
     page_path = body.get("path") if isinstance(body.get("path"), str) else path
     ctx.session.current_path = page_path
     ctx.session.save()
@@ -363,6 +366,10 @@ def execute_action(ctx: ToolContext, args: dict[str, Any]) -> ToolResult:
     text = [f"✓ {body.get('message', 'done')}", "", f"Current URL: {page_path}"]
     if location:
         text.insert(1, f"Location: {location}")
+    if isinstance(body.get("result"), dict) and body["result"]:
+        # What the action made (a token shown once, ids, versions, warnings) is read from the
+        # text by many clients: structuredContent alone would hide it from them.
+        text[1:1] = ["Result:", *_result_lines(body["result"])]
     text.append("(Use navigate to see the updated page and its actions.)")
     structured: dict[str, Any] = {"ok": True, "action": action, "path": page_path,
                                   "message": str(body.get("message", ""))}
@@ -379,19 +386,40 @@ def execute_action(ctx: ToolContext, args: dict[str, Any]) -> ToolResult:
     return ToolResult(content=blocks, structured=structured)
 
 
+RESULT_TEXT_MAX = 4000  # beyond this a result value is cut in the text (never in structured)
+
+
+def _result_lines(result: dict[str, Any]) -> list[str]:
+    """An action's result data as ``- key: value`` lines (JSON for lists and objects)."""
+    lines = []
+    for key, value in result.items():
+        shown = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
+        if len(shown) > RESULT_TEXT_MAX:
+            shown = shown[:RESULT_TEXT_MAX] + "… (cut here; structuredContent has all of it)"
+        lines.append(f"- {key}: {shown}")
+    return lines
+
+
 def _summaries(actions: list[Any]) -> list[dict[str, Any]]:
     from app.actions.summary import action_summary
 
     return [action_summary(a) for a in actions]
 
 
-def _not_offered(action: str, path: str, actions: list[dict[str, Any]]) -> ToolError:
+def _not_offered(action: str, path: str, actions: list[dict[str, Any]],
+                 why: str | None = None) -> ToolError:
+    """The refusal of an action the page does not offer now, with the action's own reason
+    when it gives one (a closed decision says since when)."""
     names = ", ".join(str(a.get("name")) for a in actions) or "none"
-    return ToolError(f"'{action}' is not offered at {path}. Actions here: {names}\n\n"
-                     f"{_actions_text(actions)}",
+    head = (f"'{action}' is not available at {path}: {why}." if why
+            else f"'{action}' is not offered at {path}.")
+    result: dict[str, Any] = {"actions": actions}
+    if why:
+        result["reason"] = why
+    return ToolError(f"{head} Actions here: {names}\n\n{_actions_text(actions)}",
                      structured={"ok": False, "action": action, "path": path,
-                                 "message": "action not offered here",
-                                 "result": {"actions": actions}})
+                                 "message": why or "action not offered here",
+                                 "result": result})
 
 
 def _page_refusal(action: str, path: str, page: Page) -> ToolError:
@@ -498,7 +526,8 @@ def _read(ctx: ToolContext, uri: str, path: str) -> Any:
 
     page = fetch(ctx, path)
     if page.status == 404:
-        raise NotFound(f"no page at {path}")
+        raise NotFound(f"no page at {path}; navigate to /studios, or read "
+                       f"harmonic://page/studios, to see what exists")
     if page.status >= 400:
         raise Forbidden(f"GET {path} answered {page.status}")
     if page.is_page:

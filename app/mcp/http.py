@@ -8,9 +8,11 @@ its errors carry the 2026 HTTP statuses (404 unknown method, 400 for -32020/-320
 the 2025 era, which is chosen by ``initialize`` and the ``Mcp-Session-Id`` it returns.
 
 Every check a request meets, in order: Origin and Host against the allow-list (403), the
-Bearer token (401), the body size (413), JSON (400 with -32700), MCP-Protocol-Version (400),
-the Mcp-Session-Id (400 when missing, 404 when unknown, ended or someone else's). JSON-RPC
-errors of a well-formed request travel with HTTP 200, as clients expect.
+Bearer token (401; both refusals carry a JSON-RPC error ``-32001`` whose ``data.reason`` says
+why: missing, unknown, revoked, expired, origin_not_allowed…), the body size (413), JSON (400
+with -32700), MCP-Protocol-Version (400), the Mcp-Session-Id (400 when missing, 404 when
+unknown, ended or someone else's). JSON-RPC errors of a well-formed request travel with HTTP
+200, as clients expect.
 
 A ``tools/call`` runs on a worker thread; if it sends anything before its result (progress,
 log messages, an elicitation request) the POST is answered as an SSE stream, otherwise as plain
@@ -45,7 +47,9 @@ from app.extensions import db
 from app.mcp import http_modern, modern, store, wire
 from app.mcp.context import ClientRequestFailed, ToolContext
 from app.mcp.info import SUPPORTED_VERSIONS
+from app.mcp.jsonrpc import UNAUTHORIZED
 from app.mcp.server import McpServer
+from app.services.errors import DomainError
 
 log = logging.getLogger("harmonic.mcp.http")
 
@@ -128,27 +132,70 @@ def _gate() -> tuple[Response | None, Identity | None]:
     """Origin, Host and token checks shared by every method: (refusal, identity)."""
     origin = request.headers.get("Origin")
     if origin is not None and not _origin_allowed(origin):
-        return _refuse(403, INVALID_REQUEST, "Forbidden: this Origin is not allowed"), None
+        return _auth_refusal(403, "Forbidden: this Origin is not allowed (see "
+                                  "HARMONIC_ALLOWED_ORIGINS)", "origin_not_allowed"), None
     if not _host_allowed(request.host):
-        return _refuse(403, INVALID_REQUEST, "Forbidden: this Host is not allowed"), None
+        return _auth_refusal(403, "Forbidden: this Host is not allowed (see "
+                                  "HARMONIC_ALLOWED_HOSTS)", "host_not_allowed"), None
     from app.core.identity import bearer_token
     from app.services.errors import Unauthorized
 
     plaintext = bearer_token(request.headers.get("Authorization"))
     if plaintext is None and not auth_required(current_app, request.remote_addr):
         return None, None  # loopback development with auth off: anonymous
-    realm = 'Bearer realm="harmonic"'
     if plaintext is None:
-        return _refuse(401, INVALID_REQUEST, "Unauthorized: send Authorization: Bearer <token>",
-                       **{"WWW-Authenticate": realm}), None
+        return _auth_refusal(401, "Unauthorized: send Authorization: Bearer <token>",
+                             "missing"), None
     known = g.get("identity")  # app.web.auth already resolved this Bearer token
     if isinstance(known, Identity) and known.via == "token":
         return None, known
     try:
         return None, identity_from_token(plaintext)
     except Unauthorized as exc:
-        return _refuse(401, INVALID_REQUEST, f"Unauthorized: {exc.message}",
-                       **{"WWW-Authenticate": f'{realm}, error="invalid_token"'}), None
+        return _domain_refusal(exc), None
+
+
+def _request_id() -> jsonrpc.RequestId:
+    """The id of the refused request when its body can be read (else null, as JSON-RPC says)."""
+    try:
+        message = jsonrpc.decode(request.get_data(cache=True))
+    except (RpcError, RequestEntityTooLarge):
+        return None
+    return jsonrpc.readable_id(message)
+
+
+def _auth_refusal(status: int, message: str, reason: str) -> Response:
+    """A 401/403 whose body is a JSON-RPC error (clients such as the MCP SDK surface its
+    message and ``data.reason``), beside the WWW-Authenticate header a 401 needs."""
+    headers: dict[str, str] = {}
+    if status == 401:
+        realm = 'Bearer realm="harmonic"'
+        headers["WWW-Authenticate"] = (realm if reason == "missing"
+                                       else f'{realm}, error="invalid_token"')
+    elif reason == "insufficient_scope":
+        headers["WWW-Authenticate"] = 'Bearer realm="harmonic", error="insufficient_scope"'
+    error = RpcError(UNAUTHORIZED, message, {"reason": reason})
+    return _json(jsonrpc.error(_request_id(), error), status, headers)
+
+
+def _domain_refusal(exc: DomainError) -> Response:
+    """A domain error met before /mcp could read the request (the token resolved by
+    ``app.web.auth``, the scope): as a JSON-RPC error, with the reason the service gave."""
+    reason = exc.details.get("reason")
+    if not isinstance(reason, str):
+        reason = "insufficient_scope" if exc.http_status == 403 else "unknown"
+    prefix = "Unauthorized" if exc.http_status == 401 else "Forbidden"
+    if exc.http_status in (401, 403):
+        return _auth_refusal(exc.http_status, f"{prefix}: {exc.message}", reason)
+    return _json(jsonrpc.error(_request_id(), jsonrpc.domain_error(exc)), exc.http_status)
+
+
+@bp.errorhandler(DomainError)
+def _domain_error(exc: DomainError) -> Response:
+    # Raised by the app-wide before-request hook (app.web.auth resolves a Bearer token before
+    # this blueprint's views run): /mcp answers JSON-RPC whatever refused the request.
+    db.session.rollback()
+    return _domain_refusal(exc)
 
 
 def _session(identity: Identity | None) -> tuple[Response | None, store.DbSession | None]:

@@ -6,6 +6,11 @@ the codes the MCP 2025-11-25 and 2026-07-28 schemas define on top (in the server
 
 from __future__ import annotations
 
+# Ours, in the server-error range: the caller's credentials were refused (HTTP 401/403 on /mcp,
+# initialize or any call on stdio), data {"reason": ...}; the reason words are below.
+UNAUTHORIZED = -32001
+AUTH_REASONS = ("missing", "unknown", "revoked", "expired", "insufficient_scope",
+                "origin_not_allowed", "host_not_allowed", "account_gone")
 RESOURCE_NOT_FOUND = -32002  # MCP 2025: resources/read of an unknown URI, data {"uri": ...}
 # MCP 2026-07-28 (resource not found is INVALID_PARAMS there):
 HEADER_MISMATCH = -32020  # HTTP headers missing or not matching the body

@@ -386,8 +386,8 @@ class McpServer:
                         break
                 else:
                     raise _not_found(ctx, uri)
-        except NotFound:  # MCP has its own code (and era rules) for a resource not there
-            raise _not_found(ctx, uri) from None
+        except NotFound as exc:  # MCP has its own code (and era rules) for a resource not there
+            raise _not_found(ctx, uri, exc.message) from None
         except DomainError as exc:
             raise RpcError(exc.jsonrpc_code, exc.message, {**exc.data(), "uri": uri}) from None
         except ToolError as exc:
@@ -474,9 +474,13 @@ class McpServer:
         return {"completion": out}
 
 
-def _not_found(ctx: ToolContext, uri: str) -> RpcError:
+def _not_found(ctx: ToolContext, uri: str, why: str | None = None) -> RpcError:
+    """Which resource was not found, why if the handler said, and how to list what exists."""
     # 2025-11-25 has its own code; 2026-07-28 (SEP-2164) reports it as invalid params.
     code = INVALID_PARAMS if ctx.inputs is not None else RESOURCE_NOT_FOUND
-    return RpcError(code, "Resource not found", {"uri": uri})
+    detail = f" ({why})" if why else " (no resource or template has this URI)"
+    return RpcError(code, f"Resource not found: {uri}{detail}. resources/list and "
+                          f"resources/templates/list show what can be read",
+                    {"uri": uri, **({"reason": why} if why else {})})
 
 

@@ -1,9 +1,12 @@
 """The stdio transport behind ``bin/mcp-server``: one JSON-RPC message per line.
 
 stdout carries protocol messages only (``sys.stdout`` is pointed at stderr so a stray print
-can never corrupt the stream); logs go to stderr. ``initialize`` and ``ping`` are answered
-before the Flask app is imported; the app (and the token check) is loaded on the first request
-that needs it. Requests run on worker threads so ``notifications/cancelled`` and the client's
+can never corrupt the stream); logs go to stderr. The app starts loading on a background
+thread as soon as the process starts, and the token is checked right after it loads:
+``initialize`` (and a modern client's ``server/discover``) waits for that check, so a bad token
+fails the handshake with a JSON-RPC error naming the problem (``-32001``, ``data.reason``
+unknown, revoked or expired), and the process then exits with code 2. ``ping`` is answered
+without waiting. Requests run on worker threads so ``notifications/cancelled`` and the client's
 answers to elicitation/sampling are read while a tool runs. EOF or SIGTERM ends the process.
 
 Both eras on one process: ``initialize`` starts a 2025 session; a request whose ``_meta``
@@ -30,6 +33,7 @@ from app.core.identity import Identity, identity_from_token
 from app.core.jsonrpc import INVALID_REQUEST, RpcError
 from app.mcp import modern, wire
 from app.mcp.context import ClientRequestFailed, SessionState, ToolContext
+from app.mcp.jsonrpc import UNAUTHORIZED
 from app.mcp.server import McpServer
 
 log = logging.getLogger("harmonic.mcp.stdio")
@@ -37,15 +41,26 @@ log = logging.getLogger("harmonic.mcp.stdio")
 DEFAULT_MAX_MESSAGE = 1024 * 1024  # when HARMONIC_MAX_BODY is not a number
 # Answered on the reader thread without loading the app: they never touch the database.
 INLINE = frozenset({"initialize", "ping", "logging/setLevel"})
-UNAUTHORIZED = -32001  # server-defined: the token stopped being valid mid-session
+# Answered only once the token is known to be good: the handshake of either era.
+HANDSHAKES = frozenset({"initialize", modern.DISCOVER})
 
 
 class TokenError(Exception):
-    """HARMONIC_API_TOKEN is missing or not an active token."""
+    """HARMONIC_API_TOKEN is missing or not an active token; ``reason`` says which."""
+
+    def __init__(self, message: str, reason: str = "unknown") -> None:
+        super().__init__(message)
+        self.reason = reason
+
+    def rpc_error(self) -> RpcError:
+        return RpcError(UNAUTHORIZED, str(self), {"reason": self.reason})
 
 
 class AppStartError(Exception):
     """The Flask app (settings, database) could not be loaded."""
+
+    def rpc_error(self) -> RpcError:
+        return RpcError(jsonrpc.INTERNAL_ERROR, str(self))
 
 
 class _Pending:
@@ -66,6 +81,10 @@ class StdioTransport:
         self.server = McpServer()
         self.session = SessionState("stdio")
         self.app: Any = None
+        self._loader: threading.Thread | None = None
+        self._start_lock = threading.Lock()
+        self._ready = threading.Event()
+        self._start_error: TokenError | AppStartError | None = None
         self._write_lock = threading.Lock()
         self._pending: dict[str, _Pending] = {}
         # Request ids submitted to the worker and not finished, and those cancelled before
@@ -121,22 +140,47 @@ class StdioTransport:
 
     # -- app and identity -------------------------------------------------------------------
 
+    def start(self) -> None:
+        """Begin loading the app (and checking the token) on a background thread."""
+        with self._start_lock:
+            if self._loader is None:
+                self._loader = threading.Thread(target=self._load, name="mcp-start",
+                                                daemon=True)
+                self._loader.start()
+
+    def _load(self) -> None:
+        try:
+            try:
+                app = self.load_app()
+            except Exception as exc:  # e.g. the database is unreachable: say why, then stop
+                log.debug("start-up failure", exc_info=True)
+                raise AppStartError(f"could not start the app: {type(exc).__name__}: "
+                                    f"{exc}") from None
+            from app.mcp.registry import REGISTRY
+
+            with app.app_context():
+                self.identity()  # fail fast on a bad token
+            self.server.registry = REGISTRY
+            from app.core import changes  # (not at the top: the process starts before this)
+
+            changes.listen(self._on_resource_updated)
+            self.app = app
+        except (TokenError, AppStartError) as exc:
+            self._start_error = exc
+        except Exception as exc:  # never leave a waiting handshake hanging
+            log.exception("start-up failure")
+            self._start_error = AppStartError(f"could not start the app: {exc}")
+        finally:
+            self._ready.set()
+
     def ensure_app(self) -> None:
+        """Wait for the app and the token check; raise TokenError or AppStartError."""
         if self.app is not None:
             return
-        try:
-            self.app = self.load_app()
-        except Exception as exc:  # e.g. the database is unreachable: say why, then stop
-            log.debug("start-up failure", exc_info=True)
-            raise AppStartError(f"could not start the app: {type(exc).__name__}: {exc}") from None
-        from app.mcp.registry import REGISTRY
-
-        with self.app.app_context():
-            self.identity()  # fail fast on a bad token
-        self.server.registry = REGISTRY
-        from app.core import changes  # (not at the top: initialize is answered before this)
-
-        changes.listen(self._on_resource_updated)
+        self.start()
+        self._ready.wait()
+        if self._start_error is not None:
+            raise self._start_error
 
     def identity(self) -> Identity:
         """Resolve the token again for every call, so a revoked token stops working at once."""
@@ -145,7 +189,9 @@ class StdioTransport:
         try:
             return identity_from_token(self.token)
         except Unauthorized as exc:
-            raise TokenError(f"HARMONIC_API_TOKEN is not usable: {exc.message}") from None
+            reason = exc.details.get("reason")
+            raise TokenError(f"HARMONIC_API_TOKEN is not usable: {exc.message}",
+                             reason if isinstance(reason, str) else "unknown") from None
 
     def _run_queued(self, message: dict[str, Any]) -> None:
         try:
@@ -167,7 +213,7 @@ class StdioTransport:
                     identity = self.identity()
                     response = self.server.handle(message, self.session, self, identity)
                 except TokenError as exc:
-                    response = (jsonrpc.error(request_id, RpcError(UNAUTHORIZED, str(exc)))
+                    response = (jsonrpc.error(request_id, exc.rpc_error())
                                 if jsonrpc.valid_id(request_id) else None)
                 finally:
                     db.session.remove()
@@ -217,8 +263,20 @@ class StdioTransport:
                      and method != modern.DISCOVER
                      and (self.session.initialized or stateless
                           or method.startswith("notifications/")))
+        if (needs_app and method != "notifications/cancelled") or method in HANDSHAKES:
+            try:
+                self.ensure_app()
+            except (TokenError, AppStartError) as exc:
+                # Answer the request with the reason before the process ends: a client sees
+                # why (a revoked token, say), not just a closed pipe.
+                if isinstance(message, dict) and jsonrpc.valid_id(message.get("id")):
+                    self.write(jsonrpc.error(message["id"], exc.rpc_error()))
+                    if method == modern.DISCOVER:
+                        # A client whose probe fails falls back to initialize: stay to
+                        # refuse that too, then exit.
+                        return
+                raise
         if needs_app and method != "notifications/cancelled":
-            self.ensure_app()
             if jsonrpc.valid_id(message.get("id")):
                 self._queued.add(message["id"])
             self._pool.submit(self._run_queued, message)
@@ -260,6 +318,7 @@ class StdioTransport:
         changes.listen(watch)
 
     def run(self) -> int:
+        self.start()  # load the app while the client starts up: the handshake needs it
         try:
             while True:
                 line = self.read_line()

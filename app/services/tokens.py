@@ -53,22 +53,30 @@ def create_token(user: User, name: str, scopes: str | list[str] = "read,write",
 
 
 def resolve(plaintext: str) -> ApiToken:
-    """The active token for ``plaintext``; Unauthorized says why when there is none."""
+    """The active token for ``plaintext``; Unauthorized says why when there is none, with
+    ``reason`` (a detail every door passes on): ``unknown``, ``revoked`` or ``expired``."""
     # The user comes in the same query: every token request needs it next (g.user).
     token = db.session.scalar(select(ApiToken).options(joinedload(ApiToken.user))
                               .where(ApiToken.token_hash == _hash(plaintext)).limit(1))
     if token is None:
-        raise Unauthorized("invalid token")
+        raise Unauthorized("invalid token: no token matches it (mistyped, or from another "
+                           "server?)", reason="unknown")
     now = datetime.now(UTC)
     if token.revoked_at is not None:
-        raise Unauthorized("token revoked")
+        raise Unauthorized(f"the token was revoked at {_when(token.revoked_at)}; create a new "
+                           f"one", reason="revoked")
     if token.expires_at is not None and token.expires_at <= now:
-        raise Unauthorized("token expired")
+        raise Unauthorized(f"the token expired at {_when(token.expires_at)}; create a new one",
+                           reason="expired")
     # Only write last_used_at once a minute: a busy agent must not turn every read into a write.
     if token.last_used_at is None or (now - token.last_used_at).total_seconds() > 60:
         token.last_used_at = now
         db.session.commit()
     return token
+
+
+def _when(moment: datetime) -> str:
+    return moment.astimezone(UTC).isoformat(timespec="seconds")
 
 
 def revoke(user: User, token_id: str) -> ApiToken:

@@ -48,7 +48,7 @@ def load_identity() -> None:
     elif request.headers.get("Authorization"):
         plaintext = bearer_token()
         if plaintext is None:
-            raise Unauthorized("use 'Authorization: Bearer <token>'")
+            raise Unauthorized("use 'Authorization: Bearer <token>'", reason="missing")
         token = tokens.resolve(plaintext)
         g.identity = core_identity.from_token(token)
         g.user = token.user  # loaded with the token: no second query
@@ -58,7 +58,8 @@ def load_identity() -> None:
     if g.identity is not None and g.user is None:
         g.user = db.session.get(User, g.identity.user_id)
         if g.user is None:
-            raise Unauthorized("the account behind this identity no longer exists")
+            raise Unauthorized("the account behind this identity no longer exists",
+                               reason="account_gone")
     if request.method not in ("GET", "HEAD", "OPTIONS"):
         # Cookie sessions need CSRF protection; token and in-process callers cannot be forged
         # by a third-party page, because browsers never attach those credentials by themselves.

@@ -30,10 +30,14 @@ def fence(text: str, info: str = "markdown") -> str:
     return f"{ticks}{info}\n{(text or '').rstrip()}\n{ticks}"
 
 
-_INLINE_SPECIAL = re.compile(r"([\\`*_\[\]<>#|!])")
+_INLINE_SPECIAL = re.compile(r"([\\`*\[\]<>#|!])")
+# An underscore between two letters or digits can neither open nor close emphasis in
+# CommonMark (it is neither left- nor right-flanking enough), so duration_ms and
+# LLM_GATEWAY_URL stay as they are; any other underscore is escaped.
+_LOOSE_UNDERSCORE = re.compile(r"(?<![^\W_])_|_(?![^\W_])")
 
 
 def inline(text: object) -> str:
     """A one-line field (title, name) made safe for Markdown running text and tables."""
     flat = " ".join(str(text if text is not None else "").split())
-    return _INLINE_SPECIAL.sub(r"\\\1", flat)
+    return _LOOSE_UNDERSCORE.sub(r"\\_", _INLINE_SPECIAL.sub(r"\\\1", flat))

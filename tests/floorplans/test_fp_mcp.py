@@ -51,7 +51,8 @@ def _json_text(result: Any) -> dict[str, Any]:
 async def _modify(client: Any, dsl: str, *operations: dict[str, Any]) -> dict[str, Any]:
     result = await client.call_tool("modify_floorplan", {"dsl": dsl,
                                                          "operations": list(operations)})
-    assert not result.is_error, result
+    # A modification that did not apply is a tool error, with the same structured shape.
+    assert result.is_error is (result.structured_content["success"] is False), result
     assert _json_text(result) == result.structured_content
     return result.structured_content
 
@@ -120,7 +121,7 @@ async def seed_002(client: Any) -> None:
     # Render with invalid DSL returns errors (and no image).
     broken = await client.call_tool("render_floorplan", {"dsl": "floorplan\n  floor f1 {\n"
                                                                 "    room Office at (0,0\n"})
-    assert not broken.is_error and [c.type for c in broken.content] == ["text"]
+    assert broken.is_error and [c.type for c in broken.content] == ["text"]
     failure = broken.structured_content
     assert failure["success"] is False and failure["errors"][0]["message"]
     assert failure["errors"][0]["line"] >= 3
@@ -214,7 +215,7 @@ def test_seed_002_over_stdio(app: Flask, studio) -> None:  # type: ignore[no-unt
 
     asyncio.run(scenario())
     versions = studio.get("/studios/team/f/office/versions").get_data(as_text=True)
-    assert "by [Alice](/u/alice): resize\\_room Office: Resized to 11 x 12" in versions
+    assert "by [Alice](/u/alice): resize_room Office: Resized to 11 x 12" in versions
 
 
 @pytest.mark.slow  # starts gunicorn

@@ -171,7 +171,7 @@ def test_versions_keep_who_changed_what(studio, make_agent) -> None:  # type: ig
 
     body = parse_md(studio.get(f"{OFFICE}/versions").get_data(as_text=True))[1]
     assert _versions(studio) == ["3", "2", "1"]
-    assert "by [Bob](/u/bob): update\\_dsl" in body and "by [Alice](/u/alice): created" in body
+    assert "by [Bob](/u/bob): update_dsl" in body and "by [Alice](/u/alice): created" in body
     page = parse_md(studio.get(OFFICE).get_data(as_text=True))[1]
     assert "Invalid: 1 error(s)" in page and "| error | parse | 4 |" in page
     assert "cannot be drawn" in page

@@ -80,8 +80,8 @@ def test_missing_token_is_a_clear_error() -> None:
 
 def test_invalid_token_exits_with_a_message(app: Flask) -> None:
     server = StdioProcess(app_env(app, HARMONIC_API_TOKEN="hmn_wrong"))
-    assert "result" in server.request(1, "initialize", INIT)
-    server.send({"jsonrpc": "2.0", "id": 2, "method": "tools/list"})
+    refused = server.request(1, "initialize", INIT)
+    assert refused["error"]["code"] == -32001 and refused["error"]["data"]["reason"] == "unknown"
     assert server.proc.wait(30) == 2
     assert b"HARMONIC_API_TOKEN is not usable: invalid token" in server.proc.stderr.read()
 

@@ -106,7 +106,7 @@ def test_rebar_story(app, studio, demo) -> None:  # type: ignore[no-untyped-def]
     assert page.status_code == 200
     front, text = parse_md(page.get_data(as_text=True))
     assert front["path"] == stopped["run"]
-    assert "exceeds the maximum 6" in text and "create\\_rebar\\_linear" in text
+    assert "exceeds the maximum 6" in text and "create_rebar_linear" in text
     listing = alice.get(f"/playbooks/{short}").get_data(as_text=True)
     # refused, dry, done, stopped (a dry run), refused8
     assert listing.count(f"/playbooks/{short}/runs/") == 5
