@@ -21,6 +21,7 @@ import signal
 import sys
 import threading
 import time
+import uuid
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any, BinaryIO
@@ -64,7 +65,9 @@ class StdioTransport:
         self.load_app = load_app
         self.max_message = max_message
         self.server = McpServer()
-        self.session = SessionState("stdio")
+        # Its own id per process: what belongs to "this MCP session" (a teach session) must not
+        # be shared with another bin/mcp-server started with the same token.
+        self.session = SessionState(f"stdio-{uuid.uuid4().hex[:16]}")
         self.app: Any = None
         self._write_lock = threading.Lock()
         self._pending: dict[str, _Pending] = {}
