@@ -263,6 +263,26 @@ class StdioTransport:
 
         self._listens[request_id] = watch
         changes.listen(watch)
+        # Then the numbered events already written (a run that finished before the client
+        # listened); listening first means an event committed meanwhile is told twice at worst.
+        if uris:
+            self._send_backlog(request_id, message.get("params") or {}, uris)
+
+    def _send_backlog(self, request_id: Any, params: dict[str, Any], uris: frozenset[str]) -> None:
+        from app.extensions import db
+
+        try:
+            self.ensure_app()
+            with self.app.app_context():
+                try:
+                    notes = modern.listen_backlog(request_id, params, uris, self.identity())
+                finally:
+                    db.session.remove()
+        except Exception:  # (a bad token or database: the live updates still follow)
+            log.exception("listen backlog failed")
+            return
+        for note in notes:
+            self.notify(note)
 
     def run(self) -> int:
         try:
