@@ -27,6 +27,11 @@ Pruning: every ``PRUNE_EVERY``-th event deletes the events older than ``KEEP`` (
 DELETE). ``KEEP`` matches the MCP session idle limit, so no live session can miss an event it
 has not read yet.
 
+Backlogs: a resource whose changes are numbered events (a workflow run's
+``harmonic://runs/<id>/events``) registers a ``backlog`` provider, so a listen stream opened
+after some (or all) of its events were written is first sent the events past the client's
+cursor: a run that finished before the client listened is never missed.
+
 Page URIs: ``harmonic://page/<path without the leading slash>``; ``record`` takes a page path
 ("/studios/x/d/abcd1234") or any URI ("floorplan://studios/x/plan").
 """
@@ -95,6 +100,32 @@ def deliver(uris: Iterable[str]) -> None:
                 listener(uri)
             except Exception:  # a broken listener must not fail the change behind it
                 log.exception("change listener failed for %s", uri)
+
+
+# -- backlogs (numbered events a late listener must still hear) --------------------------------
+
+# (uri, after seq, identity) -> the events past ``after`` the caller may see, or None when the
+# provider does not know the URI. Called in an app context, never inside someone's commit.
+Backlog = Callable[[str, int, Any], list[dict[str, Any]] | None]
+_backlogs: list[Backlog] = []
+
+
+def add_backlog(provider: Backlog) -> None:
+    if provider not in _backlogs:
+        _backlogs.append(provider)
+
+
+def backlog(uri: str, after: int, identity: Any) -> list[dict[str, Any]]:
+    """The numbered events of ``uri`` after ``after`` (oldest first); [] when it has none."""
+    for provider in list(_backlogs):
+        try:
+            found = provider(uri, after, identity)
+        except Exception:  # an unreadable backlog must not break the listen stream
+            log.exception("backlog of %s failed", uri)
+            return []
+        if found is not None:
+            return found
+    return []
 
 
 # -- recording ---------------------------------------------------------------------------------

@@ -286,7 +286,7 @@ def _stateless(message: dict[str, Any], identity: Identity | None) -> Response:
         return _json(jsonrpc.error(request_id, refusal), 400)
     method = message.get("method")
     if method == modern.LISTEN:
-        return _listen(message)
+        return _listen(message, identity)
     if method in STREAMING_METHODS and _accepts_sse():
         return _streamed(message, None, identity, [])
     response = engine().handle(message, None, _NullChannel(), identity, stateless=True,
@@ -303,9 +303,10 @@ def _tool_schema(message: dict[str, Any]) -> dict[str, Any] | None:
     return tool.input_schema if tool is not None else None
 
 
-def _listen(message: dict[str, Any]) -> Response:
-    """subscriptions/listen: acknowledge, then resources/updated for the watched URIs (made by
-    this server process) until the client goes away or LISTEN_SECONDS pass."""
+def _listen(message: dict[str, Any], identity: Identity | None) -> Response:
+    """subscriptions/listen: acknowledge, replay the numbered events of the watched URIs past
+    the client's cursor (a run that already finished), then resources/updated for the watched
+    URIs (made by this server process) until the client goes away or LISTEN_SECONDS pass."""
     request_id = message["id"]
     try:
         honoured, uris = modern.listen_filter(message.get("params") or {})
@@ -317,12 +318,22 @@ def _listen(message: dict[str, Any]) -> Response:
         if uri in uris:
             updates.put(uri)
 
+    # Listening before the backlog is read: an event committed in between is announced twice
+    # at worst, never lost.
+    changes.listen(watch)
+    try:
+        backlog = modern.listen_backlog(request_id, message.get("params") or {}, uris, identity)
+    except BaseException:
+        changes.unlisten(watch)
+        raise
+
     def stream() -> Iterator[str]:
-        changes.listen(watch)
         try:
             ack = modern.listen_message(request_id, "notifications/subscriptions/acknowledged",
                                         {"notifications": honoured})
             yield _sse_event(ack)
+            for note in backlog:
+                yield _sse_event(note)
             deadline = time.monotonic() + LISTEN_SECONDS
             while time.monotonic() < deadline:
                 try:

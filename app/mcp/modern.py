@@ -136,6 +136,30 @@ def listen_filter(params: dict[str, Any]) -> tuple[dict[str, Any], frozenset[str
     return honoured, frozenset(uris)
 
 
+AFTER_KEY = "io.harmonic/after"  # listen _meta: {uri: the last event seq the client has}
+EVENT_KEY = "io.harmonic/event"  # resources/updated _meta: the event it announces
+
+
+def listen_backlog(request_id: Any, params: dict[str, Any], uris: frozenset[str],
+                   identity: Any) -> list[dict[str, Any]]:
+    """The notifications that replay, for each watched URI with numbered events (a workflow
+    run), the events past the client's cursor (``_meta["io.harmonic/after"][uri]``, else all):
+    one ``notifications/resources/updated`` per event, the event in its ``_meta``."""
+    from app.core import changes
+
+    meta: dict[str, Any] = params["_meta"] if isinstance(params.get("_meta"), dict) else {}
+    cursors: dict[str, Any] = meta[AFTER_KEY] if isinstance(meta.get(AFTER_KEY), dict) else {}
+    out = []
+    for uri in sorted(uris):
+        after = cursors.get(uri)
+        after = after if isinstance(after, int) and not isinstance(after, bool) else 0
+        for event in changes.backlog(uri, after, identity):
+            note = listen_message(request_id, "notifications/resources/updated", {"uri": uri})
+            note["params"]["_meta"][EVENT_KEY] = event
+            out.append(note)
+    return out
+
+
 def listen_message(request_id: Any, method: str, params: dict[str, Any]) -> dict[str, Any]:
     """A notification on a listen stream, tagged with the stream's subscription id."""
     return {"jsonrpc": "2.0", "method": method,

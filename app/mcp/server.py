@@ -106,8 +106,23 @@ class _Validators:
         found = []
         for err in sorted(validator.iter_errors(value), key=lambda e: list(e.path)):
             where = "/".join(str(p) for p in err.path)
-            found.append(f"{where}: {err.message}" if where else err.message)
+            message = _unknown_names(err) or err.message
+            found.append(f"{where}: {message}" if where else message)
         return found
+
+
+def _unknown_names(err: Any) -> str | None:
+    """An additionalProperties error as "unknown argument x; known: a, b" (so the caller can
+    correct the call without guessing), or None for any other error."""
+    known = err.schema.get("properties") if isinstance(err.schema, dict) else None
+    if err.validator != "additionalProperties" or not isinstance(known, dict) \
+            or not isinstance(err.instance, dict):
+        return None
+    extra = [k for k in err.instance if k not in known]
+    if not extra:
+        return None
+    return (f"unknown argument{'s' if len(extra) > 1 else ''} {', '.join(extra)}; known: "
+            f"{', '.join(known) or 'none'}")
 
 
 class McpServer:

@@ -24,6 +24,7 @@ import signal
 import sys
 import threading
 import time
+import uuid
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any, BinaryIO
@@ -79,7 +80,9 @@ class StdioTransport:
         self.load_app = load_app
         self.max_message = max_message
         self.server = McpServer()
-        self.session = SessionState("stdio")
+        # Its own id per process: what belongs to "this MCP session" (a teach session) must not
+        # be shared with another bin/mcp-server started with the same token.
+        self.session = SessionState(f"stdio-{uuid.uuid4().hex[:16]}")
         self.app: Any = None
         self._loader: threading.Thread | None = None
         self._start_lock = threading.Lock()
@@ -316,6 +319,26 @@ class StdioTransport:
 
         self._listens[request_id] = watch
         changes.listen(watch)
+        # Then the numbered events already written (a run that finished before the client
+        # listened); listening first means an event committed meanwhile is told twice at worst.
+        if uris:
+            self._send_backlog(request_id, message.get("params") or {}, uris)
+
+    def _send_backlog(self, request_id: Any, params: dict[str, Any], uris: frozenset[str]) -> None:
+        from app.extensions import db
+
+        try:
+            self.ensure_app()
+            with self.app.app_context():
+                try:
+                    notes = modern.listen_backlog(request_id, params, uris, self.identity())
+                finally:
+                    db.session.remove()
+        except Exception:  # (a bad token or database: the live updates still follow)
+            log.exception("listen backlog failed")
+            return
+        for note in notes:
+            self.notify(note)
 
     def run(self) -> int:
         self.start()  # load the app while the client starts up: the handshake needs it

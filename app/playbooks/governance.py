@@ -315,12 +315,25 @@ def state_of(recipe: Recipe, playbook: Playbook | None, source: Path | None, dat
     return "draft", None
 
 
-def _next_for_state(state: str) -> str:
+# How a refusal names the replay's parameters, per door: the MCP replay tool speaks its own
+# snake_case arguments; the other doors keep the seed's HTTP names (and say the others').
+_HTTP_WORDS = {"dry_run": "DryRun: true", "recipe_path": "RecipePath", "args": "Args",
+               "how_dry": "DryRun: true (dry_run on the page, dry_run: true over MCP, "
+                          "--dry-run on the command line)"}
+_MCP_WORDS = {"dry_run": "dry_run: true", "recipe_path": "recipe_path", "args": "args",
+              "how_dry": "dry_run: true"}
+
+
+def _words(door: str) -> dict[str, str]:
+    return _MCP_WORDS if door == "mcp" else _HTTP_WORDS
+
+
+def _next_for_state(state: str, door: str = "") -> str:
     if state == "draft":
         return ("a member of the playbook's studio reviews it (review_recipe on its page), then "
                 "a studio admin approves it (approve_recipe); a file recipe is approved by "
                 "putting it in the playbooks data folder's reviewed/ folder. Dry runs "
-                "(DryRun: true) are allowed meanwhile")
+                f"({_words(door)['dry_run']}) are allowed meanwhile")
     if state == "reviewed":
         return "an admin of the playbook's studio approves it (approve_recipe on its page)"
     if state == "retired":
@@ -328,21 +341,24 @@ def _next_for_state(state: str) -> str:
     return "replay it"
 
 
-def _approved_elsewhere(playbook: Playbook | None, conf: settings.Settings) -> str:
+def _approved_elsewhere(playbook: Playbook | None, conf: settings.Settings,
+                        door: str = "") -> str:
     if playbook is None:
         return ""
     approved = [v for v in versions(playbook) if v.state == "approved"]
     if not approved:
         return ""
     path = reviewed_file(approved[0], playbook, conf.data_dir)
-    return (f" Version {approved[0].version} is approved: replay it with RecipePath "
+    return (f" Version {approved[0].version} is approved: replay it with "
+            f"{_words(door)['recipe_path']} "
             f"\"{REVIEWED}/{path.name}\".")
 
 
 def check(recipe: Recipe, values: dict[str, Any], dry_run: bool, identity: Identity | None,
           playbook: Playbook | None, source: Path | None,
-          conf: settings.Settings | None = None) -> Verdict:
-    """May this run go? ``values`` are the resolved arguments (defaults overlaid by Args)."""
+          conf: settings.Settings | None = None, door: str = "") -> Verdict:
+    """May this run go? ``values`` are the resolved arguments (defaults overlaid by Args);
+    ``door`` ("mcp", "http", ...) picks the parameter names the refusal speaks."""
     conf = conf or settings.current()
     state, version = state_of(recipe, playbook, source, conf.data_dir)
     verdict = Verdict(state=state, basis="dry_run" if dry_run else "approved",
@@ -353,8 +369,8 @@ def check(recipe: Recipe, values: dict[str, Any], dry_run: bool, identity: Ident
     own_session = is_teacher(playbook, identity) and not in_reviewed(source, conf.data_dir)
     if state == "retired":
         verdict.refusal = Refusal("retired", f"{recipe.title} is retired: it does not replay "
-                                  "for real.", _next_for_state("retired")
-                                  + "." + _approved_elsewhere(playbook, conf))
+                                  "for real.", _next_for_state("retired", door)
+                                  + "." + _approved_elsewhere(playbook, conf, door))
         return verdict
     if state != "approved":
         studio = (db.session.get(Studio, playbook.studio_id)
@@ -370,17 +386,16 @@ def check(recipe: Recipe, values: dict[str, Any], dry_run: bool, identity: Ident
                        "(its settings: teacher_replays off).")
             verdict.refusal = Refusal(
                 "approval", f"{recipe.title} is a {state} recipe: only approved versions "
-                f"replay for real.{why}", _next_for_state(state) + "."
-                + _approved_elsewhere(playbook, conf))
+                f"replay for real.{why}", _next_for_state(state, door) + "."
+                + _approved_elsewhere(playbook, conf, door))
             return verdict
     if not _dry_run_done(verdict, identity, conf):
         minutes = conf.dryrun_window / 60
         verdict.refusal = Refusal(
             "dry_run_first", f"First run is always a dry run: {recipe.title} has no successful "
             f"dry run with these arguments by you in the last {minutes:g} minutes.",
-            "replay it with DryRun: true (dry_run on the page, dry_run: true over MCP, "
-            "--dry-run on the command line) and the same Args, check the planned effects, "
-            f"then run it for real within {minutes:g} minutes.")
+            f"replay it with {_words(door)['how_dry']} and the same {_words(door)['args']}, "
+            f"check the planned effects, then run it for real within {minutes:g} minutes.")
     return verdict
 
 

@@ -27,7 +27,7 @@ from app.mcp.context import ClientRequestFailed, ToolContext
 from app.mcp.registry import call_observer, resource_template, tool
 from app.playbooks import capture, catalog, governance, service, teach
 from app.playbooks.recipe import method_effect, missing_vars, resolve_vars
-from app.playbooks.replay import Hooks, Runner, replay
+from app.playbooks.replay import Hooks, Runner, replay, summary
 from app.services.errors import DomainError
 
 NOT_CAPTURED = {"teach_start", "teach_stop", "replay", "upstream_call"}
@@ -63,9 +63,11 @@ def _user_id(ctx: ToolContext) -> uuid.UUID | None:
 
 
 @tool("teach_start",
-      "Start teach mode for this MCP session: your following tool calls (navigate, "
-      "execute_action, floorplan tools, upstream_call) are recorded into a capture you can turn "
-      "into a replayable recipe. Starting again stops the previous session first.",
+      "Start teach mode for this MCP session (over stateless 2026-07-28 requests: for your "
+      "token): your following tool calls (navigate, execute_action, floorplan tools, "
+      "upstream_call) are recorded into a capture that teach_stop turns into a draft recipe. "
+      "Starting again stops this session's previous teach session first; other sessions' are "
+      "never touched. A session idle for PLAYBOOK_TEACH_IDLE (default 2 h) is stopped.",
       input_schema={"type": "object", "properties": {
           "name": {"type": "string", "maxLength": 60,
                    "description": "A short session name (letters, digits, - _ .)"}},
@@ -80,14 +82,34 @@ def teach_start_tool(ctx: ToolContext, args: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
-@tool("teach_stop", "Stop teach mode for this MCP session and write the capture's summary.",
+@tool("teach_stop",
+      "Stop teach mode for this MCP session (or your token, when stateless), write the "
+      "capture's summary and generate its recipe as a draft version (replay it with dry_run; "
+      "the playbook page's review_recipe and approve_recipe let it run for real).",
       effect=IDEMPOTENT_WRITE, title="Stop teaching")
 def teach_stop_tool(ctx: ToolContext, args: dict[str, Any]) -> dict[str, Any]:
     playbook, entries = teach.stop(owners(ctx)[0])
     if playbook is None:
-        return {"ok": True, "entries": 0, "sessionId": None, "message": "not teaching"}
-    return {"ok": True, "entries": entries, "sessionId": playbook.session_id,
-            "id": playbook.short_id, "page": f"/playbooks/{playbook.short_id}"}
+        return {"ok": True, "entries": 0, "sessionId": None,
+                "message": "this session is not teaching (teach_start begins)"}
+    page = f"/playbooks/{playbook.short_id}"
+    out: dict[str, Any] = {"ok": True, "entries": entries, "sessionId": playbook.session_id,
+                           "id": playbook.short_id, "page": page}
+    try:
+        raw = service.generate_recipe(playbook, ctx.identity)
+    except DomainError as exc:  # e.g. nothing usable was captured: say how, in one line
+        out["recipe"] = None
+        out["message"] = (f"No recipe generated ({exc.message}); record calls with "
+                          f"teach_start, then teach_stop, or run generate_recipe on {page}.")
+        return out
+    out["recipe"] = {"name": raw["name"], "version": raw.get("version"),
+                     "steps": len(raw["steps"]), "state": "draft",
+                     "variables": sorted(raw.get("vars") or {}),
+                     "resource": f"playbook://{playbook.short_id}/recipe"}
+    out["message"] = (f"Draft recipe {raw['name']}@{raw.get('version')} with "
+                      f"{len(raw['steps'])} steps: replay it with session_id "
+                      f"\"{playbook.short_id}\" (a dry run by default).")
+    return out
 
 
 def _elicit(ctx: ToolContext, question: str) -> bool | None:
@@ -117,9 +139,10 @@ def _confirmation(ctx: ToolContext, recipe: Any, playbook: Any, args: dict[str, 
         return lambda question: None  # the replay refuses these arguments before any write
     if missing_vars(recipe, resolved):
         return lambda question: None
-    if governance.check(recipe, resolved, dry_run, ctx.identity, playbook, source).refusal:
+    if governance.check(recipe, resolved, dry_run, ctx.identity, playbook, source,
+                        door="mcp").refusal:
         return lambda question: None  # refused before any write: nothing to ask about
-    runner = Runner(recipe, values, dry_run, ctx.identity, playbook)
+    runner = Runner(recipe, values, dry_run, ctx.identity, playbook, door="mcp")
     answer = _elicit(ctx, runner._write_question(resolved))  # may end the request: a question
     return lambda question: answer
 
@@ -133,38 +156,48 @@ def _upstream_effect(args: dict[str, Any]) -> Effect | None:
     return method_effect(method) if isinstance(method, str) else None
 
 
+REPLAY_ARGS = ("session_id", "recipe_path", "args", "dry_run", "session")
+
+
 @tool("replay",
       "Replay a playbook's recipe. A dry run unless dry_run is false: it resolves selectors, "
-      "shows planned effects and checks bounds without writing. Give session (a session id or "
-      "name) or recipe_path (inside the data directory), and args for the recipe's variables; "
-      "required variables without a value are refused before any call. Only approved recipe "
-      "versions (or your own taught session) run for real, and only after a dry run with the "
-      "same args. Executing asks you to confirm before the first write when your client "
-      "supports elicitation.",
+      "states the planned effects and checks bounds without writing. Give session_id (the "
+      "playbook id, its session id or name) or recipe_path (inside the data directory), and "
+      "args for the recipe's variables; required variables without a value are refused before "
+      "any call. Only approved recipe versions (or your own taught session) run for real, and "
+      "only after a dry run with the same args. Executing asks you to confirm before the first "
+      "write when your client supports elicitation. The result is a summary; every step's "
+      "detail is on the run's page (run).",
       input_schema={"type": "object", "properties": {
-          "session": {"type": "string",
-                      "description": "The playbook id, its session id or its name"},
+          "session_id": {"type": "string",
+                         "description": "The playbook id, its session id or its name"},
           "recipe_path": {"type": "string", "description": "A recipe .json in the data dir"},
           "args": {"type": "object", "description": "Variable values by name"},
           "dry_run": {"type": "boolean", "default": True,
-                      "description": "false to execute for real"}},
+                      "description": "false to execute for real"},
+          "session": {"type": "string", "description": "Same as session_id (older name)"}},
           "additionalProperties": False},
       # Executing may run any write a recipe holds, delete included, against the upstream; a
       # dry run (the default) writes nothing there.
       effect=Effect("destructive", open_world=True), effect_of=_replay_effect,
       title="Replay a recipe")
 def replay_tool(ctx: ToolContext, args: dict[str, Any]) -> ToolResult:
-    if not args.get("session") and not args.get("recipe_path"):
-        raise ToolError("give session or recipe_path")
+    unknown = [k for k in args if k not in REPLAY_ARGS]
+    if unknown:  # (the schema refuses them first; this guards in-process callers too)
+        raise ToolError(f"unknown argument {', '.join(unknown)}; known: "
+                        f"{', '.join(REPLAY_ARGS[:4])}")
+    session = args.get("session_id") or args.get("session")
+    if not session and not args.get("recipe_path"):
+        raise ToolError("give session_id (a playbook id, session id or name) or recipe_path")
     dry_run = args.get("dry_run", True) is not False
-    recipe, playbook, source = service.load_for_replay(ctx.identity, args.get("session"),
-                                                       args.get("recipe_path"))
+    recipe, playbook, source = service.load_for_replay(ctx.identity, session,
+                                                       args.get("recipe_path"),
+                                                       service.MCP_NAMES)
     hooks = Hooks(progress=lambda i, total, message: ctx.progress(i, total, message),
                   confirm_writes=_confirmation(ctx, recipe, playbook, args, dry_run, source),
                   cancelled=ctx.cancelled)
     report, _run = replay(recipe, args.get("args") or {}, dry_run, ctx.identity, playbook,
                           hooks, source=source, door="mcp")
-    report.pop("httpStatus", None)
     lines = [f"{'Dry run' if dry_run else 'Replay'} of {report['recipe']}: {report['status']} "
              f"({report['steps']['succeeded']}/{report['steps']['total']} steps). "
              f"Run: {report['run']}"]
@@ -172,9 +205,9 @@ def replay_tool(ctx: ToolContext, args: dict[str, Any]) -> ToolResult:
         lines.append(report["error"])
     for detail in report["details"]:
         lines.append(f"- {detail.get('name')}: {detail.get('status')}"
-                     + (f" {detail['planned']}" if detail.get("planned") else "")
+                     + (f" — {detail['plan']}" if detail.get("plan") else "")
                      + (f" — {detail['error']}" if detail.get("error") else ""))
-    return ToolResult(content=[text("\n".join(lines))], structured=report,
+    return ToolResult(content=[text("\n".join(lines))], structured=summary(report),
                       is_error=not report["ok"])
 
 

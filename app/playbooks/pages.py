@@ -84,6 +84,8 @@ def playbooks_index(ctx: Context) -> Page:
 @page(bp, "playbook", "/playbooks/<playbook_id>", _load_playbook)
 def playbook_show(ctx: Context) -> Page:
     playbook: Playbook = ctx.item
+    if playbook.teaching:
+        teach.expire_idle()  # a session idle past PLAYBOOK_TEACH_IDLE shows as stopped
     entries = capture.read(teach.folder(playbook))
     raw = service.read_recipe(playbook) if service.recipe_path(playbook).exists() else None
     problems: list[dict[str, str]] = []
@@ -197,10 +199,23 @@ def start_teach(ctx: Context, params: dict[str, Any]) -> Result:
                         "dir": str(teach.folder(playbook))})
 
 
-@action("stop_teach", "Stop recording and write the capture's summary", ("playbooks", "playbook"),
-        owner_rule, available=lambda ctx: _teaching(ctx) is not None, effect=IDEMPOTENT_WRITE)
+def _stoppable(ctx: Context) -> bool:
+    # On a playbook's page: that session, whoever recorded into it (a stdio agent that exited
+    # leaves its session teaching); on the list: your own.
+    if ctx.page == "playbook":
+        return ctx.item is not None and bool(ctx.item.teaching)
+    return _teaching(ctx) is not None
+
+
+@action("stop_teach", "Stop recording and write the capture's summary (on a playbook's page: "
+        "that session, e.g. one an agent left teaching)", ("playbooks", "playbook"),
+        owner_rule, available=_stoppable, effect=IDEMPOTENT_WRITE)
 def stop_teach(ctx: Context, params: dict[str, Any]) -> Result:
-    playbook, entries = teach.stop(teach.owner_key(_identity()))
+    if ctx.page == "playbook":
+        playbook: Playbook | None = ctx.item
+        entries = teach.stop_playbook(ctx.item) if ctx.item.teaching else ctx.item.entries
+    else:
+        playbook, entries = teach.stop(teach.owner_key(_identity()))
     if playbook is None:
         return Result("You were not teaching")
     return Result(f"Stopped {playbook.session_id}: {entries} entries",

@@ -25,6 +25,7 @@ its recipe and arguments and the door it came through, and audited.
 from __future__ import annotations
 
 import itertools
+import json
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -120,8 +121,9 @@ class Runner:
             return "refused", exc.message, {}
         missing = missing_vars(self.recipe, values)
         if missing:
+            where = "args" if self.door == "mcp" else "Args"
             return ("refused", "Required variables not provided: " + ", ".join(missing)
-                    + ". Pass them in Args (a dry run shows every placeholder).",
+                    + f". Pass them in {where} (a dry run shows every placeholder).",
                     {"missing": missing})
         if not self.dry_run:
             unconfirmed = [s.name for s in self.recipe.steps if s.kind == "write"
@@ -130,7 +132,7 @@ class Runner:
                 return ("refused", "Write steps need \"confirm\": true before they can run: "
                         + ", ".join(unconfirmed), {"unconfirmed": unconfirmed})
         self.verdict = governance.check(self.recipe, values, self.dry_run, self.identity,
-                                        self.playbook, self.source, self.conf)
+                                        self.playbook, self.source, self.conf, self.door)
         refusal = self.verdict.refusal
         if refusal is not None:
             return "refused", refusal.text(), {"rule": refusal.rule, "next": refusal.next,
@@ -174,6 +176,7 @@ class Runner:
                               note="not sent in a dry run: it reads "
                                    + ", ".join("{{" + p + "}}" for p in pending)
                                    + ", which only a real run produces")
+                detail["plan"] = plan_words(step.method or step.tool or "", params, None, [])
                 continue
             ok = (self._upstream_step if step.method else self._tool_step)(step, params, detail)
             detail["ms"] = round((time.perf_counter() - started) * 1000, 3)
@@ -219,7 +222,8 @@ class Runner:
             detail.update(status="planned", request={"jsonrpc": "2.0", "method": method,
                                                      "params": params},
                           note=f"not sent: {method} is not known to honour dryRun on this "
-                               f"upstream (PLAYBOOK_DRYRUN_METHODS)")
+                               f"upstream (PLAYBOOK_DRYRUN_METHODS)",
+                          plan=plan_words(method, params, None, detail.get("targets", [])))
             return True
         if step.kind == "write" and self.dry_run:
             params = {**params, "dryRun": True}
@@ -263,6 +267,7 @@ class Runner:
         if self.dry_run and step.kind == "write" and isinstance(result, dict):
             detail["planned"] = {k: result[k] for k in ("created", "updated", "deleted",
                                                         "candidates") if k in result}
+            detail["plan"] = plan_words(method, params, result, detail.get("targets", []))
         return True
 
     def _targets(self, params: dict[str, Any]) -> list[dict[str, Any]]:
@@ -294,7 +299,7 @@ class Runner:
         if self.dry_run and step.kind == "write":
             ok, note = tools_bridge.plan(tool, params, self.identity)
             detail.update(status="planned" if ok else "failed",
-                          **({"note": note} if ok else {"error": note}))
+                          **({"note": note, "plan": note} if ok else {"error": note}))
             return ok
         ok, result, message = tools_bridge.call(tool, params, self.identity)
         detail["response"] = result if ok else {"error": message}
@@ -337,6 +342,83 @@ class Runner:
             report["error"] = error
         report.update(extra)
         return report
+
+
+# Parameters that say where a write goes (shown as its targets) or how it is sent, not what it
+# sets.
+_WHERE = frozenset({"selector", "host", "elementId", "elementIds", "uniqueId", "dryRun",
+                    "confirm"})
+PLAN_CHARS = 240
+
+
+def _value(value: Any) -> str:
+    if isinstance(value, str):
+        return repr(value) if len(value) <= 60 else repr(value[:57] + "...")
+    text = json.dumps(value, ensure_ascii=False, separators=(", ", ": "), default=str)
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
+def _elements(params: dict[str, Any], result: Any, targets: list[dict[str, Any]]) -> list[Any]:
+    if isinstance(result, dict) and isinstance(result.get("elementIds"), list):
+        return result["elementIds"]
+    for target in targets:
+        if isinstance(target.get("elementIds"), list):
+            return target["elementIds"]
+    if isinstance(params.get("elementIds"), list):
+        return params["elementIds"]
+    for key in ("elementId", "uniqueId"):
+        if params.get(key) is not None:
+            return [params[key]]
+    return []
+
+
+def plan_words(method: str, params: Any, result: Any, targets: list[dict[str, Any]]) -> str:
+    """A planned write in words: "would call update_wall_parameter on element 3001:
+    Comments = 'x'" (the targets the dry run resolved, the values it would set, the
+    upstream's own counts)."""
+    params = params if isinstance(params, dict) else {}
+    text = f"would call {method}"
+    ids = _elements(params, result, targets)
+    if len(ids) == 1:
+        text += f" on element {ids[0]}"
+    elif ids:
+        shown = ", ".join(str(i) for i in ids[:5]) + (", ..." if len(ids) > 5 else "")
+        text += f" on {len(ids)} elements ({shown})"
+    elif isinstance(params.get("selector"), dict):
+        text += " on the elements matching " + _value(params["selector"])
+    sets = []
+    if "param" in params and "value" in params:
+        sets.append(f"{params['param']} = {_value(params['value'])}")
+    sets += [f"{k} = {_value(v)}" for k, v in params.items()
+             if k not in _WHERE and not (k in ("param", "value") and "param" in params
+                                         and "value" in params)]
+    if sets:
+        text += ": " + ", ".join(sets)
+    if isinstance(result, dict):
+        counts = [f"{result[k]} {k}" for k in ("created", "updated", "deleted")
+                  if isinstance(result.get(k), int)]
+        if counts:
+            text += " (upstream plan: " + ", ".join(counts) + ")"
+    return text if len(text) <= PLAN_CHARS else text[:PLAN_CHARS - 3] + "..."
+
+
+def summary(report: dict[str, Any]) -> dict[str, Any]:
+    """The compact outcome of a run for an agent's structured result (MCP ``replay``): status,
+    counts, the run's link and, when refused, the rule; every step's detail stays on the run's
+    page (``run``)."""
+    out: dict[str, Any] = {"ok": report["ok"], "status": report["status"],
+                           "dry_run": report["dryRun"], "recipe": report["recipe"],
+                           "version": report.get("version"), "run_id": report["runId"],
+                           "run": report["run"], "steps": report["steps"]}
+    for key in ("error", "rule", "next", "missing", "unconfirmed"):
+        if report.get(key):
+            out[key] = report[key]
+    if report.get("governance"):
+        out["governance"] = report["governance"]
+    planned = [d["plan"] for d in report.get("details") or [] if d.get("plan")]
+    if planned:
+        out["planned"] = planned[:3]
+    return out
 
 
 def run_path(run: PlaybookRun) -> str:

@@ -138,21 +138,30 @@ def save_recipe(playbook: Playbook, text_or_raw: str | dict[str, Any],
     return raw
 
 
-def load_for_replay(identity: Identity | None, session_id: str | None, recipe_path_raw: str | None
+# The names a door gives the recipe's source: HTTP /replay speaks the seed's PascalCase, the
+# MCP replay tool its snake_case arguments; refusals name the caller's own parameter.
+HTTP_NAMES = {"session": "SessionId", "recipe_path": "RecipePath"}
+MCP_NAMES = {"session": "session_id", "recipe_path": "recipe_path"}
+
+
+def load_for_replay(identity: Identity | None, session_id: str | None, recipe_path_raw: str | None,
+                    door_names: dict[str, str] = HTTP_NAMES
                     ) -> tuple[Recipe, Playbook | None, Path]:
     """The recipe a /replay request names, the playbook it belongs to (if any) and its file."""
     conf = settings.current()
+    session_name, path_name = door_names["session"], door_names["recipe_path"]
     if recipe_path_raw:
-        path = names.recipe_file(conf.data_dir, recipe_path_raw)
+        path = names.recipe_file(conf.data_dir, recipe_path_raw, path_name)
         playbook = db.session.scalars(select(Playbook).where(
             Playbook.session_id == path.parent.name)).first()
         if playbook is not None and not _visible(playbook, identity):
-            raise invalid_param("RecipePath", "no such recipe file in the data directory")
+            raise invalid_param(path_name, "no such recipe file in the data directory")
         return load(parse_text(path.read_text(encoding="utf-8"))), playbook, path
     if not session_id:
-        raise Invalid("RecipePath or SessionId is required",
-                      errors=[{"param": "SessionId", "message": "give SessionId or RecipePath"}])
-    names.check_session_id(session_id)
+        raise Invalid(f"{path_name} or {session_name} is required",
+                      errors=[{"param": session_name,
+                               "message": f"give {session_name} or {path_name}"}])
+    names.check_session_id(session_id, session_name)
     playbook = db.session.scalars(select(Playbook).where(
         Playbook.session_id == session_id)).first()
     if playbook is None and SHORT_ID.match(session_id):  # the id in /playbooks/<id>
@@ -166,15 +175,15 @@ def load_for_replay(identity: Identity | None, session_id: str | None, recipe_pa
     if playbook is not None:
         raw = read_recipe(playbook)
         if raw is None:
-            raise invalid_param("SessionId", f"session {playbook.session_id} has no recipe yet: "
-                                             "run generate_recipe first")
+            raise invalid_param(session_name, f"session {playbook.session_id} has no recipe "
+                                              "yet: run generate_recipe first")
         return load(raw), playbook, recipe_path(playbook)
     if identity is None:  # the operator's hand-made folder, as in the seed's runbook
         folder = names.playbooks_root(conf.data_dir) / session_id
         path = folder / capture.RECIPE
         if path.is_file() and names.inside(conf.data_dir, path):
             return load(parse_text(path.read_text(encoding="utf-8"))), None, path
-    raise invalid_param("SessionId", f"no session {session_id} with a recipe")
+    raise invalid_param(session_name, f"no session {session_id} with a recipe")
 
 
 def recipe_text(raw: dict[str, Any] | None) -> str:

@@ -30,6 +30,10 @@
                                session's recipe for real before it is approved (after a dry
                                run), as seed 000's quick start does; ``off``: only approved
                                versions replay for real, whoever asks
+``PLAYBOOK_TEACH_IDLE``        seconds a teach session may go without a recorded call before it
+                               is stopped (default 7200, two hours; ``off`` never): a session
+                               whose client went away (a stdio agent that exited) does not
+                               stay "teaching" for ever
 """
 
 from __future__ import annotations
@@ -44,7 +48,7 @@ DEFAULT_VOLATILE = ("count", "spacing", "spacingMm", "diameter", "barCount")
 NAMES = ("PLAYBOOK_UPSTREAM", "PLAYBOOK_UPSTREAMS", "PLAYBOOK_TIMEOUT", "PLAYBOOK_JOB_TIMEOUT",
          "PLAYBOOK_AUTH", "PLAYBOOK_REDACT_PATTERNS", "PLAYBOOK_VOLATILE",
          "PLAYBOOK_DRYRUN_METHODS", "PLAYBOOK_CAPTURE_FSYNC", "PLAYBOOK_DRYRUN_WINDOW",
-         "PLAYBOOK_TEACHER_REPLAY")
+         "PLAYBOOK_TEACHER_REPLAY", "PLAYBOOK_TEACH_IDLE")
 
 
 @dataclass(frozen=True)
@@ -61,6 +65,7 @@ class Settings:
     capture_fsync: str = "interval"
     dryrun_window: float = 900.0
     teacher_replay: bool = True
+    teach_idle: float | None = 7200.0  # None: teach sessions never expire
 
     def trusted_dry_run(self, method: str) -> bool:
         """May a write of ``method`` be sent with dryRun: true and nothing be written?"""
@@ -103,7 +108,14 @@ def current() -> Settings:
         dryrun_window=_seconds(_raw("PLAYBOOK_DRYRUN_WINDOW"), 900.0),
         teacher_replay=(_raw("PLAYBOOK_TEACHER_REPLAY") or "on").lower()
         not in ("off", "false", "0"),
+        teach_idle=_idle(_raw("PLAYBOOK_TEACH_IDLE")),
     )
+
+
+def _idle(value: str | None) -> float | None:
+    if value is not None and value.strip().lower() in ("off", "false", "never", "0"):
+        return None
+    return _seconds(value, 7200.0)
 
 
 def _fsync_mode(value: str | None) -> str:

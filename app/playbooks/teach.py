@@ -1,9 +1,16 @@
 """Teach sessions: who is recording, into which folder, and recording one entry.
 
 A session belongs to an *owner key* derived from the caller's identity — ``token:<id>`` for an
-API token, ``user:<id>`` for a browser session, ``mcp:<session id>`` for an MCP session and
-``local`` for a token-less loopback operator — so any number of owners record at once and never
-into each other's capture. State lives in the ``playbooks`` table, so every process sees it.
+API token (and a stateless MCP 2026-07-28 client), ``user:<id>`` for a browser session,
+``mcp:<session id>`` for an MCP 2025-11-25 session (each ``bin/mcp-server`` process has its own)
+and ``local`` for a token-less loopback operator — so any number of owners record at once and
+never into each other's capture, and one owner's start or stop never touches another's session.
+State lives in the ``playbooks`` table, so every process sees it.
+
+A session whose client went away (a stdio agent that exited mid-teach) would otherwise stay
+"teaching" for ever: after ``PLAYBOOK_TEACH_IDLE`` seconds without a recorded call (the capture
+file's modification time, or the start) it is stopped, checked lazily on the teach paths at
+most every few seconds, and its owner can stop it from its playbook page at any time.
 
 A capture folder that cannot be written (read-only, full, gone) never loses a call silently:
 the proxy refuses to forward while its owner teaches into such a folder (the upstream is not
@@ -21,6 +28,7 @@ import logging
 import time
 import uuid
 from collections.abc import Sequence
+from datetime import UTC
 from pathlib import Path
 from typing import Any
 
@@ -55,10 +63,7 @@ def _unwritable(playbook_or_path: Playbook | Path, exc: OSError) -> CaptureUnwri
 
 def owner_key(identity: Identity | None, mcp_session_id: str | None = None) -> str:
     """The owner key of a caller; MCP sessions own their own teach session."""
-    if mcp_session_id:
-        if mcp_session_id == "stdio":  # every stdio process shares the id: add the token
-            token = identity.token_id if identity is not None else None
-            return f"mcp:stdio:{token}" if token else "mcp:stdio"
+    if mcp_session_id:  # each stdio process has its own id too (app.mcp.stdio)
         return f"mcp:{mcp_session_id}"[:120]
     if identity is None:
         return LOCAL
@@ -115,12 +120,14 @@ def _first(keys: list[str], found: Sequence[Any]) -> Any:
 
 
 def active(owners: list[str] | str) -> Playbook | None:
+    expire_idle()
     keys = _keys(owners)
     return _first(keys, db.session.scalars(_TEACHING, {"keys": keys}).all())
 
 
 def _active_session(owners: list[str] | str) -> str | None:
     """The session id of ``active(owners)``, without loading the playbook."""
+    expire_idle()
     keys = _keys(owners)
     row = _first(keys, db.session.execute(_TEACHING_SESSION, {"keys": keys}).all())
     return row.session_id if row is not None else None
@@ -130,6 +137,7 @@ def start(owner: str, user_id: uuid.UUID | None, raw_name: str | None
           ) -> tuple[Playbook, str | None]:
     """Begin teaching; an owner already teaching has that session stopped first."""
     name = names.clean_name(raw_name)
+    expire_idle(force=True)
     previous = active(owner)
     stopped = None
     if previous is not None:
@@ -151,6 +159,42 @@ def start(owner: str, user_id: uuid.UUID | None, raw_name: str | None
     _changed(playbook)
     db.session.commit()
     return playbook, stopped
+
+
+_ALL_TEACHING = select(Playbook).where(Playbook.teaching.is_(True))
+_expiry = {"next": 0.0}
+
+
+def last_activity(playbook: Playbook) -> float:
+    """Unix time of the session's last recorded call (its start when it recorded none)."""
+    started = playbook.created_at.replace(tzinfo=playbook.created_at.tzinfo or UTC).timestamp()
+    try:
+        return max(started, (folder(playbook) / capture.CAPTURE).stat().st_mtime)
+    except OSError:
+        return started
+
+
+def expire_idle(force: bool = False) -> list[Playbook]:
+    """Stop the teach sessions idle for longer than PLAYBOOK_TEACH_IDLE; returns them.
+
+    Runs at most once per tenth of the limit (and at least every minute) per process, so the
+    per-call teach lookups stay one indexed query."""
+    limit = settings.current().teach_idle
+    now = time.time()
+    if limit is None or (not force and now < _expiry["next"]):
+        return []
+    _expiry["next"] = now + min(limit / 10, 60.0)
+    stopped = []
+    for playbook in db.session.scalars(_ALL_TEACHING).all():
+        if now - last_activity(playbook) > limit:
+            try:
+                stop_playbook(playbook)
+            except CaptureUnwritable:
+                log.warning("idle teach session %s could not be stopped", playbook.session_id)
+                continue
+            log.info("teach session %s stopped after %.0f s idle", playbook.session_id, limit)
+            stopped.append(playbook)
+    return stopped
 
 
 def upstream_version(conf: settings.Settings) -> str | None:

@@ -2,20 +2,23 @@
 
 Pages: ``/workflows`` (the catalog, each with its validation), ``/workflows/<name>`` (problems,
 compiled steps, recent runs, and ``run_workflow``), ``/runs/<id>`` (a timeline with durations
-and every event), ``/workflows/schema.json``. MCP: ``harmonic://runs/{id}/events``, with
-``notifications/resources/updated`` while the run emits events.
+and every event), ``/workflows/schema.json``. MCP: ``harmonic://runs/{id}/events`` (JSON
+lines, one event a line), with ``notifications/resources/updated`` while the run emits
+events; a listen stream is first sent the events the client has not seen, so a run that
+finished before it listened is not missed.
 """
 
 from __future__ import annotations
 
 import json
+import re
 from typing import Any
 
 from flask import Blueprint, Flask, Response, jsonify
 
 from app.actions import Context, Param, Result, action, rules
 from app.actions.effects import WRITE
-from app.services.errors import Forbidden, Invalid, NotFound
+from app.services.errors import DomainError, Forbidden, Invalid, NotFound
 from app.web.loaders import base_url
 from app.web.pages import Page, page
 from app.workflows import catalog, queue, runs, watch
@@ -126,30 +129,70 @@ def _register_mcp() -> None:
 
     @REGISTRY.resource_template(
         "harmonic://runs/{id}/events", "run-events",
-        "The events of a workflow run as JSON lines; subscribe to be told as it progresses.",
-        mime_type="application/json")
+        "The events of a workflow run as JSON lines, one event a line: seq, type, step, time, "
+        "data (pages a step read are shown by size; the run's page has them). Subscribe, or "
+        "listen, to be told as it progresses: a listen stream first replays the events past "
+        "_meta[\"io.harmonic/after\"][uri] (all without it).",
+        mime_type="application/x-ndjson", title="Workflow run events")
     def run_events(ctx: Any, uri: str, variables: dict[str, str]) -> str:
-        from app.extensions import db
-        from app.models import User
-
-        run = runs.find(variables["id"])
-        user = db.session.get(User, ctx.identity.user_id) if ctx.identity else None
-        if not can_see(run, user):
-            raise Forbidden("only the person who started a run can read its events")
+        run = _visible_run(variables["id"], ctx.identity)
         if run["status"] in ("queued", "running"):
             watch.follow(run["id"])  # events from other processes become notifications too
-        items = queue.events_after(run["id"])
-        body = {"run": run["short_id"], "workflow": run["workflow"], "status": run["status"],
-                "events": [{"seq": e["seq"], "type": e["type"], "step": e["step"],
-                            "time": e["time"].isoformat(), "data": e["data"]} for e in items]}
-        return json.dumps(body, ensure_ascii=False, default=str)
+        return "".join(json.dumps(line, ensure_ascii=False, default=str) + "\n"
+                       for line in event_lines(run["id"]))
 
     # Events written here reach subscribers through the change-event outbox (app.workflows.
     # queue records them); those a worker in another process writes are noticed by ``watch``
-    # and told to this process's listen streams too.
+    # and told to this process's listen streams too. A listen stream opened late is sent the
+    # events it missed first (the backlog).
     from app.core import changes
 
     watch.on_new(lambda run_id: changes.deliver([events_uri(run_id)]))
+    changes.add_backlog(_backlog)
+
+
+_EVENTS_URI = re.compile(r"^harmonic://runs/([0-9a-f]{8})/events$")
+LONG_TEXT = 500  # a string this long in an event's data is shown by its size (a page read)
+
+
+def _visible_run(short_id: str, identity: Any) -> dict[str, Any]:
+    from app.extensions import db
+    from app.models import User
+
+    run = runs.find(short_id)
+    user = db.session.get(User, identity.user_id) if identity else None
+    if not can_see(run, user):
+        raise Forbidden("only the person who started a run can read its events")
+    return run
+
+
+def _slim(value: Any) -> Any:
+    """Event data without the pages steps read: long texts become their size."""
+    if isinstance(value, dict):
+        return {k: _slim(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_slim(v) for v in value]
+    if isinstance(value, str) and len(value) > LONG_TEXT:
+        return f"({len(value)} characters: see the run's page)"
+    return value
+
+
+def event_lines(run_id: Any, after: int = 0) -> list[dict[str, Any]]:
+    """The run's events past ``after`` as the resource's lines."""
+    return [{"seq": e["seq"], "type": e["type"], "step": e["step"],
+             "time": e["time"].isoformat(), "data": _slim(e["data"])}
+            for e in queue.events_after(run_id, after)]
+
+
+def _backlog(uri: str, after: int, identity: Any) -> list[dict[str, Any]] | None:
+    match = _EVENTS_URI.match(uri)
+    if match is None:
+        return None
+    try:
+        run = _visible_run(match.group(1), identity)
+    except DomainError:
+        return []  # not found, or not theirs: nothing to replay
+    return event_lines(run["id"], after)
 
 
 events_uri = queue.events_uri

@@ -209,7 +209,7 @@ def test_mcp_subscribers_hear_about_events_written_by_another_process(
             reply = McpServer(REGISTRY).handle(
                 {"jsonrpc": "2.0", "id": 1, "method": "resources/read", "params": {"uri": uri}},
                 session, Quiet(), Identity(user_id=owner, via="mcp"))
-        assert '"status": "queued"' in reply["result"]["contents"][0]["text"]
+        assert '"type": "execution_started"' in reply["result"]["contents"][0]["text"]
         heard.clear()
         worker = start_worker(app, tmp_path, "elsewhere")
         try:
