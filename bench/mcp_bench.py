@@ -63,13 +63,15 @@ def fmt(sample: Sample) -> list[str]:
 def bench_dispatch() -> None:
     from jsonrpcserver import Success, dispatch, method
 
+    from app.actions.effects import READ
     from app.mcp.context import SessionState
     from app.mcp.registry import Registry
     from app.mcp.server import McpServer
 
     registry = Registry()
-    registry.tool("echo", "echo", {"type": "object", "properties": {"text": {"type": "string"}},
-                                   "required": ["text"]})(lambda ctx, args: args["text"])
+    echo_schema = {"type": "object", "properties": {"text": {"type": "string"}},
+                   "required": ["text"]}
+    registry.tool("echo", "echo", echo_schema, effect=READ)(lambda ctx, args: args["text"])
     server = McpServer(registry)
     session = SessionState("bench")
     session.initialized = True
