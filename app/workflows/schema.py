@@ -19,17 +19,18 @@ _NEXT_ITEM = {
          "properties": {"step": _NAME, "when": {"type": "string"}}},
     ]
 }
+_TOOL_PROPERTIES = {
+    "name": _NAME,
+    "type": {"enum": list(TOOL_TYPES)},
+    "description": {"type": "string"},
+    "spec": {"type": "object"},
+    "input_schema": {"type": "object"},
+}
 _TOOLISH = {
     "type": "object",
     "required": ["name", "type", "spec"],
     "additionalProperties": False,
-    "properties": {
-        "name": _NAME,
-        "type": {"enum": list(TOOL_TYPES)},
-        "description": {"type": "string"},
-        "spec": {"type": "object"},
-        "input_schema": {"type": "object"},
-    },
+    "properties": _TOOL_PROPERTIES,
 }
 
 # A workbook task, or a step's inline task: ``{name, type, spec}``, or the spec's keys written
@@ -37,13 +38,7 @@ _TOOLISH = {
 _TASK = {
     "type": "object",
     "required": ["type"],
-    "properties": {
-        "name": _NAME,
-        "type": {"enum": list(TOOL_TYPES)},
-        "description": {"type": "string"},
-        "spec": {"type": "object"},
-        "input_schema": {"type": "object"},
-    },
+    "properties": _TOOL_PROPERTIES,
 }
 _MESSAGES = {
     "type": "array",

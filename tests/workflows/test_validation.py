@@ -11,6 +11,7 @@ from typing import Any
 import pytest
 import yaml
 
+import app.mcp.harmonic  # noqa: F401  (registers the MCP tools a running app serves)
 from app.workflows.compile import compile_document
 from app.workflows.document import DocumentError, parse
 from app.workflows.validate import validate
