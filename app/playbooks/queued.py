@@ -14,6 +14,7 @@ from typing import Any
 
 from app.actions import Context, Result, action
 from app.actions.effects import DESTRUCTIVE
+from app.extensions import db
 from app.playbooks import governance, service
 from app.playbooks import pages as playbook_pages
 from app.playbooks.recipe import load, missing_vars, resolve_vars
@@ -69,5 +70,11 @@ def _precheck(playbook: Any, args: dict[str, Any], ctx: Context) -> None:
                                service.recipe_path(playbook))
     refusal = verdict.refusal
     if refusal is not None:
+        # Audited like a refused direct replay (which stores its run and commits before its
+        # 409): the refusal must outlive the refused request.
+        governance.audit("replay", g.get("identity"), playbook=playbook, version=verdict.version,
+                         detail={"status": "refused", "door": "queue", "recipe": recipe.title,
+                                 "state": verdict.state, "rule": refusal.rule})
+        db.session.commit()
         error = Forbidden if refusal.status == 403 else Conflict
         raise error(refusal.text(), rule=refusal.rule, next=refusal.next)

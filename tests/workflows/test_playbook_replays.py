@@ -32,6 +32,15 @@ def test_queued_replay_runs_on_a_worker(app, studio, demo, wf_settings) -> None:
     # Governance first: no dry run of these arguments yet, so the queue refuses at once.
     early = alice.act(f"/playbooks/{short}", "queue_replay", args={"param_value": "Queued"})
     assert early.status_code == 409 and early.get_json()["error"]["rule"] == "dry_run_first"
+    with app.app_context():  # the refusal is audited, though the request itself was refused
+        from sqlalchemy import select
+
+        from app.extensions import db
+        from app.models.playbooks import PlaybookAudit
+
+        refused = [row.detail for row in db.session.scalars(select(PlaybookAudit))
+                   if row.event == "replay" and row.detail.get("door") == "queue"]
+        assert refused and refused[-1]["rule"] == "dry_run_first", refused
     assert alice.act(f"/playbooks/{short}", "dry_run",
                      args={"param_value": "Queued"}).status_code == 201
     queued = alice.act(f"/playbooks/{short}", "queue_replay", args={"param_value": "Queued"})
