@@ -50,7 +50,8 @@ class Param:
         base: dict[str, Any]
         if self.schema is not None and self.type in ("string", "integer", "number", "boolean"):
             base = dict(self.schema)  # declared elsewhere as JSON Schema (e.g. by a grammar)
-            base.setdefault("type", self.type)
+            if "anyOf" not in base:  # branches (e.g. string or null) carry their own types
+                base.setdefault("type", self.type)
         elif self.type in ("string", "text"):
             base = {"type": "string"}
             if self.format:
@@ -65,7 +66,9 @@ class Param:
             if self.type == "text":
                 base["x-multiline"] = True
         elif self.type == "datetime":
-            base = {"type": ["string", "integer"], "format": "date-time"}
+            # anyOf branches of one type each, not a type array: clients that map tool schemas
+            # onto a single-type dialect (OpenAPI, Gemini) reject or drop type arrays.
+            base = {"anyOf": [{"type": "string", "format": "date-time"}, {"type": "integer"}]}
         elif self.type in ("array", "object"):
             base = dict(self.schema or {"type": self.type})
             base.setdefault("type", self.type)

@@ -35,7 +35,14 @@ def create_floorplan(ctx: Context, p: dict[str, Any]) -> Result:
         _refuse_errors(p["dsl"])
     plan = store.create(ctx.studio, ctx.user, p["name"], p.get("dsl"))
     return Result(f"Created floorplan {plan.name}.", items.path_of(ctx.studio, "floorplan", plan),
-                  created=True, data={"name": plan.name, "version": plan.version})
+                  created=True, data={"name": plan.name, "version": plan.version,
+                                      "plan": _plan_ref(ctx, plan)})
+
+
+def _plan_ref(ctx: Context, plan: Any) -> str:
+    """``studio/name`` of a plan, as render_floorplan's ``plan`` takes it: a result names it so
+    an agent draws the plan next without composing the reference itself."""
+    return f"{ctx.studio.handle}/{plan.name}"
 
 
 def _refuse_errors(dsl: str) -> None:
@@ -92,8 +99,11 @@ def _renderings(ctx: Context) -> list[str]:
 def _param(name: str, prop: dict[str, Any], required: bool) -> tuple[Param, bool]:
     """A page parameter from one property of an operation's flat JSON Schema, and whether the
     property accepts null (then an absent value is passed on as null)."""
-    kinds = prop.get("type", "string")
-    kinds = [kinds] if isinstance(kinds, str) else list(kinds)
+    # A nullable property is written as anyOf branches of one type each (see
+    # operations.nullable); a type array is read too.
+    branches = prop["anyOf"] if isinstance(prop.get("anyOf"), list) else [prop]
+    declared = [branch.get("type", "string") for branch in branches]
+    kinds = [k for kind in declared for k in ([kind] if isinstance(kind, str) else kind)]
     nullable = "null" in kinds
     kind = next((k for k in kinds if k != "null"), "string")
     description = prop.get("description") or name
@@ -128,7 +138,8 @@ def _register_operation(definition: dict[str, Any]) -> None:
         detail = change.get("message") or f"{name} applied"
         return Result(f"{detail}. Saved version {ctx.item.version}.",
                       items.path_of(ctx.studio, "floorplan", ctx.item),
-                      data={"version": ctx.item.version, "changes": result.get("changes", []),
+                      data={"version": ctx.item.version, "plan": _plan_ref(ctx, ctx.item),
+                            "changes": result.get("changes", []),
                             "warnings": result.get("warnings", [])})
 
     effect = DESTRUCTIVE if name.startswith("remove_") else WRITE

@@ -39,6 +39,12 @@ class Operation:
 # ---------------------------------------------------------------- shared parameter schemas
 
 
+def nullable(schema: dict[str, Any]) -> dict[str, Any]:
+    """``schema`` or null, as ``anyOf`` branches of one type each: a ``type`` array is legal
+    JSON Schema, but clients that map tool schemas onto a single-type dialect reject it."""
+    return {"anyOf": [schema, {"type": "null"}]}
+
+
 def _num(description: str, positive: bool = False) -> dict[str, Any]:
     schema: dict[str, Any] = {"type": "number", "description": description}
     if positive:
@@ -119,7 +125,7 @@ OPERATIONS: tuple[Operation, ...] = (
     Operation("update_walls", "Set the type of some walls; sides not yet listed are added",
               True, lambda v: {**walls_schema(v), "minProperties": 1}, update_walls),
     Operation("set_label", "Set a room's label; an empty or null label removes it", True,
-              lambda v: _obj({"label": {"type": ["string", "null"]}}, ["label"]), set_label),
+              lambda v: _obj({"label": nullable({"type": "string"})}, ["label"]), set_label),
     Operation("convert_to_relative", "Rewrite explicit positions as relative placements "
               "chained from an anchor room, keeping every room where it is", False,
               lambda v: _obj({"anchorRoom": {"type": "string"},

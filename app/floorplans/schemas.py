@@ -9,7 +9,7 @@ from __future__ import annotations
 from typing import Any
 
 from .language import Language, default_language
-from .operations import OPERATIONS, relative_schema, walls_schema
+from .operations import OPERATIONS, nullable, relative_schema, walls_schema
 
 TOOL_DESCRIPTIONS = {
     "render_floorplan": "Parse floorplan DSL and render it to a PNG image (or SVG) that can be "
@@ -29,8 +29,8 @@ _DSL = {"type": "string", "description": "Floorplan DSL source (see floorplan://
 def _diagnostic() -> dict[str, Any]:
     return {"type": "object", "required": ["message"],
             "properties": {"type": {"type": "string"}, "message": {"type": "string"},
-                           "line": {"type": ["integer", "null"], "minimum": 1},
-                           "column": {"type": ["integer", "null"], "minimum": 1},
+                           "line": nullable({"type": "integer", "minimum": 1}),
+                           "column": nullable({"type": "integer", "minimum": 1}),
                            "roomName": {"type": "string"}}}
 
 
@@ -124,7 +124,7 @@ def output_schema(tool: str, language: Language | None = None) -> dict[str, Any]
                                  "result": {"enum": ["applied", "error"]},
                                  "message": {"type": "string"}}}
         err = _diagnostic()
-        err["properties"]["operation"] = {"type": ["integer", "null"], "minimum": 0}
+        err["properties"]["operation"] = nullable({"type": "integer", "minimum": 0})
         return {"type": "object", "required": ["success", "dsl", "changes"],
                 "properties": {"success": {"type": "boolean"}, "dsl": {"type": "string"},
                                "changes": {"type": "array", "items": change},

@@ -1,7 +1,8 @@
 """Agents work without guessing, through the official MCP SDK over stdio and HTTP, in both eras:
 images come back as images, every link the server emits resolves, seed 003's navigate(url)
 works, MCP_DEBUG logs every message with secrets redacted, and a decision with its options and
-votes, or a commitment made and joined, takes a counted handful of tool calls.
+votes, a commitment made and joined, the studio's overview, or a floorplan created, given a room
+and drawn takes a counted handful of tool calls.
 """
 
 from __future__ import annotations
@@ -43,9 +44,10 @@ async def http_client(url: str, token: str, mode: str = "auto") -> AsyncIterator
 
 
 @asynccontextmanager
-async def stdio_client(app: Flask, token: str, errlog: Any = None,
+async def stdio_client(app: Flask, token: str, errlog: Any = None, mode: str = "auto",
                        **env: str) -> AsyncIterator[Any]:
-    """The SDK's client spawning bin/mcp-server (stderr to ``errlog`` when given)."""
+    """The SDK's client spawning bin/mcp-server (stderr to ``errlog`` when given): auto speaks
+    2026-07-28, legacy 2025-11-25."""
     from mcp import Client, StdioServerParameters
     from mcp.client.stdio import stdio_client as spawn
 
@@ -53,7 +55,7 @@ async def stdio_client(app: Flask, token: str, errlog: Any = None,
                                    env=app_env(app, HARMONIC_API_TOKEN=token, **env),
                                    cwd=str(ROOT))
     transport = spawn(params, errlog=errlog) if errlog is not None else spawn(params)
-    async with Client(transport) as client:
+    async with Client(transport, mode=mode) as client:  # type: ignore[arg-type]
         yield client
 
 
@@ -333,7 +335,29 @@ class Counting:
         return result
 
 
+# Every budget is counted over both transports in both eras.
+TRANSPORTS = [(transport, mode, version) for transport in ("http", "stdio")
+              for mode, version in MODES]
+
+
+def over(transport: str, mode: str, version: str, request: pytest.FixtureRequest, app: Flask,
+         token: str, task: Callable[[Any], Awaitable[Any]]) -> Any:
+    """Run ``task`` with a fresh SDK client over ``transport`` in ``mode``'s era."""
+    async def scenario() -> Any:
+        if transport == "http":
+            opened = http_client(request.getfixturevalue("live_server"), token, mode)
+        else:
+            opened = stdio_client(app, token, mode=mode)
+        async with opened as client:
+            assert client.protocol_version == version
+            return await task(client)
+
+    return run(scenario)
+
+
 async def _decide_and_vote(client: Any) -> tuple[int, str]:
+    """navigate /studios/team (links the decide page); execute_action create_decision with its
+    options; execute_action vote on two options at once."""
     agent = Counting(client)
     studio = await agent.call("navigate", {"path": "/studios/team"})
     decide = "/studios/team/decide"
@@ -350,6 +374,8 @@ async def _decide_and_vote(client: Any) -> tuple[int, str]:
 
 
 async def _commit_and_join(client: Any) -> tuple[int, str]:
+    """navigate /studios/team (links the commit page); execute_action create_commitment with
+    join: true."""
     agent = Counting(client)
     studio = await agent.call("navigate", {"path": "/studios/team"})
     commit = "/studios/team/commit"
@@ -361,22 +387,79 @@ async def _commit_and_join(client: Any) -> tuple[int, str]:
     return agent.calls, made.structured_content["location"]
 
 
-@pytest.mark.parametrize(("mode", "version"), MODES)
-def test_budget_decision_and_commitment(studio, live_server: str, mode: str,  # type: ignore[no-untyped-def]
-                                        version: str) -> None:
-    async def scenario() -> tuple[tuple[int, str], tuple[int, str]]:
-        async with http_client(live_server, studio.token, mode) as client:
-            return await _decide_and_vote(client), await _commit_and_join(client)
+@pytest.mark.parametrize(("transport", "mode", "version"), TRANSPORTS)
+def test_budget_decision_and_commitment(request: pytest.FixtureRequest, app: Flask, studio,  # type: ignore[no-untyped-def]
+                                        transport: str, mode: str, version: str) -> None:
+    async def both(client: Any) -> tuple[tuple[int, str], tuple[int, str]]:
+        return await _decide_and_vote(client), await _commit_and_join(client)
 
-    (decision_calls, decision), (commitment_calls, commitment) = run(scenario)
-    assert decision_calls == 3  # navigate, create_decision with options, one vote on two
-    assert commitment_calls == 2  # navigate, create_commitment with join
+    (decision_calls, decision), (commitment_calls, commitment) = over(
+        transport, mode, version, request, app, studio.token, both)
+    assert decision_calls <= 3 and decision_calls == 3  # navigate, create with options, vote
+    assert commitment_calls <= 2 and commitment_calls == 2  # navigate, create with join
     _front, body = parse_md(studio.get(decision).get_data(as_text=True))
     mine = [line for line in body.splitlines() if line.startswith("* [") and "✅" in line]
     assert mine == ["* [x] ✅ [x] ⭐ Café", "* [ ] ✅ [ ] ⭐ Office", "* [x] ✅ [ ] ⭐ Park"]
     _front, body = parse_md(studio.get(commitment).get_data(as_text=True))
     assert "You have joined." in body and "## Participants (1)" in body
     assert "[Alice](/u/alice)" in body.split("## Participants", 1)[1]
+
+
+async def _overview(client: Any) -> tuple[int, str]:
+    """navigate /studios/team: its Markdown lists the recent notes and this cycle's decisions
+    and commitments, each linked, so nothing more is needed to see what is there."""
+    agent = Counting(client)
+    home = await agent.call("navigate", {"path": "/studios/team"})
+    return agent.calls, home.content[0].text
+
+
+@pytest.mark.parametrize(("transport", "mode", "version"), TRANSPORTS)
+def test_budget_studio_overview(request: pytest.FixtureRequest, app: Flask, studio,  # type: ignore[no-untyped-def]
+                                transport: str, mode: str, version: str) -> None:
+    made = {kind: studio.act(f"/studios/team/{page}", action, **params).get_json()["location"]
+            for kind, page, action, params in (
+                ("note", "note", "create_note", {"text": "Lunch is at noon"}),
+                ("decision", "decide", "create_decision",
+                 {"question": "Which venue?", "options": ["Hall", "Garden"]}),
+                ("commitment", "commit", "create_commitment",
+                 {"title": "Book the hall", "critical_mass": 2}))}
+    calls, page = over(transport, mode, version, request, app, studio.token, _overview)
+    assert calls <= 2 and calls == 1
+    notes = page.split("## Recent notes", 1)[1]
+    assert f"[Lunch is at noon]({made['note']})" in notes
+    assert f"* decision: [Which venue?]({made['decision']})" in page
+    assert f"* commitment: [Book the hall]({made['commitment']})" in page
+
+
+async def _floorplan(client: Any) -> tuple[int, Any]:
+    """execute_action create_floorplan (its result names the plan as render_floorplan takes
+    it); execute_action add_room at the location it returned; render_floorplan that plan."""
+    agent = Counting(client)
+    made = await agent.call("execute_action", {
+        "action": "create_floorplan", "path": "/studios/team/floorplans",
+        "params": {"name": "annex"}})
+    plan, location = made.structured_content["result"]["plan"], made.structured_content["location"]
+    await agent.call("execute_action", {
+        "action": "add_room", "path": location,
+        "params": {"name": "Kitchen", "size": {"width": 6, "height": 4},
+                   "position": {"x": 40, "y": 0}}})
+    drawn = await agent.call("render_floorplan", {"plan": plan})
+    return agent.calls, drawn
+
+
+@pytest.mark.parametrize(("transport", "mode", "version"), TRANSPORTS)
+def test_budget_floorplan_created_edited_and_drawn(request: pytest.FixtureRequest, app: Flask,  # type: ignore[no-untyped-def]
+                                                   studio, transport: str, mode: str,
+                                                   version: str) -> None:
+    calls, drawn = over(transport, mode, version, request, app, studio.token, _floorplan)
+    assert calls <= 3 and calls == 3
+    (picture,) = _blocks(drawn, "image")
+    assert picture.mime_type == "image/png" and png_size(base64.b64decode(picture.data))[0] > 0
+    assert drawn.structured_content["plan"] == "team/annex"
+    assert drawn.structured_content["version"] == 2  # created, then the room added
+    assert "Kitchen" in [room["name"] for room in drawn.structured_content["rooms"]]
+    stored = studio.get("/studios/team/f/annex").get_data(as_text=True)
+    assert "Kitchen" in stored
 
 
 def test_options_are_checked_like_add_option(studio) -> None:  # type: ignore[no-untyped-def]

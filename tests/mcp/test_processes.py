@@ -240,6 +240,33 @@ def test_inspector_cli_over_both_transports(server_pair: tuple[str, str], studio
     assert called["result"]["structuredContent"]["path"] == "/studios/team"
 
 
+def _findings(listed: dict[str, Any]) -> list[str]:
+    """The strict Inspector's schema findings, one "tool: schema.path rule" line each."""
+    return [f"{tool['toolName']}: {describe(f)} {f['rule']} ({f['severity']})"
+            for tool in listed.get("schemaFindings", []) for f in tool["findings"]
+            for describe in [lambda f: f["schema"] + ("." + f["path"] if f["path"] else "")]]
+
+
+def test_strict_inspector_finds_no_schema_warnings(server_pair: tuple[str, str], studio,
+                                                   app: Flask) -> None:  # type: ignore[no-untyped-def]
+    """``--strict`` lints every tool schema for portability (type arrays, untyped schemas,
+    remote refs): our tools/list is clean over both transports."""
+    url = server_pair[0] + "/mcp"
+    http = [url, "--transport", "http", "--header", f"Authorization: Bearer {studio.token}"]
+    env = app_env(app, HARMONIC_API_TOKEN=studio.token)
+    env_args = [arg for key in ("DATABASE_URL", "HARMONIC_INSTANCE", "HARMONIC_API_TOKEN",
+                                "SECRET_KEY") for arg in ("-e", f"{key}={env[key]}")]
+    stdio = [*env_args, sys.executable, str(MCP_SERVER)]
+    for target in (http, stdio):
+        done = _npx(INSPECTOR, "--cli", *target, "--method", "tools/list", "--strict",
+                    "--format", "json", timeout=180)
+        assert done.returncode == 0, done.stderr[-3000:]
+        listed = json.loads(done.stdout)
+        assert len(listed["result"]["tools"]) > 5  # the lint saw the real catalog
+        assert _findings(listed) == [], done.stderr[-3000:]
+        assert "Warning:" not in done.stderr and "Schema portability" not in done.stderr
+
+
 def test_many_concurrent_calls_on_one_session(conformance_pair: tuple[str, str]) -> None:
     http = Http(conformance_pair[0])
     http.initialize()
