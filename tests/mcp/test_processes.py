@@ -242,9 +242,8 @@ def test_inspector_cli_over_both_transports(server_pair: tuple[str, str], studio
 
 def _findings(listed: dict[str, Any]) -> list[str]:
     """The strict Inspector's schema findings, one "tool: schema.path rule" line each."""
-    return [f"{tool['toolName']}: {describe(f)} {f['rule']} ({f['severity']})"
-            for tool in listed.get("schemaFindings", []) for f in tool["findings"]
-            for describe in [lambda f: f["schema"] + ("." + f["path"] if f["path"] else "")]]
+    return [f"{tool['toolName']}: {f['schema']}.{f['path']} {f['rule']} ({f['severity']})"
+            for tool in listed.get("schemaFindings", []) for f in tool["findings"]]
 
 
 def test_strict_inspector_finds_no_schema_warnings(server_pair: tuple[str, str], studio,
