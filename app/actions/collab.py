@@ -45,9 +45,10 @@ VOTE_ITEM = {
     "type": "object",
     "properties": {
         "option_title": {"type": "string", "minLength": 1,
-                         "maxLength": decisions.OPTION_MAX},
-        "accept": {"type": "boolean"},
-        "prefer": {"type": "boolean"},
+                         "maxLength": decisions.OPTION_MAX,
+                         "description": "The option's title, as the decision page lists it"},
+        "accept": {"type": "boolean", "description": "Accept this option (default false)"},
+        "prefer": {"type": "boolean", "description": "Prefer this option (default false)"},
     },
     "required": ["option_title"],
     "additionalProperties": False,
@@ -138,8 +139,9 @@ def add_option(ctx: Context, p: dict[str, Any]) -> Result:
                   data={"title": option.title})
 
 
-@action("vote", "Vote on one option (option_title, accept, prefer) or several at once "
-                "(votes: [{option_title, accept, prefer}]); voting again changes your vote",
+@action("vote", "Vote on several options in one call (votes: [{option_title, accept, "
+                "prefer}], each option at most once) or on one (option_title, accept, prefer); "
+                "voting again changes your vote; the decision page shows a worked example",
         "decision", rules.member,
         available=lambda ctx: not ctx.item.closed and decisions.has_options(ctx.item),
         unavailable_reason=_vote_unavailable,
@@ -147,8 +149,11 @@ def add_option(ctx: Context, p: dict[str, Any]) -> Result:
                       max_length=decisions.OPTION_MAX),
                 Param("accept", "boolean", "Accept this option (single vote; default false)"),
                 Param("prefer", "boolean", "Prefer this option (single vote; default false)"),
-                Param("votes", "array", "Several votes: [{option_title, accept, prefer}]",
-                      schema={"type": "array", "items": VOTE_ITEM, "minItems": 1})),
+                Param("votes", "array", "Several votes in one call: [{option_title, accept, "
+                      "prefer}], each option at most once; options left out keep your vote",
+                      schema={"type": "array", "items": VOTE_ITEM, "minItems": 1},
+                      example=[{"option_title": "Café", "accept": True, "prefer": True},
+                               {"option_title": "Park", "accept": True}])),
         effect=IDEMPOTENT_WRITE)
 def vote(ctx: Context, p: dict[str, Any]) -> Result:
     ballots = decisions.ballots(p)

@@ -7,12 +7,16 @@ its errors carry the 2026 HTTP statuses (404 unknown method, 400 for -32020/-320
 ``subscriptions/listen`` answers with a long-lived event stream. Everything below describes
 the 2025 era, which is chosen by ``initialize`` and the ``Mcp-Session-Id`` it returns.
 
-Every check a request meets, in order: Origin and Host against the allow-list (403), the
-Bearer token (401; both refusals carry a JSON-RPC error ``-32001`` whose ``data.reason`` says
-why: missing, unknown, revoked, expired, origin_not_allowed…), the body size (413), JSON (400
+Every check a request meets, in order: the app-wide hook (app.web.auth) refuses a declared body
+over the limit (413) and a Bearer token over its rate limit (429 with Retry-After); then Origin
+and Host against the allow-list (403), the Bearer token (401; both refusals carry a JSON-RPC
+error ``-32001`` whose ``data.reason`` says why: missing, unknown, revoked, expired,
+origin_not_allowed…), the body size as read (413), JSON (400
 with -32700), MCP-Protocol-Version (400), the Mcp-Session-Id (400 when missing, 404 when
-unknown, ended or someone else's). JSON-RPC errors of a well-formed request travel with HTTP
-200, as clients expect.
+unknown, ended or someone else's). The 429 and 413 carry a JSON-RPC error ``-32029`` whose
+``data.reason`` is rate_limited (with ``retryAfter``, seconds) or body_too_large (with the
+``limit`` in bytes). JSON-RPC errors of a well-formed request travel with HTTP 200, as clients
+expect.
 
 A ``tools/call`` runs on a worker thread; if it sends anything before its result (progress,
 log messages, an elicitation request) the POST is answered as an SSE stream, otherwise as plain
@@ -38,7 +42,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from flask import Blueprint, Flask, Response, current_app, g, request
-from werkzeug.exceptions import RequestEntityTooLarge
+from werkzeug.exceptions import RequestEntityTooLarge, TooManyRequests
 
 from app.core import changes, jsonrpc, netpolicy
 from app.core.identity import Identity, identity_from_token
@@ -47,7 +51,7 @@ from app.extensions import db
 from app.mcp import http_modern, modern, store, wire
 from app.mcp.context import ClientRequestFailed, ToolContext
 from app.mcp.info import SUPPORTED_VERSIONS
-from app.mcp.jsonrpc import UNAUTHORIZED
+from app.mcp.jsonrpc import LIMITED, UNAUTHORIZED
 from app.mcp.server import McpServer
 from app.services.errors import DomainError
 
@@ -198,6 +202,33 @@ def _domain_error(exc: DomainError) -> Response:
     return _domain_refusal(exc)
 
 
+def _too_large() -> Response:
+    limit = current_app.config.get("MAX_CONTENT_LENGTH")
+    error = RpcError(LIMITED, f"Request too large: the body is over the limit of {limit} bytes",
+                     {"reason": "body_too_large", "limit": limit})
+    return _json(jsonrpc.error(None, error), 413)
+
+
+@bp.errorhandler(RequestEntityTooLarge)
+def _body_too_large(exc: RequestEntityTooLarge) -> Response:
+    # Raised by app.web.limits before the body is read, so the request id is unknown: null.
+    db.session.rollback()
+    return _too_large()
+
+
+@bp.errorhandler(TooManyRequests)
+def _rate_limited(exc: TooManyRequests) -> Response:
+    # Raised by app.web.ratelimit (via app.web.auth's before-request hook). The body is a
+    # JSON-RPC error so that clients (the MCP SDK) surface the reason and the wait, not only
+    # the status; Retry-After stays for HTTP-level retries.
+    db.session.rollback()
+    retry_after = exc.retry_after
+    seconds = int(retry_after) if isinstance(retry_after, (int, float)) else 1
+    error = RpcError(LIMITED, f"Too Many Requests: {exc.description}",
+                     {"reason": "rate_limited", "retryAfter": seconds})
+    return _json(jsonrpc.error(_request_id(), error), 429, {"Retry-After": str(seconds)})
+
+
 def _session(identity: Identity | None) -> tuple[Response | None, store.DbSession | None]:
     session_id = request.headers.get("Mcp-Session-Id")
     if not session_id:
@@ -230,7 +261,7 @@ def post() -> Response:
     try:
         raw = request.get_data(cache=False)
     except RequestEntityTooLarge:
-        return _refuse(413, INVALID_REQUEST, "Request too large")
+        return _too_large()
     try:
         message = jsonrpc.decode(raw)
     except RpcError as exc:

@@ -11,6 +11,9 @@ from __future__ import annotations
 UNAUTHORIZED = -32001
 AUTH_REASONS = ("missing", "unknown", "revoked", "expired", "insufficient_scope",
                 "origin_not_allowed", "host_not_allowed", "account_gone")
+# Ours: the request was over a limit of the HTTP transport (429 rate limit, 413 body size),
+# data {"reason": "rate_limited" | "body_too_large", "retryAfter": seconds | "limit": bytes}.
+LIMITED = -32029
 RESOURCE_NOT_FOUND = -32002  # MCP 2025: resources/read of an unknown URI, data {"uri": ...}
 # MCP 2026-07-28 (resource not found is INVALID_PARAMS there):
 HEADER_MISMATCH = -32020  # HTTP headers missing or not matching the body

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from datetime import datetime
 from typing import Any
 from urllib.parse import urlencode
@@ -59,6 +60,34 @@ def _item_nav(ctx: Context, label: str) -> list[tuple[str, str]]:
 
 # Decisions -------------------------------------------------------------------------------------
 
+VOTE_EXAMPLE_OPTIONS = 3  # the worked example names at most this many of the options
+
+
+def vote_example(path: str, options: list[Any]) -> dict[str, str] | None:
+    """A worked batch ``vote`` call on this decision's own options, as HTTP and MCP bodies.
+
+    Agents otherwise vote option by option (one call each) or guess the ``votes`` shape; an
+    example with real titles shows the one-call form: accept and prefer the first option,
+    accept the second, leave the others unaccepted.
+    """
+    if not options:
+        return None
+    votes: list[dict[str, Any]] = []
+    for i, option in enumerate(options[:VOTE_EXAMPLE_OPTIONS]):
+        entry: dict[str, Any] = {"option_title": option.title, "accept": i < 2}
+        if i == 0:
+            entry["prefer"] = True
+        votes.append(entry)
+    # One vote a line: short enough to read, and still JSON to copy as it is.
+    lines = ",\n".join("    " + json.dumps(v, ensure_ascii=False) for v in votes)
+    params = f'{{"votes": [\n{lines}\n]}}'
+    call = {"action": "vote", "path": path}
+    return {
+        "http": f"POST {path.rstrip('/')}/actions/vote\n{params}",
+        "mcp": json.dumps(call, ensure_ascii=False)[:-1] + f', "params": {params}}}',
+    }
+
+
 @page(bp, "decision_new", "/studios/<handle>/decide",
       loaders.studio_page("decision_new", "/decide"))
 def decision_new(ctx: Context) -> Page:
@@ -69,11 +98,13 @@ def decision_new(ctx: Context) -> Page:
       loaders.item_page("decision", "decision", "decision_id"))
 def decision_show(ctx: Context) -> Page:
     decision = ctx.item
+    options = decisions.options(decision)
     return Page(ctx, decision.question, "decisions/show", {
         "decision": decision,
         "closed": decision.closed,
         "deadline": deadline_text(decision, ctx.studio),
-        "options": decisions.options(decision),
+        "options": options,
+        "vote_example": vote_example(ctx.path, options),
         "mine": decisions.my_votes(decision, ctx.user),
         "results": decisions.results(decision),
         "voters": decisions.voters(decision),

@@ -151,7 +151,9 @@ def render_page(page_: Page) -> Response:
 
 
 def _markdown_body(page_: Page, actions: list[Action]) -> str:
-    body = render_template(f"{page_.template}.md.j2", page=page_, ctx=page_.ctx, **page_.data)
+    # ``actions`` lets a page show a worked example of an action only where it is offered.
+    body = render_template(f"{page_.template}.md.j2", page=page_, ctx=page_.ctx,
+                           actions=actions, **page_.data)
     if not page_.show_actions:
         return body.rstrip() + "\n"
     return body.rstrip() + "\n\n" + actions_list(page_.ctx.path, actions)

@@ -3,6 +3,9 @@ settings and pins."""
 
 from __future__ import annotations
 
+import json
+import re
+
 from tests.helpers import action_names, join_studio, parse_md
 
 
@@ -146,6 +149,53 @@ def test_batch_votes_and_the_either_or_rule(studio) -> None:  # type: ignore[no-
                                         {"option_title": "nope", "accept": True}])
     assert r.status_code == 422
     assert results(studio, path) == [("B", 1, 1), ("A", 1, 0)]
+
+
+def voting_section(agent, path: str) -> str | None:  # type: ignore[no-untyped-def]
+    """The Markdown page's "## Voting" section, or None when the page has none."""
+    body = parse_md(agent.get(path).get_data(as_text=True))[1]
+    if "\n## Voting\n" not in body:
+        return None
+    return body.split("\n## Voting\n", 1)[1].split("\n## ", 1)[0]
+
+
+def fenced(section: str, info: str) -> str:
+    found = re.search(rf"^(`{{3,}}){info}\n(.*?)\n\1$", section, re.S | re.M)
+    assert found, section
+    return found.group(2)
+
+
+def test_page_shows_a_batch_vote_an_agent_can_send_as_is(studio) -> None:  # type: ignore[no-untyped-def]
+    path = new_decision(studio)
+    assert voting_section(studio, path) is None  # nothing to vote on yet
+    add(studio, path, "Café `Zed`", "Office", "Park", "Home")
+    section = voting_section(studio, path)
+    assert section is not None and "`votes`" in section
+    # The HTTP example names this decision's path and its real options, and runs unchanged.
+    request_line, _, body = fenced(section, "http").partition("\n")
+    assert request_line == f"POST {path}/actions/vote"
+    params = json.loads(body)
+    assert [v["option_title"] for v in params["votes"]] == ["Café `Zed`", "Office", "Park"]
+    r = studio.post(request_line.split(" ", 1)[1], json=params)
+    assert r.status_code == 200, r.get_data(as_text=True)
+    accepted = {v["option_title"] for v in params["votes"] if v["accept"]}
+    preferred = {v["option_title"] for v in params["votes"] if v.get("prefer")}
+    rows = results(studio, path)
+    assert {t for t, a, _ in rows if a} == {t.replace("`", "\\`") for t in accepted}
+    assert {t for t, _, p in rows if p} == {t.replace("`", "\\`") for t in preferred}
+    assert sum(a for _, a, _ in rows) == 2  # two options accepted in the one call
+    # A repeat has no second effect.
+    assert studio.post(f"{path}/actions/vote", json=params).status_code == 200
+    assert results(studio, path) == rows
+    # The MCP form is the same call.
+    assert json.loads(fenced(section, "json")) == {"action": "vote", "path": path,
+                                                   "params": params}
+    # The action's description says so too.
+    described = studio.get(f"{path}/actions/vote").get_data(as_text=True)
+    assert "several options in one call" in described and '"examples"' in described
+    # Once closed, no vote is offered and the example goes.
+    assert studio.act(path, "close_decision").status_code == 200
+    assert voting_section(studio, path) is None
 
 
 def test_closed_decision_refuses_options_and_votes(studio, make_agent) -> None:  # type: ignore[no-untyped-def]

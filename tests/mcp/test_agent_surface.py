@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import asyncio
 import base64
+import json
+import re
 import subprocess
 import sys
 import tempfile
@@ -487,3 +489,30 @@ def test_a_joined_commitment_counts_its_creator_once(studio, make_agent) -> None
     assert again.status_code == 200 and again.get_json()["result"]["joined"] == 1
     bob = join_studio(make_agent, "bob")
     assert bob.act(path, "join_commitment").get_json()["result"]["joined"] == 2
+
+
+@pytest.mark.parametrize(("mode", "version"), MODES)
+def test_decision_page_example_is_one_vote_call(studio, live_server: str, mode: str,  # type: ignore[no-untyped-def]
+                                                version: str) -> None:
+    """The decision page read over MCP shows a batch vote; sent as it is, one call votes on two."""
+    async def scenario() -> tuple[int, str]:
+        async with http_client(live_server, studio.token, mode) as client:
+            agent = Counting(client)
+            made = await agent.call("execute_action", {
+                "action": "create_decision", "path": "/studios/team/decide",
+                "params": {"question": "Lunch?", "options": ["Soup", "Salad", "Pie"]}})
+            decision = made.structured_content["location"]
+            page = (await agent.call("navigate", {"path": decision})).content[0].text
+            section = page.split("\n## Voting\n", 1)[1].split("\n## ", 1)[0]
+            found = re.search(r"^```json\n(.*?)\n```$", section, re.S | re.M)
+            assert found, section
+            example = json.loads(found.group(1))
+            assert example["path"] == decision
+            await agent.call("execute_action", example)
+            return agent.calls, decision
+
+    calls, decision = run(scenario)
+    assert calls == 3  # create, read the page, one vote
+    _front, body = parse_md(studio.get(decision).get_data(as_text=True))
+    mine = [line for line in body.splitlines() if line.startswith("* [") and "✅" in line]
+    assert mine == ["* [x] ✅ [x] ⭐ Soup", "* [x] ✅ [ ] ⭐ Salad", "* [ ] ✅ [ ] ⭐ Pie"]

@@ -218,3 +218,24 @@ def test_unavailable_actions_say_why_over_http(app: Flask, studio, make_agent) -
     assert full.status_code == 409
     message = full.get_json()["error"]["message"]
     assert "the commitment is full: its limit of 1 participants" in message
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_the_rate_limit_over_http_says_rate_limited(app: Flask, studio, live_server,  # type: ignore[no-untyped-def]
+                                                    monkeypatch, mode: str) -> None:
+    # One request a minute after a burst of 3: the client runs dry within a few calls.
+    monkeypatch.setitem(app.config, "HARMONIC_RATE_LIMIT", 1)
+    monkeypatch.setitem(app.config, "HARMONIC_RATE_BURST", 3)
+    app.extensions.pop("harmonic.ratelimit", None)
+
+    async def scenario(client: Any) -> Any:
+        for _ in range(5):  # not list_tools: the SDK may answer a repeat from its cache
+            await client.call_tool("navigate", {"path": "/studios"})
+
+    try:
+        error = _refusal(lambda: _over_http(live_server, studio.token, mode, scenario))
+    finally:
+        app.extensions.pop("harmonic.ratelimit", None)
+    assert "too many requests for this token (1 per minute)" in error.message, error.message
+    assert error.code == -32029
+    assert error.data["reason"] == "rate_limited" and error.data["retryAfter"] >= 1

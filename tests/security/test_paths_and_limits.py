@@ -121,6 +121,20 @@ def test_every_post_door_has_a_body_limit(app: Flask, studio, monkeypatch) -> No
     assert count_rows(app) == before
 
 
+def test_mcp_body_limit_answers_json_rpc(app: Flask, studio, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    monkeypatch.setitem(app.config, "MAX_CONTENT_LENGTH", 4096)
+    big = b'{"jsonrpc": "2.0", "id": 5, "method": "ping", "params": {"x": "' + b"x" * 5000 + b'"}}'
+    doors_ = doors(studio)
+    refused = studio.client.post("/mcp", data=big, headers=doors_["/mcp"])
+    assert refused.status_code == 413
+    assert refused.json == {"jsonrpc": "2.0", "id": None, "error": {
+        "code": -32029, "message": "Request too large: the body is over the limit of 4096 bytes",
+        "data": {"reason": "body_too_large", "limit": 4096}}}
+    # Other doors keep their own bodies.
+    other = studio.client.post("/rpc", data=big, headers=doors_["/rpc"])
+    assert other.status_code == 413 and other.json["error"]["kind"] == "too_large"
+
+
 def test_nul_characters_in_paths_and_forms_are_refused(app: Flask, client, make_agent) -> None:  # type: ignore[no-untyped-def]
     # PostgreSQL refuses NUL in text: a NUL in a handle, a name or a login was a 500 there.
     from tests.security import matrix

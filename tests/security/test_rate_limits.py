@@ -49,7 +49,14 @@ def test_every_agent_door_answers_429_with_retry_after(studio, make_agent, low_l
     refused = send()
     assert refused.status_code == 429, refused.get_data(as_text=True)
     assert int(refused.headers["Retry-After"]) >= 1
-    assert refused.json["error"]["kind"] == "rate_limited"
+    if door == "mcp":  # a JSON-RPC error, so that MCP clients surface the reason
+        assert refused.json["jsonrpc"] == "2.0" and refused.json["id"] == MCP_PING["id"]
+        assert refused.json["error"]["code"] == -32029
+        assert refused.json["error"]["data"] == {
+            "reason": "rate_limited", "retryAfter": int(refused.headers["Retry-After"])}
+        assert "too many requests for this token" in refused.json["error"]["message"]
+    else:
+        assert refused.json["error"]["kind"] == "rate_limited"
     # The bucket is the token's: another token of another user is untouched.
     other = make_agent("bob")
     assert doors(other)["page"]().status_code == 200
