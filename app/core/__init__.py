@@ -6,7 +6,10 @@
 - ``netpolicy``: the loopback predicate, "authentication may be off only on loopback", and
   the outbound allow-lists;
 - ``changes``: change events written to the outbox in the action's own transaction and
-  delivered to subscribers after commit.
+  delivered to subscribers after commit;
+- ``config``, ``sitemap``, ``tool_catalog``: settings, page rules and MCP tools for code that
+  may not import the layers that own them;
+- ``secrets_text``: what counts as a secret, for captures and the MCP debug log alike.
 
 It sits above ``app.actions``, ``app.services`` and ``app.models`` and below everything else.
 """

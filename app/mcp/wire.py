@@ -15,21 +15,16 @@ from __future__ import annotations
 import json
 import logging
 import os
-import re
 import sys
 from typing import Any
 
+from app.core.secrets_text import MARK, SECRET_KEY, SECRET_TEXT
+
 log = logging.getLogger("harmonic.mcp.wire")
 
-MARK = "[REDACTED]"
 MAX_STRING = 2000
-SECRET_FIELD = re.compile(
-    r"authori[sz]ation|token|secret|passw(or)?d|api[-_]?key|cookie|credential|private[-_]?key",
-    re.IGNORECASE)
 # Not secrets although their names say token: progress correlation and a sampling budget.
 NOT_SECRET = frozenset({"progressToken", "maxTokens"})
-SECRET_TEXT = (re.compile(r"(?i)\b(bearer\s+)[A-Za-z0-9._~+/=-]+"),
-               re.compile(r"\b(hmn_)[A-Za-z0-9_-]+"))
 
 
 def wanted() -> bool:
@@ -73,7 +68,7 @@ def redact(value: Any, depth: int = 0) -> Any:
 
 
 def _secret_field(key: Any, value: Any) -> bool:
-    return (isinstance(key, str) and key not in NOT_SECRET and SECRET_FIELD.search(key) is not None
+    return (isinstance(key, str) and key not in NOT_SECRET and SECRET_KEY.search(key) is not None
             and value not in (None, "", False) and not isinstance(value, int | float))
 
 

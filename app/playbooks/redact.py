@@ -15,17 +15,13 @@ import re
 from collections.abc import Iterable
 from typing import Any
 
-MARK = "[REDACTED]"
-SECRET_KEY = re.compile(
-    r"(authori[sz]ation|token|secret|passw(or)?d|api[-_]?key|cookie|credential|private[-_]?key)",
-    re.IGNORECASE)
-BUILT_IN = (r"(?i)\bbearer\s+[A-Za-z0-9._~+/=-]+", r"\bhmn_[A-Za-z0-9_-]{8,}")
+from app.core.secrets_text import MARK, SECRET_KEY, SECRET_TEXT
 
 
 class Redactor:
     def __init__(self, patterns: Iterable[str] = ()) -> None:
-        compiled = []
-        for pattern in (*BUILT_IN, *patterns):
+        compiled = list(SECRET_TEXT)
+        for pattern in patterns:
             try:
                 compiled.append(re.compile(pattern))
             except re.error:
