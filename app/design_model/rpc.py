@@ -12,10 +12,10 @@ than the call itself (see bench/jsonrpc_dispatch.py). So every request is checke
 with its validator off; jsonrpcserver looks the method up, binds the named params and passes
 the call's context (``_Call``) first. Methods answer ``Success`` or ``Error``, never raise, so
 no exception text reaches the wire. Seed 001's messages are kept: an unknown method is
-"Unknown method: X" (``_Table.__missing__``, now with ``data.methods``) and positional params
-are -32602 with ``data.param``. Before a method runs, its params are checked against its
-declaration (``validate``): a refusal lists every problem in ``data.errors``. ``rpc.discover``
-answers the catalog (``catalog``, OpenRPC).
+"Unknown method: X", followed by the method names (``_Table.__missing__``; also in
+``data.methods``), and positional params are -32602 with ``data.param``. Before a method
+runs, its params are checked against its declaration (``validate``): a refusal lists every
+problem in ``data.errors``. ``rpc.discover`` answers the catalog (``catalog``, OpenRPC).
 
 Transactions: a call that wrote commits before it answers; a call that failed after writing
 rolls back. A read-only call leaves the session alone, so an in-process caller's own pending
@@ -133,13 +133,18 @@ def _discover(call: _Call, /, **params: Any) -> Result:
 
 
 class _Table(dict[str, Callable[..., Result]]):
-    """The methods jsonrpcserver dispatches to; an unknown name answers seed 001's message,
-    with the valid names in ``data.methods`` so a caller need not guess."""
+    """The methods jsonrpcserver dispatches to; an unknown name answers seed 001's message
+    followed by the valid names (also in ``data.methods``), so a caller need not guess."""
 
     def __missing__(self, name: str) -> Callable[..., Result]:
         def unknown(call: _Call, /, **params: Any) -> Result:
-            return _failure(RpcError(METHOD_NOT_FOUND, f"Unknown method: {name}", {
-                "methods": catalog.method_names(),
+            names = catalog.method_names()
+            # Seed 001's message first, then the names: a caller reading only the message
+            # (many clients show nothing else) still learns what it may call.
+            message = (f"Unknown method: {name}. Methods: {', '.join(names)} "
+                       f"({catalog.DISCOVER} describes each)")
+            return _failure(RpcError(METHOD_NOT_FOUND, message, {
+                "methods": names,
                 "hint": f"call {catalog.DISCOVER} for every method's params and result"}))
 
         return unknown

@@ -162,7 +162,8 @@ def start(owner: str, user_id: uuid.UUID | None, raw_name: str | None
 
 
 _ALL_TEACHING = select(Playbook).where(Playbook.teaching.is_(True))
-_expiry = {"next": 0.0}
+# When the next sweep may run, and the limit it was planned with: a changed limit sweeps now.
+_expiry: dict[str, float | None] = {"next": 0.0, "limit": None}
 
 
 def last_activity(playbook: Playbook) -> float:
@@ -178,12 +179,15 @@ def expire_idle(force: bool = False) -> list[Playbook]:
     """Stop the teach sessions idle for longer than PLAYBOOK_TEACH_IDLE; returns them.
 
     Runs at most once per tenth of the limit (and at least every minute) per process, so the
-    per-call teach lookups stay one indexed query."""
+    per-call teach lookups stay one indexed query; a changed limit takes effect at once."""
     limit = settings.current().teach_idle
     now = time.time()
-    if limit is None or (not force and now < _expiry["next"]):
+    if limit is None:
         return []
-    _expiry["next"] = now + min(limit / 10, 60.0)
+    planned = _expiry["next"]
+    if not force and limit == _expiry["limit"] and planned is not None and now < planned:
+        return []
+    _expiry.update(next=now + min(limit / 10, 60.0), limit=limit)
     stopped = []
     for playbook in db.session.scalars(_ALL_TEACHING).all():
         if now - last_activity(playbook) > limit:

@@ -9,10 +9,13 @@ from __future__ import annotations
 
 import re
 from datetime import UTC, datetime, timedelta
+from typing import Any
 from zoneinfo import ZoneInfo
 
+from app.models import Studio
 from app.models.base import utcnow
 from app.models.collab import MANUAL_CLOSE, MANUAL_CLOSE_THRESHOLD
+from app.services import cycles
 from app.services.errors import Conflict, invalid_param
 from app.services.timeparse import parse_datetime
 
@@ -67,3 +70,36 @@ def revise(current: datetime, value: object, zone: ZoneInfo, closed: bool, what:
     if current - now > MANUAL_CLOSE_THRESHOLD and new - now > MANUAL_CLOSE_THRESHOLD:
         return current
     return current if abs(new - current) < timedelta(minutes=1) else new
+
+
+# Presentation, shared by every page that shows a deadline ------------------------------------
+
+def time_left(seconds: float) -> str:
+    """Time left in its two largest units: '1 day 23 hours', '3 hours 5 minutes'."""
+    parts: list[str] = []
+    for unit, size in (("day", 86400), ("hour", 3600), ("minute", 60)):
+        n = int(seconds // size)
+        if n or parts:
+            seconds -= n * size
+            if n:
+                parts.append(f"{n} {unit}{'s' if n != 1 else ''}")
+            if len(parts) == 2 or (parts and unit != "day" and not n):
+                break
+    return " ".join(parts[:2]) or "less than a minute"
+
+
+def describe(item: Any, studio: Studio, now: datetime | None = None) -> str:
+    """'2026-12-01 17:00 NZDT (3 days left)', 'closed 2026-…', or 'no deadline'."""
+    now = now or utcnow()
+    deadline = getattr(item, "deadline", None)
+    if deadline is None:
+        return "no deadline"
+    local = deadline.astimezone(cycles.zone_of(studio)).strftime("%Y-%m-%d %H:%M %Z")
+    if getattr(item, "manual_close", False) and deadline > now:
+        # Decisions close by hand (close_decision); commitments when their limit is reached.
+        if hasattr(item, "question"):
+            return "no deadline (closes when its creator closes it)"
+        return "no deadline"
+    if deadline <= now:
+        return f"closed {local}"
+    return f"{local} ({time_left((deadline - now).total_seconds())} left)"

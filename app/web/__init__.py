@@ -10,7 +10,7 @@ from jinja2 import select_autoescape
 import app.actions.collab  # noqa: F401  registers decisions, commitments, heartbeats
 import app.actions.core  # noqa: F401  registers the core actions
 from app.actions import Context, offered_actions
-from app.services import items
+from app.services import deadlines, items
 from app.services.errors import NotFound
 from app.web import auth, markdown
 from app.web.errors import register_error_handlers
@@ -30,7 +30,8 @@ def init_app(app: Flask) -> None:
                                                  default_for_string=False, default=False)
     app.jinja_env.filters.update(md_html=markdown.to_html, md_inline=markdown.inline,
                                  md_fence=markdown.fence, dt=_datetime)
-    app.jinja_env.globals.update(item_path=items.path_of, item_title=items.title_of)
+    app.jinja_env.globals.update(item_path=items.path_of, item_title=items.title_of,
+                                 deadline_text=deadlines.describe)
     app.jinja_env.trim_blocks = True
     app.jinja_env.lstrip_blocks = True
     app.before_request(auth.load_identity)

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-from datetime import datetime
 from typing import Any
 from urllib.parse import urlencode
 
@@ -11,8 +10,7 @@ from flask import Blueprint, request
 
 from app.actions import Context
 from app.models import User
-from app.models.base import utcnow
-from app.services import commitments, cycles, decisions, heartbeats, studios
+from app.services import commitments, cycles, deadlines, decisions, heartbeats, studios
 from app.services.errors import Forbidden
 from app.web import core_pages, loaders
 from app.web.pages import Page, page
@@ -21,37 +19,6 @@ bp = Blueprint("collab", __name__)
 
 
 # Shared presentation ---------------------------------------------------------------------------
-
-def _span(seconds: float) -> str:
-    """Time left in its two largest units: '1 day 23 hours', '3 hours 5 minutes'."""
-    parts: list[str] = []
-    for unit, size in (("day", 86400), ("hour", 3600), ("minute", 60)):
-        n = int(seconds // size)
-        if n or parts:
-            seconds -= n * size
-            if n:
-                parts.append(f"{n} {unit}{'s' if n != 1 else ''}")
-            if len(parts) == 2 or (parts and unit != "day" and not n):
-                break
-    return " ".join(parts[:2]) or "less than a minute"
-
-
-def deadline_text(item: Any, studio: Any, now: datetime | None = None) -> str:
-    """'2026-12-01 17:00 NZDT (3 days left)', 'closed 2026-…', or 'no deadline'."""
-    now = now or utcnow()
-    deadline = getattr(item, "deadline", None)
-    if deadline is None:
-        return "no deadline"
-    local = deadline.astimezone(cycles.zone_of(studio)).strftime("%Y-%m-%d %H:%M %Z")
-    if getattr(item, "manual_close", False) and deadline > now:
-        # Decisions close by hand (close_decision); commitments when their limit is reached.
-        if hasattr(item, "question"):
-            return "no deadline (closes when its creator closes it)"
-        return "no deadline"
-    if deadline <= now:
-        return f"closed {local}"
-    return f"{local} ({_span((deadline - now).total_seconds())} left)"
-
 
 def _item_nav(ctx: Context, label: str) -> list[tuple[str, str]]:
     path = ctx.path.removesuffix("/settings")
@@ -102,7 +69,7 @@ def decision_show(ctx: Context) -> Page:
     return Page(ctx, decision.question, "decisions/show", {
         "decision": decision,
         "closed": decision.closed,
-        "deadline": deadline_text(decision, ctx.studio),
+        "deadline": deadlines.describe(decision, ctx.studio),
         "options": options,
         "vote_example": vote_example(ctx.path, options),
         "mine": decisions.my_votes(decision, ctx.user),
@@ -118,7 +85,7 @@ def decision_show(ctx: Context) -> Page:
       loaders.item_page("decision_settings", "decision", "decision_id", "/settings"))
 def decision_settings(ctx: Context) -> Page:
     return Page(ctx, f"Settings: {ctx.item.question}", "decisions/settings",
-                {"decision": ctx.item, "deadline": deadline_text(ctx.item, ctx.studio),
+                {"decision": ctx.item, "deadline": deadlines.describe(ctx.item, ctx.studio),
                  "pinned": studios.is_pinned(ctx.studio, "decision", ctx.item.id)},
                 nav=_item_nav(ctx, f"Decision: {ctx.item.question}"))
 
@@ -138,7 +105,7 @@ def commitment_show(ctx: Context) -> Page:
     return Page(ctx, commitment.title, "commitments/show", {
         "commitment": commitment,
         "closed": commitment.closed,
-        "deadline": deadline_text(commitment, ctx.studio),
+        "deadline": deadlines.describe(commitment, ctx.studio),
         "progress": commitments.progress(commitment),
         "participants": commitments.participants(commitment),
         "joined": commitments.participant(commitment, ctx.user) is not None,
@@ -151,7 +118,7 @@ def commitment_show(ctx: Context) -> Page:
       loaders.item_page("commitment_settings", "commitment", "commitment_id", "/settings"))
 def commitment_settings(ctx: Context) -> Page:
     return Page(ctx, f"Settings: {ctx.item.title}", "commitments/settings",
-                {"commitment": ctx.item, "deadline": deadline_text(ctx.item, ctx.studio),
+                {"commitment": ctx.item, "deadline": deadlines.describe(ctx.item, ctx.studio),
                  "progress": commitments.progress(ctx.item),
                  "pinned": studios.is_pinned(ctx.studio, "commitment", ctx.item.id)},
                 nav=_item_nav(ctx, f"Commitment: {ctx.item.title}"))
@@ -205,7 +172,7 @@ def cycle_show(ctx: Context) -> Page:
     return Page(ctx, f"{window.label} in {ctx.studio.name}", "cycles/show", {
         "cycle": window, "query": query, "found": found,
         "filter_links": _filter_links(ctx, query), "sort_links": _sort_links(ctx, query),
-        "names": list(cycles.NAMES), "deadline_text": deadline_text,
+        "names": list(cycles.NAMES),
     }, nav=core_pages.studio_nav(ctx) + [("Cycles", f"/studios/{ctx.studio.handle}/cycles")])
 
 

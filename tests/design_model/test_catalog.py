@@ -1,6 +1,7 @@
 """The design-model catalog: ``rpc.discover`` (OpenRPC) on all three doors, params checked
 against each method's declaration (every problem in one error), an unknown method that lists
-the methods, "cannot host" errors that name what can, and upstream_call's schema over MCP."""
+the methods, "cannot host" errors that name what can, and upstream_call's schema over MCP
+(stdio and HTTP, both eras)."""
 
 from __future__ import annotations
 
@@ -14,6 +15,7 @@ from jsonschema import Draft202012Validator
 from app.design_model import rpc as _registers_methods  # noqa: F401  fills METHODS
 from app.design_model.registry import EFFECTS, METHODS
 from tests.design_model.conftest import Rpc
+from tests.mcp.clients import TRANSPORTS, over
 
 
 class ProxyRpc(Rpc):
@@ -106,7 +108,9 @@ def test_three_problems_in_one_error(door: Rpc) -> None:
 
 def test_unknown_method_lists_the_methods(door: Rpc) -> None:
     error = door.err("make_coffee", -32601)
-    assert error["message"] == "Unknown method: make_coffee"
+    # Seed 001's message, then every method by name.
+    assert error["message"].startswith("Unknown method: make_coffee. Methods: ")
+    assert all(name in error["message"] for name in METHODS)
     assert set(error["data"]["methods"]) == set(METHODS) | {"rpc.discover"}
     assert "rpc.discover" in error["data"]["hint"]
 
@@ -126,29 +130,21 @@ def test_cannot_host_names_what_can(rpc: Rpc) -> None:
                   count=2)["candidates"] == 2
 
 
-def test_upstream_call_schema_and_catalog_over_mcp(app: Flask, studio: Any, demo: None,
-                                                    live_server: str) -> None:
-    import httpx2
-    from mcp import Client
-    from mcp.client.streamable_http import streamable_http_client
+@pytest.mark.parametrize(("transport", "mode", "version"), TRANSPORTS)
+def test_upstream_call_schema_and_catalog_over_mcp(request: pytest.FixtureRequest, app: Flask,
+                                                    studio: Any, demo: None, transport: str,
+                                                    mode: str, version: str) -> None:
+    async def scenario(client: Any) -> dict[str, Any]:
+        tools = {t.name: t for t in (await client.list_tools()).tools}
+        resource = await client.read_resource("design-model://catalog")
+        discovered = await client.call_tool("upstream_call", {"method": "rpc.discover"})
+        bad = await client.call_tool("upstream_call", {
+            "method": "preview_rebar_linear", "params": {"count": "many", "host": 5}})
+        unknown = await client.call_tool("upstream_call", {"method": "make_coffee"})
+        return {"tool": tools["upstream_call"], "resource": resource.contents[0].text,
+                "discovered": discovered, "bad": bad, "unknown": unknown}
 
-    from tests.playbooks.conftest import run_async
-
-    async def scenario() -> dict[str, Any]:
-        async with httpx2.AsyncClient(headers={"Authorization": f"Bearer {studio.token}"},
-                                      timeout=httpx2.Timeout(60.0)) as http_client:
-            async with Client(streamable_http_client(live_server + "/mcp",
-                                                     http_client=http_client)) as client:
-                tools = {t.name: t for t in (await client.list_tools()).tools}
-                resource = await client.read_resource("design-model://catalog")
-                discovered = await client.call_tool("upstream_call", {"method": "rpc.discover"})
-                bad = await client.call_tool("upstream_call", {
-                    "method": "preview_rebar_linear", "params": {"count": "many", "host": 5}})
-                unknown = await client.call_tool("upstream_call", {"method": "make_coffee"})
-                return {"tool": tools["upstream_call"], "resource": resource.contents[0].text,
-                        "discovered": discovered, "bad": bad, "unknown": unknown}
-
-    out = run_async(scenario)
+    out = over(transport, mode, version, request, app, studio.token, scenario)
     tool = out["tool"]
     schema = tool.input_schema["properties"]
     assert set(schema["method"]["enum"]) == set(METHODS) | {"rpc.discover"}

@@ -7,6 +7,8 @@ from pathlib import Path
 
 from flask import Flask
 
+from app.design_model import rpc as _registers_methods  # noqa: F401  fills METHODS
+from app.design_model.registry import METHODS
 from tests.design_model.conftest import AppRpc, Rpc, ServerRpc
 
 
@@ -36,7 +38,9 @@ def test_envelope_errors(rpc: Rpc) -> None:
         answer = post_json(rpc, body)
         assert isinstance(answer, dict) and answer["error"]["code"] == code, (body, answer)
     unknown = rpc.err("make_coffee", -32601)
-    assert unknown["message"] == "Unknown method: make_coffee"
+    # Seed 001's message, then every method by name.
+    assert unknown["message"].startswith("Unknown method: make_coffee. Methods: ")
+    assert all(name in unknown["message"] for name in METHODS)
 
 
 def test_concurrent_moves_with_one_guard_apply_once(server: ServerRpc) -> None:

@@ -7,15 +7,12 @@ and drawn takes a counted handful of tool calls.
 
 from __future__ import annotations
 
-import asyncio
 import base64
 import json
 import re
 import subprocess
 import sys
 import tempfile
-from collections.abc import AsyncIterator, Awaitable, Callable
-from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
@@ -25,44 +22,10 @@ from flask import Flask
 
 from tests.floorplans.test_fp_pages import PLAN, png_size
 from tests.helpers import join_studio, parse_md, stop, wait_until_healthy
-from tests.mcp.conftest import MCP_SERVER, ROOT, app_env, free_port
+from tests.mcp.clients import MODES, TRANSPORTS, http_client, over, run, stdio_client
+from tests.mcp.conftest import ROOT, app_env, free_port
 
-MODES = [("auto", "2026-07-28"), ("legacy", "2025-11-25")]
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
-
-
-@asynccontextmanager
-async def http_client(url: str, token: str, mode: str = "auto") -> AsyncIterator[Any]:
-    """The SDK's client over Streamable HTTP: auto speaks 2026-07-28, legacy 2025-11-25."""
-    import httpx2
-    from mcp import Client
-    from mcp.client.streamable_http import streamable_http_client
-
-    async with httpx2.AsyncClient(headers={"Authorization": f"Bearer {token}"},
-                                  timeout=httpx2.Timeout(60.0)) as http:
-        async with Client(streamable_http_client(url + "/mcp", http_client=http),
-                          mode=mode) as client:  # type: ignore[arg-type]
-            yield client
-
-
-@asynccontextmanager
-async def stdio_client(app: Flask, token: str, errlog: Any = None, mode: str = "auto",
-                       **env: str) -> AsyncIterator[Any]:
-    """The SDK's client spawning bin/mcp-server (stderr to ``errlog`` when given): auto speaks
-    2026-07-28, legacy 2025-11-25."""
-    from mcp import Client, StdioServerParameters
-    from mcp.client.stdio import stdio_client as spawn
-
-    params = StdioServerParameters(command=sys.executable, args=[str(MCP_SERVER)],
-                                   env=app_env(app, HARMONIC_API_TOKEN=token, **env),
-                                   cwd=str(ROOT))
-    transport = spawn(params, errlog=errlog) if errlog is not None else spawn(params)
-    async with Client(transport, mode=mode) as client:  # type: ignore[arg-type]
-        yield client
-
-
-def run(scenario: Callable[[], Awaitable[Any]]) -> Any:
-    return asyncio.run(scenario())
 
 
 def _store_plan(studio: Any) -> None:
@@ -337,26 +300,6 @@ class Counting:
         return result
 
 
-# Every budget is counted over both transports in both eras.
-TRANSPORTS = [(transport, mode, version) for transport in ("http", "stdio")
-              for mode, version in MODES]
-
-
-def over(transport: str, mode: str, version: str, request: pytest.FixtureRequest, app: Flask,
-         token: str, task: Callable[[Any], Awaitable[Any]]) -> Any:
-    """Run ``task`` with a fresh SDK client over ``transport`` in ``mode``'s era."""
-    async def scenario() -> Any:
-        if transport == "http":
-            opened = http_client(request.getfixturevalue("live_server"), token, mode)
-        else:
-            opened = stdio_client(app, token, mode=mode)
-        async with opened as client:
-            assert client.protocol_version == version
-            return await task(client)
-
-    return run(scenario)
-
-
 async def _decide_and_vote(client: Any) -> tuple[int, str]:
     """navigate /studios/team (links the decide page); execute_action create_decision with its
     options; execute_action vote on two options at once."""
@@ -424,13 +367,43 @@ def test_budget_studio_overview(request: pytest.FixtureRequest, app: Flask, stud
                 ("decision", "decide", "create_decision",
                  {"question": "Which venue?", "options": ["Hall", "Garden"]}),
                 ("commitment", "commit", "create_commitment",
-                 {"title": "Book the hall", "critical_mass": 2}))}
+                 {"title": "Book the hall", "critical_mass": 2, "deadline": "7d"}))}
+    older = _older_open_and_closed(app, studio)
     calls, page = over(transport, mode, version, request, app, studio.token, _overview)
     assert calls <= 2 and calls == 1
     notes = page.split("## Recent notes", 1)[1]
     assert f"[Lunch is at noon]({made['note']})" in notes
-    assert f"* decision: [Which venue?]({made['decision']})" in page
-    assert f"* commitment: [Book the hall]({made['commitment']})" in page
+    lines = {line.split("](", 1)[1].split(")", 1)[0]: line for line in page.splitlines()
+             if line.startswith(("* decision: [", "* commitment: ["))}
+    assert lines[made["decision"]].startswith("* decision: [Which venue?]")
+    assert " · open, no deadline (closes when its creator closes it)" in lines[made["decision"]]
+    assert lines[made["commitment"]].startswith("* commitment: [Book the hall]")
+    assert re.search(r" · open, closes \S+ \S+ \S+ \(6 days 23 hours left\)$",
+                     lines[made["commitment"]]), lines[made["commitment"]]
+    # A decision from weeks ago that is still open is listed, marked open; a closed one, closed.
+    assert " · open, " in lines[older["open"]], page
+    assert " · closed " in lines[older["closed"]], page
+
+
+def _older_open_and_closed(app: Flask, studio: Any) -> dict[str, str]:
+    """Two decisions made three weeks ago: one still open, one closed by its creator."""
+    from datetime import timedelta
+
+    from app.extensions import db
+    from app.models.base import utcnow
+    from app.models.collab import Decision
+
+    paths = {}
+    for state in ("open", "closed"):
+        made = studio.act("/studios/team/decide", "create_decision",
+                          question=f"Old and {state}?", options=["Yes", "No"])
+        paths[state] = made.get_json()["location"]
+    assert studio.act(paths["closed"], "close_decision").status_code == 200
+    with app.app_context():
+        for decision in db.session.query(Decision).filter(Decision.question.like("Old and %")):
+            decision.created_at = utcnow() - timedelta(weeks=3)
+        db.session.commit()
+    return paths
 
 
 async def _floorplan(client: Any) -> tuple[int, Any]:

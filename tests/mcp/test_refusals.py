@@ -1,5 +1,6 @@
 """Refusals say why, and what matters is in the text: through the official MCP SDK, over HTTP
-(a real server) and stdio (bin/mcp-server), in both protocol eras."""
+(a real server) and stdio (bin/mcp-server), in both protocol eras: a closed decision, a page
+that does not exist, a floorplan that does not parse, a token created over MCP."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ from typing import Any
 import pytest
 from flask import Flask
 
+from tests.mcp.clients import TRANSPORTS, over
 from tests.mcp.conftest import MCP_SERVER, ROOT, app_env
 from tests.playbooks.conftest import run_async
 
@@ -139,9 +141,10 @@ def decision_studio(decision: Any) -> Any:
     return db.session.get(Studio, decision.studio_id)
 
 
-@pytest.mark.parametrize("mode", MODES)
-def test_agents_get_reasons_and_values_in_text(app: Flask, studio, live_server,  # type: ignore[no-untyped-def]
-                                               mode: str) -> None:
+@pytest.mark.parametrize(("transport", "mode", "version"), TRANSPORTS)
+def test_agents_get_reasons_and_values_in_text(request: pytest.FixtureRequest, app: Flask,  # type: ignore[no-untyped-def]
+                                               studio, transport: str, mode: str,
+                                               version: str) -> None:
     from mcp.shared.exceptions import MCPError
 
     decision, closed_at = _closed_decision(app, studio)
@@ -166,7 +169,7 @@ def test_agents_get_reasons_and_values_in_text(app: Flask, studio, live_server, 
             "params": {"name": "broken", "dsl": BROKEN_DSL}})
         return out
 
-    got = _over_http(live_server, studio.token, mode, scenario)
+    got = over(transport, mode, version, request, app, studio.token, scenario)
     assert got["untitled"] == []
 
     vote = got["vote"]
