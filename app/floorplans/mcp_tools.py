@@ -79,7 +79,7 @@ NOT_CHECKED = frozenset({"arguments", "internal"})
 
 @tool("render_floorplan", tools.description("render_floorplan") + "; or draw a plan stored in "
       "a studio (plan: studio/name, optional version)",
-      input_schema=RENDER_INPUT, output_schema=RENDER_OUTPUT, effect=PURE,
+      input_schema=RENDER_INPUT, output_schema=RENDER_OUTPUT, effect=PURE, icon="floorplan",
       title="Render a floorplan")
 def render_floorplan(ctx: ToolContext, args: dict[str, Any]) -> ToolResult:
     stored: dict[str, Any] = {}
@@ -113,7 +113,7 @@ def render_floorplan(ctx: ToolContext, args: dict[str, Any]) -> ToolResult:
 
 @tool("validate_floorplan", tools.description("validate_floorplan"),
       input_schema=tools.input_schema("validate_floorplan"),
-      output_schema=tools.output_schema("validate_floorplan"), effect=PURE,
+      output_schema=tools.output_schema("validate_floorplan"), effect=PURE, icon="floorplan",
       title="Validate a floorplan")
 def validate_floorplan(ctx: ToolContext, args: dict[str, Any]) -> ToolResult:
     result = tools.validate_floorplan(args)
@@ -123,7 +123,7 @@ def validate_floorplan(ctx: ToolContext, args: dict[str, Any]) -> ToolResult:
 
 @tool("modify_floorplan", tools.description("modify_floorplan"),
       input_schema=tools.input_schema("modify_floorplan"),
-      output_schema=tools.output_schema("modify_floorplan"), effect=PURE,
+      output_schema=tools.output_schema("modify_floorplan"), effect=PURE, icon="floorplan",
       title="Modify a floorplan")
 def modify_floorplan(ctx: ToolContext, args: dict[str, Any]) -> ToolResult:
     result = tools.modify_floorplan(args)

@@ -225,7 +225,7 @@ def _actions_text(actions: list[dict[str, Any]]) -> str:
                        "actions": {"type": "array", "items": ACTION_SCHEMA}},
         "required": ["path", "status", "actions"],
     },
-    effect=READ,
+    effect=READ, icon="page",
     title="Navigate",
 )
 def navigate(ctx: ToolContext, args: dict[str, Any]) -> ToolResult:
@@ -303,7 +303,7 @@ def _file_result(page: Page) -> ToolResult:
     },
     # A write, and at worst a destructive one (it may close a decision or revoke a token): the
     # hints clients see say so. A call's own effect is its action's.
-    effect=DESTRUCTIVE,
+    effect=DESTRUCTIVE, icon="page",
     effect_of=lambda args: action_effect(args.get("action")),
     title="Execute action",
 )

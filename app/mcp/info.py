@@ -37,8 +37,11 @@ def version() -> str:
 
 
 def server_info() -> dict[str, Any]:
+    from app.mcp.icons import icons
+
     return {"name": "harmonic", "title": "Harmonic", "version": version(),
-            "description": "Studios, notes, decisions and commitments for people and agents"}
+            "description": "Studios, notes, decisions and commitments for people and agents",
+            "icons": icons("harmonic")}
 
 
 def capabilities() -> dict[str, Any]:

@@ -19,6 +19,7 @@ from typing import Any
 
 from app.actions.effects import Effect
 from app.core import tool_catalog
+from app.mcp.icons import icons
 
 NAME = re.compile(r"^[A-Za-z0-9_.-]{1,128}$")
 EMPTY_OBJECT: dict[str, Any] = {"type": "object", "additionalProperties": False}
@@ -38,6 +39,7 @@ class Tool:
     output_schema: dict[str, Any] | None = None
     title: str | None = None
     effect_of: EffectOf | None = None
+    icon: str = "harmonic"  # one of app.mcp.icons.NAMES
 
     def call_effect(self, args: Any) -> Effect:
         """What a call with these arguments does (the declared effect when they do not say)."""
@@ -55,6 +57,7 @@ class Tool:
         if self.output_schema is not None:
             out["outputSchema"] = self.output_schema
         out["annotations"] = self.effect.annotations(self.title)
+        out["icons"] = icons(self.icon)
         return out
 
 
@@ -195,11 +198,12 @@ class Registry:
 
     def tool(self, name: str, description: str, input_schema: dict[str, Any] | None = None,
              output_schema: dict[str, Any] | None = None, *, effect: Effect,
-             title: str | None = None,
-             effect_of: EffectOf | None = None) -> Callable[[Handler], Handler]:
+             title: str | None = None, effect_of: EffectOf | None = None,
+             icon: str = "harmonic") -> Callable[[Handler], Handler]:
+        icons(icon)  # an unknown icon fails at import, not in a client's tools/list
         def decorate(handler: Handler) -> Handler:
             self.add(Tool(name, description, handler, effect, input_schema or dict(EMPTY_OBJECT),
-                          output_schema, title, effect_of))
+                          output_schema, title, effect_of, icon))
             return handler
         return decorate
 

@@ -72,7 +72,7 @@ def _user_id(ctx: ToolContext) -> uuid.UUID | None:
           "name": {"type": "string", "maxLength": 60,
                    "description": "A short session name (letters, digits, - _ .)"}},
           "additionalProperties": False},
-      effect=WRITE, title="Start teaching")
+      effect=WRITE, icon="playbook", title="Start teaching")
 def teach_start_tool(ctx: ToolContext, args: dict[str, Any]) -> dict[str, Any]:
     playbook, stopped = teach.start(owners(ctx)[0], _user_id(ctx), args.get("name"))
     out = {"ok": True, "sessionId": playbook.session_id, "id": playbook.short_id,
@@ -86,7 +86,7 @@ def teach_start_tool(ctx: ToolContext, args: dict[str, Any]) -> dict[str, Any]:
       "Stop teach mode for this MCP session (or your token, when stateless), write the "
       "capture's summary and generate its recipe as a draft version (replay it with dry_run; "
       "the playbook page's review_recipe and approve_recipe let it run for real).",
-      effect=IDEMPOTENT_WRITE, title="Stop teaching")
+      effect=IDEMPOTENT_WRITE, icon="playbook", title="Stop teaching")
 def teach_stop_tool(ctx: ToolContext, args: dict[str, Any]) -> dict[str, Any]:
     playbook, entries = teach.stop(owners(ctx)[0])
     if playbook is None:
@@ -179,7 +179,7 @@ REPLAY_ARGS = ("session_id", "recipe_path", "args", "dry_run", "session")
           "additionalProperties": False},
       # Executing may run any write a recipe holds, delete included, against the upstream; a
       # dry run (the default) writes nothing there.
-      effect=Effect("destructive", open_world=True), effect_of=_replay_effect,
+      effect=Effect("destructive", open_world=True), effect_of=_replay_effect, icon="playbook",
       title="Replay a recipe")
 def replay_tool(ctx: ToolContext, args: dict[str, Any]) -> ToolResult:
     unknown = [k for k in args if k not in REPLAY_ARGS]
@@ -230,7 +230,7 @@ UPSTREAM_SCHEMA: dict[str, Any] = {"type": "object", "properties": {
       f"call method '{catalog.DISCOVER}' or read the resource {catalog.CATALOG_URI}. An invalid "
       "call is refused with every problem listed at once.",
       input_schema=UPSTREAM_SCHEMA,
-      effect=Effect("destructive", open_world=True), effect_of=_upstream_effect,
+      effect=Effect("destructive", open_world=True), effect_of=_upstream_effect, icon="playbook",
       title="Call the design model")
 def upstream_call_tool(ctx: ToolContext, args: dict[str, Any]) -> ToolResult:
     # A remote upstream's catalog is fetched on first use, then the schema names its methods.
