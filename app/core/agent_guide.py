@@ -8,6 +8,8 @@ page can offer), never written by hand.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 GUIDE = """\
 # Working in Harmonic
 
@@ -54,15 +56,8 @@ HTTP_DOOR = """\
 
 def url_map() -> str:
     """Every page of the app and the actions it can offer, read from the two registries."""
-    from app.actions.registry import actions_at
-    from app.core import sitemap
-
     lines = ["## URL map", "", "| Path | Page | Actions it can offer |", "| --- | --- | --- |"]
-    for name, page_rule in sitemap.pages():
-        rule = page_rule.replace("<", "{").replace(">", "}")
-        actions = ", ".join(f"`{a.name}`" for a in actions_at(name)) or "-"
-        lines.append(f"| `{rule}` | {name.replace('_', ' ')} | {actions} |")
-    return "\n".join(lines)
+    return "\n".join(lines + [line for line, _name in _map_rows()])
 
 
 def actions_reference() -> str:
@@ -84,3 +79,105 @@ def actions_reference() -> str:
         if act.params:
             lines.append("")
     return "\n".join(lines)
+
+
+# Skills (the MCP skills extension): what an agent learns for one kind of work. Each SKILL.md is
+# written from a skill's steps below plus the URL map rows, actions and tool descriptions of the
+# pages and tools it names, so a skill and harmonic://context are one source.
+
+@dataclass(frozen=True)
+class Skill:
+    name: str  # lowercase letters, digits and single hyphens: the skill's URI ends in it
+    title: str
+    description: str
+    steps: str
+    pages: tuple[str, ...]  # page names (app.core.sitemap)
+    tools: tuple[str, ...]  # MCP tool names
+
+
+SKILLS = (
+    Skill("studio-collaboration", "Collaborate in a studio",
+          "Work with a team in a Harmonic studio: see what is open, write notes, decide by "
+          "acceptance voting, and commit once enough people join.",
+          """\
+1. `navigate("/studios")` lists your studios; `navigate("/studios/<handle>")` is the overview:
+   pinned items, this cycle's decisions and commitments (each marked open or closed), recent
+   activity and notes. That one call is usually enough to know what is going on.
+2. Write a note with `create_note` on `/studios/<handle>/note`; comment on any item with
+   `add_comment` on its page; confirm you read a note with `confirm_read`.
+3. Decide: `create_decision` on `/studios/<handle>/decide` takes the question and its
+   `options` at once. Vote on the decision's page with one `vote` call carrying `votes`: a list
+   of `{option_title, accept, prefer}`. Accept every option you could live with and prefer the
+   ones you want; the most accepted wins. A closed decision refuses votes and says since when.
+4. Commit: `create_commitment` on `/studios/<handle>/commit` with `critical_mass` (and
+   `join: true` to count yourself); others `join_commitment` on its page. It goes ahead once
+   the critical mass joins.
+5. Cycles (`/studios/<handle>/cycles`) show what falls in a day, a week or a month.
+""",
+          ("studios", "studio", "studio_team", "studio_join", "note_new", "note", "note_edit",
+           "decision_new", "decision", "commitment_new", "commitment", "cycles", "cycle",
+           "backlinks"),
+          ("navigate", "execute_action")),
+    Skill("floorplan-drawing", "Draw and change a floorplan",
+          "Create a studio's floorplan, add and move rooms with typed actions or the floorplan "
+          "tools, and see the stored plan drawn as an image.",
+          """\
+1. `create_floorplan` on `/studios/<handle>/floorplans` (a name, and DSL text if you have it);
+   its result names the plan as `studio/name`.
+2. On the plan's page, `add_room` takes `name`, `size: {width, height}` and
+   `position: {x, y}` (or a `relativePosition` to an anchor room); `add_connection`, `move_room`
+   and the others are listed there with their schemas. Every change stores a new version.
+3. `render_floorplan` with `plan: "studio/name"` (and an optional `version`) draws the stored
+   plan as PNG image content; with `dsl` it draws text you have not stored.
+4. `validate_floorplan` checks DSL text and reports every problem with its line and column;
+   `modify_floorplan` applies typed operations to DSL text without storing it.
+""",
+          ("floorplans", "floorplan", "floorplan_versions"),
+          ("render_floorplan", "validate_floorplan", "modify_floorplan", "execute_action")),
+    Skill("recipe-teaching", "Teach and replay a recipe",
+          "Record your calls to the design-model server as a playbook, turn them into a recipe "
+          "with variables, and replay it safely with a dry run first.",
+          """\
+1. `teach_start` with a name: your following calls are captured, for this MCP session (or your
+   token, when stateless). `upstream_call` reaches the design-model server; its `method` is an
+   enum of the catalog, and `rpc.discover` describes every method's parameters.
+2. `teach_stop` writes the capture and makes a draft recipe from it.
+3. `replay` with the playbook's `session_id` (or a `recipe_path`) and `args` runs it: a dry run
+   by default, stating in words each write it would make. Replay for real with
+   `dry_run: false`; writes ask for confirmation.
+4. The playbook's page shows the capture, the recipe's steps and variables, and its runs.
+""",
+          ("playbooks", "playbook", "playbook_run"),
+          ("teach_start", "teach_stop", "replay", "upstream_call")),
+    Skill("workflow-running", "Run a workflow",
+          "Start one of the app's workflows with its inputs and follow its run's events until "
+          "it finishes.",
+          """\
+1. `navigate("/workflows")` lists the workflows; a workflow's page lists its inputs and offers
+   `run_workflow`, which runs it with them.
+2. Running answers with the run's page (`/runs/<id>`): its state, steps and events. Subscribe to
+   the run's events resource (or read the page again) to follow it; every event has a number,
+   so nothing is missed.
+""",
+          ("workflows", "workflow", "run"),
+          ("navigate", "execute_action")),
+)
+
+
+def url_rows(pages: tuple[str, ...]) -> str:
+    """The URL map restricted to ``pages``."""
+    wanted = set(pages)
+    rows = [line for line, name in _map_rows() if name in wanted]
+    return "\n".join(["| Path | Page | Actions it can offer |", "| --- | --- | --- |", *rows])
+
+
+def _map_rows() -> list[tuple[str, str]]:
+    from app.actions.registry import actions_at
+    from app.core import sitemap
+
+    rows = []
+    for name, page_rule in sitemap.pages():
+        rule = page_rule.replace("<", "{").replace(">", "}")
+        actions = ", ".join(f"`{a.name}`" for a in actions_at(name)) or "-"
+        rows.append((f"| `{rule}` | {name.replace('_', ' ')} | {actions} |", name))
+    return rows

@@ -448,6 +448,11 @@ def context_resource(ctx: ToolContext) -> str:
         lines += ["", "## Your studios", ""]
         mine = studios.studios_of(user)
         lines += [f"- [{s.name}](/studios/{s.handle})" for s in mine] or ["(none yet)"]
+    from app.mcp.skills import uri_of
+
+    lines += ["", "## Skills", "", "Step-by-step guides for one kind of work (`resources/read`, "
+              "or `skills/list` with the skills extension):", ""]
+    lines += [f"- [{s.title}]({uri_of(s)}): {s.description}" for s in agent_guide.SKILLS]
     if ctx.session.current_path:
         lines += ["", f"Your current page: `{ctx.session.current_path}`"]
     return "\n".join(lines) + "\n"

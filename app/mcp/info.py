@@ -50,7 +50,9 @@ def capabilities() -> dict[str, Any]:
     return {"tools": {"listChanged": False},
             "resources": {"subscribe": True, "listChanged": False},
             "prompts": {"listChanged": False},
-            "logging": {}, "completions": {}}
+            "logging": {}, "completions": {},
+            # Extensions this server speaks (SEP-2133: settings inline under each identifier).
+            "extensions": {"io.modelcontextprotocol/skills": {}}}
 
 
 def instructions() -> str:

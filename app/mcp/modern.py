@@ -32,7 +32,7 @@ INTERACTIVE = frozenset({"tools/call", "prompts/get", "resources/read"})
 # Cache hints: lists change only with a deploy; what a read returns is per caller and live.
 TTL_MS = {DISCOVER: 300_000, "tools/list": 300_000, "prompts/list": 300_000,
           "resources/templates/list": 300_000, "resources/list": 300_000,
-          "resources/read": 0}
+          "resources/read": 0, "skills/list": 300_000, "skills/get": 300_000}
 
 
 class StatelessSession(SessionState):

@@ -25,7 +25,7 @@ from typing import Any
 from app.core import jsonrpc
 from app.core.identity import Identity
 from app.core.jsonrpc import INVALID_PARAMS, INVALID_REQUEST, RpcError
-from app.mcp import modern, mrtr
+from app.mcp import modern, mrtr, skills
 from app.mcp.content import ToolError, ToolResult, as_result, error_result
 from app.mcp.context import (
     LEVELS,
@@ -149,6 +149,7 @@ class McpServer:
             "completion/complete": self._complete,
             "logging/setLevel": self._set_level,
         }
+        self.methods.update(skills.METHODS)  # the skills extension, in both eras
         self.modern_methods: dict[str, Callable[..., dict[str, Any] | None]] = {
             name: handler for name, handler in self.methods.items() if name not in LEGACY_ONLY}
         self.modern_methods[modern.DISCOVER] = lambda ctx, params: modern.discover()

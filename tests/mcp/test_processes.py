@@ -79,6 +79,24 @@ def test_official_conformance_suite_passes(conformance_pair: tuple[str, str], pa
     assert failed == 0 and passed >= at_least, (passed, failed)
 
 
+@pytest.mark.parametrize(("scenario", "at_least"), [
+    ("sep-2640-skills-enumeration", 32), ("sep-2640-skills-manifest", 6),
+])
+def test_conformance_extension_scenarios_pass(conformance_pair: tuple[str, str], scenario: str,
+                                              at_least: int) -> None:
+    """The extensions we declare pass their scenarios (run one by one, as the suite offers)."""
+    url = conformance_pair[0].replace("127.0.0.1", "localhost") + "/mcp"
+    done = _npx("-p", CONFORMANCE_NEXT, "--", "conformance", "server", "--url", url,
+                "--scenario", scenario)
+    output = done.stdout + done.stderr
+    if done.returncode != 0 and ("ENOTFOUND" in output or "EAI_AGAIN" in output):
+        pytest.skip("the npm registry is unreachable")
+    found = re.search(r"Passed: (\d+)/(\d+), (\d+) failed, (\d+) warnings", output)
+    assert found is not None, output[-4000:]
+    passed, total, failed, warnings = map(int, found.groups())
+    assert (failed, warnings) == (0, 0) and passed == total >= at_least, output[-4000:]
+
+
 def test_conformance_profile_needs_loopback_and_auth_off(app: Flask, make_agent) -> None:
     agent = make_agent("alice")
     with gunicorn(app, HARMONIC_MCP_CONFORMANCE="1") as url:  # auth stays on
