@@ -25,7 +25,7 @@ from app.models.base import utcnow
 from app.models.collab import Commitment, Decision
 from app.models.notifications import LEVELS, Notification, NotificationSetting
 from app.services import decisions, items
-from app.services.errors import NotFound, invalid_param
+from app.services.errors import invalid_param
 
 PAGE_SIZE = 50
 DUE_WITHIN = timedelta(hours=24)
@@ -143,7 +143,9 @@ def _own(user: User, ident: str) -> Notification:
     found = db.session.scalar(select(Notification).where(
         Notification.user_id == user.id, Notification.short_id == ident[:8].lower()))
     if found is None:
-        raise NotFound(f"you have no notification '{ident}' (ids are listed at /inbox)")
+        # A parameter error, not a 404: the page exists, the id given to it does not.
+        raise invalid_param("id", f"you have no notification '{ident}' (ids are listed at "
+                                  "/inbox)")
     return found
 
 

@@ -143,9 +143,9 @@ def test_mark_read_and_mark_all_read_over_markdown(app: Flask, studio, make_agen
     unread, rows = inbox(bob)
     assert unread == 2 and rows[0]["state"] == "read"
     missing = bob.act("/inbox", "mark_read", id="ffffffff")
-    assert missing.status_code == 404 and "/inbox" in missing.json["error"]["message"]
+    assert missing.status_code == 422 and "/inbox" in missing.json["error"]["message"]
     # Someone else's notification is not found either.
-    assert studio.act("/inbox", "mark_read", id=rows[1]["id"]).status_code == 404
+    assert studio.act("/inbox", "mark_read", id=rows[1]["id"]).status_code == 422
     everything = bob.act("/inbox", "mark_all_read")
     assert everything.status_code == 200 and everything.json["result"]["marked"] == 2
     assert inbox(bob)[0] == 0
