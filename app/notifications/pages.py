@@ -13,10 +13,12 @@ from app.models import User
 from app.notifications import inbox, webhooks
 from app.services.errors import Unauthorized
 from app.web import loaders
-from app.web.core_pages import studio_nav
+from app.web.core_pages import STUDIO_SECTIONS, studio_nav
 from app.web.pages import Page, page
 
 bp = Blueprint("notifications", __name__)
+
+STUDIO_SECTIONS.append(("Webhooks", "webhooks"))
 
 
 def _settings_nav(ctx: Context) -> list[tuple[str, str]]:

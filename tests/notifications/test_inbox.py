@@ -64,6 +64,16 @@ def test_a_comment_on_my_item_is_a_reply(app: Flask, studio, make_agent) -> None
     assert unread == 1 and rows[0]["kind"] == "reply"
     assert "commented on your note" in rows[0]["text"]
     assert inbox(studio) == (0, [])
+    # A mention in a comment, and in a decision's description added by an edit.
+    carol = join_studio(make_agent, "carol")
+    bob.act(note.json["location"], "add_comment", text="@carol what do you think?")
+    assert [r["kind"] for r in inbox(carol)[1]] == ["mention"]
+    assert "mentioned you in “Bob's idea”" in inbox(carol)[1][0]["text"].replace("\\", "")
+    decision = studio.act("/studios/team/decide", "create_decision", question="Go?")
+    edited = studio.act(decision.json["location"] + "/settings", "update_decision_settings",
+                        description="asking @carol too")
+    assert edited.status_code == 200, edited.get_data(as_text=True)
+    assert sorted(r["kind"] for r in inbox(carol)[1]) == ["mention", "mention", "new_decision"]
 
 
 def test_new_decisions_and_commitments_reach_members(app: Flask, studio, make_agent) -> None:  # type: ignore[no-untyped-def]

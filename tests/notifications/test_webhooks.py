@@ -17,7 +17,7 @@ from typing import Any
 import pytest
 from flask import Flask
 
-from tests.helpers import join_studio
+from tests.helpers import join_studio, open_studio
 
 
 class Receiver:
@@ -206,3 +206,68 @@ def test_who_hears_what(app: Flask, studio, make_agent, hooks_on, receiver) -> N
     assert deleted.status_code == 200 and deleted.json["location"] == "/u/bob/settings/webhooks"
     assert bob.get(f"/webhooks/{mine['id']}").status_code == 404
     assert studio.get(f"/webhooks/{mine['id']}").status_code == 404
+
+
+def test_the_secret_is_shown_once_in_html(app: Flask, make_agent, hooks_on, receiver) -> None:  # type: ignore[no-untyped-def]
+    import re
+
+    make_agent("hana", password="hana-password")
+    open_studio(app, "hana", handle="hs", name="Hana's")
+    browser = app.test_client()
+
+    def csrf(html: str) -> str:
+        return re.search(r'name="csrf_token" value="([^"]+)"', html).group(1)  # type: ignore[union-attr]
+
+    login = browser.get("/login").get_data(as_text=True)
+    assert browser.post("/login", data={"login": "hana", "password": "hana-password",
+                                        "csrf_token": csrf(login)}).status_code == 303
+    page = browser.get("/studios/hs/webhooks").get_data(as_text=True)
+    assert 'data-action="create_webhook"' in page
+    refused = browser.post("/studios/hs/webhooks/actions/create_webhook",
+                           data={"url": "http://10.1.2.3/x", "csrf_token": csrf(page)})
+    assert refused.status_code == 422
+    assert "WEBHOOKS_ALLOW" in refused.get_data(as_text=True)
+    made = browser.post("/studios/hs/webhooks/actions/create_webhook",
+                        data={"url": receiver.url, "csrf_token": csrf(page)})
+    assert made.status_code == 303 and made.headers["Location"].startswith("/webhooks/")
+    shown = browser.get(made.headers["Location"]).get_data(as_text=True)
+    secret = re.search(r"(whsec_[A-Za-z0-9_-]+)", shown)
+    assert secret is not None and "shown only once" in shown
+    again = browser.get(made.headers["Location"]).get_data(as_text=True)
+    assert secret.group(1) not in again and receiver.url in again
+
+
+def test_a_delivery_whose_enqueueing_was_lost_is_swept(app: Flask, studio, hooks_on, receiver,
+                                                       monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """The process 'dies' between the commit and the enqueue: the delivery row is durable, and
+    `flask notifications sweep` hands it to the queue later."""
+    from datetime import UTC, datetime, timedelta
+
+    from sqlalchemy import update
+
+    from app.extensions import db
+    from app.models.notifications import WebhookDelivery
+    from app.notifications import webhooks
+
+    register(studio, "/studios/team/webhooks", receiver.url)
+
+    def crash(ids: Any) -> int:
+        raise RuntimeError("the process died here")
+
+    monkeypatch.setattr(webhooks, "enqueue", crash)
+    assert studio.act("/studios/team/note", "create_note", text="survives").status_code == 201
+    monkeypatch.undo()
+    for key, value in {"WEBHOOKS_ALLOW": "loopback", "WORKFLOWS_WORKER": "off",
+                       "WORKFLOWS_RETRY_SECONDS": "0.05"}.items():
+        monkeypatch.setitem(app.config, key, value)
+    runner = app.test_cli_runner()
+    assert "enqueued 0 webhook deliveries" in runner.invoke(args=["notifications",
+                                                                  "sweep"]).output
+    with app.app_context():  # age it past the sweep's grace period
+        db.session.execute(update(WebhookDelivery).values(
+            created_at=datetime.now(UTC) - timedelta(minutes=5)))
+        db.session.commit()
+    result = runner.invoke(args=["notifications", "sweep"])
+    assert result.exit_code == 0 and "enqueued 1 webhook delivery" in result.output
+    work_until(app, lambda: len(receiver.received) == 1)
+    assert json.loads(receiver.received[0]["body"])["message"].startswith("Created note")
