@@ -62,6 +62,7 @@ def _forget(session: Session, *_: Any) -> None:
 
 @observe
 def on_action(ctx: Context, act: Action, result: Result) -> None:
+    db.session.flush()  # whatever the handler left pending passes through ``_track`` now
     touched = list(db.session.info.pop(_TOUCHED, {}).values())
     if ctx.user is None or ctx.studio is None or not act.effect.writes or act.name in QUIET:
         return
