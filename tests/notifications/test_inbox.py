@@ -195,3 +195,27 @@ def test_badge_and_forms_in_html(app: Flask, make_agent) -> None:  # type: ignor
     after = browser.get("/studios").get_data(as_text=True)
     assert 'data-unread="0"' in after and "aria-label" not in after
     assert hana.get("/inbox").status_code == 200
+
+
+def test_the_inbox_pages_by_keyset(app: Flask, studio, make_agent) -> None:  # type: ignore[no-untyped-def]
+    from app.extensions import db
+    from app.models import User
+    from app.notifications import inbox as domain
+
+    bob = join_studio(make_agent, "bob")
+    with app.app_context():  # 55 notifications, written the way the observer writes them
+        user = db.session.query(User).filter(User.handle == "bob").one()
+        domain.write([domain.Draft(user.id, "mention", f"mention:test:{n}", f"number {n}",
+                                   "/studios/team") for n in range(55)])
+        db.session.commit()
+    first = bob.get("/inbox").get_data(as_text=True)
+    unread, rows = inbox(bob)
+    assert unread == 55 and len(rows) == domain.PAGE_SIZE
+    link = re.search(r"^next: \[(/inbox\?before=[0-9a-f]{8})\]", first, re.M)
+    assert link is not None
+    _front, body = parse_md(bob.get(link.group(1)).get_data(as_text=True))
+    rest = re.findall(r"^\| ([0-9a-f]{8}) \|", body, re.M)
+    assert len(rest) == 5 and not set(rest) & {r["id"] for r in rows}
+    assert "next:" not in body
+    bad = bob.get("/inbox?before=zzzz")
+    assert bad.status_code == 422
