@@ -42,6 +42,7 @@ from sqlalchemy import event, or_, select, update
 from sqlalchemy.orm import Session
 
 from app.core import netpolicy
+from app.core.config import app_config
 from app.extensions import db
 from app.models import Membership, Studio, User
 from app.models.base import utcnow
@@ -176,8 +177,6 @@ def stage(studio: Studio, actor: User, action: str, page: str, location: str | N
         or_(Webhook.studio_id == studio.id, Webhook.studio_id.is_(None)))))
     if not hooks:
         return []
-    from app.core.config import app_config
-
     base = str(app_config().get("HARMONIC_BASE_URL") or "").rstrip("/")
     staged: list[uuid.UUID] = []
     for hook in hooks:
