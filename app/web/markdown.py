@@ -1,6 +1,7 @@
 """User text on its way out: sanitized HTML for people, inert Markdown for agents.
 
-People: markdown-it-py renders, nh3 removes anything executable. Agents: user text goes inside
+People: markdown-it-py renders (``@handle`` outside code and links becomes a link to
+/u/<handle>), nh3 removes anything executable. Agents: user text goes inside
 a code fence longer than any backtick run in it, and one-line fields are flattened and escaped,
 so no text can close the fence, start a heading, or forge the frontmatter or the action list.
 """
@@ -11,9 +12,55 @@ import re
 
 import nh3
 from markdown_it import MarkdownIt
+from markdown_it.rules_core import StateCore
+from markdown_it.token import Token
 from markupsafe import Markup
 
+from app.services.mentions import MENTION
+
 _md = MarkdownIt("commonmark", {"html": False, "linkify": False}).enable("table")
+
+
+def _mention_links(state: StateCore) -> None:
+    """Turn ``@handle`` in plain text into a link to the person's page. It works on tokens, so
+    code spans, code blocks and the text of existing links are left alone, and the link is
+    built as tokens (never as HTML), then sanitized like everything else."""
+    for block in state.tokens:
+        if block.type != "inline" or not block.children:
+            continue
+        children: list[Token] = []
+        in_link = 0
+        for token in block.children:
+            if token.type == "link_open":
+                in_link += 1
+            elif token.type == "link_close":
+                in_link -= 1
+            if token.type != "text" or in_link or "@" not in token.content:
+                children.append(token)
+                continue
+            children.extend(_split_mentions(token))
+        block.children = children
+
+
+def _split_mentions(token: Token) -> list[Token]:
+    out: list[Token] = []
+    text, at = token.content, 0
+    for match in MENTION.finditer(text):
+        if match.start() > at:
+            out.append(_text(text[at:match.start()], token))
+        link = Token("link_open", "a", 1, attrs={"href": f"/u/{match.group(1)}"})
+        out += [link, _text(match.group(0), token), Token("link_close", "a", -1)]
+        at = match.end()
+    if at < len(text):
+        out.append(_text(text[at:], token))
+    return out
+
+
+def _text(content: str, like: Token) -> Token:
+    return Token("text", "", 0, content=content, level=like.level)
+
+
+_md.core.ruler.push("mentions", _mention_links)
 _ALLOWED_SCHEMES = {"http", "https", "mailto"}
 
 

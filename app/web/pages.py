@@ -16,7 +16,7 @@ import yaml
 from flask import Blueprint, Response, current_app, g, jsonify, render_template, request
 from werkzeug.exceptions import BadRequest
 
-from app.actions import Action, Context, offered_actions
+from app.actions import Action, Context, observers, offered_actions
 from app.actions.effects import needs_write
 from app.actions.registry import ACTIONS, check_offered, validate_params
 from app.actions.summary import action_summary
@@ -240,13 +240,14 @@ def execute_action(spec: PageSpec, action_name: str, args: dict[str, Any]) -> Re
     result = act.handler(ctx, params)
     # Written in this transaction; subscribers hear of it after the commit, whatever the door.
     changes.record(*act.changed(ctx, result))
+    observers.run(ctx, act, result)  # in the same transaction (e.g. notifications, webhooks)
     db.session.commit()
     status = 201 if result.created else 200
     fmt = wants()
     if fmt == "html":
         # Show a token or an invite code once, on the page the person lands on.
         flash(result.message, "success")
-        for key in ("token", "code"):
+        for key in ("token", "code", "secret"):
             if key in result.data:
                 flash(f"{key}:{result.data[key]}", "secret")
         # flask.redirect is typed as werkzeug's base Response; it builds the app's Response.

@@ -51,8 +51,8 @@ def audience(spec: PageSpec) -> frozenset[str]:
         return MEMBERS
     if rule.startswith("/u/<user_handle>/"):
         return CREATOR
-    if rule.startswith(("/playbooks/<", "/runs/<")):
-        return CREATOR
+    if rule.startswith(("/playbooks/<", "/runs/<", "/webhooks/<")):
+        return CREATOR  # (the sample webhook is the creator's own)
     return SIGNED_IN
 
 
@@ -76,6 +76,9 @@ def rule_admits(act: Action, spec: PageSpec) -> frozenset[str]:
         "review_rule": frozenset(),
         "approve_rule": frozenset(),
         "_option_proposer": MEMBERS,  # the sample decision is open to members' options
+        # create_webhook: a studio's admins on its webhooks page, a person on their own
+        "_may_register": (frozenset({"admin"}) if spec.rule.startswith("/studios/")
+                          else CREATOR),
     }
     if name not in table:
         raise AssertionError(f"classify the authorization rule {name} of {act.name} in "
@@ -129,10 +132,12 @@ def seed(app: Flask, make_agent: Any) -> Studio:
     assert carol.act(playbook, "stop_teach").status_code == 200
     with app.app_context():
         workflow = catalog.entries()[0].name
+        hook = _webhook_of(app, "carol")
     fill = {"handle": "team", "user_handle": "carol", "note_id": note.rsplit("/", 1)[1],
             "decision_id": decision.rsplit("/", 1)[1],
             "commitment_id": commitment.rsplit("/", 1)[1], "cycle_name": "today",
-            "name": floorplan.rsplit("/", 1)[1], "playbook_id": playbook.rsplit("/", 1)[1]}
+            "name": floorplan.rsplit("/", 1)[1], "playbook_id": playbook.rsplit("/", 1)[1],
+            "hook_id": hook}
     result = Studio()
     for name, spec in PAGES.items():
         if name in NEEDS_A_RUN:
@@ -158,6 +163,21 @@ def seed(app: Flask, make_agent: Any) -> Studio:
         db.session.commit()
         assert db.session.query(ApiToken).count() >= 7
     return result
+
+
+def _webhook_of(app: Flask, handle: str) -> str:
+    """A personal webhook of ``handle`` (stored directly: the matrix app allows no URL)."""
+    from app.extensions import db
+    from app.models import User
+    from app.models.notifications import Webhook
+
+    user = db.session.query(User).filter(User.handle == handle).one()
+    hook = Webhook(owner_id=user.id, url="http://127.0.0.1:9/matrix", secret="whsec_matrix",
+                   active=True)
+    hook.assign_ids()
+    db.session.add(hook)
+    db.session.commit()
+    return hook.short_id
 
 
 def expected_post(identity: str, act: Action, spec: PageSpec) -> set[int]:

@@ -1,0 +1,94 @@
+"""The inbox, notification-level and webhook actions (one registry, every door)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from app.actions import rules
+from app.actions.effects import DESTRUCTIVE, IDEMPOTENT_WRITE, WRITE
+from app.actions.registry import Context, Param, Result, action
+from app.models.notifications import LEVELS
+from app.notifications import events, inbox, webhooks
+
+# Managing one's inbox or webhooks is not news for anyone's inbox or webhooks.
+events.QUIET.update({"mark_read", "mark_all_read", "set_notification_level", "create_webhook",
+                     "disable_webhook", "enable_webhook", "delete_webhook"})
+
+
+@action("mark_read", "Mark one notification read (its id is listed in the inbox)", "inbox",
+        rules.signed_in,
+        params=(Param("id", "string", "The notification's id, as the inbox lists it",
+                      required=True, max_length=36),),
+        effect=IDEMPOTENT_WRITE)
+def mark_read(ctx: Context, p: dict[str, Any]) -> Result:
+    found = inbox.mark_read(ctx.user, p["id"])
+    return Result("Marked read.", "/inbox",
+                  data={"id": found.short_id, "unread": inbox.unread_count(ctx.user)})
+
+
+@action("mark_all_read", "Mark every notification in your inbox read", "inbox", rules.signed_in,
+        effect=IDEMPOTENT_WRITE)
+def mark_all_read(ctx: Context, p: dict[str, Any]) -> Result:
+    count = inbox.mark_all_read(ctx.user)
+    return Result(f"Marked {count} notification{'s' if count != 1 else ''} read.", "/inbox",
+                  data={"marked": count, "unread": 0})
+
+
+@action("set_notification_level", "How much of one studio reaches your inbox: all, mentions "
+                                  "(mentions and replies to your items only) or none",
+        "notification_settings", rules.self_user,
+        params=(Param("studio", "string", "The studio's handle", required=True, max_length=40),
+                Param("level", "string", "all, mentions or none", required=True,
+                      enum=LEVELS)),
+        effect=IDEMPOTENT_WRITE)
+def set_notification_level(ctx: Context, p: dict[str, Any]) -> Result:
+    studio = inbox.set_level(ctx.user, p["studio"], p["level"])
+    return Result(f"Notifications from {studio.name}: {p['level']}.", ctx.path,
+                  data={"studio": studio.handle, "level": p["level"]})
+
+
+def _may_register(ctx: Context) -> str | None:
+    return rules.admin(ctx) if ctx.studio is not None else rules.self_user(ctx)
+
+
+@action("create_webhook", "Register a URL that is sent a signed JSON payload for every change "
+                          "(in this studio, or in every studio you belong to); it must be on "
+                          "the server's WEBHOOKS_ALLOW list. The signing secret is shown once",
+        ("user_webhooks", "studio_webhooks"), _may_register,
+        params=(Param("url", "string", "The http(s) URL to POST events to", required=True,
+                      max_length=2000, format="uri"),),
+        effect=WRITE)
+def create_webhook(ctx: Context, p: dict[str, Any]) -> Result:
+    hook = webhooks.create(ctx.user, p["url"], ctx.studio)
+    return Result(f"Webhook {hook.short_id} registered for {hook.url}. Keep its signing secret: "
+                  "it is shown only now.", f"/webhooks/{hook.short_id}", created=True,
+                  data={"id": hook.short_id, "url": hook.url, "secret": hook.secret})
+
+
+@action("disable_webhook", "Stop sending events to this webhook (deliveries not yet sent fail)",
+        "webhook", rules.signed_in, available=lambda ctx: ctx.item.active,
+        unavailable_reason=lambda ctx: "the webhook is already disabled",
+        effect=IDEMPOTENT_WRITE)
+def disable_webhook(ctx: Context, p: dict[str, Any]) -> Result:
+    ctx.item.active = False
+    return Result("Webhook disabled.", ctx.path, data={"id": ctx.item.short_id, "active": False})
+
+
+@action("enable_webhook", "Send events to this webhook again", "webhook", rules.signed_in,
+        available=lambda ctx: not ctx.item.active,
+        unavailable_reason=lambda ctx: "the webhook is already enabled",
+        effect=IDEMPOTENT_WRITE)
+def enable_webhook(ctx: Context, p: dict[str, Any]) -> Result:
+    webhooks.check_url(ctx.item.url)  # the allow-list may have narrowed meanwhile
+    ctx.item.active = True
+    return Result("Webhook enabled.", ctx.path, data={"id": ctx.item.short_id, "active": True})
+
+
+@action("delete_webhook", "Delete this webhook and its delivery log", "webhook", rules.signed_in,
+        effect=DESTRUCTIVE)
+def delete_webhook(ctx: Context, p: dict[str, Any]) -> Result:
+    hook = ctx.item
+    back = (f"/studios/{hook.studio.handle}/webhooks" if hook.studio is not None
+            else f"/u/{ctx.user.handle}/settings/webhooks")
+    webhooks.delete(hook)
+    return Result("Webhook deleted.", back, data={"id": hook.short_id})

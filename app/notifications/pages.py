@@ -1,0 +1,86 @@
+"""Pages: the inbox (/inbox), notification levels and personal webhooks in a person's settings,
+a studio's webhooks, and one webhook with its delivery log."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from flask import Blueprint, request
+
+from app.actions import Context
+from app.extensions import db
+from app.models import User
+from app.notifications import inbox, webhooks
+from app.services.errors import Unauthorized
+from app.web import loaders
+from app.web.core_pages import STUDIO_SECTIONS, studio_nav
+from app.web.pages import Page, page
+
+bp = Blueprint("notifications", __name__)
+
+STUDIO_SECTIONS.append(("Webhooks", "webhooks"))
+
+
+def _settings_nav(ctx: Context) -> list[tuple[str, str]]:
+    return [("You", f"/u/{ctx.item.handle}"), ("Settings", f"/u/{ctx.item.handle}/settings")]
+
+
+@page(bp, "inbox", "/inbox", loaders.plain("inbox", "/inbox"))
+def inbox_page(ctx: Context) -> Page:
+    # Deadlines within 24 hours and closed decisions are computed now (see inbox.sync_due).
+    if inbox.sync_due(ctx.user):
+        db.session.commit()
+    unread_only = request.args.get("unread") in ("1", "true", "yes")
+    rows, after = inbox.listing(ctx.user, request.args.get("before"), unread_only)
+    return Page(ctx, "Inbox", "notifications/inbox",
+                {"notifications": rows, "unread": inbox.unread_count(ctx.user),
+                 "next_page": _next(after, unread_only)})
+
+
+def _next(after: str | None, unread_only: bool) -> str | None:
+    if after is None:
+        return None
+    return f"/inbox?before={after}" + ("&unread=1" if unread_only else "")
+
+
+@page(bp, "notification_settings", "/u/<user_handle>/settings/notifications",
+      loaders.user_page("notification_settings", "/settings/notifications"))
+def notification_settings(ctx: Context) -> Page:
+    return Page(ctx, "Notification settings", "notifications/settings",
+                {"subject": ctx.item, "levels": inbox.studio_levels(ctx.item)},
+                nav=_settings_nav(ctx))
+
+
+@page(bp, "user_webhooks", "/u/<user_handle>/settings/webhooks",
+      loaders.user_page("user_webhooks", "/settings/webhooks"))
+def user_webhooks(ctx: Context) -> Page:
+    return Page(ctx, "Your webhooks", "notifications/webhooks",
+                {"hooks": webhooks.of_owner(ctx.item), "scope": "every studio you belong to"},
+                nav=_settings_nav(ctx))
+
+
+@page(bp, "studio_webhooks", "/studios/<handle>/webhooks",
+      loaders.studio_page("studio_webhooks", "/webhooks"))
+def studio_webhooks(ctx: Context) -> Page:
+    admin = ctx.member is not None and ctx.member.role == "admin"
+    return Page(ctx, f"Webhooks of {ctx.studio.name}", "notifications/webhooks",
+                {"hooks": webhooks.of_studio(ctx.studio) if admin else [], "admin": admin,
+                 "scope": f"the studio {ctx.studio.name}"},
+                nav=studio_nav(ctx) + [("Webhooks", f"/studios/{ctx.studio.handle}/webhooks")])
+
+
+def _webhook(user: User | None, hook_id: str, **_: Any) -> Context:
+    if user is None:  # (the page is not public: never reached without a user)
+        raise Unauthorized("sign in or send 'Authorization: Bearer <token>'")
+    hook = webhooks.find_for(user, hook_id)
+    return Context(page="webhook", path=f"/webhooks/{hook.short_id}", user=user, item=hook,
+                   base_url=loaders.base_url())
+
+
+@page(bp, "webhook", "/webhooks/<hook_id>", _webhook)
+def webhook_page(ctx: Context) -> Page:
+    hook = ctx.item
+    back = (("Webhooks", f"/studios/{hook.studio.handle}/webhooks") if hook.studio is not None
+            else ("Your webhooks", f"/u/{ctx.user.handle}/settings/webhooks"))
+    return Page(ctx, f"Webhook {hook.short_id}", "notifications/webhook",
+                {"hook": hook, "deliveries": webhooks.deliveries(hook)}, nav=[back])

@@ -1,0 +1,45 @@
+"""The settings notifications read: app config first, then the environment, then a default."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+
+from app.core.config import app_config
+
+
+@dataclass(frozen=True)
+class Setting:
+    name: str
+    default: str
+    description: str
+
+
+SETTINGS: tuple[Setting, ...] = (
+    Setting("WEBHOOKS_ALLOW", "",
+            "hosts webhook URLs may point at (comma list: loopback, host, host:port, origin); "
+            "empty: no webhook can be registered"),
+    Setting("WEBHOOKS_MAX_ATTEMPTS", "5", "delivery attempts before a webhook delivery fails"),
+    Setting("WEBHOOKS_TIMEOUT", "10", "seconds to wait for a webhook receiver to answer"),
+)
+_BY_NAME = {s.name: s for s in SETTINGS}
+
+
+def get(name: str) -> str:
+    setting = _BY_NAME[name]
+    value = app_config().get(name)
+    if value not in (None, ""):
+        return str(value)
+    env = os.environ.get(name)
+    return env if env not in (None, "") else setting.default
+
+
+def get_float(name: str) -> float:
+    try:
+        return float(get(name))
+    except ValueError:
+        return float(_BY_NAME[name].default)
+
+
+def get_list(name: str) -> list[str]:
+    return [part.strip().lower() for part in get(name).split(",") if part.strip()]

@@ -1,0 +1,323 @@
+"""Webhooks: a URL told about every change in a studio, signed, sent by the job queue.
+
+Registration: a person registers a URL for every studio they belong to, a studio admin one for
+the studio. The URL must pass the outbound allow-list ``WEBHOOKS_ALLOW`` (``app.core.netpolicy``,
+the same evaluation as every other outbound call: ``loopback``, a host, ``host:port`` or an
+origin; names are never resolved, so a private address is refused unless it is listed). It is
+checked again before every attempt, so narrowing the list stops deliveries at once.
+
+Events: each action executed on a studio page adds one delivery per matching webhook, in the
+action's own transaction (``events``), with the action, the actor, the page and the changed
+resources (the change-event URIs). A webhook only hears of studios its owner is a member of.
+
+Signing: ``Harmonic-Signature: t=<unix seconds>,v1=<hex HMAC-SHA256(secret, "<t>.<body>")>``
+with the webhook's secret (``whsec_…``, shown once at creation and kept as issued, because a
+hash could not sign). Receivers recompute it over the raw body, compare in constant time and
+reject old timestamps.
+
+Delivery: after the action commits, each new delivery is enqueued as a run of the workflow job
+queue (``app.workflows.enqueue_calls``), which ``bin/worker`` (or the in-process worker) runs.
+A failed attempt (a connection error or a status outside 2xx) raises a transient StepError, so
+the queue retries it with its backoff (``WORKFLOWS_RETRY_SECONDS``, doubling) up to
+``WEBHOOKS_MAX_ATTEMPTS``; every attempt is logged (``WebhookAttempt``). Deliveries are at least
+once: ``Harmonic-Delivery`` carries the delivery id for receivers to deduplicate. A delivery
+whose enqueueing was lost (the process died right after the commit) is picked up by the next
+delivery step or by ``flask notifications sweep``.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import json
+import secrets
+import time
+import uuid
+from datetime import timedelta
+from typing import Any
+
+import httpx
+from sqlalchemy import delete as sa_delete
+from sqlalchemy import event, or_, select, update
+from sqlalchemy.orm import Session
+
+from app.core import netpolicy
+from app.core.config import app_config
+from app.extensions import db
+from app.models import Membership, Studio, User
+from app.models.base import utcnow
+from app.models.notifications import Webhook, WebhookAttempt, WebhookDelivery
+from app.notifications import settings
+from app.services import outbound
+from app.services.errors import Forbidden, NotFound, invalid_param
+
+STEP = "notifications.deliver_webhook"
+SIGNATURE_HEADER = "Harmonic-Signature"
+ORPHAN_AFTER = timedelta(seconds=30)
+LOG_SIZE = 50
+_PENDING = "harmonic.webhooks.pending"  # Session.info: delivery ids staged in this transaction
+_COMMITTED = "harmonic.webhooks.committed"  # ... and those whose transaction committed
+
+
+# Signing ---------------------------------------------------------------------------------------
+
+def new_secret() -> str:
+    return "whsec_" + secrets.token_urlsafe(32)
+
+
+def signature(secret: str, timestamp: int, body: bytes) -> str:
+    """The ``Harmonic-Signature`` header value for ``body`` sent at ``timestamp``."""
+    mac = hmac.new(secret.encode(), f"{timestamp}.".encode() + body, hashlib.sha256)
+    return f"t={timestamp},v1={mac.hexdigest()}"
+
+
+def verify(secret: str, header: str, body: bytes, tolerance: int = 300,
+           now: float | None = None) -> bool:
+    """What a receiver does (and the docs show): recompute, compare in constant time, and
+    refuse a timestamp further than ``tolerance`` seconds from now."""
+    parts = dict(p.split("=", 1) for p in header.split(",") if "=" in p)
+    try:
+        timestamp = int(parts.get("t", ""))
+    except ValueError:
+        return False
+    if abs((now if now is not None else time.time()) - timestamp) > tolerance:
+        return False
+    expected = signature(secret, timestamp, body).split("v1=", 1)[1]
+    return hmac.compare_digest(expected, parts.get("v1", ""))
+
+
+# Registration ----------------------------------------------------------------------------------
+
+def check_url(url: str) -> str:
+    url = (url or "").strip()
+    if not url:
+        raise invalid_param("url", "is required: the http(s) URL to send events to")
+    if len(url) > 2000:
+        raise invalid_param("url", "is longer than 2000 characters")
+    try:
+        netpolicy.check_url(url, settings.get_list("WEBHOOKS_ALLOW"), "WEBHOOKS_ALLOW")
+    except netpolicy.Refused as exc:
+        raise invalid_param("url", f"is refused: {exc.message}. Webhooks may only call hosts "
+                                   "on the server's WEBHOOKS_ALLOW list; ask its operator") \
+            from None
+    return url
+
+
+def create(owner: User, url: str, studio: Studio | None = None) -> Webhook:
+    hook = Webhook(owner_id=owner.id, studio_id=studio.id if studio else None,
+                   url=check_url(url), secret=new_secret(), active=True)
+    hook.assign_ids()
+    db.session.add(hook)
+    db.session.flush()
+    return hook
+
+
+def of_owner(user: User) -> list[Webhook]:
+    return list(db.session.scalars(select(Webhook).where(
+        Webhook.owner_id == user.id, Webhook.studio_id.is_(None))
+        .order_by(Webhook.created_at)))
+
+
+def of_studio(studio: Studio) -> list[Webhook]:
+    return list(db.session.scalars(select(Webhook).where(Webhook.studio_id == studio.id)
+                                   .order_by(Webhook.created_at)))
+
+
+def find_for(user: User, ident: str) -> Webhook:
+    """A webhook the caller manages: their own, or one of a studio they administer."""
+    ident = (ident or "").strip().lower()[:8]
+    hook = db.session.scalar(select(Webhook).where(Webhook.short_id == ident))
+    if hook is None:
+        raise NotFound(f"no webhook '{ident}'")
+    if hook.owner_id == user.id:
+        return hook
+    if hook.studio_id is not None:
+        role = db.session.scalar(select(Membership.role).where(
+            Membership.studio_id == hook.studio_id, Membership.user_id == user.id))
+        if role == "admin":
+            return hook
+        if role is not None:
+            raise Forbidden("only the studio's admins manage its webhooks")
+    raise NotFound(f"no webhook '{ident}'")
+
+
+def delete(hook: Webhook) -> None:
+    ids = select(WebhookDelivery.id).where(WebhookDelivery.webhook_id == hook.id)
+    db.session.execute(sa_delete(WebhookAttempt).where(WebhookAttempt.delivery_id.in_(ids)))
+    db.session.execute(sa_delete(WebhookDelivery).where(WebhookDelivery.webhook_id == hook.id))
+    db.session.delete(hook)
+    db.session.flush()
+
+
+def deliveries(hook: Webhook, limit: int = LOG_SIZE) -> list[tuple[WebhookDelivery,
+                                                                     list[WebhookAttempt]]]:
+    """The newest deliveries with their attempts (two queries whatever the number)."""
+    rows = list(db.session.scalars(select(WebhookDelivery)
+                                   .where(WebhookDelivery.webhook_id == hook.id)
+                                   .order_by(WebhookDelivery.created_at.desc(),
+                                             WebhookDelivery.id.desc()).limit(limit)))
+    attempts: dict[uuid.UUID, list[WebhookAttempt]] = {r.id: [] for r in rows}
+    if rows:
+        for attempt in db.session.scalars(select(WebhookAttempt)
+                                          .where(WebhookAttempt.delivery_id.in_(attempts))
+                                          .order_by(WebhookAttempt.number)):
+            attempts[attempt.delivery_id].append(attempt)
+    return [(r, attempts[r.id]) for r in rows]
+
+
+# Events: staged in the action's transaction ----------------------------------------------------
+
+def stage(studio: Studio, actor: User, action: str, page: str, location: str | None,
+          changed: list[str], message: str) -> list[uuid.UUID]:
+    """One delivery per active webhook that hears of ``studio``: the studio's own, and those of
+    people who are members of it (the owner of a studio webhook must still be a member)."""
+    members = select(Membership.user_id).where(Membership.studio_id == studio.id)
+    hooks = list(db.session.scalars(select(Webhook).where(
+        Webhook.active.is_(True), Webhook.owner_id.in_(members),
+        or_(Webhook.studio_id == studio.id, Webhook.studio_id.is_(None)))))
+    if not hooks:
+        return []
+    base = str(app_config().get("HARMONIC_BASE_URL") or "").rstrip("/")
+    staged: list[uuid.UUID] = []
+    for hook in hooks:
+        delivery = WebhookDelivery(webhook_id=hook.id, event=action[:80], status="pending",
+                                   attempts=0, enqueued=False, payload={})
+        delivery.assign_ids()
+        delivery.payload = {
+            "id": delivery.short_id, "event": action, "at": utcnow().isoformat(),
+            "actor": {"handle": actor.handle, "name": actor.name},
+            "studio": studio.handle, "page": base + page,
+            "location": (base + location) if location else None,
+            "changed": changed, "message": message,
+        }
+        db.session.add(delivery)
+        staged.append(delivery.id)
+    db.session.flush()
+    db.session.info.setdefault(_PENDING, []).extend(staged)
+    return staged
+
+
+def committed_ids() -> list[uuid.UUID]:
+    """Deliveries whose transaction has committed and are not enqueued yet (taken once)."""
+    return list(db.session().info.pop(_COMMITTED, []))
+
+
+@event.listens_for(Session, "after_commit")
+def _on_commit(session: Session) -> None:
+    if session.in_nested_transaction():
+        return  # a savepoint released: committed only with the root
+    pending = session.info.pop(_PENDING, None)
+    if pending:
+        session.info.setdefault(_COMMITTED, []).extend(pending)
+
+
+@event.listens_for(Session, "after_soft_rollback")
+def _on_rollback(session: Session, _previous: Any) -> None:
+    session.info.pop(_PENDING, None)
+
+
+# Sending through the job queue ------------------------------------------------------------------
+
+def enqueue(ids: list[uuid.UUID]) -> int:
+    """Start one queue run per delivery (after its transaction committed)."""
+    from app.workflows import CallStep, enqueue_calls
+
+    attempts = int(settings.get_float("WEBHOOKS_MAX_ATTEMPTS"))
+    rows = list(db.session.execute(select(WebhookDelivery.id, WebhookDelivery.short_id,
+                                          Webhook.owner_id)
+                                   .join(Webhook, Webhook.id == WebhookDelivery.webhook_id)
+                                   .where(WebhookDelivery.id.in_(ids),
+                                          WebhookDelivery.enqueued.is_(False))))
+    # End the read before the queue writes on its own connection: on SQLite a snapshot older
+    # than that write could not be upgraded to the write below.
+    db.session.commit()
+    for delivery_id, short_id, owner_id in rows:
+        enqueue_calls(f"webhook delivery {short_id}",
+                      [CallStep("deliver", STEP, {"delivery": str(delivery_id)},
+                                max_attempts=max(1, attempts))], user_id=owner_id)
+        db.session.execute(update(WebhookDelivery).where(WebhookDelivery.id == delivery_id)
+                           .values(enqueued=True))
+        db.session.commit()
+    return len(rows)
+
+
+def sweep(older_than: timedelta = ORPHAN_AFTER) -> int:
+    """Enqueue deliveries committed but never enqueued (their process died in between)."""
+    ids = list(db.session.scalars(select(WebhookDelivery.id).where(
+        WebhookDelivery.status == "pending", WebhookDelivery.enqueued.is_(False),
+        WebhookDelivery.created_at < utcnow() - older_than).limit(500)))
+    return enqueue(ids) if ids else 0
+
+
+def deliver(delivery_id: uuid.UUID, max_attempts: int) -> dict[str, Any]:
+    """One attempt at sending one delivery; raises StepError (transient) when it failed."""
+    from app.workflows import StepError
+
+    delivery = db.session.get(WebhookDelivery, delivery_id)
+    if delivery is None:
+        return {"skipped": "no such delivery (its transaction rolled back or it was deleted)"}
+    if delivery.status == "delivered":
+        return {"skipped": "already delivered"}
+    hook = db.session.get(Webhook, delivery.webhook_id)
+    if hook is None or not hook.active:
+        delivery.status, delivery.finished_at = "failed", utcnow()
+        _log(delivery, 0, None, False, "the webhook is disabled")
+        db.session.commit()
+        return {"skipped": "webhook disabled"}
+    body = json.dumps(delivery.payload, separators=(",", ":"), sort_keys=True).encode()
+    url, secret, event_name, short_id = hook.url, hook.secret, delivery.event, delivery.short_id
+    db.session.commit()  # no snapshot held open across the call (see ``enqueue``)
+    started = time.monotonic()
+    code: int | None = None
+    error = ""
+    try:
+        check_url(url)  # again: the allow-list may have narrowed since registration
+        stamp = int(time.time())
+        response = outbound.client().post(
+            url, content=body, timeout=settings.get_float("WEBHOOKS_TIMEOUT"),
+            headers={"Content-Type": "application/json", "User-Agent": "Harmonic-Webhooks",
+                     "Harmonic-Event": event_name, "Harmonic-Delivery": short_id,
+                     SIGNATURE_HEADER: signature(secret, stamp, body)})
+        code = response.status_code
+        if not 200 <= code < 300:
+            error = f"the receiver answered {code}"
+    except httpx.HTTPError as exc:
+        error = f"{type(exc).__name__}: {exc}"[:500]
+    except Exception as exc:  # an allow-list refusal (Invalid) and the like: recorded, retried
+        error = str(getattr(exc, "message", exc))[:500]
+    elapsed = int((time.monotonic() - started) * 1000)
+    ok = not error
+    delivery = db.session.get(WebhookDelivery, delivery_id)
+    if delivery is None:  # deleted with its webhook meanwhile
+        return {"skipped": "deleted while it was being sent"}
+    delivery.attempts += 1
+    if ok:
+        delivery.status, delivery.finished_at = "delivered", utcnow()
+    elif delivery.attempts >= max_attempts:
+        delivery.status, delivery.finished_at = "failed", utcnow()
+    else:
+        delivery.status = "retrying"
+    _log(delivery, elapsed, code, ok, error)
+    db.session.commit()
+    if not ok:
+        raise StepError(f"webhook delivery {short_id}: {error}", permanent=False)
+    return {"status": code, "attempt": delivery.attempts}
+
+
+def _log(delivery: WebhookDelivery, elapsed: int, code: int | None, ok: bool,
+         error: str) -> None:
+    db.session.add(WebhookAttempt(delivery_id=delivery.id, number=delivery.attempts,
+                                  duration_ms=elapsed, status_code=code, ok=ok, error=error))
+
+
+def _deliver_step(ctx: Any, args: dict[str, Any]) -> dict[str, Any]:
+    """The queue's step: first enqueue any orphaned deliveries, then try this one."""
+    sweep()
+    return deliver(uuid.UUID(str(args["delivery"])),
+                   max(1, int(settings.get_float("WEBHOOKS_MAX_ATTEMPTS"))))
+
+
+def register_step() -> None:
+    from app.workflows import callable_step
+
+    callable_step(STEP)(_deliver_step)  # the same function again is no conflict
