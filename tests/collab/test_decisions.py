@@ -54,7 +54,7 @@ def test_create_page_and_decision_page_in_markdown(studio) -> None:  # type: ign
     assert "| Open |" in body and "left)" in body
     # No options yet: nothing to vote on, but options may be added and the creator may close.
     assert set(action_names(studio.get(path).get_data(as_text=True))) == {
-        "add_option", "add_comment", "close_decision"}
+        "add_option", "add_comment", "close_decision", "delete_decision"}
 
 
 def test_deadline_forms_and_no_deadline(studio) -> None:  # type: ignore[no-untyped-def]
