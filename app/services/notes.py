@@ -6,7 +6,7 @@ import uuid
 from datetime import UTC, datetime
 from typing import Any
 
-from sqlalchemy import select
+from sqlalchemy import func, select
 from sqlalchemy.orm import joinedload
 
 from app.extensions import db
@@ -127,20 +127,24 @@ def confirm_read(note: Note, user: User) -> NoteEvent | None:
     return event
 
 
+HISTORY_SHOWN = 200  # the note page shows the latest events, oldest of them first
+READERS_SHOWN = 500
+
+
 def history(note: Note) -> list[NoteEvent]:
-    return list(db.session.scalars(select(NoteEvent).options(joinedload(NoteEvent.user))
-                                   .where(NoteEvent.note_id == note.id)
-                                   .order_by(NoteEvent.happened_at)))
+    latest = list(db.session.scalars(select(NoteEvent).options(joinedload(NoteEvent.user))
+                                     .where(NoteEvent.note_id == note.id)
+                                     .order_by(NoteEvent.happened_at.desc())
+                                     .limit(HISTORY_SHOWN)))
+    return latest[::-1]
 
 
 def readers(note: Note) -> list[User]:
-    events = db.session.scalars(select(NoteEvent).options(joinedload(NoteEvent.user))
-                                .where(NoteEvent.note_id == note.id,
-                                       NoteEvent.event_type == "read_confirmation")).all()
-    seen: dict[uuid.UUID, User] = {}
-    for event in events:
-        seen.setdefault(event.user_id, event.user)
-    return list(seen.values())
+    # One row per reader (not per confirmation), in the order they first confirmed.
+    return list(db.session.scalars(
+        select(User).join(NoteEvent, NoteEvent.user_id == User.id)
+        .where(NoteEvent.note_id == note.id, NoteEvent.event_type == "read_confirmation")
+        .group_by(User.id).order_by(func.min(NoteEvent.happened_at)).limit(READERS_SHOWN)))
 
 
 def comments(item_type: str, item_id: uuid.UUID) -> list[Note]:

@@ -156,9 +156,13 @@ def studios_of(user: User) -> list[Studio]:
         .order_by(Studio.name)))
 
 
-def all_studios() -> list[Studio]:
+STUDIOS_SHOWN = 200  # the studio index lists at most this many studios besides one's own
+PINS_SHOWN = 50
+
+
+def all_studios(limit: int = STUDIOS_SHOWN) -> list[Studio]:
     return list(db.session.scalars(select(Studio).where(Studio.deleted_at.is_(None))
-                                   .order_by(Studio.name)))
+                                   .order_by(Studio.name).limit(limit)))
 
 
 # Pins -------------------------------------------------------------------------------------
@@ -191,4 +195,4 @@ def unpin(studio: Studio, item_type: str, item_id: uuid.UUID) -> None:
 
 def pins(studio: Studio) -> list[Pin]:
     return list(db.session.scalars(select(Pin).where(Pin.studio_id == studio.id)
-                                   .order_by(Pin.pinned_at.desc())))
+                                   .order_by(Pin.pinned_at.desc()).limit(PINS_SHOWN)))

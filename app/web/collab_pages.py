@@ -206,6 +206,7 @@ def cycle_show(ctx: Context) -> Page:
         "cycle": window, "query": query, "found": found,
         "filter_links": _filter_links(ctx, query), "sort_links": _sort_links(ctx, query),
         "names": list(cycles.NAMES), "deadline_text": deadline_text,
+        "shown_max": cycles.ITEMS_SHOWN,
     }, nav=core_pages.studio_nav(ctx) + [("Cycles", f"/studios/{ctx.studio.handle}/cycles")])
 
 
