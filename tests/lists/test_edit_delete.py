@@ -217,6 +217,7 @@ def test_a_studio_is_deleted_in_two_steps_with_a_grace_period(  # type: ignore[n
     assert early.status_code == 409 and "request_studio_deletion" in \
         early.json["error"]["message"]
     assert studio.act(settings, "request_studio_deletion").status_code == 200
+    assert "Deletion was requested at" in md(studio, settings)
     assert studio.act(settings, "cancel_studio_deletion").status_code == 200
     assert studio.act(settings, "request_studio_deletion").status_code == 200
     wrong = studio.act(settings, "confirm_studio_deletion", handle="nope")
@@ -232,6 +233,7 @@ def test_a_studio_is_deleted_in_two_steps_with_a_grace_period(  # type: ignore[n
     assert "restore it until" in admin_view.json["error"]["message"]
     assert bob.get(settings).status_code == 404
     assert action_names(md(studio, settings)).count("restore_studio") == 1
+    assert "This studio was deleted at" in md(studio, settings)
     blocked = studio.act(settings, "update_studio_settings", name="Still here")
     assert blocked.status_code == 409 and "restore it first" in blocked.json["error"]["message"]
     assert studio.act(settings, "restore_studio").status_code == 200
@@ -302,3 +304,22 @@ def test_mcp_execute_action_deletes_and_restores(app: Flask, studio, make_agent)
     assert "was deleted at" in found["missing_text"] and "restore it until" in found["missing_text"]
     assert found["back"]["ok"] is True and found["back"]["location"] == path
     assert "# Decision: Over MCP" in found["again"]
+
+
+def test_outsiders_and_read_only_tokens_change_nothing(studio, make_agent) -> None:  # type: ignore[no-untyped-def]
+    path = note(studio, "Kept")
+    assert studio.act(path, "delete_note").status_code == 200
+    short = path.rsplit("/", 1)[1]
+    outsider = make_agent("mallory")
+    for page, action, params in ((path, "delete_note", {}),
+                                 ("/studios/team/deleted", "restore_item",
+                                  {"item_type": "note", "id": short}),
+                                 ("/studios/team/settings", "request_studio_deletion", {})):
+        r = outsider.act(page, action, **params)
+        assert r.status_code in (403, 404), (action, r.get_data(as_text=True))
+    assert outsider.get("/studios/team/deleted").status_code == 403
+    assert outsider.get("/studios/team/history").status_code == 403
+    reader = make_agent("alice", scopes="read")
+    r = reader.act("/studios/team/deleted", "restore_item", item_type="note", id=short)
+    assert r.status_code == 403 and "write" in r.get_data(as_text=True)
+    assert "Kept" not in md(studio, "/studios/team/notes")  # nothing was restored
