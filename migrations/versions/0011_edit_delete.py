@@ -3,7 +3,7 @@ commitments and studios; a studio's deletion request; item revisions (edit histo
 deletion audit); indexes for the studio lists' keyset pagination
 
 Revision ID: 0011_edit_delete
-Revises: 0009_recipe_governance
+Revises: 0009_recipe_governance, 0002_collab
 """
 import sqlalchemy as sa
 from alembic import op
@@ -11,9 +11,11 @@ from alembic import op
 import app.models.base
 
 revision = "0011_edit_delete"
-down_revision = "0009_recipe_governance"
+# Also after 0002_collab (it alters decisions, options and commitments): a merge point, so the
+# collab branch is not left as a head of its own.
+down_revision = ("0009_recipe_governance", "0002_collab")
 branch_labels = None
-depends_on = "0002_collab"  # decisions, options and commitments
+depends_on = None
 
 DELETABLE = ("notes", "decisions", "decision_options", "commitments", "studios")
 LISTED = ("notes", "decisions", "commitments")
