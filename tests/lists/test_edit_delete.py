@@ -4,6 +4,7 @@ history of edits, and a studio's two-step deletion, over Markdown/JSON, HTML and
 from __future__ import annotations
 
 import importlib
+import re
 from typing import Any
 
 import pytest
@@ -323,3 +324,21 @@ def test_outsiders_and_read_only_tokens_change_nothing(studio, make_agent) -> No
     r = reader.act("/studios/team/deleted", "restore_item", item_type="note", id=short)
     assert r.status_code == 403 and "write" in r.get_data(as_text=True)
     assert "Kept" not in md(studio, "/studios/team/notes")  # nothing was restored
+
+
+def test_note_title_edits_and_history_pages(studio) -> None:  # type: ignore[no-untyped-def]
+    path = note(studio, "First title", "body")
+    for i in range(3):
+        r = studio.act(f"{path}/edit", "update_note", title=f"Title {i}")
+        assert r.status_code == 200, r.get_data(as_text=True)
+    assert "title: Title 2\n" in md(studio, path)
+    short = path.rsplit("/", 1)[1]
+    seen: list[str] = []
+    page = f"/studios/team/history?item=note:{short}&limit=2"
+    while page:
+        body = md(studio, page)
+        seen += [line for line in body.splitlines() if "edit note" in line]
+        found = re.search(r"^next: \[Next page\]\(([^)]+)\)$", body, re.M)
+        page = found.group(1) if found else ""
+    assert len(seen) == 3
+    assert "title: Title 1 → Title 2" in seen[0] and "title: First title → Title 0" in seen[2]
