@@ -342,3 +342,31 @@ def test_note_title_edits_and_history_pages(studio) -> None:  # type: ignore[no-
         page = found.group(1) if found else ""
     assert len(seen) == 3
     assert "title: Title 1 → Title 2" in seen[0] and "title: First title → Title 0" in seen[2]
+
+
+def test_mcp_edits_comments_and_options_and_deletes_a_studio(app: Flask, studio) -> None:  # type: ignore[no-untyped-def]
+    path = decide(studio, "Via the SDK", options=["One", "Two"])
+    comment = studio.act(path, "add_comment", text="draft").json["result"]["id"]
+    settings = "/studios/team/settings"
+
+    async def call(client: Any, action: str, page: str, **params: Any) -> dict[str, Any]:
+        done = await client.call_tool("execute_action", {"action": action, "path": page,
+                                                         "params": params})
+        return dict(done.structured_content)
+
+    async def scenario() -> list[dict[str, Any]]:
+        async with mcp_client(app, studio.token) as client:
+            return [
+                await call(client, "update_comment", path, comment_id=comment, text="final"),
+                await call(client, "update_option", path, option_title="One",
+                           new_title="Uno"),
+                await call(client, "delete_option", path, option_title="Two"),
+                await call(client, "request_studio_deletion", settings),
+                await call(client, "confirm_studio_deletion", settings, handle="team"),
+                await call(client, "restore_studio", settings),
+            ]
+
+    results = run(scenario())
+    assert [r["ok"] for r in results] == [True] * 6, results
+    page = md(studio, path)
+    assert "final" in page and "draft" not in page and "Uno" in page and "Two" not in page
