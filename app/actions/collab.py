@@ -172,7 +172,8 @@ def close_decision(ctx: Context, p: dict[str, Any]) -> Result:
 
 
 @action("update_decision_settings", "Change this decision's question, description, "
-        "options_open or deadline", "decision_settings", rules.creator,
+        "options_open or deadline (its creator or a studio admin)", "decision_settings",
+        rules.creator_or_admin,
         params=(_optional(QUESTION), DESCRIPTION, OPTIONS_OPEN, DEADLINE),
         effect=IDEMPOTENT_WRITE,
         prefill=lambda ctx: {"question": ctx.item.question, "description": ctx.item.description,
@@ -221,7 +222,8 @@ def join_commitment(ctx: Context, p: dict[str, Any]) -> Result:
 
 
 @action("update_commitment_settings", "Change this commitment's title, description, critical "
-        "mass, deadline or limit", "commitment_settings", rules.creator,
+        "mass, deadline or limit (its creator or a studio admin)", "commitment_settings",
+        rules.creator_or_admin,
         params=(_optional(TITLE), DESCRIPTION, _optional(CRITICAL_MASS), COMMITMENT_DEADLINE,
                 LIMIT),
         effect=IDEMPOTENT_WRITE,

@@ -47,3 +47,15 @@ def self_user(ctx: Context) -> str | None:
     if ctx.user is None:
         return "sign in first"
     return None if ctx.item is not None and ctx.item.id == ctx.user.id else "not your account"
+
+
+def creator_or_admin(ctx: Context) -> str | None:
+    """The page's item's creator, or a studio admin (``app.services.permissions``)."""
+    from app.services import permissions
+
+    reason = member(ctx)
+    if reason:
+        return reason
+    if permissions.may_manage(ctx.member, ctx.user, getattr(ctx.item, "created_by_id", None)):
+        return None
+    return "only the creator or a studio admin can do this"

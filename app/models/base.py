@@ -76,6 +76,19 @@ class TimestampMixin:
     )
 
 
+class SoftDeleteMixin:
+    """A deletable item: deleted items leave every list, page and search but can be restored
+    within the restore window (``app.services.deletion``). The shared convention for search
+    indexes and other readers: a row whose ``deleted_at`` is set is gone."""
+
+    deleted_at: Mapped[datetime | None] = mapped_column(UTCDateTime, index=True)
+    deleted_by_id: Mapped[uuid.UUID | None] = mapped_column(Uuid)
+
+    @property
+    def deleted(self) -> bool:
+        return self.deleted_at is not None
+
+
 def find_by_id(model, ident: str):  # type: ignore[no-untyped-def]
     """Look up ``model`` by an 8-hex short id or a full UUID; None when neither matches."""
     ident = (ident or "").strip().lower()

@@ -13,6 +13,7 @@ from datetime import datetime, timedelta
 from sqlalchemy import (
     Boolean,
     ForeignKey,
+    Index,
     Integer,
     String,
     Text,
@@ -22,7 +23,14 @@ from sqlalchemy import (
 from sqlalchemy.orm import Mapped, mapped_column, relationship
 
 from app.models.accounts import User
-from app.models.base import IdMixin, Model, TimestampMixin, UTCDateTime, utcnow
+from app.models.base import (
+    IdMixin,
+    Model,
+    SoftDeleteMixin,
+    TimestampMixin,
+    UTCDateTime,
+    utcnow,
+)
 
 # "No deadline" is stored as a deadline this far away: the item closes when its creator says so.
 MANUAL_CLOSE = timedelta(days=365 * 100)
@@ -46,8 +54,9 @@ class DeadlineMixin:
         return self.deadline - self.created_at > MANUAL_CLOSE_THRESHOLD  # type: ignore[attr-defined]
 
 
-class Decision(IdMixin, TimestampMixin, DeadlineMixin, Model):
+class Decision(IdMixin, TimestampMixin, DeadlineMixin, SoftDeleteMixin, Model):
     __tablename__ = "decisions"
+    __table_args__ = (Index("ix_decisions_studio_created", "studio_id", "created_at", "id"),)
 
     studio_id: Mapped[uuid.UUID] = mapped_column(ForeignKey("studios.id"), index=True,
                                                  nullable=False)
@@ -61,7 +70,7 @@ class Decision(IdMixin, TimestampMixin, DeadlineMixin, Model):
                                                  order_by="Option.created_at")
 
 
-class Option(Model):
+class Option(SoftDeleteMixin, Model):
     __tablename__ = "decision_options"
     __table_args__ = (UniqueConstraint("decision_id", "title"),)
 
@@ -97,8 +106,9 @@ class Vote(Model):
     user: Mapped[User] = relationship()
 
 
-class Commitment(IdMixin, TimestampMixin, DeadlineMixin, Model):
+class Commitment(IdMixin, TimestampMixin, DeadlineMixin, SoftDeleteMixin, Model):
     __tablename__ = "commitments"
+    __table_args__ = (Index("ix_commitments_studio_created", "studio_id", "created_at", "id"),)
 
     studio_id: Mapped[uuid.UUID] = mapped_column(ForeignKey("studios.id"), index=True,
                                                  nullable=False)

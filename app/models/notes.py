@@ -9,12 +9,14 @@ from sqlalchemy import ForeignKey, Index, String, Text, Uuid
 from sqlalchemy.orm import Mapped, mapped_column, relationship
 
 from app.models.accounts import User
-from app.models.base import IdMixin, Model, TimestampMixin, UTCDateTime, utcnow
+from app.models.base import IdMixin, Model, SoftDeleteMixin, TimestampMixin, UTCDateTime, utcnow
 
 
-class Note(IdMixin, TimestampMixin, Model):
+class Note(IdMixin, TimestampMixin, SoftDeleteMixin, Model):
     __tablename__ = "notes"
-    __table_args__ = (Index("ix_notes_commentable", "commentable_type", "commentable_id"),)
+    __table_args__ = (Index("ix_notes_commentable", "commentable_type", "commentable_id"),
+                      # the studio lists' keyset order
+                      Index("ix_notes_studio_created", "studio_id", "created_at", "id"))
 
     studio_id: Mapped[uuid.UUID] = mapped_column(ForeignKey("studios.id"), index=True)
     title: Mapped[str] = mapped_column(String(256), nullable=False)

@@ -11,7 +11,7 @@ from sqlalchemy import true as sa_true
 from sqlalchemy.orm import Mapped, mapped_column, relationship
 
 from app.models.accounts import User
-from app.models.base import Model, TimestampMixin, UTCDateTime, utcnow
+from app.models.base import Model, SoftDeleteMixin, TimestampMixin, UTCDateTime, utcnow
 
 TEMPOS = ("daily", "weekly", "monthly")
 JOIN_POLICIES = ("open", "invite")
@@ -21,7 +21,7 @@ NEW_STUDIO_DEFAULTS: dict[str, Any] = {"timezone": "UTC", "tempo": "weekly",
                                         "join_policy": "invite", "heartbeats_required": True}
 
 
-class Studio(TimestampMixin, Model):
+class Studio(TimestampMixin, SoftDeleteMixin, Model):
     __tablename__ = "studios"
 
     id: Mapped[uuid.UUID] = mapped_column(Uuid, primary_key=True, default=uuid.uuid4)
@@ -37,6 +37,9 @@ class Studio(TimestampMixin, Model):
     teacher_replays: Mapped[bool] = mapped_column(Boolean, default=True, server_default=sa_true(),
                                                   nullable=False)
     created_by_id: Mapped[uuid.UUID | None] = mapped_column(ForeignKey("users.id"))
+    # Deleting a studio takes two steps: an admin asks (this is set), then confirms (deleted_at).
+    deletion_requested_at: Mapped[datetime | None] = mapped_column(UTCDateTime)
+    deletion_requested_by_id: Mapped[uuid.UUID | None] = mapped_column(Uuid)
 
     memberships: Mapped[list[Membership]] = relationship(back_populates="studio")
 

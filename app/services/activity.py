@@ -28,7 +28,7 @@ def recent(studio: Studio, limit: int = 15) -> list[Event]:
     events: list[Event] = []
     # Eager-load the people (and an option's decision): lazy loads would be a query per line.
     notes = db.session.scalars(select(Note).options(joinedload(Note.created_by))
-                               .where(Note.studio_id == studio.id)
+                               .where(Note.studio_id == studio.id, Note.deleted_at.is_(None))
                                .order_by(Note.created_at.desc()).limit(limit)).all()
     targets = items.get_many([(n.commentable_type, n.commentable_id) for n in notes
                               if n.commentable_type is not None and n.commentable_id is not None])
@@ -43,7 +43,8 @@ def recent(studio: Studio, limit: int = 15) -> list[Event]:
                                 note.commentable_type, target))
     for decision in db.session.scalars(select(Decision)
                                         .options(joinedload(Decision.created_by))
-                                        .where(Decision.studio_id == studio.id)
+                                        .where(Decision.studio_id == studio.id,
+                                               Decision.deleted_at.is_(None))
                                         .order_by(Decision.created_at.desc()).limit(limit)):
         events.append(Event(decision.created_at, decision.created_by, "asked", "decision",
                             decision))
@@ -51,20 +52,24 @@ def recent(studio: Studio, limit: int = 15) -> list[Event]:
                                       .options(joinedload(Option.created_by),
                                                joinedload(Option.decision))
                                       .join(Decision)
-                                      .where(Decision.studio_id == studio.id)
+                                      .where(Decision.studio_id == studio.id,
+                                             Decision.deleted_at.is_(None),
+                                             Option.deleted_at.is_(None))
                                       .order_by(Option.created_at.desc()).limit(limit)):
         events.append(Event(option.created_at, option.created_by,
                             f"added the option “{option.title}” to", "decision",
                             option.decision))
     votes = db.session.execute(select(Vote, Decision).options(joinedload(Vote.user))
                                 .join(Decision, Vote.decision_id == Decision.id)
-                                .where(Decision.studio_id == studio.id)
+                                .where(Decision.studio_id == studio.id,
+                                       Decision.deleted_at.is_(None))
                                 .order_by(Vote.updated_at.desc()).limit(limit)).all()
     for vote, decision in votes:
         events.append(Event(vote.updated_at, vote.user, "voted on", "decision", decision))
     for commitment in db.session.scalars(select(Commitment)
                                           .options(joinedload(Commitment.created_by))
-                                          .where(Commitment.studio_id == studio.id)
+                                          .where(Commitment.studio_id == studio.id,
+                                                 Commitment.deleted_at.is_(None))
                                           .order_by(Commitment.created_at.desc()).limit(limit)):
         events.append(Event(commitment.created_at, commitment.created_by, "proposed",
                             "commitment", commitment))
@@ -72,7 +77,7 @@ def recent(studio: Studio, limit: int = 15) -> list[Event]:
         select(CommitmentParticipant, Commitment)
         .options(joinedload(CommitmentParticipant.user))
         .join(Commitment, CommitmentParticipant.commitment_id == Commitment.id)
-        .where(Commitment.studio_id == studio.id)
+        .where(Commitment.studio_id == studio.id, Commitment.deleted_at.is_(None))
         .order_by(CommitmentParticipant.committed_at.desc()).limit(limit)).all()
     for joined, commitment in joins:
         events.append(Event(joined.committed_at, joined.user, "joined", "commitment",

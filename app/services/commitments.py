@@ -19,8 +19,8 @@ from app.extensions import db
 from app.models import Studio, User
 from app.models.base import utcnow
 from app.models.collab import Commitment, CommitmentParticipant
-from app.services import cycles, deadlines, items, links
-from app.services.errors import Conflict, Forbidden, invalid_param
+from app.services import cycles, deadlines, items, links, permissions, revisions
+from app.services.errors import Conflict, invalid_param
 from app.services.locking import lock_row
 
 TITLE_MAX = 256
@@ -83,9 +83,9 @@ def update_settings(commitment: Commitment, studio: Studio, user: User,
                     title: str | None = None, description: str | None = None,
                     critical_mass: int | None = None, deadline: Any = None,
                     limit: int | None = None, base_url: str = "") -> Commitment:
-    if commitment.created_by_id != user.id:
-        raise Forbidden("only the commitment's creator can change its settings")
+    permissions.require_manage(studio, user, commitment.created_by_id, "commitment")
     commitment = lock_row(Commitment, commitment.id)
+    before = revisions.snapshot("commitment", commitment)
     joined = count(commitment)
     new_mass = commitment.critical_mass if critical_mass is None else critical_mass
     new_limit = commitment.participant_limit if limit is None else limit
@@ -107,6 +107,8 @@ def update_settings(commitment: Commitment, studio: Studio, user: User,
     if new_limit is not None and joined >= new_limit and not commitment.closed:
         commitment.deadline = utcnow()  # full already: the new limit closes it
     commitment.updated_at = utcnow()
+    revisions.record(studio, user, "commitment", commitment, "edit", before,
+                     revisions.snapshot("commitment", commitment))
     return commitment
 
 

@@ -146,7 +146,8 @@ def parse_query(args: Any) -> Query:
     return Query(tuple(dict.fromkeys(raw)), key, descending)
 
 
-def _deadline_column(model: Any) -> Any:
+def deadline_column(model: Any) -> Any:
+    """When an item closes, as SQL (the lists' deadline sort and open/closed filter too)."""
     if model is Note:  # notes without a deadline close when written
         return func.coalesce(Note.deadline, Note.created_at)
     return model.deadline
@@ -154,24 +155,28 @@ def _deadline_column(model: Any) -> Any:
 
 def _base(model: Any, studio: Studio) -> Any:
     query = (select(model).options(joinedload(model.created_by))
-             .where(model.studio_id == studio.id))
+             .where(model.studio_id == studio.id, model.deleted_at.is_(None)))
     if model is Note:
         query = query.where(Note.commentable_type.is_(None))  # comments are not items
     return query
 
 
 def _in_cycle(query: Any, model: Any, window: Cycle) -> Any:
-    return query.where(model.created_at < window.end, _deadline_column(model) > window.start)
+    return query.where(model.created_at < window.end, deadline_column(model) > window.start)
+
+
+ITEMS_SHOWN = 100  # per kind on a cycle page; the studio's lists page through the rest
 
 
 def items_in(studio: Studio, window: Cycle, user: User | None, q: Query | None = None,
-             now: datetime | None = None) -> dict[str, list[Any]]:
-    """The studio's notes, decisions and commitments in ``window``, filtered and sorted."""
+             now: datetime | None = None, limit: int = ITEMS_SHOWN) -> dict[str, list[Any]]:
+    """The studio's notes, decisions and commitments in ``window``, filtered and sorted: at
+    most ``limit`` of each kind (a page never loads an unbounded number of rows)."""
     q = q or Query()
     now = now or utcnow()
     found: dict[str, list[Any]] = {}
     for kind, model in KINDS:
-        deadline = _deadline_column(model)
+        deadline = deadline_column(model)
         query = _in_cycle(_base(model, studio), model, window)
         for name in q.filters:
             if name == "mine" and user is not None:
@@ -187,7 +192,7 @@ def items_in(studio: Studio, window: Cycle, user: User | None, q: Query | None =
         column = model.created_at if q.sort == "created" else deadline
         query = query.order_by(column.desc() if q.descending else column.asc(),
                                model.created_at.desc())
-        found[kind] = list(db.session.scalars(query))
+        found[kind] = list(db.session.scalars(query.limit(limit)))
     return found
 
 

@@ -23,7 +23,7 @@ from app.extensions import db
 from app.models import Studio, User
 from app.models.base import utcnow
 from app.models.collab import Decision, Option, Vote
-from app.services import cycles, deadlines, items, links
+from app.services import cycles, deadlines, items, links, permissions, revisions
 from app.services.errors import Conflict, Forbidden, Invalid, invalid_param
 from app.services.locking import lock_row
 
@@ -93,9 +93,9 @@ def create_decision(studio: Studio, user: User, question: str, description: str 
 def update_settings(decision: Decision, studio: Studio, user: User, question: str | None = None,
                     description: str | None = None, options_open: bool | None = None,
                     deadline: Any = None, base_url: str = "") -> Decision:
-    if decision.created_by_id != user.id:
-        raise Forbidden("only the decision's creator can change its settings")
+    permissions.require_manage(studio, user, decision.created_by_id, "decision")
     decision = lock_row(Decision, decision.id)
+    before = revisions.snapshot("decision", decision)
     if deadline is not None:
         decision.deadline = deadlines.revise(decision.deadline, deadline, cycles.zone_of(studio),
                                              decision.closed, "decision")
@@ -107,6 +107,8 @@ def update_settings(decision: Decision, studio: Studio, user: User, question: st
     if options_open is not None:
         decision.options_open = options_open
     decision.updated_at = utcnow()
+    revisions.record(studio, user, "decision", decision, "edit", before,
+                     revisions.snapshot("decision", decision))
     return decision
 
 
@@ -144,6 +146,13 @@ def add_option(decision: Decision, user: User, title: str) -> Option:
         with db.session.begin_nested():  # a savepoint: a taken title undoes only this insert
             db.session.add(option)
     except IntegrityError:
+        deleted = db.session.scalar(select(Option).where(
+            Option.decision_id == decision.id, Option.title == title,
+            Option.deleted_at.is_not(None)).limit(1))
+        if deleted is not None:  # a deleted option keeps its title while it can be restored
+            raise Conflict(f"an option titled '{title}' was deleted from this decision; restore "
+                           f"it (restore_item with item_type option, id {deleted.id}) or pick "
+                           f"another title") from None
         raise Conflict(f"an option titled '{title}' already exists on this decision") from None
     return option
 
@@ -193,7 +202,7 @@ def vote(decision: Decision, user: User, votes: list[Ballot]) -> list[Option]:
     """Record each ballot as an upsert; the options voted on, in ballot order."""
     decision = _open_for_writes(decision)
     by_title = {o.title: o for o in db.session.scalars(
-        select(Option).where(Option.decision_id == decision.id))}
+        select(Option).where(Option.decision_id == decision.id, Option.deleted_at.is_(None)))}
     missing = [b.option_title for b in votes if b.option_title not in by_title]
     if missing:
         known = ", ".join(f"'{t}'" for t in by_title) or "none yet"
@@ -231,20 +240,22 @@ def results(decision: Decision) -> list[ResultRow]:
     rows = db.session.execute(
         select(Option, accepted, preferred, func.count(Vote.id))
         .outerjoin(Vote, Vote.option_id == Option.id)
-        .where(Option.decision_id == decision.id)
+        .where(Option.decision_id == decision.id, Option.deleted_at.is_(None))
         .group_by(Option.id)
         .order_by(accepted.desc(), preferred.desc(), Option.random_id.desc())).all()
     return [ResultRow(o, int(a), int(p), int(n)) for o, a, p, n in rows]
 
 
 def options(decision: Decision) -> list[Option]:
-    return list(db.session.scalars(select(Option).where(Option.decision_id == decision.id)
+    return list(db.session.scalars(select(Option).where(Option.decision_id == decision.id,
+                                                        Option.deleted_at.is_(None))
                                    .order_by(Option.created_at, Option.title)))
 
 
 def has_options(decision: Decision) -> bool:
     return db.session.scalar(
-        select(Option.id).where(Option.decision_id == decision.id).limit(1)) is not None
+        select(Option.id).where(Option.decision_id == decision.id,
+                                Option.deleted_at.is_(None)).limit(1)) is not None
 
 
 def my_votes(decision: Decision, user: User | None) -> dict[uuid.UUID, Vote]:

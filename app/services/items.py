@@ -48,18 +48,32 @@ def path_of(studio: Studio, item_type: str, item: Any) -> str:
     return f"/studios/{studio.handle}/{kind.letter}/{key}"
 
 
-def find(studio: Studio, item_type: str, ident: str) -> Any:
-    """The item of this kind in this studio, by short id or UUID, or NotFound."""
+def _live(model: Any) -> Any:
+    """The filter that leaves out soft-deleted rows (None for kinds that are never deleted)."""
+    column = getattr(model, "deleted_at", None)
+    return column.is_(None) if column is not None else None
+
+
+def find(studio: Studio, item_type: str, ident: str, user: Any = None) -> Any:
+    """The item of this kind in this studio, by short id or UUID, or NotFound.
+
+    A deleted item is NotFound too; the message says when it was deleted, and to whoever may
+    restore it, until when and where."""
     kind = KINDS[item_type]
     item = kind.lookup(studio, ident) if kind.lookup else find_by_id(kind.model, ident)
     if item is None or item.studio_id != studio.id:
         raise NotFound(f"no {item_type} '{ident}' in studio '{studio.handle}'")
+    if getattr(item, "deleted_at", None) is not None:
+        from app.services import deletion
+
+        raise deletion.gone(studio, user, item_type, item)
     return item
 
 
 def get(item_type: str, item_id: uuid.UUID) -> Any | None:
     kind = KINDS.get(item_type)
-    return db.session.get(kind.model, item_id) if kind else None
+    item = db.session.get(kind.model, item_id) if kind else None
+    return None if getattr(item, "deleted_at", None) is not None else item
 
 
 def get_many(keys: list[tuple[str, uuid.UUID]]) -> dict[tuple[str, uuid.UUID], Any]:
@@ -71,7 +85,11 @@ def get_many(keys: list[tuple[str, uuid.UUID]]) -> dict[tuple[str, uuid.UUID], A
     found: dict[tuple[str, uuid.UUID], Any] = {}
     for item_type, ids in wanted.items():
         model = KINDS[item_type].model
-        for item in db.session.scalars(select(model).where(model.id.in_(ids))):
+        query = select(model).where(model.id.in_(ids))
+        live = _live(model)
+        if live is not None:
+            query = query.where(live)
+        for item in db.session.scalars(query):
             found[(item_type, item.id)] = item
     return found
 

@@ -6,17 +6,18 @@ import uuid
 from datetime import UTC, datetime
 from typing import Any
 
-from sqlalchemy import select
+from sqlalchemy import func, select
 from sqlalchemy.orm import joinedload
 
 from app.extensions import db
 from app.models import Note, NoteEvent, Studio, User
-from app.services import items, links
-from app.services.errors import Forbidden, Invalid
+from app.services import items, links, permissions, revisions
+from app.services.errors import Invalid, NotFound
 from app.services.timeparse import parse_datetime
 
 TITLE_MAX = 256
 TEXT_MAX = 100_000
+COMMENTS_SHOWN = 500  # an item page shows at most this many comments (the oldest first)
 
 items.register(items.ItemKind("note", "n", Note, lambda note: note.title))
 
@@ -67,10 +68,13 @@ def create_note(studio: Studio, user: User, text: str, title: str | None = None,
 
 def update_note(note: Note, studio: Studio, user: User, title: str | None = None,
                 text: str | None = None, deadline: Any = None, base_url: str = "") -> Note:
-    if note.created_by_id != user.id:
-        raise Forbidden("only the note's creator can edit it")
+    kind = "comment" if note.commentable_type else "note"
+    permissions.require_author(user, note.created_by_id, kind)
+    before = revisions.snapshot(kind, note)
     if text is not None:
         note.text = _check_text(text)
+    if kind == "comment":
+        title = None  # a comment's title follows its text
     if title is not None or text is not None:
         note.title = _title(title if title is not None else note.title, note.text)
     if deadline is not None:
@@ -79,7 +83,20 @@ def update_note(note: Note, studio: Studio, user: User, title: str | None = None
     note.updated_at = datetime.now(UTC)
     db.session.add(NoteEvent(note_id=note.id, user_id=user.id, event_type="update"))
     links.sync(studio, "note", note.id, note.text, base_url)
+    revisions.record(studio, user, kind, note, "edit", before, revisions.snapshot(kind, note))
     return note
+
+
+def find_comment(studio: Studio, item_type: str, item_id: uuid.UUID, ident: str) -> Note:
+    """A live comment on this item by its id; NotFound names the parameter."""
+    from app.models.base import find_by_id
+
+    comment = find_by_id(Note, ident)
+    if (comment is None or comment.studio_id != studio.id or comment.deleted_at is not None
+            or comment.commentable_type != item_type or comment.commentable_id != item_id):
+        raise NotFound(f"no comment '{ident}' on this {item_type}",
+                       errors=[{"param": "comment_id", "message": "no such comment here"}])
+    return comment
 
 
 def last_confirmation(note: Note, user: User | None) -> NoteEvent | None:
@@ -110,27 +127,41 @@ def confirm_read(note: Note, user: User) -> NoteEvent | None:
     return event
 
 
+HISTORY_SHOWN = 200  # the note page shows the latest events, oldest of them first
+READERS_SHOWN = 500
+
+
 def history(note: Note) -> list[NoteEvent]:
-    return list(db.session.scalars(select(NoteEvent).options(joinedload(NoteEvent.user))
-                                   .where(NoteEvent.note_id == note.id)
-                                   .order_by(NoteEvent.happened_at)))
+    latest = list(db.session.scalars(select(NoteEvent).options(joinedload(NoteEvent.user))
+                                     .where(NoteEvent.note_id == note.id)
+                                     .order_by(NoteEvent.happened_at.desc())
+                                     .limit(HISTORY_SHOWN)))
+    return latest[::-1]
 
 
 def readers(note: Note) -> list[User]:
-    events = db.session.scalars(select(NoteEvent).options(joinedload(NoteEvent.user))
-                                .where(NoteEvent.note_id == note.id,
-                                       NoteEvent.event_type == "read_confirmation")).all()
-    seen: dict[uuid.UUID, User] = {}
-    for event in events:
-        seen.setdefault(event.user_id, event.user)
-    return list(seen.values())
+    # One row per reader (not per confirmation), in the order they first confirmed.
+    return list(db.session.scalars(
+        select(User).join(NoteEvent, NoteEvent.user_id == User.id)
+        .where(NoteEvent.note_id == note.id, NoteEvent.event_type == "read_confirmation")
+        .group_by(User.id).order_by(func.min(NoteEvent.happened_at)).limit(READERS_SHOWN)))
 
 
 def comments(item_type: str, item_id: uuid.UUID) -> list[Note]:
     return list(db.session.scalars(
         select(Note).options(joinedload(Note.created_by))
-        .where(Note.commentable_type == item_type, Note.commentable_id == item_id)
-        .order_by(Note.created_at)))
+        .where(Note.commentable_type == item_type, Note.commentable_id == item_id,
+               Note.deleted_at.is_(None))
+        .order_by(Note.created_at).limit(COMMENTS_SHOWN)))
+
+
+def has_comments(item_type: str, item_id: uuid.UUID, author_id: uuid.UUID | None = None) -> bool:
+    """Whether the item has a live comment (by ``author_id`` when given): one cheap query."""
+    query = select(Note.id).where(Note.commentable_type == item_type,
+                                  Note.commentable_id == item_id, Note.deleted_at.is_(None))
+    if author_id is not None:
+        query = query.where(Note.created_by_id == author_id)
+    return db.session.scalar(query.limit(1)) is not None
 
 
 def add_comment(studio: Studio, user: User, item_type: str, item_id: uuid.UUID, text: str,
@@ -142,5 +173,6 @@ def add_comment(studio: Studio, user: User, item_type: str, item_id: uuid.UUID, 
 def recent(studio: Studio, limit: int = 20) -> list[Note]:
     return list(db.session.scalars(
         select(Note).options(joinedload(Note.created_by))
-        .where(Note.studio_id == studio.id, Note.commentable_type.is_(None))
+        .where(Note.studio_id == studio.id, Note.commentable_type.is_(None),
+               Note.deleted_at.is_(None))
         .order_by(Note.created_at.desc()).limit(limit)))

@@ -24,10 +24,12 @@ HANDLE = re.compile(HANDLE_PATTERN)
 RESERVED_HANDLES = {"new", "actions"}
 
 
-def get_studio(handle: str) -> Studio:
+def get_studio(handle: str, include_deleted: bool = False) -> Studio:
+    """The studio by handle; a deleted one is NotFound unless ``include_deleted`` (the page
+    loaders, which let its admins restore it during the grace period)."""
     studio = db.session.scalar(
         select(Studio).where(Studio.handle == (handle or "").lower()).limit(1))
-    if studio is None:
+    if studio is None or (studio.deleted_at is not None and not include_deleted):
         raise NotFound(f"no studio '{handle}'")
     return studio
 
@@ -150,11 +152,17 @@ def members(studio: Studio) -> list[Membership]:
 def studios_of(user: User) -> list[Studio]:
     return list(db.session.scalars(
         select(Studio).join(Membership, Membership.studio_id == Studio.id)
-        .where(Membership.user_id == user.id).order_by(Studio.name)))
+        .where(Membership.user_id == user.id, Studio.deleted_at.is_(None))
+        .order_by(Studio.name)))
 
 
-def all_studios() -> list[Studio]:
-    return list(db.session.scalars(select(Studio).order_by(Studio.name)))
+STUDIOS_SHOWN = 200  # the studio index lists at most this many studios besides one's own
+PINS_SHOWN = 50
+
+
+def all_studios(limit: int = STUDIOS_SHOWN) -> list[Studio]:
+    return list(db.session.scalars(select(Studio).where(Studio.deleted_at.is_(None))
+                                   .order_by(Studio.name).limit(limit)))
 
 
 # Pins -------------------------------------------------------------------------------------
@@ -187,4 +195,4 @@ def unpin(studio: Studio, item_type: str, item_id: uuid.UUID) -> None:
 
 def pins(studio: Studio) -> list[Pin]:
     return list(db.session.scalars(select(Pin).where(Pin.studio_id == studio.id)
-                                   .order_by(Pin.pinned_at.desc())))
+                                   .order_by(Pin.pinned_at.desc()).limit(PINS_SHOWN)))

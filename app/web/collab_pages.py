@@ -172,7 +172,7 @@ def cycle_show(ctx: Context) -> Page:
     return Page(ctx, f"{window.label} in {ctx.studio.name}", "cycles/show", {
         "cycle": window, "query": query, "found": found,
         "filter_links": _filter_links(ctx, query), "sort_links": _sort_links(ctx, query),
-        "names": list(cycles.NAMES),
+        "names": list(cycles.NAMES), "shown_max": cycles.ITEMS_SHOWN,
     }, nav=core_pages.studio_nav(ctx) + [("Cycles", f"/studios/{ctx.studio.handle}/cycles")])
 
 

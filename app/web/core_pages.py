@@ -58,10 +58,13 @@ def studio_home(ctx: Context) -> Page:
     return Page(ctx, ctx.studio.name, "studios/show",
                 {"pinned": pinned, "recent": notes.recent(ctx.studio),
                  "sections": STUDIO_SECTIONS, "heartbeat_needed": False, "cycle": window,
-                 "this_cycle": cycles.items_in(ctx.studio, window, ctx.user),
+                 "this_cycle": cycles.items_in(ctx.studio, window, ctx.user,
+                                               limit=HOME_CYCLE_ITEMS),
                  "activity": activity.recent(ctx.studio),
                  "present": heartbeats.present(ctx.studio)}, nav=studio_nav(ctx))
 
+
+HOME_CYCLE_ITEMS = 20  # of each kind on the studio page; the lists page through all of them
 
 # Links to "new item" pages and other studio pages; feature packages append their own.
 STUDIO_SECTIONS: list[tuple[str, str]] = [

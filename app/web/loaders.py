@@ -9,12 +9,12 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from flask import current_app
+from flask import current_app, request
 
 from app.actions import Context
 from app.models import User
-from app.services import accounts, items, studios
-from app.services.errors import Forbidden
+from app.services import accounts, deletion, items, studios
+from app.services.errors import Conflict, Forbidden
 
 # Checks feature packages add to every studio page (e.g. the heartbeat gate): each may raise
 # or adjust the Context. They run after membership is known.
@@ -34,7 +34,15 @@ def plain(page: str, path: str) -> Callable[..., Context]:
 
 def studio_ctx(page: str, user: User | None, handle: str, sub: str = "",
                members_only: bool = True) -> Context:
-    studio = studios.get_studio(handle)
+    studio = studios.get_studio(handle, include_deleted=True)
+    gone = deletion.studio_gone(studio, user, page)
+    if gone is not None:
+        raise gone
+    if studio.deleted_at is not None:  # its admins on its settings page, in the grace period
+        action_name = (request.view_args or {}).get("action_name")
+        if action_name not in (None, "restore_studio"):
+            raise Conflict(f"the studio '{studio.handle}' is deleted: restore it first "
+                           f"(restore_studio)")
     member = studios.membership(studio, user)
     join_link = f"/studios/{studio.handle}/join"
     ctx = Context(page=page, path=f"/studios/{studio.handle}{sub}", user=user, studio=studio,
@@ -43,7 +51,8 @@ def studio_ctx(page: str, user: User | None, handle: str, sub: str = "",
         if member is None:
             raise Forbidden(f"you are not a member of the studio '{studio.handle}': "
                             f"join it at {join_link}", link=join_link)
-        for gate in STUDIO_GATES:
+        # A deleted studio shows its admins only its settings page: no gate stands in the way.
+        for gate in STUDIO_GATES if studio.deleted_at is None else ():
             gate(ctx)
     return ctx
 
@@ -60,7 +69,7 @@ def item_page(page: str, item_type: str, id_arg: str, sub: str = "") -> Callable
 
     def load(user: User | None, handle: str, **args: Any) -> Context:
         ctx = studio_ctx(page, user, handle)
-        ctx.item = items.find(ctx.studio, item_type, args[id_arg])
+        ctx.item = items.find(ctx.studio, item_type, args[id_arg], user)
         ctx.path = items.path_of(ctx.studio, item_type, ctx.item) + sub
         ctx.extra["item_type"] = item_type
         return ctx

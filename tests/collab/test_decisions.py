@@ -54,7 +54,7 @@ def test_create_page_and_decision_page_in_markdown(studio) -> None:  # type: ign
     assert "| Open |" in body and "left)" in body
     # No options yet: nothing to vote on, but options may be added and the creator may close.
     assert set(action_names(studio.get(path).get_data(as_text=True))) == {
-        "add_option", "add_comment", "close_decision"}
+        "add_option", "add_comment", "close_decision", "delete_decision"}
 
 
 def test_deadline_forms_and_no_deadline(studio) -> None:  # type: ignore[no-untyped-def]
@@ -205,9 +205,9 @@ def test_closed_decision_refuses_options_and_votes(studio, make_agent) -> None: 
     assert vote(bob, path, option_title="A", accept=True).status_code == 200
     assert bob.act(path, "close_decision").status_code == 403
     assert studio.act(path, "close_decision").status_code == 200
-    for agent in (studio, bob):
+    for agent, extra in ((studio, ["delete_decision"]), (bob, [])):
         names = action_names(agent.get(path).get_data(as_text=True))
-        assert names == ["add_comment"]
+        assert names == ["add_comment", *extra]
     assert vote(bob, path, option_title="A", accept=False).status_code == 409
     assert vote(bob, path, votes=[{"option_title": "A"}]).status_code == 409
     assert studio.act(path, "add_option", title="B").status_code == 409

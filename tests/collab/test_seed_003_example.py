@@ -49,7 +49,8 @@ def test_seed_003_example_interaction(app, make_agent) -> None:  # type: ignore[
     note = agent.get(url)
     front, body = parse_md(note.get_data(as_text=True))
     assert front["title"] == "Meeting notes" and front["path"] == url
-    assert set(action_names(note.get_data(as_text=True))) == {"confirm_read", "add_comment"}
+    assert set(action_names(note.get_data(as_text=True))) == {"confirm_read", "add_comment",
+                                                                   "delete_note"}
     assert f"[{url}/edit]({url}/edit)" in body and f"[{url}/settings]({url}/settings)" in body
     assert "update_note" in action_names(agent.get(f"{url}/edit").get_data(as_text=True))
     assert "pin_note" in action_names(agent.get(f"{url}/settings").get_data(as_text=True))

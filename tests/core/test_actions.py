@@ -94,7 +94,8 @@ def test_comments_and_pins(studio) -> None:  # type: ignore[no-untyped-def]
     assert r.status_code == 201 and "#comment-" in r.json["location"]
     assert "Comments (1)" in studio.get(path).get_data(as_text=True)
     assert studio.act(f"{path}/settings", "pin_note").status_code == 200
-    assert action_names(studio.get(f"{path}/settings").get_data(as_text=True)) == ["unpin_note"]
+    assert action_names(studio.get(f"{path}/settings").get_data(as_text=True)) == [
+        "unpin_note", "delete_note"]
     assert studio.act(f"{path}/settings", "pin_note").status_code == 409
     home = studio.get("/studios/team").get_data(as_text=True)
     assert "## Pinned\n\n* note: [pin me]" in home

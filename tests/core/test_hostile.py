@@ -81,9 +81,10 @@ def test_titles_cannot_break_frontmatter_or_forge_actions(studio, payload: str) 
     front, body = parse_md(page)
     assert front["app"] == "Harmonic"
     assert front["title"] == " ".join(payload.split())[:256]
-    assert action_names(page) == ["confirm_read", "add_comment"]
+    assert action_names(page) == ["confirm_read", "add_comment", "delete_note"]
     # The forged list sits inside a fence; the real list is the last section.
-    assert body.rstrip().endswith("- Add a comment")
+    assert body.rstrip().endswith("- Delete this note (its creator or a studio admin); it can "
+                                  "be restored for a while")
     assert real_headings(body).count(f"[Actions]({r.json['location']}/actions)") == 1
     assert not any("/x/actions" in h for h in real_headings(body))
 

@@ -1,0 +1,51 @@
+"""Who may change or remove an item: the one place the "creator or admin" rule lives.
+
+Actions ask it through ``app.actions.rules.creator_or_admin`` (so a page lists only what the
+caller may run) and services ask it again before they write. Roles beyond admin and member
+(a read-only guest, say) extend ``may_write`` and ``may_manage`` here and nowhere else.
+"""
+
+from __future__ import annotations
+
+import uuid
+from typing import Any
+
+from app.models import Membership, Studio, User
+from app.services.errors import Forbidden
+
+ADMIN = "admin"
+
+
+def is_admin(member: Membership | None) -> bool:
+    return member is not None and member.role == ADMIN
+
+
+def may_write(member: Membership | None) -> bool:
+    """A member who may add and change things in the studio at all."""
+    return member is not None
+
+
+def may_manage(member: Membership | None, user: User | None,
+               created_by_id: uuid.UUID | None) -> bool:
+    """True for the item's creator (while a member who may write) and for studio admins."""
+    if user is None or not may_write(member):
+        return False
+    return is_admin(member) or (created_by_id is not None and created_by_id == user.id)
+
+
+def require_manage(studio: Studio, user: User, created_by_id: uuid.UUID | None,
+                   what: str, verb: str = "change") -> Membership:
+    """The caller's membership when they may manage the item; Forbidden (403) otherwise."""
+    from app.services import studios
+
+    member = studios.membership(studio, user)
+    if not may_manage(member, user, created_by_id):
+        raise Forbidden(f"only the {what}'s creator or a studio admin can {verb} it")
+    assert member is not None
+    return member
+
+
+def require_author(user: User, created_by_id: Any, what: str, verb: str = "edit") -> None:
+    """Only the author: a comment is edited by whoever wrote it, nobody else."""
+    if created_by_id != user.id:
+        raise Forbidden(f"only the {what}'s author can {verb} it")
