@@ -38,6 +38,25 @@ SMOKE = "--smoke" in sys.argv
 QUICK = "--quick" in sys.argv or SMOKE
 
 
+def require(modules: dict[str, str], extras: str = "test") -> None:
+    """Stop before measuring anything when a module a benchmark needs is missing, saying what it
+    is for and the one command that installs it (``bin/dev`` installs only the app)."""
+    import importlib.util
+
+    def absent(name: str) -> bool:
+        try:
+            return importlib.util.find_spec(name) is None
+        except (ImportError, ValueError):  # a parent package missing, or a broken install
+            return True
+
+    missing = {name: why for name, why in modules.items() if absent(name)}
+    if missing:
+        lines = [f"  {name}: {why}" for name, why in missing.items()]
+        sys.exit("this benchmark needs modules that are not installed:\n" + "\n".join(lines)
+                 + f"\ninstall them with: .venv/bin/pip install -e '.[{extras}]' "
+                 "(bin/test does this too)")
+
+
 def size(full: float, quick: float, smoke: float) -> Any:
     """A run size for the mode this script was started in."""
     return smoke if SMOKE else quick if QUICK else full

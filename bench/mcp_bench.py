@@ -514,6 +514,10 @@ def main() -> None:
                         help="http: the Python load generator even where wrk is installed")
     args = parser.parse_args()
     sections = set(args.only.split(","))
+    if sections & {"wrapper", "stdio", "http"}:  # the alternatives measured beside ours
+        harness.require({"mcp": "the official MCP SDK, whose servers run beside ours",
+                         "uvicorn": "serves the SDK's HTTP server",
+                         "httpx": "the wrapper server's HTTP client"})
     with ExitStack() as stack:
         url = stack.enter_context(harness.pg_database("bench_mcp")) if args.postgres else None
         inst = harness.make_instance(url)
