@@ -21,6 +21,7 @@ FEATURES: tuple[str, ...] = (
     "app.mcp.web",
     "app.playbooks.web",
     "app.workflows.web",
+    "app.search.web",
 )
 
 
