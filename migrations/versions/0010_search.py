@@ -57,7 +57,7 @@ def upgrade():
     sa.Column('path', sa.String(length=300), nullable=False),
     sa.Column('updated_at', app.models.base.UTCDateTime(timezone=True), nullable=False),
     sa.PrimaryKeyConstraint('id', name=op.f('pk_search_documents')),
-    sa.UniqueConstraint('kind', 'item_id', name=op.f('uq_search_documents_kind_item_id'))
+    sa.UniqueConstraint('kind', 'item_id', name=op.f('uq_search_documents_kind'))
     )
     with op.batch_alter_table('search_documents', schema=None) as batch_op:
         for name in ('author_id', 'owner_id', 'studio_id'):
