@@ -211,6 +211,10 @@ def all_docs(conn: Connection, workflows: Iterable[tuple[str, str, str]] = ()) -
         yield documents.workflow(name, description, text)
 
 
+def is_empty(conn: Connection) -> bool:
+    return conn.execute(select(DOCS.c.id).limit(1)).first() is None
+
+
 def rebuild(conn: Connection, workflows: Iterable[tuple[str, str, str]] = ()) -> int:
     """Empty the index and fill it again; returns the number of documents indexed."""
     conn.execute(delete(DOCS))

@@ -6,7 +6,8 @@ Revises: 0009_recipe_governance
 On SQLite, ``search_fts`` is an FTS5 table over ``search_documents`` (external content: the
 text is stored once) kept in step by three triggers. On PostgreSQL, ``tsv`` is a generated
 column (title weighted A, body B) with a GIN index. Rows that exist already are indexed by
-``flask search-reindex`` (``bin/dev`` and ``bin/serve --upgrade`` run it after migrating).
+``flask search-reindex`` (``bin/dev`` runs it after migrating; ``bin/serve --upgrade``
+runs it when the index is empty).
 """
 import sqlalchemy as sa
 from alembic import op

@@ -216,6 +216,11 @@ def test_reindex_command_rebuilds(team: dict[str, Any], app: Any) -> None:
         db.session.query(SearchDocument).delete()
         db.session.commit()
     assert links(md(alice, "/search?q=gulls")[2]) == []
+    result = app.test_cli_runner().invoke(args=["search-reindex", "--if-empty"])
+    assert result.exit_code == 0, result.output
+    assert links(md(alice, "/search?q=gulls")[2]) == [path]
+    again = app.test_cli_runner().invoke(args=["search-reindex", "--if-empty"])
+    assert again.exit_code == 0 and "nothing to do" in again.output
     result = app.test_cli_runner().invoke(args=["search-reindex"])
     assert result.exit_code == 0, result.output
     assert "indexed" in result.output
@@ -233,3 +238,72 @@ def test_html_page_has_a_labelled_form_and_results(team: dict[str, Any]) -> None
     assert html.status_code == 200
     assert '<label for="search-page-q">' in page and 'id="search-box-q"' in page
     assert f'href="{path}"' in page and "<mark>Quarterly</mark>" in page
+
+
+def test_every_kind_is_found(team: dict[str, Any], app: Any) -> None:
+    """Floorplans, commitments, comments and playbooks (seen by their owner and, once shared,
+    by the studio) are indexed as they are written; a decision closing changes its status."""
+    from tests.floorplans.test_fp_pages import PLAN
+
+    alice, bob, mallory = team["alice"], team["bob"], team["mallory"]
+    made = alice.act("/studios/team/floorplans", "create_floorplan", name="office", dsl=PLAN)
+    assert made.status_code == 201, made.get_data(as_text=True)
+    assert links(md(bob, "/search?q=storage+kind:floorplan")[2]) == ["/studios/team/f/office"]
+    plan = commitment(bob, "Clean the storage room", "every friday")
+    assert links(md(alice, "/search?q=storage+kind:commitment")[2]) == [plan]
+    question = decision(alice, "Paint the storage room?", options=["Blue"])
+    assert links(md(alice, "/search?q=storage+kind:decision+status:open")[2]) == [question]
+    assert links(md(alice, "/search?q=blue+status:open")[2]) == [question]  # its option
+    assert alice.act(question, "close_decision").status_code == 200
+    assert links(md(alice, "/search?q=storage+kind:decision+status:open")[2]) == []
+    assert links(md(alice, "/search?q=blue+kind:option+status:closed")[2]) == [question]
+
+    from app.extensions import db
+    from app.models import Studio, User
+    from app.models.playbooks import Playbook, RecipeVersion
+
+    with app.app_context():
+        owner = db.session.query(User).filter(User.handle == "mallory").one()
+        playbook = Playbook(name="rebar layout", session_id="s-rebar", owner="user:x",
+                            user_id=owner.id)
+        playbook.assign_ids()
+        db.session.add(playbook)
+        db.session.flush()
+        version = RecipeVersion(playbook_id=playbook.id, version="1", digest="d" * 64,
+                                content={"steps": [{"method": "place_rebar",
+                                                    "description": "stirrups every 200 mm"}]},
+                                state="draft")
+        version.assign_ids()
+        db.session.add(version)
+        db.session.commit()
+        playbook_path = f"/playbooks/{playbook.short_id}"
+    assert links(md(mallory, "/search?q=stirrups")[2]) == [playbook_path]
+    assert links(md(mallory, "/search?q=stirrups+status:draft")[2]) == [playbook_path]
+    assert links(md(alice, "/search?q=stirrups")[2]) == []
+    with app.app_context():
+        found = db.session.query(Playbook).filter(Playbook.short_id == playbook_path[-8:]).one()
+        found.studio_id = db.session.query(Studio).filter(Studio.handle == "team").one().id
+        db.session.commit()
+    assert links(md(alice, "/search?q=stirrups+kind:playbook")[2]) == [playbook_path]
+    with app.app_context():
+        version = db.session.query(RecipeVersion).one()
+        version.state = "approved"
+        db.session.commit()
+    assert links(md(alice, "/search?q=stirrups+status:approved")[2]) == [playbook_path]
+
+
+def test_hard_deleted_items_leave_the_index(team: dict[str, Any], app: Any) -> None:
+    from app.extensions import db
+    from app.models import Note
+
+    alice = team["alice"]
+    path = note(alice, "Temporary", "ephemeral words")
+    comment = alice.act(path, "add_comment", text="ephemeral reply")
+    assert comment.status_code == 201
+    assert len(links(md(alice, "/search?q=ephemeral")[2])) == 2
+    with app.app_context():
+        parent = db.session.query(Note).filter(Note.short_id == path.rsplit("/", 1)[1]).one()
+        db.session.query(Note).filter(Note.commentable_id == parent.id).delete()
+        db.session.delete(parent)
+        db.session.commit()
+    assert links(md(alice, "/search?q=ephemeral")[2]) == []
