@@ -160,16 +160,23 @@ def _sqlite(query: Query, where: list[Any], limit: int, offset: int) -> list[Any
         return _recent(where, limit, offset)
     start, end = _quoted(MARK_START), _quoted(MARK_END)
     score: Any = literal_column(f"bm25({FTS_TABLE}, {TITLE_WEIGHT}, 1.0)")
+    match = text(f"{FTS_TABLE} MATCH :match").bindparams(match=_fts_match(query))
+    # Two steps: rank every match (ids and scores only), then highlight the page's rows alone
+    # (snippet() on every match would cost a snippet per match).
+    page = (select(DOCS.c.id).select_from(FTS.join(DOCS, DOCS.c.id == FTS.c.rowid))
+            .where(match, *where).order_by(score, DOCS.c.id).limit(limit).offset(offset))
+    ids = list(db.session.scalars(page))
+    if not ids:
+        return []
     stmt = (select(*_columns(),
                    literal_column(f"highlight({FTS_TABLE}, 0, {start}, {end})").label("title_hl"),
                    literal_column(f"snippet({FTS_TABLE}, 1, {start}, {end}, '…', "
                                   f"{SNIPPET_WORDS})").label("snippet"),
                    score.label("score"))
             .select_from(FTS.join(DOCS, DOCS.c.id == FTS.c.rowid))
-            .where(text(f"{FTS_TABLE} MATCH :match").bindparams(match=_fts_match(query)),
-                   *where)
-            .order_by(score, DOCS.c.id).limit(limit).offset(offset))
-    return list(db.session.execute(stmt))
+            .where(match, FTS.c.rowid.in_(ids)))
+    rows = {row.id: row for row in db.session.execute(stmt)}
+    return [rows[i] for i in ids if i in rows]
 
 
 def _quoted(marker: str) -> str:
