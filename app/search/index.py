@@ -207,8 +207,8 @@ def all_docs(conn: Connection, workflows: Iterable[tuple[str, str, str]] = ()) -
         found = _playbook_doc(conn, row.id)
         if found is not None:
             yield found
-    for name, description, text in workflows:
-        yield documents.workflow(name, description, text)
+    for name, description, source in workflows:
+        yield documents.workflow(name, description, source)
 
 
 def is_empty(conn: Connection) -> bool:
