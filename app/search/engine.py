@@ -145,6 +145,18 @@ def _filters(query: Query, studio_ids: list[uuid.UUID], results: Results,
     return where
 
 
+STUDIOS = cast(Table, Studio.__table__).alias("s")
+AUTHORS = cast(Table, User.__table__).alias("u")
+# Who and where, joined in the statement that returns the page's rows (no second query).
+NAMES = [STUDIOS.c.handle.label("studio_handle"), STUDIOS.c.name.label("studio_name"),
+         AUTHORS.c.handle.label("author_handle"), AUTHORS.c.name.label("author_name")]
+
+
+def _named(source: Any, studio_id: Any, author_id: Any) -> Any:
+    return (source.outerjoin(STUDIOS, STUDIOS.c.id == studio_id)
+            .outerjoin(AUTHORS, AUTHORS.c.id == author_id))
+
+
 def _columns() -> list[Any]:
     return [DOCS.c.id, DOCS.c.kind, DOCS.c.path, DOCS.c.studio_id, DOCS.c.author_id,
             DOCS.c.updated_at, DOCS.c.deadline, DOCS.c.status]
@@ -172,8 +184,9 @@ def _sqlite(query: Query, where: list[Any], limit: int, offset: int) -> list[Any
                    literal_column(f"highlight({FTS_TABLE}, 0, {start}, {end})").label("title_hl"),
                    literal_column(f"snippet({FTS_TABLE}, 1, {start}, {end}, '…', "
                                   f"{SNIPPET_WORDS})").label("snippet"),
-                   score.label("score"))
-            .select_from(FTS.join(DOCS, DOCS.c.id == FTS.c.rowid))
+                   score.label("score"), *NAMES)
+            .select_from(_named(FTS.join(DOCS, DOCS.c.id == FTS.c.rowid), DOCS.c.studio_id,
+                                DOCS.c.author_id))
             .where(match, FTS.c.rowid.in_(ids)))
     rows = {row.id: row for row in db.session.execute(stmt)}
     return [rows[i] for i in ids if i in rows]
@@ -212,7 +225,9 @@ def _postgresql(query: Query, where: list[Any], limit: int, offset: int) -> list
                          f"HighlightAll=true, StartSel={MARK_START}, StopSel={MARK_END}"
                          ).label("title_hl"),
         func.ts_headline(LANGUAGE, ranked.c.body, _tsquery(query), options).label("snippet"),
-        ranked.c.score).order_by(ranked.c.score.desc(), ranked.c.id)
+        ranked.c.score, *NAMES).select_from(
+            _named(ranked, ranked.c.studio_id, ranked.c.author_id)
+        ).order_by(ranked.c.score.desc(), ranked.c.id)
     params = {f"w{i}": w for i, w in enumerate(query.words)}
     params.update({f"p{i}": p for i, p in enumerate(query.phrases)})
     return list(db.session.execute(stmt, params))
@@ -222,30 +237,21 @@ def _recent(where: list[Any], limit: int, offset: int) -> list[Any]:
     """Filters without words: the newest first, the text's start as the excerpt."""
     stmt = (select(*_columns(), DOCS.c.title.label("title_hl"),
                    func.substr(DOCS.c.body, 1, 200).label("snippet"),
-                   literal_column("0").label("score"))
+                   literal_column("0").label("score"), *NAMES)
+            .select_from(_named(DOCS, DOCS.c.studio_id, DOCS.c.author_id))
             .where(and_(*where)).order_by(DOCS.c.updated_at.desc(), DOCS.c.id.desc())
             .limit(limit).offset(offset))
     return list(db.session.execute(stmt))
 
 
 def _hits(rows: list[Any]) -> list[Hit]:
-    studio_ids = {r.studio_id for r in rows if r.studio_id is not None}
-    user_ids = {r.author_id for r in rows if r.author_id is not None}
-    studios = {s.id: s for s in db.session.scalars(
-        select(Studio).where(Studio.id.in_(studio_ids)))} if studio_ids else {}
-    users = {u.id: u for u in db.session.scalars(
-        select(User).where(User.id.in_(user_ids)))} if user_ids else {}
     hits = []
     for row in rows:
-        studio = studios.get(row.studio_id)
-        author = users.get(row.author_id)
-        path = row.path if row.path.startswith("/") or studio is None \
-            else f"/studios/{studio.handle}/{row.path}"
+        path = row.path if row.path.startswith("/") or row.studio_handle is None \
+            else f"/studios/{row.studio_handle}/{row.path}"
         hits.append(Hit(kind=row.kind, title=row.title_hl or "", snippet=row.snippet or "",
-                        path=path, studio_handle=studio.handle if studio else None,
-                        studio_name=studio.name if studio else None,
-                        author_handle=author.handle if author else None,
-                        author_name=author.name if author else None,
+                        path=path, studio_handle=row.studio_handle, studio_name=row.studio_name,
+                        author_handle=row.author_handle, author_name=row.author_name,
                         updated_at=row.updated_at, deadline=row.deadline, status=row.status,
                         score=float(row.score or 0)))
     return hits
