@@ -42,6 +42,7 @@ class Plan:
         self.gone: set[tuple[str, str]] = set()
         self.gone_children: set[tuple[str, str]] = set()
         self.playbooks: set[Any] = set()
+        self.new = False
 
     def put(self, doc: Doc) -> None:
         self.docs[(doc.kind, doc.item_id)] = doc
@@ -53,8 +54,10 @@ class Plan:
 
     # -- items --------------------------------------------------------------------------
 
-    def changed(self, obj: Any, removed: bool = False) -> None:
+    def changed(self, obj: Any, removed: bool = False, new: bool = False) -> None:
+        """Index ``obj`` (or drop it); a ``new`` item has no comments or options to follow."""
         gone = removed or documents.is_deleted(obj)
+        self.new = new
         if isinstance(obj, Note):
             doc = documents.note(obj)
             self.drop(doc.kind, doc.item_id) if gone else self.put(doc)
@@ -93,6 +96,8 @@ class Plan:
         """Comments on an item (and a decision's options) follow it out and back in."""
         if gone:
             self.gone_children.add((kind, str(item_id)))
+            return
+        if self.new:
             return
         notes = Note.__table__
         for row in self.conn.execute(select(notes).where(notes.c.commentable_type == kind,
@@ -150,11 +155,14 @@ INDEXED = (Note, Decision, Option, Commitment, Floorplan, Playbook, RecipeVersio
 
 
 def _after_flush(session: Session, _context: Any) -> None:
-    touched = [o for o in (*session.new, *session.dirty) if isinstance(o, INDEXED)]
+    added = [o for o in session.new if isinstance(o, INDEXED)]
+    touched = [o for o in session.dirty if isinstance(o, INDEXED)]
     removed = [o for o in session.deleted if isinstance(o, INDEXED)]
-    if not touched and not removed:
+    if not added and not touched and not removed:
         return
     plan = Plan(session.connection())
+    for obj in added:
+        plan.changed(obj, new=True)
     for obj in touched:
         plan.changed(obj)
     for obj in removed:

@@ -78,7 +78,8 @@ def search(ctx: ToolContext, args: dict[str, Any]) -> ToolResult:
         if args.get("studio"):
             handle = str(args["studio"]).strip().strip("/")
             # The studio page's own loader: membership and gates exactly as on the web.
-            studio = loaders.studio_ctx("studio_search", user, handle, "/search").studio
+            studio = pages.in_request(f"/studios/{handle}/search", loaders.studio_ctx,
+                                      "studio_search", user, handle, "/search").studio
         results = pages.run(text, user, studio, args.get("page"), args.get("limit"))
     except DomainError as exc:
         raise ToolError(exc.message) from None

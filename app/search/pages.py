@@ -8,10 +8,11 @@ studio gates (a studio asking for a heartbeat shows nothing else until one is se
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Callable
+from typing import Any, TypeVar
 from urllib.parse import urlencode
 
-from flask import Blueprint, has_request_context, request
+from flask import Blueprint, current_app, has_request_context, request
 from sqlalchemy import select
 from sqlalchemy.orm import joinedload
 
@@ -26,6 +27,7 @@ from app.web.core_pages import STUDIO_SECTIONS, studio_nav
 from app.web.pages import Page, page
 
 bp = Blueprint("search", __name__)
+T = TypeVar("T")
 STUDIO_SECTIONS.append(("Search", "search"))
 
 
@@ -41,17 +43,20 @@ def readable_studios(user: User) -> list[Studio]:
         ctx = Context(page="search", path=f"/studios/{studio.handle}/search", user=user,
                       studio=studio, member=member, base_url=loaders.base_url())
         try:
-            if has_request_context():
-                _gates(ctx)
-            else:  # an MCP call over stdio: the gates read the request's arguments
-                from flask import current_app
-
-                with current_app.test_request_context(ctx.path):
-                    _gates(ctx)
+            in_request(ctx.path, _gates, ctx)
         except DomainError:
             continue
         found.append(studio)
     return found
+
+
+def in_request(path: str, call: Callable[..., T], *args: Any) -> T:
+    """``call(*args)`` where the studio gates can read a request (they read its arguments):
+    the current one, or over stdio (an MCP call with no HTTP request) one for ``path``."""
+    if has_request_context():
+        return call(*args)
+    with current_app.test_request_context(path):
+        return call(*args)
 
 
 def _gates(ctx: Context) -> None:

@@ -97,3 +97,35 @@ def test_non_member_finds_nothing_over_mcp(app: Flask, team: dict[str, Any]) -> 
             assert "Secret recipe" not in listed.content[0].text
 
     run(scenario)
+
+
+def test_a_studio_waiting_for_a_heartbeat_shows_nothing(app: Flask, team: dict[str, Any]
+                                                        ) -> None:
+    """Search follows the studio gates: until bob sends this cycle's heartbeat, the studio's
+    items are not his to find, on the pages and through the tool over stdio."""
+    from app.extensions import db
+    from app.models import Studio
+
+    alice, bob = team["alice"], team["bob"]
+    path = note(alice, "Gated news", "heartbeat first")
+    with app.app_context():
+        db.session.query(Studio).filter(Studio.handle == "team").update(
+            {"heartbeats_required": True})
+        db.session.commit()
+    assert "Gated news" not in bob.get("/search?q=heartbeat").get_data(as_text=True)
+    assert bob.get("/studios/team/search?q=heartbeat").status_code == 403
+
+    async def scenario(expect_found: bool) -> None:
+        async with stdio_client(app, bob.token) as client:
+            found = await client.call_tool("search", {"query": "heartbeat"})
+            assert not found.is_error, found
+            paths = [r["path"] for r in found.structured_content["results"]]
+            assert paths == ([path] if expect_found else [])
+            scoped = await client.call_tool("search", {"query": "heartbeat", "studio": "team"})
+            assert scoped.is_error is not expect_found, scoped
+            if not expect_found:
+                assert "heartbeat" in scoped.content[0].text
+
+    run(lambda: scenario(False))
+    assert bob.act("/studios/team", "send_heartbeat").status_code in (200, 201)
+    run(lambda: scenario(True))
