@@ -16,7 +16,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator
 from typing import Any, cast
 
-from sqlalchemy import Connection, Table, delete, event, insert, select, text
+from sqlalchemy import Connection, Table, delete, event, select, text
 from sqlalchemy.orm import Session
 
 from app.models.collab import Commitment, Decision, Option
@@ -135,9 +135,10 @@ def _playbook_doc(conn: Connection, playbook_id: Any) -> Doc | None:
 
 def write(conn: Connection, docs: list[Doc], gone: Iterable[tuple[str, str]] = (),
           gone_children: Iterable[tuple[str, str]] = ()) -> None:
-    """Replace the rows of ``docs``, and delete ``gone`` items and the children of others."""
+    """Write the rows of ``docs`` (an upsert), and delete ``gone`` items and the children of
+    others."""
     by_kind: dict[str, list[str]] = {}
-    for kind, item_id in [*gone, *((d.kind, d.item_id) for d in docs)]:
+    for kind, item_id in gone:
         by_kind.setdefault(kind, []).append(item_id)
     for kind, ids in by_kind.items():
         for start in range(0, len(ids), BATCH):
@@ -146,9 +147,28 @@ def write(conn: Connection, docs: list[Doc], gone: Iterable[tuple[str, str]] = (
     for parent_kind, parent_id in gone_children:
         conn.execute(delete(DOCS).where(DOCS.c.parent_kind == parent_kind,
                                         DOCS.c.parent_id == parent_id))
+    upsert(conn, docs)
+
+
+def upsert(conn: Connection, docs: list[Doc]) -> None:
+    """Insert, or update the row of the same item: two transactions writing one item at once
+    (two people adding options to one decision) wait for each other instead of colliding on
+    the unique (kind, item_id). On SQLite the update trigger keeps the FTS table in step."""
+    if not docs:
+        return
+    from sqlalchemy.dialects import postgresql, sqlite
+
+    dialect = conn.dialect.name
+    if dialect not in ("postgresql", "sqlite"):  # pragma: no cover - the two the app supports
+        raise RuntimeError(f"search has no backend for {dialect}")
     rows = [d.row() for d in docs]
     for start in range(0, len(rows), BATCH):
-        conn.execute(insert(DOCS), rows[start:start + BATCH])
+        stmt: Any = (postgresql.insert(DOCS) if dialect == "postgresql"
+                     else sqlite.insert(DOCS))
+        updated = {c.name: stmt.excluded[c.name] for c in DOCS.columns
+                   if c.name not in ("id", "kind", "item_id")}
+        conn.execute(stmt.on_conflict_do_update(index_elements=["kind", "item_id"],
+                                                set_=updated), rows[start:start + BATCH])
 
 
 INDEXED = (Note, Decision, Option, Commitment, Floorplan, Playbook, RecipeVersion)
@@ -240,6 +260,5 @@ def rebuild(conn: Connection, workflows: Iterable[tuple[str, str, str]] = ()) ->
 
 
 def write_new(conn: Connection, docs: list[Doc]) -> None:
-    """Insert documents the index does not hold yet (a rebuild, a benchmark's bulk load)."""
-    if docs:
-        conn.execute(insert(DOCS), [d.row() for d in docs])
+    """Write a rebuild's documents (an upsert: an item written meanwhile is not a conflict)."""
+    upsert(conn, docs)

@@ -313,3 +313,29 @@ def test_hard_deleted_items_leave_the_index(team: dict[str, Any], app: Any) -> N
         db.session.delete(db.session.query(Note).one())
         db.session.commit()
     assert links(md(alice, "/search?q=ephemeral")[2]) == []
+
+
+def test_concurrent_writers_of_one_item_keep_the_index_whole(team: dict[str, Any],
+                                                              app: Any) -> None:
+    """Eight people add options to one decision and edit one note at the same moment: every
+    write succeeds and the index holds each option and the note's last text once."""
+    from app.extensions import db
+    from tests.collab.test_concurrency import run_together
+
+    alice, bob = team["alice"], team["bob"]
+    question = decision(alice, "Team dinner where?")
+    path = note(alice, "Dinner notes", "first draft")
+    calls = [(bob if i % 2 else alice, f"{question}/actions/add_option",
+              {"title": f"Restaurant {i}"}) for i in range(8)]
+    calls += [(alice, f"{path}/edit/actions/update_note", {"title": "Dinner notes",
+                                                           "text": f"draft {i} venison"})
+              for i in range(4)]
+    outcomes = run_together(app, calls)
+    assert all(code in (200, 201) for code, _ in outcomes), outcomes
+    assert links(md(alice, "/search?q=restaurant&limit=50")[2]) == [question] * 8
+    assert links(md(alice, "/search?q=venison")[2]) == [path]
+    with app.app_context():
+        from app.models.search import SearchDocument
+
+        kinds = [d.kind for d in db.session.query(SearchDocument)]
+        assert kinds.count("option") == 8 and kinds.count("note") == 1
