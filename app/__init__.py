@@ -22,6 +22,7 @@ FEATURES: tuple[str, ...] = (
     "app.notifications.web",
     "app.playbooks.web",
     "app.workflows.web",
+    "app.search.web",
 )
 
 

@@ -86,6 +86,10 @@ def run_migrations_online():
                 logger.info('No changes in schema detected.')
 
     conf_args = current_app.extensions['migrate'].configure_args
+    # The search index's full-text objects (FTS5 table, tsvector column) are the migration's
+    # alone: autogenerate must not try to drop them.
+    from app.models.search import schema_filter
+    conf_args.setdefault("include_object", schema_filter)
     if conf_args.get("process_revision_directives") is None:
         conf_args["process_revision_directives"] = process_revision_directives
 

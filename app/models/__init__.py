@@ -16,5 +16,6 @@ import app.models.mcp  # noqa: E402,F401  (MCP sessions, requests, audit)
 import app.models.notifications  # noqa: E402,F401  (inboxes, notification levels, webhooks)
 import app.models.playbooks  # noqa: E402,F401  (teach sessions and replay runs)
 import app.models.revisions  # noqa: E402,F401  (item edit history and deletion audit)
+import app.models.search  # noqa: E402,F401  (the search index)
 import app.models.workflows  # noqa: E402,F401  (workflow runs, jobs, events, effects)
 from app.models.design_model import DesignElement, RhinoObject  # noqa: E402,F401

@@ -15,7 +15,8 @@ The pieces, each in its own module:
   resource ``harmonic://runs/{id}/events``.
 
 The public surface for other packages, which import nothing else from here: the durable call
-queue (``enqueue_calls``, ``CallStep``, ``callable_step``, ``CallContext``) and ``StepError``.
+queue (``enqueue_calls``, ``CallStep``, ``callable_step``, ``CallContext``), ``StepError``, and
+the catalog's ``entries`` (the playbooks listed at /workflows; search indexes them).
 Names load on first use, so importing one module of this package does not import the others.
 """
 
@@ -26,11 +27,12 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from app.workflows.calls import CallContext, CallStep, callable_step, enqueue_calls
+    from app.workflows.catalog import entries
     from app.workflows.tools import StepError
 
 _PUBLIC = {"CallContext": "calls", "CallStep": "calls", "callable_step": "calls",
-           "enqueue_calls": "calls", "StepError": "tools"}
-__all__ = ["CallContext", "CallStep", "StepError", "callable_step", "enqueue_calls"]
+           "enqueue_calls": "calls", "StepError": "tools", "entries": "catalog"}
+__all__ = ["CallContext", "CallStep", "StepError", "callable_step", "enqueue_calls", "entries"]
 
 
 def __getattr__(name: str) -> Any:

@@ -26,7 +26,8 @@ LAYERS: dict[str, int] = {
     "core": 3,
     "mcp": 4,
     "web": 5,
-    "design_model": 6, "floorplans": 6, "notifications": 6, "playbooks": 6, "workflows": 6,
+    "design_model": 6, "floorplans": 6, "notifications": 6, "playbooks": 6, "search": 6,
+    "workflows": 6,
     "cli": 7, "": 7,  # app/__init__.py (create_app) and app/cli.py sit on top
 }
 FEATURES = {name for name, level in LAYERS.items() if level == 6}
@@ -41,6 +42,10 @@ ADAPTERS: dict[str, set[str]] = {
     "playbooks": {"web", "api", "pages", "mcp_tools", "tools_bridge", "cli", "queued",
                   "catalog"},
     "workflows": {"web", "mcp_bridge", "cli", "watch", "worker"},
+    # search: wiring and template filters (web), the two search pages and which studios a
+    # person may read, by the pages' own gates (pages), the MCP tool (mcp_tools), the
+    # reindex command (cli)
+    "search": {"web", "pages", "mcp_tools", "cli"},
 }
 ADAPTER_ONLY = ("flask", "werkzeug", "flask_login", "flask_wtf", "app.web", "app.mcp")
 
