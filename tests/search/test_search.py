@@ -175,7 +175,7 @@ def test_index_follows_edits_and_soft_deletes(team: dict[str, Any], app: Any) ->
 
 
 def set_deleted(app: Any, path: str, deleted: bool) -> None:
-    """Set or clear a note's ``deleted_at`` (a plain attribute until the models map it; the
+    """Set or clear a note's ``deleted_at`` column directly (as any code path might; the
     edit to updated_at makes the note part of the flush either way)."""
     from datetime import UTC, datetime
 
@@ -339,3 +339,25 @@ def test_concurrent_writers_of_one_item_keep_the_index_whole(team: dict[str, Any
 
         kinds = [d.kind for d in db.session.query(SearchDocument)]
         assert kinds.count("option") == 8 and kinds.count("note") == 1
+
+
+def test_deleted_items_are_not_found_until_restored(team: dict[str, Any]) -> None:
+    """Deleting through the real actions (not just the column) takes an item out of search,
+    for its author and for other members; restoring brings it back."""
+    alice, bob = team["alice"], team["bob"]
+    path = note(alice, "Compost rota", "turn the compost heap weekly")
+    made = decision(alice, "Which compost bin?", options=["Wooden heap bin", "Plastic"])
+    assert links(md(bob, "/search?q=compost")[2]) and len(links(md(bob, "/search?q=heap")[2])) == 2
+
+    gone = alice.act(path, "delete_note")
+    assert gone.status_code == 200, gone.get_data(as_text=True)
+    removed = alice.act(made, "delete_decision")
+    assert removed.status_code == 200, removed.get_data(as_text=True)
+    for agent in (alice, bob):
+        assert links(md(agent, "/search?q=heap")[2]) == []
+        assert links(md(agent, "/search?q=compost+kind:note,decision")[2]) == []
+
+    restored = alice.act("/studios/team/deleted", "restore_item", item_type="note",
+                         id=gone.get_json()["result"]["id"])
+    assert restored.status_code == 200, restored.get_data(as_text=True)
+    assert links(md(bob, "/search?q=heap")[2]) == [path]
