@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from datetime import datetime
-
 from flask import Flask, Response, g
 from jinja2 import select_autoescape
 
@@ -12,25 +10,25 @@ import app.actions.core  # noqa: F401  registers the core actions
 from app.actions import Context, offered_actions
 from app.services import items
 from app.services.errors import NotFound
-from app.web import auth, markdown
+from app.web import auth, chrome, forms, markdown
 from app.web.errors import register_error_handlers
 from app.web.negotiation import MarkdownSuffix
 
 
-def _datetime(value: datetime | None, fmt: str = "%Y-%m-%d %H:%M UTC") -> str:
-    return value.strftime(fmt) if value else "—"
-
-
 def init_app(app: Flask) -> None:
-    from app.web import agent_activity, collab_pages, core_pages, health, session
+    from app.web import agent_activity, collab_pages, core_pages, health, pages, session
 
     app.wsgi_app = MarkdownSuffix(app.wsgi_app)  # type: ignore[method-assign]
     # Escape HTML templates only: Markdown templates produce text, escaped by our own filters.
     app.jinja_env.autoescape = select_autoescape(enabled_extensions=("html.j2", "html"),
                                                  default_for_string=False, default=False)
     app.jinja_env.filters.update(md_html=markdown.to_html, md_inline=markdown.inline,
-                                 md_fence=markdown.fence, dt=_datetime)
-    app.jinja_env.globals.update(item_path=items.path_of, item_title=items.title_of)
+                                 md_fence=markdown.fence, dt=chrome.dt_filter)
+    app.jinja_env.globals.update(item_path=items.path_of, item_title=items.title_of,
+                                 studio_links=chrome.studio_links,
+                                 markdown_href=chrome.markdown_href,
+                                 form_fields=forms.fields_for, form_state=pages.form_state,
+                                 zone_names=chrome.zone_names)
     app.jinja_env.trim_blocks = True
     app.jinja_env.lstrip_blocks = True
     app.before_request(auth.load_identity)
@@ -44,7 +42,8 @@ def init_app(app: Flask) -> None:
 
     @app.context_processor
     def _globals() -> dict[str, object]:
-        return {"current": g.get("user")}
+        # "current" is kept for older templates; "viewer" cannot be shadowed by a page's data.
+        return {"current": g.get("user"), "viewer": g.get("user") or g.get("chrome_viewer")}
 
     # An action under a path that is not a page at all: still a teaching 404.
     @app.route("/<path:prefix>/actions/<name>", methods=["GET", "POST"])

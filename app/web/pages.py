@@ -18,13 +18,15 @@ from werkzeug.exceptions import BadRequest
 
 from app.actions import Action, Context, offered_actions
 from app.actions.effects import needs_write
-from app.actions.registry import ACTIONS, check_offered, validate_params
+from app.actions.registry import ACTIONS, IGNORED_FORM_FIELDS, check_offered, validate_params
 from app.actions.summary import action_summary
 from app.core import changes, sitemap
 from app.core.dispatch import FRONTMATTER_KEY
 from app.extensions import db
-from app.services.errors import Invalid, Unauthorized
+from app.services.errors import Conflict, DomainError, Invalid, Unauthorized
+from app.web import forms
 from app.web.auth import require_scope
+from app.web.chrome import humane
 from app.web.negotiation import wants
 
 APP_NAME = "Harmonic"
@@ -39,6 +41,9 @@ class Page:
     status: int = 200
     nav: list[tuple[str, str]] = field(default_factory=list)  # (label, href) breadcrumbs
     show_actions: bool = True  # result and error pages list no actions of their own
+    # Actions the page's template renders itself, in place (a vote form, join/leave buttons):
+    # the generic "What you can do here" section leaves them out.
+    inline_actions: tuple[str, ...] = ()
 
 
 Loader = Callable[..., Context]
@@ -237,8 +242,15 @@ def execute_action(spec: PageSpec, action_name: str, args: dict[str, Any]) -> Re
     ctx = spec.loader(user=g.user, **args)
     act = check_offered(ctx, action_name)
     raw, from_form = request_params()
-    params = validate_params(act, raw, from_form)
-    result = act.handler(ctx, params)
+    try:
+        params = validate_params(act, forms.nest(act, raw, ctx) if from_form else raw,
+                                 from_form)
+        result = act.handler(ctx, params)
+    except (Invalid, Conflict) as exc:
+        if not (from_form and wants() == "html"):
+            raise  # agents keep their error formats (app.web.errors)
+        db.session.rollback()
+        return _refused_form(spec, args, act, raw, exc)
     # Written in this transaction; subscribers hear of it after the commit, whatever the door.
     changes.record(*act.changed(ctx, result))
     db.session.commit()
@@ -267,6 +279,40 @@ def execute_action(spec: PageSpec, action_name: str, args: dict[str, Any]) -> Re
     if result.location:
         response.headers["Location"] = _absolute(result.location)
     return response
+
+
+def _refused_form(spec: PageSpec, args: dict[str, Any], act: Action, raw: dict[str, Any],
+                  exc: DomainError) -> Response:
+    """A person's refused form: the same page again, with what they typed, each message next
+    to its field and a summary on top (``form_state`` in templates), not a dead end."""
+    names = {p.name for p in act.params}
+    listed = []
+    for error in exc.errors or [{"param": "", "message": exc.message}]:
+        param = str(error.get("param") or "")
+        known = param in names
+        listed.append({"anchor": f"{act.name}-{param}" if known else "",
+                       "label": humane(param) if known else "",
+                       "message": str(error.get("message") or "")})
+    g.form_state = {
+        "action": act.name,
+        "message": "Please check the form: nothing was saved." if exc.errors else
+                   f"Not done: {exc.message}",
+        "values": {k: v for k, v in raw.items() if k not in IGNORED_FORM_FIELDS},
+        "errors": {str(e.get("param")): str(e.get("message")) for e in exc.errors or []
+                   if e.get("param") in names},
+        "list": listed,
+    }
+    page_ = spec.view(spec.loader(user=g.user, **args))
+    page_.status = exc.http_status
+    return render_page(page_)
+
+
+def form_state(action_name: str | None = None) -> dict[str, Any] | None:
+    """The refused form being shown again (for ``action_name``, or any when None)."""
+    state: dict[str, Any] | None = g.get("form_state")
+    if state is None or (action_name is not None and state["action"] != action_name):
+        return None
+    return state
 
 
 def _absolute(location: str) -> str:
