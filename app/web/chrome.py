@@ -18,11 +18,11 @@ from markupsafe import Markup
 
 from app.core import sitemap
 
-# The studio's sections, in the order a person meets them: (label, path under the studio or an
+# The studio's sections (its name, first in the bar, leads to its home), in the order a
+# person meets them: (label, path under the studio or an
 # absolute path, page name that must exist). Entries whose page is not registered (a feature
 # left out) are skipped, so the navigation never links to a 404.
 STUDIO_LINKS: list[tuple[str, str, str]] = [
-    ("Home", "", "studio"),
     ("Notes", "/note", "note_new"),
     ("Decisions", "/decide", "decision_new"),
     ("Commitments", "/commit", "commitment_new"),

@@ -14,7 +14,7 @@ from app.models import User
 from app.models.base import utcnow
 from app.services import commitments, cycles, decisions, heartbeats, studios
 from app.services.errors import Forbidden
-from app.web import core_pages, loaders
+from app.web import chrome, core_pages, loaders
 from app.web.pages import Page, page
 
 bp = Blueprint("collab", __name__)
@@ -42,7 +42,8 @@ def deadline_text(item: Any, studio: Any, now: datetime | None = None) -> str:
     deadline = getattr(item, "deadline", None)
     if deadline is None:
         return "no deadline"
-    local = deadline.astimezone(cycles.zone_of(studio)).strftime("%Y-%m-%d %H:%M %Z")
+    # The reader's own zone when they chose one (one zone per page), else the studio's.
+    local = deadline.astimezone(chrome.viewer_zone(studio)).strftime("%Y-%m-%d %H:%M %Z")
     if getattr(item, "manual_close", False) and deadline > now:
         # Decisions close by hand (close_decision); commitments when their limit is reached.
         if hasattr(item, "question"):

@@ -41,6 +41,9 @@ class Field:
     children: list[Field] = field(default_factory=list)
     error: str = ""
     zone: str = ""  # a date-time's zone (IANA name), for its hint and shortcuts
+    # Inside an optional group (a fieldset the person may leave empty): "required" means
+    # "required if the group is used", so the browser must not insist and a select can be empty.
+    optional_group: bool = False
 
     @property
     def hint_id(self) -> str:
@@ -64,13 +67,22 @@ def _types(schema: dict[str, Any]) -> list[str]:
     return [k for k in kinds if k != "null"] or ["string"]
 
 
+def _useful_hint(hint: str, name: str, label: str) -> str:
+    """No hint that only repeats the field's name ("size", "relativePosition")."""
+    def plain(text: str) -> str:
+        return re.sub(r"[^a-z0-9]", "", text.lower())
+
+    return "" if plain(hint) in (plain(name), plain(label)) else hint
+
+
 def _schema_field(name: str, fid: str, schema: dict[str, Any], required: bool, value: Any,
-                  depth: int = 0) -> Field:
+                  depth: int = 0, optional_group: bool = False) -> Field:
     """One input (or fieldset) for a property of a nested object schema."""
     kind = _types(schema)[0]
-    label = humane(name.rsplit("[", 1)[-1].rstrip("]"), schema.get("title"))
-    hint = str(schema.get("description") or "")
-    out = Field("text", name, fid, label, hint, required, value)
+    key = name.rsplit("[", 1)[-1].rstrip("]")
+    label = humane(key, schema.get("title"))
+    hint = _useful_hint(str(schema.get("description") or ""), key, label)
+    out = Field("text", name, fid, label, hint, required, value, optional_group=optional_group)
     if schema.get("enum"):
         out.kind, out.options = "select", [str(v) for v in schema["enum"]]
     elif kind == "boolean":
@@ -83,9 +95,10 @@ def _schema_field(name: str, fid: str, schema: dict[str, Any], required: bool, v
         out.kind = "fieldset"
         given = value if isinstance(value, dict) else {}
         needed = set(schema.get("required") or ())
-        out.children = [_schema_field(f"{name}[{key}]", f"{fid}-{key}", sub, key in needed,
-                                      given.get(key), depth + 1)
-                        for key, sub in schema["properties"].items() if isinstance(sub, dict)]
+        inner_optional = optional_group or not required
+        out.children = [_schema_field(f"{name}[{prop}]", f"{fid}-{prop}", sub, prop in needed,
+                                      given.get(prop), depth + 1, inner_optional)
+                        for prop, sub in schema["properties"].items() if isinstance(sub, dict)]
     elif kind in ("object", "array"):
         out.kind = "json"
         if value is not None and not isinstance(value, str):
@@ -100,6 +113,7 @@ def _param_field(act: Action, p: Param, value: Any, zone: ZoneInfo, studio_zone:
     label = humane(p.name, schema.get("title"))
     # An agent's hint about a schema resource means nothing to a person.
     hint = re.sub(r"\s*\(?(see|read)?\s*floorplan://\S+\)?", "", p.description).strip()
+    hint = _useful_hint(hint, p.name, label)
     f = Field("text", p.name, fid, label, hint, p.required, value, max_length=p.max_length)
     if p.secret:
         f.kind, f.value = "password", None
@@ -127,10 +141,10 @@ def _param_field(act: Action, p: Param, value: Any, zone: ZoneInfo, studio_zone:
         f.kind = "lines"
         if isinstance(value, list):
             f.value = "\n".join(str(v) for v in value)
-        f.hint = (hint + " One per line.").strip()
+        f.hint = ("One per line. " + hint).strip()
     elif p.type == "object" and isinstance(schema.get("properties"), dict):
         f = _schema_field(p.name, fid, schema, p.required, value)
-        f.label, f.hint = label, hint
+        f.label, f.hint = label, _useful_hint(hint, p.name, label)
     elif p.type in ("array", "object"):
         f.kind = "json"
         if value is not None and not isinstance(value, str):

@@ -290,9 +290,10 @@ def _refused_form(spec: PageSpec, args: dict[str, Any], act: Action, raw: dict[s
     for error in exc.errors or [{"param": "", "message": exc.message}]:
         param = str(error.get("param") or "")
         known = param in names
+        error["message"] = _humane_message(act, param, str(error.get("message") or ""))
         listed.append({"anchor": f"{act.name}-{param}" if known else "",
                        "label": humane(param) if known else "",
-                       "message": str(error.get("message") or "")})
+                       "message": error["message"]})
     g.form_state = {
         "action": act.name,
         "message": "Please check the form: nothing was saved." if exc.errors else
@@ -305,6 +306,15 @@ def _refused_form(spec: PageSpec, args: dict[str, Any], act: Action, raw: dict[s
     page_ = spec.view(spec.loader(user=g.user, **args))
     page_.status = exc.http_status
     return render_page(page_)
+
+
+def _humane_message(act: Action, param: str, message: str) -> str:
+    """A refusal in a person's words: "must match [a-z0-9-]{2,40}" says what the field
+    takes instead (its description), agents keep the exact rule in their formats."""
+    declared = act.param(param)
+    if message.startswith("must match ") and declared is not None:
+        return f"not in the expected form: {declared.description}"
+    return message
 
 
 def form_state(action_name: str | None = None) -> dict[str, Any] | None:
