@@ -131,7 +131,7 @@ def test_every_internal_link_from_every_page_works(seeded, page, live_server) ->
     request = page.context.request
     queue, seen, per_pattern = ["/"], set(), {}  # type: ignore[var-annotated]
     seen_from: dict[str, str] = {}  # where each link was found, for the failure message
-    broken: list[tuple[str, int, str]] = []
+    broken: list[tuple[str, int | str, str]] = []
     fetched = 0
     while queue and fetched < 400:
         path = queue.pop(0)
@@ -149,8 +149,11 @@ def test_every_internal_link_from_every_page_works(seeded, page, live_server) ->
             continue
         if "text/html" not in response.headers.get("content-type", ""):
             continue
+        text = response.text()
+        if '<link rel="alternate" type="text/markdown"' not in text:
+            broken.append((path, "no Markdown alternate", ""))
         links = _Links()
-        links.feed(response.text())
+        links.feed(text)
         for href in links.hrefs:
             target = urlsplit(urljoin(live_server + path, href))
             if target.netloc != urlsplit(live_server).netloc or target.path.startswith("/static/"):
