@@ -18,7 +18,7 @@ from zoneinfo import ZoneInfo
 
 from app.actions import Action, Context
 from app.actions.registry import Param
-from app.web.chrome import humane, local_input, viewer_zone
+from app.web.chrome import exact, humane, local_input, viewer_zone
 
 LOCAL_DATETIME = re.compile(r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2})?$")
 _KEY = re.compile(r"^([^\[\]]+)((?:\[[^\[\]]*\])+)$")
@@ -137,6 +137,9 @@ def _param_field(act: Action, p: Param, value: Any, zone: ZoneInfo, studio_zone:
         else:
             f.value = local_input(value, zone)
         f.hint = f"Your time zone: {zone.key}. Leave empty for none."
+        if f.value:
+            moment = datetime.fromisoformat(f.value).replace(tzinfo=zone)
+            f.hint = f"Now set to {exact(moment, zone)}. " + f.hint
     elif p.lines:
         f.kind = "lines"
         if isinstance(value, list):

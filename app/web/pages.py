@@ -258,7 +258,10 @@ def execute_action(spec: PageSpec, action_name: str, args: dict[str, Any]) -> Re
     fmt = wants()
     if fmt == "html":
         # Show a token or an invite code once, on the page the person lands on.
-        flash(result.message, "success")
+        # A run that happened but failed (a replay's failed step) is news, not a success.
+        failed = result.data.get("ok") is False or result.data.get("status") in (
+            "failed", "error")
+        flash(result.message, "error" if failed else "success")
         for key in ("token", "code"):
             if key in result.data:
                 flash(f"{key}:{result.data[key]}", "secret")

@@ -129,3 +129,23 @@ def test_chrome_links_lead_somewhere(app, studio) -> None:  # type: ignore[no-un
     for section in ("note", "decide", "commit", "cycles", "team", "settings"):
         assert f'href="/studios/team/{section}"' in studio_page
 
+
+
+def test_a_deadline_field_is_a_date_time_picker_with_the_value_in_words(app, studio) -> None:  # type: ignore[no-untyped-def]
+    alice = studio
+    decision = alice.act("/studios/team/decide", "create_decision", question="When?",
+                         deadline="2060-06-01T12:00:00Z").get_json()["location"]
+    html = alice.get(f"{decision}/settings", accept="text/html").get_data(as_text=True)
+    field = re.search(r'<input type="datetime-local"[^>]*>', html)
+    assert field is not None and 'value="2060-06-01T12:00"' in field.group(0)
+    assert "Now set to Tue 01 Jun 2060, 12:00 UTC (UTC)" in html
+    assert "+00:00" not in html.split("<main", 1)[1].split("</form>", 1)[0]
+    # What the picker submits (a local time without a zone) is read in the viewer's zone.
+    assert alice.act("/u/alice/settings", "set_time_zone", timezone="Europe/Paris")
+    response = html_form(alice, f"{decision}/settings", "update_decision_settings",
+                         {"deadline": "2060-06-01T14:00"})
+    assert response.status_code == 303, response.get_data(as_text=True)[:500]
+    md = alice.get(decision).get_data(as_text=True)
+    assert "2060-06-01 14:00 CEST" in md  # read and shown in the person's own zone
+    assert alice.act("/u/alice/settings", "set_time_zone", timezone="")
+    assert "2060-06-01 12:00 UTC" in alice.get(decision).get_data(as_text=True)
