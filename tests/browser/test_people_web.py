@@ -190,6 +190,15 @@ def test_axe_finds_no_serious_problem_on_any_page_kind_in_either_theme(seeded, p
                 if violation["impact"] in ("serious", "critical"):
                     targets = [n["target"] for n in violation["nodes"]][:3]
                     problems.append((scheme, kind, violation["id"], targets))
+    # And what a visitor sees before signing in.
+    page.context.clear_cookies()
+    for scheme in ("light", "dark"):
+        page.emulate_media(color_scheme=scheme)
+        for url in ("/", "/login", "/signup"):
+            page.goto(url)
+            for violation in axe.run(page).response["violations"]:
+                if violation["impact"] in ("serious", "critical"):
+                    problems.append((scheme, url, violation["id"], []))
     assert problems == [], "\n".join(map(str, problems))
 
 

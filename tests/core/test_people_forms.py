@@ -149,3 +149,16 @@ def test_a_deadline_field_is_a_date_time_picker_with_the_value_in_words(app, stu
     assert "2060-06-01 14:00 CEST" in md  # read and shown in the person's own zone
     assert alice.act("/u/alice/settings", "set_time_zone", timezone="")
     assert "2060-06-01 12:00 UTC" in alice.get(decision).get_data(as_text=True)
+
+
+def test_sign_up_refused_keeps_the_input_and_names_the_field(client) -> None:  # type: ignore[no-untyped-def]
+    form = client.get("/signup").get_data(as_text=True)
+    token = re.search(r'name="csrf_token" value="([^"]+)"', form)
+    assert token is not None
+    response = client.post("/signup", data={"csrf_token": token.group(1), "handle": "Not Ok",
+                                            "name": "Hana", "password": "hana-password"})
+    assert response.status_code == 422
+    html = response.get_data(as_text=True)
+    assert 'role="alert"' in html and 'value="Not Ok"' in html and 'value="Hana"' in html
+    assert 'id="handle-error"' in html and 'aria-invalid="true"' in html
+    assert "hana-password" not in html  # a password is never echoed
