@@ -23,13 +23,15 @@ from app.actions.summary import action_summary
 from app.core import changes, sitemap
 from app.core.dispatch import FRONTMATTER_KEY
 from app.extensions import db
-from app.services.errors import Conflict, DomainError, Invalid, Unauthorized
+from app.services.errors import DomainError, Invalid, Unauthorized
 from app.web import forms
 from app.web.auth import require_scope
 from app.web.chrome import humane
 from app.web.negotiation import wants
 
 APP_NAME = "Harmonic"
+# Refusals a person's form gets back on the same page, input kept (see execute_action).
+REFORM_STATUSES = (403, 404, 409, 422)
 
 
 @dataclass
@@ -246,9 +248,12 @@ def execute_action(spec: PageSpec, action_name: str, args: dict[str, Any]) -> Re
         params = validate_params(act, forms.nest(act, raw, ctx) if from_form else raw,
                                  from_form)
         result = act.handler(ctx, params)
-    except (Invalid, Conflict) as exc:
-        if not (from_form and wants() == "html"):
-            raise  # agents keep their error formats (app.web.errors)
+    except DomainError as exc:
+        # The page loaded and the action was offered, so a refusal now is about what the
+        # person typed (a bad handle, a duplicate option, an unknown invite code): show the
+        # form again. Agents keep their error formats (app.web.errors).
+        if not (from_form and wants() == "html" and exc.http_status in REFORM_STATUSES):
+            raise
         db.session.rollback()
         return _refused_form(spec, args, act, raw, exc)
     # Written in this transaction; subscribers hear of it after the commit, whatever the door.
