@@ -162,3 +162,22 @@ def test_sign_up_refused_keeps_the_input_and_names_the_field(client) -> None:  #
     assert 'role="alert"' in html and 'value="Not Ok"' in html and 'value="Hana"' in html
     assert 'id="handle-error"' in html and 'aria-invalid="true"' in html
     assert "hana-password" not in html  # a password is never echoed
+
+
+def test_a_wrong_invite_code_comes_back_on_the_join_page(app, make_agent) -> None:  # type: ignore[no-untyped-def]
+    from tests.helpers import open_studio
+
+    make_agent("ivo")
+    open_studio(app, "ivo", handle="closed", name="Closed")
+    ivo = make_agent("ivo")
+    assert ivo.act("/studios/closed/settings", "update_studio_settings",
+                   join_policy="invite").status_code == 200
+    bob = make_agent("bob")
+    response = html_form(bob, "/studios/closed/join", "join_studio", {"code": "WRONG-123"})
+    assert response.status_code == 403
+    html = response.get_data(as_text=True)
+    assert 'role="alert"' in html and "unknown invite code" in html
+    assert 'data-action="join_studio"' in html and 'value="WRONG-123"' in html
+    # The same refusal to an agent is its usual JSON error.
+    as_json = bob.act("/studios/closed/join", "join_studio", code="WRONG-123")
+    assert as_json.status_code == 403 and as_json.get_json()["error"]["kind"] == "forbidden"
