@@ -67,6 +67,15 @@ def _types(schema: dict[str, Any]) -> list[str]:
     return [k for k in kinds if k != "null"] or ["string"]
 
 
+def _without_resources(text: str) -> str:
+    """An agent's pointer to an MCP resource means nothing to a person: "X (see
+    floorplan://schema; Y)" → "X (Y)", "X (see floorplan://schema)" → "X"."""
+    scheme = r"(?!https?://)[a-z][a-z0-9+.-]*://"  # web links stay: a person can follow them
+    text = re.sub(rf"(?:see|read)\s+{scheme}[^\s;)]+;\s*", "", text)
+    text = re.sub(rf"\s*\((?:see|read)\s+{scheme}[^\s)]+\)", "", text)
+    return re.sub(rf"\s*\b{scheme}\S+", "", text).strip()
+
+
 def _useful_hint(hint: str, name: str, label: str) -> str:
     """No hint that only repeats the field's name ("size", "relativePosition")."""
     def plain(text: str) -> str:
@@ -112,7 +121,7 @@ def _param_field(act: Action, p: Param, value: Any, zone: ZoneInfo, studio_zone:
     schema = p.json_schema()
     label = humane(p.name, schema.get("title"))
     # An agent's hint about a schema resource means nothing to a person.
-    hint = re.sub(r"\s*\(?(see|read)?\s*floorplan://\S+\)?", "", p.description).strip()
+    hint = _without_resources(p.description)
     hint = _useful_hint(hint, p.name, label)
     f = Field("text", p.name, fid, label, hint, p.required, value, max_length=p.max_length)
     if p.secret:
