@@ -174,6 +174,8 @@ def fields_for(act: Action, ctx: Context, state: dict[str, Any] | None = None) -
         errors = state.get("errors") or {}
     zone = viewer_zone(ctx.studio)
     studio_zone = viewer_zone(None) if ctx.studio is None else _studio_zone(ctx.studio)
+    if state:
+        studio_zone = zone  # what the person typed was already in their own zone
     out = []
     for p in act.params:
         f = _param_field(act, p, values.get(p.name), zone, studio_zone)

@@ -181,3 +181,14 @@ def test_a_wrong_invite_code_comes_back_on_the_join_page(app, make_agent) -> Non
     # The same refusal to an agent is its usual JSON error.
     as_json = bob.act("/studios/closed/join", "join_studio", code="WRONG-123")
     assert as_json.status_code == 403 and as_json.get_json()["error"]["kind"] == "forbidden"
+
+
+def test_a_refused_date_time_comes_back_as_typed_in_the_persons_zone(app, studio) -> None:  # type: ignore[no-untyped-def]
+    alice = studio
+    assert alice.act("/u/alice/settings", "set_time_zone",
+                     timezone="Asia/Tokyo").status_code == 200
+    response = html_form(alice, "/studios/team/decide", "create_decision",
+                         {"question": "", "deadline": "2060-06-01T09:30"})
+    assert response.status_code == 422
+    field = re.search(r'<input type="datetime-local"[^>]*>', response.get_data(as_text=True))
+    assert field is not None and 'value="2060-06-01T09:30"' in field.group(0)
