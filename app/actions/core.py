@@ -170,6 +170,17 @@ def update_profile(ctx: Context, p: dict[str, Any]) -> Result:
     return Result("Profile saved.", f"/u/{ctx.user.handle}")
 
 
+@action("set_time_zone", "Choose the time zone your pages show times in", "user_settings",
+        rules.self_user,
+        params=(Param("timezone", "string", "IANA time zone, e.g. Europe/Paris; empty: each "
+                      "studio's own zone", max_length=64),),
+        effect=IDEMPOTENT_WRITE, prefill=lambda ctx: {"timezone": ctx.user.timezone})
+def set_time_zone(ctx: Context, p: dict[str, Any]) -> Result:
+    accounts.set_time_zone(ctx.user, p.get("timezone"))
+    zone = ctx.user.timezone or "each studio's own time zone"
+    return Result(f"Times now show in {zone}.", f"/u/{ctx.user.handle}/settings")
+
+
 @action("create_api_token", "Create an API token for agents (shown once)", "user_tokens",
         rules.self_user,
         params=(Param("name", "string", "A label to recognise the token by", required=True,

@@ -51,6 +51,18 @@ def fit(view_w: float, view_h: float, width: int, height: int) -> tuple[int, int
     return max(1, round(view_w * scale)), max(1, round(view_h * scale))
 
 
+def _describe(floors: list[Floor]) -> str:
+    """The drawing's text alternative: its floors and rooms by name (the room table on the
+    page gives sizes and positions)."""
+    parts = []
+    for floor in floors:
+        names = [room.name for room in floor.all_rooms()]
+        shown = ", ".join(names[:30]) + (f" and {len(names) - 30} more" if len(names) > 30 else "")
+        parts.append(f"floor {floor.name}: {len(names)} room{'' if len(names) == 1 else 's'}"
+                     + (f" ({shown})" if names else ""))
+    return "Floorplan drawing, " + "; ".join(parts) if parts else "Floorplan drawing"
+
+
 def render_svg(analysis: Analysis, options: RenderOptions) -> str:
     plan, layout = analysis.plan, analysis.layout
     assert plan is not None and layout is not None
@@ -83,7 +95,8 @@ def render_svg(analysis: Analysis, options: RenderOptions) -> str:
     parts = [
         f'<svg xmlns="http://www.w3.org/2000/svg" viewBox="{fmt(vx)} {fmt(vy)} {fmt(vw)} '
         f'{fmt(vh)}" width="{out_w}" height="{out_h}" role="img" '
-        f'aria-roledescription="floorplan" font-family="{FONT}">',
+        f'aria-roledescription="floorplan" aria-label={quoteattr(_describe(floors))} '
+        f'font-family="{FONT}">',
         f'<rect class="background" x="{fmt(vx)}" y="{fmt(vy)}" width="{fmt(vw)}" '
         f'height="{fmt(vh)}" fill="#ffffff"/>',
     ]

@@ -24,6 +24,8 @@ class User(UserMixin, TimestampMixin, Model):
     email: Mapped[str | None] = mapped_column(String(254), unique=True)
     password_hash: Mapped[str | None] = mapped_column(String(255))
     user_type: Mapped[str] = mapped_column(String(16), default="human", nullable=False)
+    # IANA name for the times pages show this person; None: the studio's zone, else UTC.
+    timezone: Mapped[str | None] = mapped_column(String(64))
 
     tokens: Mapped[list[ApiToken]] = relationship(back_populates="user")
 

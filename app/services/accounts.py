@@ -75,3 +75,18 @@ def update_profile(user: User, name: str | None) -> User:
             raise invalid_param("name", "must not be empty")
         user.name = name.strip()[:120]
     return user
+
+
+def set_time_zone(user: User, zone: str | None) -> User:
+    """The zone a person reads times in; empty means "the studio's" (else UTC)."""
+    from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+
+    name = (zone or "").strip()
+    if name:
+        try:
+            ZoneInfo(name)
+        except (ZoneInfoNotFoundError, ValueError):
+            raise invalid_param("timezone", f"'{name}' is not an IANA time zone "
+                                            "(e.g. Europe/Paris, America/New_York, UTC)") from None
+    user.timezone = name or None
+    return user

@@ -88,13 +88,15 @@ def time_left(seconds: float) -> str:
     return " ".join(parts[:2]) or "less than a minute"
 
 
-def describe(item: Any, studio: Studio, now: datetime | None = None) -> str:
-    """'2026-12-01 17:00 NZDT (3 days left)', 'closed 2026-…', or 'no deadline'."""
+def describe(item: Any, studio: Studio, now: datetime | None = None,
+             zone: ZoneInfo | None = None) -> str:
+    """'2026-12-01 17:00 NZDT (3 days left)', 'closed 2026-…', or 'no deadline', in ``zone``
+    (the reader's; the studio's when not given)."""
     now = now or utcnow()
     deadline = getattr(item, "deadline", None)
     if deadline is None:
         return "no deadline"
-    local = deadline.astimezone(cycles.zone_of(studio)).strftime("%Y-%m-%d %H:%M %Z")
+    local = deadline.astimezone(zone or cycles.zone_of(studio)).strftime("%Y-%m-%d %H:%M %Z")
     if getattr(item, "manual_close", False) and deadline > now:
         # Decisions close by hand (close_decision); commitments when their limit is reached.
         if hasattr(item, "question"):

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from datetime import datetime
-
 from flask import Flask, Response, g
 from jinja2 import select_autoescape
 
@@ -11,15 +9,11 @@ import app.actions.collab  # noqa: F401  registers decisions, commitments, heart
 import app.actions.core  # noqa: F401  registers the core actions
 import app.actions.edit_delete  # noqa: F401  registers editing, deleting and restoring
 from app.actions import Context, offered_actions
-from app.services import deadlines, items
+from app.services import items
 from app.services.errors import NotFound
-from app.web import auth, markdown, negotiation
+from app.web import auth, chrome, forms, markdown, negotiation
 from app.web.errors import register_error_handlers
 from app.web.negotiation import MarkdownSuffix
-
-
-def _datetime(value: datetime | None, fmt: str = "%Y-%m-%d %H:%M UTC") -> str:
-    return value.strftime(fmt) if value else "—"
 
 
 def init_app(app: Flask) -> None:
@@ -30,6 +24,7 @@ def init_app(app: Flask) -> None:
         core_pages,
         health,
         list_pages,
+        pages,
         session,
     )
 
@@ -38,9 +33,13 @@ def init_app(app: Flask) -> None:
     app.jinja_env.autoescape = select_autoescape(enabled_extensions=("html.j2", "html"),
                                                  default_for_string=False, default=False)
     app.jinja_env.filters.update(md_html=markdown.to_html, md_inline=markdown.inline,
-                                 md_fence=markdown.fence, dt=_datetime)
+                                 md_fence=markdown.fence, dt=chrome.dt_filter)
     app.jinja_env.globals.update(item_path=items.path_of, item_title=items.title_of,
-                                 deadline_text=deadlines.describe)
+                                 deadline_text=chrome.deadline_text,
+                                 studio_links=chrome.studio_links,
+                                 markdown_href=chrome.markdown_href,
+                                 form_fields=forms.fields_for, form_state=pages.form_state,
+                                 zone_names=chrome.zone_names)
     app.jinja_env.trim_blocks = True
     app.jinja_env.lstrip_blocks = True
     app.before_request(auth.load_identity)
@@ -57,7 +56,8 @@ def init_app(app: Flask) -> None:
 
     @app.context_processor
     def _globals() -> dict[str, object]:
-        return {"current": g.get("user")}
+        # "current" is kept for older templates; "viewer" cannot be shadowed by a page's data.
+        return {"current": g.get("user"), "viewer": g.get("user") or g.get("chrome_viewer")}
 
     # An action under a path that is not a page at all: still a teaching 404.
     @app.route("/<path:prefix>/actions/<name>", methods=["GET", "POST"])

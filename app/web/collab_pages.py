@@ -10,9 +10,9 @@ from flask import Blueprint, request
 
 from app.actions import Context
 from app.models import User
-from app.services import commitments, cycles, deadlines, decisions, heartbeats, studios
+from app.services import commitments, cycles, decisions, heartbeats, studios
 from app.services.errors import Forbidden
-from app.web import core_pages, loaders
+from app.web import chrome, core_pages, loaders
 from app.web.pages import Page, page
 
 bp = Blueprint("collab", __name__)
@@ -69,7 +69,7 @@ def decision_show(ctx: Context) -> Page:
     return Page(ctx, decision.question, "decisions/show", {
         "decision": decision,
         "closed": decision.closed,
-        "deadline": deadlines.describe(decision, ctx.studio),
+        "deadline": chrome.deadline_text(decision, ctx.studio),
         "options": options,
         "vote_example": vote_example(ctx.path, options),
         "mine": decisions.my_votes(decision, ctx.user),
@@ -85,7 +85,7 @@ def decision_show(ctx: Context) -> Page:
       loaders.item_page("decision_settings", "decision", "decision_id", "/settings"))
 def decision_settings(ctx: Context) -> Page:
     return Page(ctx, f"Settings: {ctx.item.question}", "decisions/settings",
-                {"decision": ctx.item, "deadline": deadlines.describe(ctx.item, ctx.studio),
+                {"decision": ctx.item, "deadline": chrome.deadline_text(ctx.item, ctx.studio),
                  "pinned": studios.is_pinned(ctx.studio, "decision", ctx.item.id)},
                 nav=_item_nav(ctx, f"Decision: {ctx.item.question}"))
 
@@ -105,7 +105,7 @@ def commitment_show(ctx: Context) -> Page:
     return Page(ctx, commitment.title, "commitments/show", {
         "commitment": commitment,
         "closed": commitment.closed,
-        "deadline": deadlines.describe(commitment, ctx.studio),
+        "deadline": chrome.deadline_text(commitment, ctx.studio),
         "progress": commitments.progress(commitment),
         "participants": commitments.participants(commitment),
         "joined": commitments.participant(commitment, ctx.user) is not None,
@@ -118,7 +118,7 @@ def commitment_show(ctx: Context) -> Page:
       loaders.item_page("commitment_settings", "commitment", "commitment_id", "/settings"))
 def commitment_settings(ctx: Context) -> Page:
     return Page(ctx, f"Settings: {ctx.item.title}", "commitments/settings",
-                {"commitment": ctx.item, "deadline": deadlines.describe(ctx.item, ctx.studio),
+                {"commitment": ctx.item, "deadline": chrome.deadline_text(ctx.item, ctx.studio),
                  "progress": commitments.progress(ctx.item),
                  "pinned": studios.is_pinned(ctx.studio, "commitment", ctx.item.id)},
                 nav=_item_nav(ctx, f"Commitment: {ctx.item.title}"))

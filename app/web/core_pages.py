@@ -166,7 +166,7 @@ def user_show(ctx: Context) -> Page:
                                                                           "/settings"))
 def user_settings(ctx: Context) -> Page:
     return Page(ctx, "Your settings", "users/settings", {"subject": ctx.item},
-                nav=[("You", f"/u/{ctx.item.handle}")])
+                nav=[("You", f"/u/{ctx.item.handle}")], inline_actions=("set_time_zone",))
 
 
 @page(bp, "user_tokens", "/u/<user_handle>/settings/tokens",

@@ -40,13 +40,28 @@ def _error_response(status: int, kind: str, message: str,
         response = jsonify(body)
         response.status_code = status
     else:
-        ctx = Context(page="error", path=request.path, user=g.get("user"))
+        user = g.get("user")
+        if user is None and not request.headers.get("Authorization"):
+            # Raised before the identity was loaded (a body over the size limit): the chrome
+            # still shows the person who is signed in, never "Log in / Sign up".
+            g.chrome_viewer = _session_user()
+        ctx = Context(page="error", path=request.path, user=user)
         response = simple_page(ctx, f"Error {status}", "shared/error", status=status,
                                kind=kind, message=message, errors=errors or [],
                                details=details)
     if status == 401:
         response.headers["WWW-Authenticate"] = 'Bearer realm="Harmonic"'
     return response
+
+
+def _session_user() -> Any:
+    from flask_login import current_user
+
+    try:
+        return current_user._get_current_object() if current_user.is_authenticated else None
+    except Exception:  # noqa: BLE001  the error page must render whatever the session holds
+        db.session.rollback()
+        return None
 
 
 def register_error_handlers(app: Flask) -> None:

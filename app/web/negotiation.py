@@ -37,7 +37,10 @@ class MarkdownSuffix:
 
     def __call__(self, environ: dict[str, Any], start_response: Callable[..., Any]) -> Any:
         path = environ.get("PATH_INFO", "")
-        if path.endswith(".md") and len(path) > 3 and not path.endswith("/.md"):
+        if path == "/.md":  # the home page's Markdown twin
+            environ["PATH_INFO"] = "/"
+            environ[MD_SUFFIX_KEY] = True
+        elif path.endswith(".md") and len(path) > 3 and not path.endswith("/.md"):
             environ["PATH_INFO"] = path[:-3] or "/"
             environ[MD_SUFFIX_KEY] = True
         return self.wsgi_app(environ, start_response)

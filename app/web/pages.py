@@ -18,16 +18,20 @@ from werkzeug.exceptions import BadRequest
 
 from app.actions import Action, Context, observers, offered_actions
 from app.actions.effects import needs_write
-from app.actions.registry import ACTIONS, check_offered, validate_params
+from app.actions.registry import ACTIONS, IGNORED_FORM_FIELDS, check_offered, validate_params
 from app.actions.summary import action_summary
 from app.core import changes, sitemap
 from app.core.dispatch import FRONTMATTER_KEY
 from app.extensions import db
-from app.services.errors import Invalid, Unauthorized
+from app.services.errors import DomainError, Invalid, Unauthorized
+from app.web import forms
 from app.web.auth import require_scope
+from app.web.chrome import humane
 from app.web.negotiation import wants
 
 APP_NAME = "Harmonic"
+# Refusals a person's form gets back on the same page, input kept (see execute_action).
+REFORM_STATUSES = (403, 404, 409, 422)
 
 
 @dataclass
@@ -39,6 +43,9 @@ class Page:
     status: int = 200
     nav: list[tuple[str, str]] = field(default_factory=list)  # (label, href) breadcrumbs
     show_actions: bool = True  # result and error pages list no actions of their own
+    # Actions the page's template renders itself, in place (a vote form, join/leave buttons):
+    # the generic "What you can do here" section leaves them out.
+    inline_actions: tuple[str, ...] = ()
 
 
 Loader = Callable[..., Context]
@@ -236,8 +243,18 @@ def execute_action(spec: PageSpec, action_name: str, args: dict[str, Any]) -> Re
     ctx = spec.loader(user=g.user, **args)
     act = check_offered(ctx, action_name)
     raw, from_form = request_params()
-    params = validate_params(act, raw, from_form)
-    result = act.handler(ctx, params)
+    try:
+        params = validate_params(act, forms.nest(act, raw, ctx) if from_form else raw,
+                                 from_form)
+        result = act.handler(ctx, params)
+    except DomainError as exc:
+        # The page loaded and the action was offered, so a refusal now is about what the
+        # person typed (a bad handle, a duplicate option, an unknown invite code): show the
+        # form again. Agents keep their error formats (app.web.errors).
+        if not (from_form and wants() == "html" and exc.http_status in REFORM_STATUSES):
+            raise
+        db.session.rollback()
+        return _refused_form(spec, args, act, raw, exc)
     # Written in this transaction; subscribers hear of it after the commit, whatever the door.
     changes.record(*act.changed(ctx, result))
     observers.run(ctx, act, result)  # in the same transaction (e.g. notifications, webhooks)
@@ -246,7 +263,10 @@ def execute_action(spec: PageSpec, action_name: str, args: dict[str, Any]) -> Re
     fmt = wants()
     if fmt == "html":
         # Show a token or an invite code once, on the page the person lands on.
-        flash(result.message, "success")
+        # A run that happened but failed (a replay's failed step) is news, not a success.
+        failed = result.data.get("ok") is False or result.data.get("status") in (
+            "failed", "error")
+        flash(result.message, "error" if failed else "success")
         for key in ("token", "code", "secret"):
             if key in result.data:
                 flash(f"{key}:{result.data[key]}", "secret")
@@ -267,6 +287,50 @@ def execute_action(spec: PageSpec, action_name: str, args: dict[str, Any]) -> Re
     if result.location:
         response.headers["Location"] = _absolute(result.location)
     return response
+
+
+def _refused_form(spec: PageSpec, args: dict[str, Any], act: Action, raw: dict[str, Any],
+                  exc: DomainError) -> Response:
+    """A person's refused form: the same page again, with what they typed, each message next
+    to its field and a summary on top (``form_state`` in templates), not a dead end."""
+    names = {p.name for p in act.params}
+    listed = []
+    for error in exc.errors or [{"param": "", "message": exc.message}]:
+        param = str(error.get("param") or "")
+        known = param in names
+        error["message"] = _humane_message(act, param, str(error.get("message") or ""))
+        listed.append({"anchor": f"{act.name}-{param}" if known else "",
+                       "label": humane(param) if known else "",
+                       "message": error["message"]})
+    g.form_state = {
+        "action": act.name,
+        "message": "Please check the form: nothing was saved." if exc.errors else
+                   f"Not done: {exc.message}",
+        "values": {k: v for k, v in raw.items() if k not in IGNORED_FORM_FIELDS},
+        "errors": {str(e.get("param")): str(e.get("message")) for e in exc.errors or []
+                   if e.get("param") in names},
+        "list": listed,
+    }
+    page_ = spec.view(spec.loader(user=g.user, **args))
+    page_.status = exc.http_status
+    return render_page(page_)
+
+
+def _humane_message(act: Action, param: str, message: str) -> str:
+    """A refusal in a person's words: "must match [a-z0-9-]{2,40}" says what the field
+    takes instead (its description), agents keep the exact rule in their formats."""
+    declared = act.param(param)
+    if message.startswith("must match ") and declared is not None:
+        return f"not in the expected form: {declared.description}"
+    return message
+
+
+def form_state(action_name: str | None = None) -> dict[str, Any] | None:
+    """The refused form being shown again (for ``action_name``, or any when None)."""
+    state: dict[str, Any] | None = g.get("form_state")
+    if state is None or (action_name is not None and state["action"] != action_name):
+        return None
+    return state
 
 
 def _absolute(location: str) -> str:

@@ -35,7 +35,8 @@ def test_decision_and_commitment_in_the_browser(app, page, make_agent) -> None: 
     form = page.locator("form[data-action=create_decision]")
     assert form.locator("[name=options_open][type=checkbox]").is_checked()
     form.locator("[name=question]").fill("Where is the offsite?")
-    form.locator("[name=deadline]").fill("7d")
+    form.get_by_role("button", name="In a week").click()  # the date-time picker's shortcut
+    assert form.locator("[name=deadline]").input_value() != ""
     form.locator("button[type=submit]").click()
     page.wait_for_url("**/studios/team/d/*")
     assert page.locator("h1").first.inner_text() == "Where is the offsite?"

@@ -1,0 +1,178 @@
+"""What every HTML page shares: the studio's navigation, the person's time zone and the one
+way a time is shown (relative, exact on hover), and humane labels for generated forms.
+
+Templates reach these as Jinja globals and filters (registered in ``app.web.init_app``).
+"""
+
+from __future__ import annotations
+
+import re
+from datetime import UTC, datetime, timedelta
+from typing import Any
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError, available_timezones
+
+from flask import g
+from jinja2 import pass_context
+from jinja2.runtime import Context as JinjaContext
+from markupsafe import Markup
+
+from app.core import sitemap
+from app.services import deadlines
+
+# The studio's sections (its name, first in the bar, leads to its home), in the order a
+# person meets them: (label, path under the studio or an
+# absolute path, page name that must exist). Entries whose page is not registered (a feature
+# left out) are skipped, so the navigation never links to a 404.
+STUDIO_LINKS: list[tuple[str, str, str]] = [
+    ("Notes", "/note", "note_new"),
+    ("Decisions", "/decide", "decision_new"),
+    ("Commitments", "/commit", "commitment_new"),
+    ("Cycles", "/cycles", "cycles"),
+    ("Floorplans", "/floorplans", "floorplans"),
+    ("Playbooks", "@/playbooks", "playbooks"),
+    ("Workflows", "@/workflows", "workflows"),
+    ("Team", "/team", "studio_team"),
+    ("Settings", "/settings", "studio_settings"),
+]
+
+
+def studio_links(studio: Any, current_path: str) -> list[tuple[str, str, bool]]:
+    """(label, href, is the current section) for a studio's navigation bar."""
+    known = {name for name, _rule in sitemap.pages()}
+    base = f"/studios/{studio.handle}"
+    out = []
+    for label, sub, page in STUDIO_LINKS:
+        if page not in known:
+            continue
+        href = sub[1:] if sub.startswith("@") else base + sub
+        if sub == "":
+            here = current_path == base
+        else:
+            here = current_path == href or current_path.startswith(href + "/")
+        out.append((label, href, here))
+    return out
+
+
+# Time ---------------------------------------------------------------------------------------
+
+def zone_names() -> list[str]:
+    """Every IANA zone a person may choose, sorted (for the settings select)."""
+    return sorted(z for z in available_timezones() if "/" in z or z == "UTC")
+
+
+def _zone(name: str | None) -> ZoneInfo | None:
+    if not name:
+        return None
+    try:
+        return ZoneInfo(name)
+    except (ZoneInfoNotFoundError, ValueError):
+        return None
+
+
+def viewer_zone(studio: Any = None) -> ZoneInfo:
+    """The person's own zone, else the studio's, else UTC: one zone for a whole page."""
+    user = g.get("user")
+    return (_zone(getattr(user, "timezone", None)) or _zone(getattr(studio, "timezone", None))
+            or ZoneInfo("UTC"))
+
+
+def _plural(n: int, unit: str) -> str:
+    return f"{n} {unit}{'' if n == 1 else 's'}"
+
+
+def relative(moment: datetime, now: datetime | None = None) -> str:
+    """"in 2 days", "3 hours ago", "just now"."""
+    now = now or datetime.now(UTC)
+    if moment.tzinfo is None:
+        moment = moment.replace(tzinfo=UTC)
+    delta = moment - now
+    seconds = abs(delta.total_seconds())
+    future = delta > timedelta(0)
+    if seconds < 45:
+        return "just now"
+    for size, unit in ((60 * 60 * 24 * 365, "year"), (60 * 60 * 24 * 30, "month"),
+                       (60 * 60 * 24 * 7, "week"), (60 * 60 * 24, "day"), (60 * 60, "hour"),
+                       (60, "minute")):
+        if seconds >= size * 0.95:
+            text = _plural(max(1, round(seconds / size)), unit)
+            return f"in {text}" if future else f"{text} ago"
+    return "just now"
+
+
+def exact(moment: datetime, zone: ZoneInfo) -> str:
+    local = moment.astimezone(zone)
+    return f"{local.strftime('%a %d %b %Y, %H:%M')} {local.strftime('%Z')} ({zone.key})"
+
+
+@pass_context
+def dt_filter(context: JinjaContext, value: datetime | None,
+              fmt: str = "%Y-%m-%d %H:%M UTC") -> str:
+    """One way to show a time. Markdown templates get the exact UTC text (agents read it);
+    HTML gets ``<time>`` with relative text and the exact time, in the viewer's zone, on
+    hover. A date-only format stays a date; a time-only one (a run's events) the local time."""
+    if value is None:
+        return "—"
+    if value.tzinfo is None:
+        value = value.replace(tzinfo=UTC)
+    if not context.eval_ctx.autoescape:
+        return value.strftime(fmt)
+    ctx = context.get("ctx")
+    zone = viewer_zone(getattr(ctx, "studio", None))
+    local = value.astimezone(zone)
+    if "%H" not in fmt:
+        text = local.strftime("%Y-%m-%d")
+    elif "%Y" not in fmt:
+        text = local.strftime("%H:%M:%S")
+    else:
+        text = relative(value)
+    return Markup('<time datetime="{}" title="{}">{}</time>').format(
+        value.astimezone(UTC).isoformat(timespec="seconds"), exact(value, zone), text)
+
+
+def local_input(value: Any, zone: ZoneInfo) -> str:
+    """A stored or typed date-time as a datetime-local input value (YYYY-MM-DDTHH:MM), or ""
+    when it is no date-time at all (e.g. "none")."""
+    if isinstance(value, datetime):
+        moment = value if value.tzinfo else value.replace(tzinfo=UTC)
+        return moment.astimezone(zone).strftime("%Y-%m-%dT%H:%M")
+    if isinstance(value, str) and re.fullmatch(r"\d{4}-\d{2}-\d{2}T\d{2}:\d{2}", value.strip()):
+        return value.strip()
+    if isinstance(value, str):
+        try:
+            parsed = datetime.fromisoformat(value.strip().replace("Z", "+00:00"))
+        except ValueError:
+            return ""
+        return local_input(parsed, zone)
+    return ""
+
+
+# Labels -------------------------------------------------------------------------------------
+
+ACRONYMS = {"dsl": "DSL", "id": "ID", "url": "URL", "uri": "URI", "svg": "SVG", "png": "PNG",
+            "json": "JSON", "api": "API", "mcp": "MCP", "x": "x", "y": "y"}
+
+
+def humane(name: str, title: str | None = None) -> str:
+    """A field's label: its schema ``title`` if any, else its name in words
+    ("relativePosition" → "Relative position", "new_name" → "New name", "dsl" → "DSL")."""
+    if title:
+        return title
+    words = re.sub(r"([a-z0-9])([A-Z])", r"\1 \2", name).replace("_", " ").replace("-", " ")
+    parts = [w.lower() for w in words.split() if w]
+    if not parts:
+        return name
+    shown = [ACRONYMS.get(w, w) for w in parts]
+    first = shown[0]
+    shown[0] = first if first in ACRONYMS.values() and first not in ("x", "y") \
+        else first[:1].upper() + first[1:]
+    return " ".join(shown)
+
+
+def markdown_href(path: str) -> str:
+    """A page's Markdown twin ("/" → "/.md", "/studios/team" → "/studios/team.md")."""
+    return "/.md" if path in ("", "/") else path.rstrip("/") + ".md"
+
+
+def deadline_text(item: Any, studio: Any) -> str:
+    """An item's deadline in words, in the reader's zone (one zone per page)."""
+    return deadlines.describe(item, studio, zone=viewer_zone(studio))

@@ -1,0 +1,255 @@
+"""Forms for people, generated from the actions' JSON Schemas, and what they submit.
+
+``fields_for`` turns an action's parameters into a tree of ``Field``s the form macro renders
+(objects with properties become fieldsets of typed inputs, enums selects, date-times
+``datetime-local`` inputs in the viewer's zone). ``nest`` is the other half at the HTML door:
+``size[width]=4`` becomes ``{"size": {"width": 4}}`` and a local date-time gets its zone's
+offset, before the registry validates the parameters like any other door's.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+from zoneinfo import ZoneInfo
+
+from app.actions import Action, Context
+from app.actions.registry import Param
+from app.web.chrome import exact, humane, local_input, viewer_zone
+
+LOCAL_DATETIME = re.compile(r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2})?$")
+_KEY = re.compile(r"^([^\[\]]+)((?:\[[^\[\]]*\])+)$")
+
+
+@dataclass
+class Field:
+    kind: str  # text textarea password select checkbox number datetime fieldset lines json
+    name: str
+    id: str
+    label: str
+    hint: str = ""
+    required: bool = False
+    value: Any = None
+    options: list[str] = field(default_factory=list)
+    minimum: float | None = None
+    maximum: float | None = None
+    step: str = ""
+    max_length: int | None = None
+    children: list[Field] = field(default_factory=list)
+    error: str = ""
+    zone: str = ""  # a date-time's zone (IANA name), for its hint and shortcuts
+    # Inside an optional group (a fieldset the person may leave empty): "required" means
+    # "required if the group is used", so the browser must not insist and a select can be empty.
+    optional_group: bool = False
+
+    @property
+    def hint_id(self) -> str:
+        return f"{self.id}-hint"
+
+    @property
+    def error_id(self) -> str:
+        return f"{self.id}-error"
+
+    @property
+    def described_by(self) -> str:
+        return " ".join(i for i, on in ((self.error_id, self.error), (self.hint_id, self.hint))
+                        if on)
+
+
+def _types(schema: dict[str, Any]) -> list[str]:
+    kinds: list[str] = []
+    for branch in schema.get("anyOf") or [schema]:
+        kind = branch.get("type") if isinstance(branch, dict) else None
+        kinds += kind if isinstance(kind, list) else [kind] if kind else []
+    return [k for k in kinds if k != "null"] or ["string"]
+
+
+def _without_resources(text: str) -> str:
+    """An agent's pointer to an MCP resource means nothing to a person: "X (see
+    floorplan://schema; Y)" → "X (Y)", "X (see floorplan://schema)" → "X"."""
+    scheme = r"(?!https?://)[a-z][a-z0-9+.-]*://"  # web links stay: a person can follow them
+    text = re.sub(rf"(?:see|read)\s+{scheme}[^\s;)]+;\s*", "", text)
+    text = re.sub(rf"\s*\((?:see|read)\s+{scheme}[^\s)]+\)", "", text)
+    return re.sub(rf"\s*\b{scheme}\S+", "", text).strip()
+
+
+def _useful_hint(hint: str, name: str, label: str) -> str:
+    """No hint that only repeats the field's name ("size", "relativePosition")."""
+    def plain(text: str) -> str:
+        return re.sub(r"[^a-z0-9]", "", text.lower())
+
+    return "" if plain(hint) in (plain(name), plain(label)) else hint
+
+
+def _schema_field(name: str, fid: str, schema: dict[str, Any], required: bool, value: Any,
+                  depth: int = 0, optional_group: bool = False) -> Field:
+    """One input (or fieldset) for a property of a nested object schema."""
+    kind = _types(schema)[0]
+    key = name.rsplit("[", 1)[-1].rstrip("]")
+    label = humane(key, schema.get("title"))
+    hint = _useful_hint(str(schema.get("description") or ""), key, label)
+    out = Field("text", name, fid, label, hint, required, value, optional_group=optional_group)
+    if schema.get("enum"):
+        out.kind, out.options = "select", [str(v) for v in schema["enum"]]
+    elif kind == "boolean":
+        out.kind = "checkbox"
+    elif kind in ("integer", "number"):
+        out.kind, out.step = "number", "1" if kind == "integer" else "any"
+        out.minimum = schema.get("minimum", schema.get("exclusiveMinimum"))
+        out.maximum = schema.get("maximum", schema.get("exclusiveMaximum"))
+    elif kind == "object" and isinstance(schema.get("properties"), dict) and depth < 3:
+        out.kind = "fieldset"
+        given = value if isinstance(value, dict) else {}
+        needed = set(schema.get("required") or ())
+        inner_optional = optional_group or not required
+        out.children = [_schema_field(f"{name}[{prop}]", f"{fid}-{prop}", sub, prop in needed,
+                                      given.get(prop), depth + 1, inner_optional)
+                        for prop, sub in schema["properties"].items() if isinstance(sub, dict)]
+    elif kind in ("object", "array"):
+        out.kind = "json"
+        if value is not None and not isinstance(value, str):
+            out.value = json.dumps(value)
+    return out
+
+
+def _param_field(act: Action, p: Param, value: Any, zone: ZoneInfo, studio_zone: ZoneInfo
+                 ) -> Field:
+    fid = f"{act.name}-{p.name}"
+    schema = p.json_schema()
+    label = humane(p.name, schema.get("title"))
+    # An agent's hint about a schema resource means nothing to a person.
+    hint = _without_resources(p.description)
+    hint = _useful_hint(hint, p.name, label)
+    f = Field("text", p.name, fid, label, hint, p.required, value, max_length=p.max_length)
+    if p.secret:
+        f.kind, f.value = "password", None
+    elif p.enum:
+        f.kind, f.options = "select", list(p.enum)
+    elif p.type == "boolean":
+        # A checkbox reads best as its sentence ("Anyone in the studio may add options").
+        f.kind, f.label, f.hint = "checkbox", hint or label, ""
+    elif p.type == "text":
+        f.kind = "textarea"
+    elif p.type in ("integer", "number"):
+        f.kind, f.step = "number", "1" if p.type == "integer" else "any"
+        f.minimum = p.minimum if p.minimum is not None else schema.get("minimum")
+        f.maximum = p.maximum if p.maximum is not None else schema.get("maximum")
+    elif p.type == "datetime":
+        f.kind, f.zone = "datetime", zone.key
+        if isinstance(value, str) and LOCAL_DATETIME.match(value.strip()):
+            # A prefilled local time is the studio's; shown in the viewer's zone.
+            moment = datetime.fromisoformat(value.strip()).replace(tzinfo=studio_zone)
+            f.value = local_input(moment, zone)
+        else:
+            f.value = local_input(value, zone)
+        f.hint = f"Your time zone: {zone.key}. Leave empty for none."
+        if f.value:
+            moment = datetime.fromisoformat(f.value).replace(tzinfo=zone)
+            f.hint = f"Now set to {exact(moment, zone)}. " + f.hint
+    elif p.lines:
+        f.kind = "lines"
+        if isinstance(value, list):
+            f.value = "\n".join(str(v) for v in value)
+        f.hint = ("One per line. " + hint).strip()
+    elif p.type == "object" and isinstance(schema.get("properties"), dict):
+        f = _schema_field(p.name, fid, schema, p.required, value)
+        f.label, f.hint = label, _useful_hint(hint, p.name, label)
+    elif p.type in ("array", "object"):
+        f.kind = "json"
+        if value is not None and not isinstance(value, str):
+            f.value = json.dumps(value)
+    return f
+
+
+def fields_for(act: Action, ctx: Context, state: dict[str, Any] | None = None) -> list[Field]:
+    """The fields of ``act``'s form: current values, or what was just submitted and refused
+    (``state``: {"values": {...}, "errors": {param: message}})."""
+    values = act.form_values(ctx)
+    errors: dict[str, str] = {}
+    if state:
+        values = denest(state.get("values") or {})
+        errors = state.get("errors") or {}
+    zone = viewer_zone(ctx.studio)
+    studio_zone = viewer_zone(None) if ctx.studio is None else _studio_zone(ctx.studio)
+    if state:
+        studio_zone = zone  # what the person typed was already in their own zone
+    out = []
+    for p in act.params:
+        f = _param_field(act, p, values.get(p.name), zone, studio_zone)
+        f.error = errors.get(p.name, "")
+        out.append(f)
+    return out
+
+
+def _studio_zone(studio: Any) -> ZoneInfo:
+    try:
+        return ZoneInfo(studio.timezone or "UTC")
+    except (ValueError, KeyError):
+        return ZoneInfo("UTC")
+
+
+# What forms submit ----------------------------------------------------------------------------
+
+def denest(flat: dict[str, Any]) -> dict[str, Any]:
+    """``{"size[width]": "4"}`` → ``{"size": {"width": "4"}}`` (other keys unchanged)."""
+    out: dict[str, Any] = {}
+    for key, value in flat.items():
+        match = _KEY.match(key)
+        if not match:
+            out[key] = value
+            continue
+        path = [match.group(1)] + re.findall(r"\[([^\[\]]*)\]", match.group(2))
+        node = out
+        for part in path[:-1]:
+            child = node.get(part)
+            if not isinstance(child, dict):
+                child = node[part] = {}
+            node = child
+        node[path[-1]] = value
+    return out
+
+
+def _typed(schema: dict[str, Any], value: Any) -> Any:
+    """A form string as the JSON value its schema expects; None for an empty optional one."""
+    if isinstance(value, dict):
+        props = schema.get("properties") or {}
+        typed = {k: _typed(props.get(k) or {}, v) for k, v in value.items()}
+        typed = {k: v for k, v in typed.items() if v is not None}
+        return typed or None
+    if not isinstance(value, str):
+        return value
+    if value.strip() == "":
+        return None
+    kind = _types(schema)[0]
+    try:
+        if kind == "integer":
+            return int(value)
+        if kind == "number":
+            number = float(value)
+            return int(number) if number.is_integer() else number
+    except ValueError:
+        return value  # the schema check names the expected type
+    if kind == "boolean":
+        return value.lower() in ("true", "on", "1", "yes")
+    return value
+
+
+def nest(act: Action, raw: dict[str, Any], ctx: Context) -> dict[str, Any]:
+    """An HTML form's flat fields as the parameters the action takes."""
+    out = denest(raw)
+    zone = viewer_zone(ctx.studio)
+    for p in act.params:
+        value = out.get(p.name)
+        if isinstance(value, dict):
+            typed = _typed(p.json_schema(), value)
+            if typed is None:
+                out.pop(p.name)
+            else:
+                out[p.name] = typed
+        elif p.type == "datetime" and isinstance(value, str) and LOCAL_DATETIME.match(value):
+            # A datetime-local input has no zone: it was shown in the viewer's.
+            out[p.name] = datetime.fromisoformat(value).replace(tzinfo=zone).isoformat()
+    return out
