@@ -24,9 +24,9 @@ from app.services import deadlines
 # absolute path, page name that must exist). Entries whose page is not registered (a feature
 # left out) are skipped, so the navigation never links to a 404.
 STUDIO_LINKS: list[tuple[str, str, str]] = [
-    ("Notes", "/note", "note_new"),
-    ("Decisions", "/decide", "decision_new"),
-    ("Commitments", "/commit", "commitment_new"),
+    ("Notes", "/notes", "studio_notes"),
+    ("Decisions", "/decisions", "studio_decisions"),
+    ("Commitments", "/commitments", "studio_commitments"),
     ("Cycles", "/cycles", "cycles"),
     ("Floorplans", "/floorplans", "floorplans"),
     ("Playbooks", "@/playbooks", "playbooks"),
