@@ -54,7 +54,7 @@ def deadline_text(item: Any, studio: Any, now: datetime | None = None) -> str:
 
 
 def _item_nav(ctx: Context, label: str) -> list[tuple[str, str]]:
-    path = ctx.path.removesuffix("/settings")
+    path = ctx.path.removesuffix("/settings").removesuffix("/close")
     return core_pages.studio_nav(ctx) + [(label, path)]
 
 
@@ -112,6 +112,17 @@ def decision_show(ctx: Context) -> Page:
         "pinned": studios.is_pinned(ctx.studio, "decision", decision.id),
         **core_pages.discussion("decision", decision),
     }, nav=core_pages.studio_nav(ctx))
+
+
+@page(bp, "decision_close", "/studios/<handle>/d/<decision_id>/close",
+      loaders.item_page("decision_close", "decision", "decision_id", "/close"))
+def decision_close(ctx: Context) -> Page:
+    """The confirmation step before close_decision: what closing now would decide."""
+    decision = ctx.item
+    return Page(ctx, f"Close: {decision.question}", "decisions/close",
+                {"decision": decision, "decision_path": ctx.path.removesuffix("/close"),
+                 "results": decisions.results(decision), "voters": decisions.voters(decision)},
+                nav=_item_nav(ctx, f"Decision: {decision.question}"), show_actions=False)
 
 
 @page(bp, "decision_settings", "/studios/<handle>/d/<decision_id>/settings",
