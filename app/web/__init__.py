@@ -22,7 +22,7 @@ def _datetime(value: datetime | None, fmt: str = "%Y-%m-%d %H:%M UTC") -> str:
 
 
 def init_app(app: Flask) -> None:
-    from app.web import agent_activity, collab_pages, core_pages, health, session
+    from app.web import agent_activity, collab_pages, core_pages, health, previews, session
 
     app.wsgi_app = MarkdownSuffix(app.wsgi_app)  # type: ignore[method-assign]
     # Escape HTML templates only: Markdown templates produce text, escaped by our own filters.
@@ -41,6 +41,7 @@ def init_app(app: Flask) -> None:
     app.register_blueprint(core_pages.bp)
     app.register_blueprint(collab_pages.bp)
     app.register_blueprint(agent_activity.bp)
+    app.register_blueprint(previews.bp)
 
     @app.context_processor
     def _globals() -> dict[str, object]:

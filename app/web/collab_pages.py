@@ -10,6 +10,7 @@ from urllib.parse import urlencode
 from flask import Blueprint, request
 
 from app.actions import Context
+from app.actions.registry import ACTIONS
 from app.models import User
 from app.models.base import utcnow
 from app.services import commitments, cycles, decisions, heartbeats, studios
@@ -121,7 +122,8 @@ def decision_close(ctx: Context) -> Page:
     decision = ctx.item
     return Page(ctx, f"Close: {decision.question}", "decisions/close",
                 {"decision": decision, "decision_path": ctx.path.removesuffix("/close"),
-                 "results": decisions.results(decision), "voters": decisions.voters(decision)},
+                 "results": decisions.results(decision), "voters": decisions.voters(decision),
+                 "can_close": ACTIONS["close_decision"].refusal(ctx) is None},
                 nav=_item_nav(ctx, f"Decision: {decision.question}"), show_actions=False)
 
 
