@@ -35,7 +35,8 @@ FEATURES = {name for name, level in LAYERS.items() if level == 6}
 # app.mcp. Everything else in a feature is domain logic and may not.
 ADAPTERS: dict[str, set[str]] = {
     "design_model": {"web", "rpc", "server"},
-    "floorplans": {"web", "pages", "actions", "mcp_tools", "edit_context"},
+    # editing: the preview endpoint and the version pages, on the pages' blueprint.
+    "floorplans": {"web", "pages", "actions", "mcp_tools", "edit_context", "editing"},
     "playbooks": {"web", "api", "pages", "mcp_tools", "tools_bridge", "cli", "queued",
                   "catalog"},
     "workflows": {"web", "mcp_bridge", "cli", "watch", "worker"},
