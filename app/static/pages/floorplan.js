@@ -82,11 +82,14 @@
       clearTimeout(timer);
       timer = setTimeout(function () { preview(form); }, 250);
     }
+    function picksTarget(target) {
+      return target.matches && target.matches("[data-room-select][name=target]");
+    }
     form.addEventListener("input", function (event) {
-      if (!(event.target.matches && event.target.matches("[data-room-select]"))) { later(); }
+      if (!picksTarget(event.target)) { later(); }
     });
     form.addEventListener("change", function (event) {
-      if (event.target.matches && event.target.matches("[data-room-select]")) {
+      if (picksTarget(event.target)) {
         fill(event.target);
         restore();
         return;
