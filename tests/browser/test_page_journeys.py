@@ -135,6 +135,7 @@ def test_a_decision_from_options_to_outcome(app, make_agent, browser, live_serve
 
     # Closing asks first; "keep it open" changes nothing.
     pat.reload()
+    shoot(pat, "decision-ballot")
     pat.get_by_role("link", name="Close this decision…").click()
     pat.wait_for_url(f"**{decision}/close")
     assert "Oslo" in pat.locator("main").inner_text()
