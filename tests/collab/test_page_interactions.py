@@ -90,6 +90,9 @@ def test_close_asks_first_and_the_outcome_leads(studio, make_agent) -> None:  # 
     html = studio.get(path, accept="text/html").get_data(as_text=True)
     assert html.index('class="outcome"') < html.index("Final results")
     assert 'data-winner="Oslo"' in html and 'data-action="vote"' not in html
+    body = parse_md(studio.get(path).get_data(as_text=True))[1]
+    assert body.index("## Outcome") < body.index("## Final results")
+    assert "Chosen: **Oslo** (accepted by 1, preferred by 1; 1 voted)." in body
     assert "already closed" in studio.get(f"{path}/close", accept="text/html").get_data(
         as_text=True)
     assert studio.get("/studios/team/d/nope/close", accept="text/html").status_code == 404
