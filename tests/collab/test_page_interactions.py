@@ -143,8 +143,11 @@ def test_note_history_shows_the_differences(studio, make_agent) -> None:  # type
     r = studio.act("/studios/team/note", "create_note", title="Plan",
                    text="line one\nline two\nline three")
     path = r.json["location"]
-    assert studio.act(f"{path}/edit", "update_note", text="line one\nline 2\nline three\nfour"
-                      ).status_code == 200
+    assert studio.act(f"{path}/edit", "update_note", text="line one\nline 2\nline three\nfour",
+                      deadline="2026-12-03T05:24:50.857919+00:00").status_code == 200
+    # The editor shows a deadline as a person types one, to the minute.
+    edit = studio.get(f"{path}/edit", accept="text/html").get_data(as_text=True)
+    assert 'name="deadline" value="2026-12-03T05:24Z"' in edit
     html = studio.get(f"{path}/history", accept="text/html").get_data(as_text=True)
     assert html.index("Version 2") < html.index("Version 1")
     assert "removed line 2: </span><span aria-hidden=\"true\">- </span>line two" in html
@@ -173,3 +176,21 @@ def test_revoke_a_token_from_its_row(app, studio, make_agent) -> None:  # type: 
     assert html.count('data-action="revoke_api_token"') == 1
     assert form_post(studio, f"{page}/actions/revoke_api_token", {"token_id": "nope"}
                      ).status_code == 404
+
+
+def test_odd_structured_field_names_are_refused_not_crashed(studio) -> None:  # type: ignore[no-untyped-def]
+    path = create_with_options(studio, "Monday", "Tuesday").json["location"]
+    vote = f"{path}/actions/vote"
+    for data in ({"votes[0]": "Monday"}, {"votes[a][b]": "x"}, {"votes[0][option_title][x]": "y"},
+                 {"votes[": "x"}, {"votes[0][accept]": "true"}, {"votes[][accept]": "true"}):
+        r = form_post(studio, vote, data)
+        assert r.status_code == 422, (data, r.status_code, r.get_data(as_text=True)[:300])
+    r = form_post(studio, vote, {"votes[0][option_title]": "Monday\x00"})
+    assert r.status_code == 400 and "NUL" in r.get_data(as_text=True)
+    # "options[]" repeated: a browser sends each; the last one reaches the form reader.
+    r = form_post(studio, "/studios/team/decide/actions/create_decision",
+                  {"question": "Q", "options[]": "Only"})
+    assert r.status_code == 201 and r.json["result"]["options"] == ["Only"]
+    r = form_post(studio, "/studios/team/decide/actions/create_decision",
+                  {"question": "Q", "options[0]": "", "options[1]": " "})
+    assert r.status_code == 422  # a blank-looking option is not silently an option
