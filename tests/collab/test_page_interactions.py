@@ -194,3 +194,16 @@ def test_odd_structured_field_names_are_refused_not_crashed(studio) -> None:  # 
     r = form_post(studio, "/studios/team/decide/actions/create_decision",
                   {"question": "Q", "options[0]": "", "options[1]": " "})
     assert r.status_code == 422  # a blank-looking option is not silently an option
+
+
+def test_the_token_form_offers_plain_choices(studio) -> None:  # type: ignore[no-untyped-def]
+    page = "/u/alice/settings/tokens"
+    html = studio.get(page, accept="text/html").get_data(as_text=True)
+    assert '<option value="read">only read (read)</option>' in html
+    assert html.count('data-action="create_api_token"') == 1
+    r = form_post(studio, f"{page}/actions/create_api_token",
+                  {"name": "reader", "scopes": "read", "expires": "30d"})
+    assert r.status_code == 201 and r.json["result"]["scopes"] == "read"
+    r = form_post(studio, f"{page}/actions/create_api_token",
+                  {"name": "x", "scopes": "admin", "expires": "30d"})
+    assert r.status_code == 422
