@@ -221,6 +221,31 @@ def join_commitment(ctx: Context, p: dict[str, Any]) -> Result:
                         "status": state.status})
 
 
+def _leave_unavailable(ctx: Context) -> str | None:
+    if ctx.item.closed:
+        return f"the commitment closed at {_since(ctx)}; its participants are final"
+    if commitments.participant(ctx.item, ctx.user) is None:
+        return "you have not joined this commitment"
+    return None
+
+
+@action("leave_commitment", "Leave this commitment you joined, while it is open", "commitment",
+        rules.member,
+        available=lambda ctx: (not ctx.item.closed
+                               and commitments.participant(ctx.item, ctx.user) is not None),
+        done=lambda ctx: (not ctx.item.closed
+                          and commitments.participant(ctx.item, ctx.user) is None),
+        unavailable_reason=_leave_unavailable,
+        effect=IDEMPOTENT_WRITE)
+def leave_commitment(ctx: Context, p: dict[str, Any]) -> Result:
+    left = commitments.leave(ctx.item, ctx.user)
+    state = commitments.progress(ctx.item)
+    message = "You left the commitment." if left else "You were not in it."
+    return Result(f"{message} {state.status_message}", ctx.path,
+                  data={"joined": state.joined, "critical_mass": state.critical_mass,
+                        "status": state.status})
+
+
 @action("update_commitment_settings", "Change this commitment's title, description, critical "
         "mass, deadline or limit (its creator or a studio admin)", "commitment_settings",
         rules.creator_or_admin,

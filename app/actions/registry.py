@@ -322,6 +322,11 @@ def _coerce(param: Param, value: Any, from_form: bool) -> tuple[Any, str | None]
         if param.minimum is not None and number < param.minimum:
             return None, f"must be at least {param.minimum:g}"
         return number, None
+    if kind in ("array", "object") and from_form and isinstance(value, list | dict):
+        # Posted field by field (``size[width]``, ``votes[0][accept]``): the schema's types.
+        from app.actions.form_fields import coerce
+
+        value = coerce(param.json_schema(), value)
     if kind == "array":
         if from_form and isinstance(value, str):
             import json
@@ -370,6 +375,10 @@ def validate_params(act: Action, raw: dict[str, Any], from_form: bool = False) -
     """Check ``raw`` against the action's parameters; Invalid lists every problem at once."""
     errors: list[dict[str, str]] = []
     clean: dict[str, Any] = {}
+    if from_form:
+        from app.actions.form_fields import nest
+
+        raw = nest(raw)
     known = {p.name for p in act.params}
     for key in raw:
         if key not in known and not (from_form and key in IGNORED_FORM_FIELDS):

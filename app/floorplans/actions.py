@@ -96,6 +96,16 @@ def _renderings(ctx: Context) -> list[str]:
 
 # One action per modify operation ------------------------------------------------------------
 
+# The parameters of each operation that accept null: absent from a call, they are passed on as
+# null (the operation then removes what they set). A preview builds its values the same way.
+NULLABLE: dict[str, list[str]] = {}
+
+
+def operation_values(name: str, params: dict[str, Any]) -> dict[str, Any]:
+    """The operation's flat parameters as ``tools.apply_operation`` takes them."""
+    return {**{key: None for key in NULLABLE.get(name, [])}, **params}
+
+
 def _param(name: str, prop: dict[str, Any], required: bool) -> tuple[Param, bool]:
     """A page parameter from one property of an operation's flat JSON Schema, and whether the
     property accepts null (then an absent value is passed on as null)."""
@@ -129,11 +139,10 @@ def _register_operation(definition: dict[str, Any]) -> None:
     converted = [_param(key, prop, key in required)
                  for key, prop in (schema.get("properties") or {}).items()]
     params = tuple(param for param, _ in converted)
-    nullable = [param.name for param, can_be_null in converted if can_be_null]
+    NULLABLE[name] = [param.name for param, can_be_null in converted if can_be_null]
 
     def handler(ctx: Context, p: dict[str, Any]) -> Result:
-        values = {**{key: None for key in nullable}, **p}
-        result = store.apply(ctx.item, ctx.user, name, values)
+        result = store.apply(ctx.item, ctx.user, name, operation_values(name, p))
         change = (result.get("changes") or [{}])[0]
         detail = change.get("message") or f"{name} applied"
         return Result(f"{detail}. Saved version {ctx.item.version}.",
@@ -150,3 +159,23 @@ def _register_operation(definition: dict[str, Any]) -> None:
 
 for _definition in tools.operation_definitions():
     _register_operation(_definition)
+
+
+# Versions ------------------------------------------------------------------------------------
+
+@action("restore_floorplan_version", "Make an earlier version the plan's current one again "
+        "(saved as a new version; nothing is lost)", ("floorplan_versions", "floorplan_version"),
+        rules.member,
+        params=(Param("version", "integer", "The number of the version to restore",
+                      required=True, minimum=1),),
+        effect=WRITE, touches=lambda ctx, result: _renderings(ctx))
+def restore_floorplan_version(ctx: Context, p: dict[str, Any]) -> Result:
+    plan = ctx.item
+    old = store.version(plan, p["version"])
+    changed = store.save(plan, ctx.user, old.dsl, f"restore version {old.number}")
+    message = (f"Restored version {old.number} as version {plan.version}." if changed
+               else f"Version {old.number} is already the current text: nothing changed.")
+    return Result(f"{message} {_validation_note(plan.dsl)}",
+                  items.path_of(ctx.studio, "floorplan", plan),
+                  data={"version": plan.version, "restored": old.number, "changed": changed,
+                        "plan": _plan_ref(ctx, plan)})

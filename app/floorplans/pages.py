@@ -6,7 +6,10 @@ The images answer only members of the studio, like the pages: they go through th
 
 from __future__ import annotations
 
+from typing import Any
+
 from flask import Blueprint, Response, g, request
+from markupsafe import Markup, escape
 
 from app.actions import Context
 from app.floorplans import store, tools
@@ -34,6 +37,31 @@ def plan_nav(ctx: Context) -> list[tuple[str, str]]:
                               items.path_of(ctx.studio, "floorplan", ctx.item))]
 
 
+def labelled(svg: str | None, label: str) -> Markup | None:
+    """The renderer's SVG with an accessible name (``role="img"`` needs one)."""
+    if not svg:
+        return None
+    named = svg.replace('role="img"', f'role="img" aria-label="{escape(label)}"', 1)
+    return Markup(named)  # noqa: S704 - our renderer's SVG, every user text in it escaped
+
+
+def drawing_label(name: str, rooms: list[dict[str, Any]], version: int | None = None) -> str:
+    names = [r.get("name", "") for r in rooms]
+    which = f", version {version}" if version is not None else ""
+    listed = ", ".join(names[:12]) + ("…" if len(names) > 12 else "")
+    return (f"Drawing of floorplan {name}{which}: {len(names)} room"
+            f"{'' if len(names) == 1 else 's'}{': ' + listed if names else ''}")
+
+
+def flat_rooms(rooms: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Every room, sub-rooms after their parent: what the forms' room selects list."""
+    out: list[dict[str, Any]] = []
+    for room in rooms:
+        out.append(room)
+        out += flat_rooms(room.get("subRooms") or [])
+    return out
+
+
 @page(bp, "floorplans", "/studios/<handle>/floorplans",
       loaders.studio_page("floorplans", "/floorplans"))
 def floorplan_index(ctx: Context) -> Page:
@@ -45,8 +73,12 @@ def floorplan_index(ctx: Context) -> Page:
       loaders.item_page("floorplan", "floorplan", "name"))
 def floorplan_show(ctx: Context) -> Page:
     plan = ctx.item
+    found = store.view(plan.dsl)
+    rooms = flat_rooms(found["rooms"])
     return Page(ctx, f"Floorplan {plan.name}", "floorplans/show",
-                {"plan": plan, **store.view(plan.dsl)}, nav=plans_nav(ctx))
+                {"plan": plan, **found, "all_rooms": rooms,
+                 "drawing": labelled(found["svg"], drawing_label(plan.name, rooms))},
+                nav=plans_nav(ctx))
 
 
 @page(bp, "floorplan_versions", "/studios/<handle>/f/<name>/versions",

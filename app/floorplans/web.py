@@ -7,8 +7,9 @@ import importlib
 from flask import Flask
 
 # Imported for their registrations: the actions (one per modify operation among them) and the
-# MCP tools and resources; ``pages`` also brings the "floorplan" item kind (``store``).
-REGISTERS = ("app.floorplans.actions", "app.floorplans.mcp_tools")
+# MCP tools and resources; ``pages`` also brings the "floorplan" item kind (``store``);
+# ``editing`` adds the live preview and the version pages to the pages' blueprint.
+REGISTERS = ("app.floorplans.actions", "app.floorplans.mcp_tools", "app.floorplans.editing")
 
 
 def init_app(flask_app: Flask) -> None:

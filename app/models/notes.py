@@ -40,5 +40,9 @@ class NoteEvent(Model):
     user_id: Mapped[uuid.UUID] = mapped_column(ForeignKey("users.id"), nullable=False)
     event_type: Mapped[str] = mapped_column(String(24), nullable=False)
     happened_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow, nullable=False)
+    # The note as this create or update left it (a version); None for other events and for
+    # edits made before versions were kept.
+    title: Mapped[str | None] = mapped_column(String(256))
+    text: Mapped[str | None] = mapped_column(Text)
 
     user: Mapped[User] = relationship()

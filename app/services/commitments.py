@@ -147,6 +147,19 @@ def join(commitment: Commitment, user: User) -> tuple[CommitmentParticipant, boo
     return member, True
 
 
+def leave(commitment: Commitment, user: User) -> bool:
+    """Leave an open commitment; False when the person was not in it (nothing changes)."""
+    commitment = lock_row(Commitment, commitment.id)  # as join: one change at a time
+    existing = participant(commitment, user)
+    if existing is None:
+        return False
+    if commitment.closed:
+        raise Conflict("this commitment is closed: its participants are final")
+    db.session.delete(existing)
+    db.session.flush()
+    return True
+
+
 def count(commitment: Commitment) -> int:
     return db.session.scalar(
         select(func.count(CommitmentParticipant.id))

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import uuid
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
@@ -61,7 +62,8 @@ def create_note(studio: Studio, user: User, text: str, title: str | None = None,
     note.assign_ids()
     db.session.add(note)
     db.session.flush()
-    db.session.add(NoteEvent(note_id=note.id, user_id=user.id, event_type="create"))
+    db.session.add(NoteEvent(note_id=note.id, user_id=user.id, event_type="create",
+                             title=note.title, text=note.text))
     links.sync(studio, "note", note.id, text, base_url)
     return note
 
@@ -81,7 +83,8 @@ def update_note(note: Note, studio: Studio, user: User, title: str | None = None
         note.deadline = _deadline(deadline)
     note.updated_by_id = user.id
     note.updated_at = datetime.now(UTC)
-    db.session.add(NoteEvent(note_id=note.id, user_id=user.id, event_type="update"))
+    db.session.add(NoteEvent(note_id=note.id, user_id=user.id, event_type="update",
+                             title=note.title, text=note.text))
     links.sync(studio, "note", note.id, note.text, base_url)
     revisions.record(studio, user, kind, note, "edit", before, revisions.snapshot(kind, note))
     return note
@@ -137,6 +140,20 @@ def history(note: Note) -> list[NoteEvent]:
                                      .order_by(NoteEvent.happened_at.desc())
                                      .limit(HISTORY_SHOWN)))
     return latest[::-1]
+
+
+@dataclass(frozen=True)
+class Version:
+    number: int  # 1 is the note as created
+    event: NoteEvent
+    title: str | None  # None: an edit made before versions were kept
+    text: str | None
+
+
+def versions(note: Note) -> list[Version]:
+    """The note after its creation and after each edit, oldest first."""
+    events = [e for e in history(note) if e.event_type in ("create", "update")]
+    return [Version(i, e, e.title, e.text) for i, e in enumerate(events, start=1)]
 
 
 def readers(note: Note) -> list[User]:

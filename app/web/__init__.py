@@ -25,6 +25,7 @@ def init_app(app: Flask) -> None:
         health,
         list_pages,
         pages,
+        previews,
         session,
     )
 
@@ -53,6 +54,7 @@ def init_app(app: Flask) -> None:
     app.register_blueprint(list_pages.bp)
     app.register_blueprint(agent_activity.bp)
     app.register_blueprint(agent_web.bp)
+    app.register_blueprint(previews.bp)
 
     @app.context_processor
     def _globals() -> dict[str, object]:

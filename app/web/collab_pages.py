@@ -9,6 +9,7 @@ from urllib.parse import urlencode
 from flask import Blueprint, request
 
 from app.actions import Context
+from app.actions.registry import ACTIONS
 from app.models import User
 from app.services import commitments, cycles, decisions, heartbeats, studios
 from app.services.errors import Forbidden
@@ -21,7 +22,7 @@ bp = Blueprint("collab", __name__)
 # Shared presentation ---------------------------------------------------------------------------
 
 def _item_nav(ctx: Context, label: str) -> list[tuple[str, str]]:
-    path = ctx.path.removesuffix("/settings")
+    path = ctx.path.removesuffix("/settings").removesuffix("/close")
     return core_pages.studio_nav(ctx) + [(label, path)]
 
 
@@ -79,6 +80,18 @@ def decision_show(ctx: Context) -> Page:
         "pinned": studios.is_pinned(ctx.studio, "decision", decision.id),
         **core_pages.discussion("decision", decision),
     }, nav=core_pages.studio_nav(ctx))
+
+
+@page(bp, "decision_close", "/studios/<handle>/d/<decision_id>/close",
+      loaders.item_page("decision_close", "decision", "decision_id", "/close"))
+def decision_close(ctx: Context) -> Page:
+    """The confirmation step before close_decision: what closing now would decide."""
+    decision = ctx.item
+    return Page(ctx, f"Close: {decision.question}", "decisions/close",
+                {"decision": decision, "decision_path": ctx.path.removesuffix("/close"),
+                 "results": decisions.results(decision), "voters": decisions.voters(decision),
+                 "can_close": ACTIONS["close_decision"].refusal(ctx) is None},
+                nav=_item_nav(ctx, f"Decision: {decision.question}"), show_actions=False)
 
 
 @page(bp, "decision_settings", "/studios/<handle>/d/<decision_id>/settings",

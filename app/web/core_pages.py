@@ -8,7 +8,7 @@ from typing import Any
 from flask import Blueprint
 
 from app.actions import Context
-from app.services import activity, cycles, heartbeats, items, links, notes, studios
+from app.services import activity, cycles, heartbeats, items, links, notes, studios, textdiff
 from app.web import loaders
 from app.web.pages import Page, page
 
@@ -152,6 +152,24 @@ def note_settings(ctx: Context) -> Page:
                 {"note": ctx.item,
                  "pinned": studios.is_pinned(ctx.studio, "note", ctx.item.id)},
                 nav=note_nav(ctx))
+
+
+@page(bp, "note_history", "/studios/<handle>/n/<note_id>/history",
+      loaders.item_page("note_history", "note", "note_id", "/history"))
+def note_history(ctx: Context) -> Page:
+    """Every version of the note, newest first, each with what changed from the one before."""
+    found = notes.versions(ctx.item)
+    rows = []
+    for version, before in zip(found, [None, *found[:-1]], strict=True):
+        change = None
+        if version.text is not None and before is not None and before.text is not None:
+            change = textdiff.diff(before.text, version.text)
+        renamed = before is not None and before.title is not None and version.title is not None \
+            and before.title != version.title
+        rows.append({"version": version, "diff": change, "first": before is None,
+                     "old_title": before.title if renamed and before else None})
+    return Page(ctx, f"History: {ctx.item.title}", "notes/history",
+                {"note": ctx.item, "rows": list(reversed(rows))}, nav=note_nav(ctx))
 
 
 # People -------------------------------------------------------------------------------------

@@ -68,26 +68,94 @@ def workflow_show(ctx: Context) -> Page:
                 nav=[("Workflows", "/workflows"), (entry.name, ctx.path)])
 
 
-@page(bp, "run", "/runs/<run_id>", _run_loader)
-def run_show(ctx: Context) -> Page:
-    run = ctx.item
+LIVE_STATUSES = ("queued", "running")  # a run page in these states follows the run live
+
+
+def _run_data(run: dict[str, Any]) -> dict[str, Any]:
+    """What the run page and its live part show of ``run``."""
     events = queue.events_after(run["id"])
     # A step's output may be a whole page (navigate returns one): the run page shows a line of
     # it, not a page inside the page; the full values stay in harmonic://runs/{id}/events.
     shown = [{**event, "data": _abridged(event["data"])} for event in events]
+    return {"run": {**run, "inputs": _abridged(run["inputs"]),
+                    "error": _message(run.get("error"))},
+            "raw_error": run.get("error"),  # agents read it whole (the Markdown page)
+            "events": shown, "timeline": runs.timeline(events),
+            "live": run["status"] in LIVE_STATUSES,
+            "result_json": json.dumps(_abridged(run["result"]), indent=2,
+                                      ensure_ascii=False, default=str)}
+
+
+@page(bp, "run", "/runs/<run_id>", _run_loader)
+def run_show(ctx: Context) -> Page:
+    run = ctx.item
     return Page(ctx, f"Run {run['short_id']} of {run['workflow']}", "runs/show",
-                {"run": {**run, "inputs": _abridged(run["inputs"])}, "events": shown,
-                 "timeline": runs.timeline(events),
-                 "result_json": json.dumps(_abridged(run["result"]), indent=2,
-                                           ensure_ascii=False, default=str)},
+                _run_data(run),
                 nav=[("Workflows", "/workflows"),
                      (run["workflow"], f"/workflows/{run['workflow']}"),
                      (f"Run {run['short_id']}", ctx.path)])
 
 
+@bp.get("/runs/<run_id>/live")
+def run_live(run_id: str) -> Response:
+    """The changing part of a run page (status, timeline, result, events) as an HTML fragment,
+    for the page to poll while the run is queued or running; ``X-Run-Status`` says where it
+    is, so the poller knows when to stop."""
+    from flask import g, render_template
+
+    from app.web.auth import require_scope
+
+    if g.get("user") is None:
+        from app.services.errors import Unauthorized
+
+        raise Unauthorized("sign in or send 'Authorization: Bearer <token>'")
+    require_scope("read")
+    ctx = _run_loader(g.user, run_id)
+    data = _run_data(ctx.item)
+    response = Response(render_template("runs/_live.html.j2", ctx=ctx, **data),
+                        mimetype="text/html")
+    response.headers["X-Run-Status"] = ctx.item["status"]
+    response.headers["Cache-Control"] = "no-store"
+    return response
+
+
+def _message(text: str | None) -> str | None:
+    """A run's error for people: one readable line, never a Markdown page or a stack."""
+    if not text:
+        return None
+    if "\n" not in text.strip():
+        return text
+    body = text.lstrip()
+    if body.startswith("---\n"):
+        body = body[4:].split("\n---\n", 1)[-1]
+    lines = [line.strip() for line in body.splitlines()
+             if line.strip() and not line.startswith("nav:")]
+    heading = next((line.lstrip("#").strip() for line in lines if line.startswith("#")), None)
+    prose = next((line for line in lines if not line.startswith(("#", "|", "```", "*"))), "")
+    if heading:
+        return f"{heading}: {prose}" if prose else heading
+    return lines[0] if lines else text.strip()
+
+
+def _page_text(value: str) -> str | None:
+    """A Markdown page (frontmatter, a heading) named by its title instead of shown whole."""
+    text = value.lstrip()
+    if text.startswith("---\n"):
+        text = text[4:].split("\n---\n", 1)[-1]
+    heading = next((line.lstrip("#").strip() for line in text.splitlines()
+                    if line.startswith("#")), None)
+    if heading is None:
+        return None
+    return f"a page, “{heading[:80]}” ({len(value)} characters)"
+
+
 def _abridged(value: Any, limit: int = ABRIDGE_AT) -> Any:
-    """``value`` with every string longer than ``limit`` cut to its first line or so."""
+    """``value`` with every string longer than ``limit`` cut to its first line or so, and a
+    Markdown page named by its title: people read what happened, not a page in a page."""
     if isinstance(value, str) and len(value) > limit:
+        page_text = _page_text(value)
+        if page_text is not None:
+            return page_text
         head = value.strip().split("\n", 1)[0][:80]
         return f"{head}… ({len(value)} characters)"
     if isinstance(value, dict):
@@ -113,10 +181,43 @@ def run_workflow(ctx: Context, p: dict[str, Any]) -> Result:
     if not isinstance(inputs, dict):
         raise Invalid("inputs must be an object", errors=[{"param": "inputs",
                                                            "message": "must be an object"}])
+    inputs = typed_inputs(entry.compiled.get("workload") or {}, inputs)
     run_id = runs.start_compiled(entry.compiled, inputs, ctx.user.id)
     short = run_id.hex[:8]
     return Result(f"Started run {short} of {entry.name}.", f"/runs/{short}", created=True,
                   data={"run": short})
+
+
+def typed_inputs(workload: dict[str, Any], inputs: dict[str, Any]) -> dict[str, Any]:
+    """Inputs typed like their workload defaults: a run form sends every field as text, so
+    "3" for a number default becomes 3 and "true" for a boolean one True. An input with no
+    default to follow, or one that already has a JSON type, is kept as it is."""
+    typed: dict[str, Any] = {}
+    errors: list[dict[str, str]] = []
+    for key, value in inputs.items():
+        default = workload.get(key)
+        if not isinstance(value, str) or default is None or isinstance(default, str):
+            typed[key] = value
+            continue
+        text = value.strip()
+        try:
+            if isinstance(default, bool):
+                if text.lower() not in ("true", "false"):
+                    raise ValueError
+                typed[key] = text.lower() == "true"
+            elif isinstance(default, int):
+                typed[key] = int(text)
+            elif isinstance(default, float):
+                typed[key] = float(text)
+            else:
+                typed[key] = json.loads(text)
+        except ValueError:
+            kind = type(default).__name__.replace("bool", "boolean").replace("int", "integer")
+            errors.append({"param": f"inputs.{key}",
+                           "message": f"must be a {kind}, like its default {json.dumps(default)}"})
+    if errors:
+        raise Invalid("some inputs do not have their workload's types", errors=errors)
+    return typed
 
 
 def _register_mcp() -> None:

@@ -34,6 +34,7 @@ def test_decision_and_commitment_in_the_browser(app, page, make_agent) -> None: 
     page.click("a[href='/studios/team/decide']")
     form = page.locator("form[data-action=create_decision]")
     assert form.locator("[name=options_open][type=checkbox]").is_checked()
+    # Options may be typed here; this journey adds them on the decision's page instead.
     form.locator("[name=question]").fill("Where is the offsite?")
     form.get_by_role("button", name="In a week").click()  # the date-time picker's shortcut
     assert form.locator("[name=deadline]").input_value() != ""
@@ -48,19 +49,18 @@ def test_decision_and_commitment_in_the_browser(app, page, make_agent) -> None: 
     assert sorted(r[0] for r in result_rows(page)) == ["Lisbon", "Oslo"]
     assert all(r[1:] == ("0", "0") for r in result_rows(page))
 
-    oslo = page.locator("table.options tr[data-option='Oslo'] form.vote")
-    oslo.locator("[name=accept][type=checkbox]").check()
-    oslo.locator("[name=prefer][type=checkbox]").check()
-    oslo.locator("button[type=submit]").click()
+    ballot = page.locator("form[data-action=vote]")
+    ballot.get_by_label("Accept: Oslo").check()
+    ballot.get_by_label("Prefer: Oslo").check()
+    ballot.locator("button[type=submit]").click()
     page.wait_for_load_state()
     assert result_rows(page)[0] == ("Oslo", "1", "1")
     assert "Vote recorded" in page.locator(".flash").inner_text()
     # The form remembers the vote; changing it changes the results.
-    oslo = page.locator("table.options tr[data-option='Oslo'] form.vote")
-    assert oslo.locator("[name=accept][type=checkbox]").is_checked()
-    lisbon = page.locator("table.options tr[data-option='Lisbon'] form.vote")
-    lisbon.locator("[name=accept][type=checkbox]").check()
-    lisbon.locator("button[type=submit]").click()
+    ballot = page.locator("form[data-action=vote]")
+    assert ballot.get_by_label("Accept: Oslo").is_checked()
+    ballot.get_by_label("Accept: Lisbon").check()
+    ballot.locator("button[type=submit]").click()
     page.wait_for_load_state()
     assert dict((r[0], r[1:]) for r in result_rows(page)) == {"Oslo": ("1", "1"),
                                                              "Lisbon": ("1", "0")}

@@ -247,7 +247,7 @@ def test_html_form_vote_and_page(studio, client, app) -> None:  # type: ignore[n
     path = new_decision(studio)
     add(studio, path, "A", "B")
     html = studio.get(path, accept="text/html").get_data(as_text=True)
-    assert 'class="vote"' in html and 'data-action="add_option"' in html
+    assert 'class="ballot"' in html and 'data-action="add_option"' in html
     assert "Current results" in html
     # JSON view of the page carries the same actions as the Markdown frontmatter.
     as_json = studio.get(path, accept="application/json").json

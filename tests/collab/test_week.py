@@ -13,6 +13,8 @@ import pytest
 from tests.helpers import open_studio, parse_md
 
 CSRF = re.compile(r'name="csrf_token" value="([^"]+)"')
+# Actions a page asks a person to confirm on a page of its own, whose form posts back to it.
+CONFIRMED_ON = {"close_decision": "/close"}
 
 
 class Person:
@@ -26,10 +28,11 @@ class Person:
         assert r.status_code == 303
 
     def act(self, path: str, action: str, **params: Any) -> str:
-        page = self.client.get(path)
+        page = self.client.get(path + CONFIRMED_ON.get(action, ""))
         assert page.status_code == 200, page.get_data(as_text=True)
         html = page.get_data(as_text=True)
         assert f'data-action="{action}"' in html, (path, action)
+        assert f'action="{path}/actions/{action}"' in html, (path, action)
         form = {"csrf_token": CSRF.search(html).group(1)}
         for key, value in params.items():
             if isinstance(value, bool):

@@ -36,7 +36,8 @@ FEATURES = {name for name, level in LAYERS.items() if level == 6}
 # app.mcp. Everything else in a feature is domain logic and may not.
 ADAPTERS: dict[str, set[str]] = {
     "design_model": {"web", "rpc", "server"},
-    "floorplans": {"web", "pages", "actions", "mcp_tools", "edit_context"},
+    # editing: the preview endpoint and the version pages, on the pages' blueprint.
+    "floorplans": {"web", "pages", "actions", "mcp_tools", "edit_context", "editing"},
     # web: wiring, the header badge and the CLI; pages/actions: the inbox, levels and webhooks
     "notifications": {"web", "pages", "actions"},
     "playbooks": {"web", "api", "pages", "mcp_tools", "tools_bridge", "cli", "queued",

@@ -48,8 +48,9 @@ def test_a_person_edits_the_plan_and_sees_the_drawing_change(app: Flask, make_ag
     # A generated operation form: resize Storage through its own action.
     storage = page.locator('.plan-drawing svg rect.room[data-room="Storage"]')
     before = float(storage.get_attribute("width"))
+    page.locator("details[data-op=resize_room] summary").click()
     form = page.locator("form[data-action=resize_room]")
-    form.locator("[name=target]").fill("Storage")
+    form.locator("[name=target]").select_option("Storage")
     form.locator("[name=width]").fill("8")
     form.locator("[name=height]").fill("4")
     with page.expect_navigation():

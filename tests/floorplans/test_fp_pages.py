@@ -102,13 +102,15 @@ def test_a_plan_page_in_markdown_and_html(studio, client) -> None:  # type: igno
 
     html = studio.get(OFFICE, accept="text/html").get_data(as_text=True)
     assert html.count('<rect class="room"') == 2 and f'href="{OFFICE}.png"' in html
-    editor = re.search(r'<form class="action" method="post" action="[^"]+/update_dsl".*?</form>',
+    editor = re.search(r'<form class="page-form" method="post" action="[^"]+/update_dsl".*?</form>',
                        html, flags=re.S)
     assert editor and "room Storage at (10,0) size (4 x 4)" in editor.group(0)
     assert "label &#34;main&#34;" in editor.group(0) or "label &quot;main&quot;" in editor.group(0)
-    # The person's inline drawing is the agent's .svg, byte for byte.
+    # The person's inline drawing is the agent's .svg, byte for byte, plus its accessible name.
     svg = studio.get(f"{OFFICE}.svg").get_data(as_text=True)
-    assert svg in html
+    named = re.search(r'role="img" aria-label="([^"]*)"', html)
+    assert named and named.group(1) == "Drawing of floorplan office: 2 rooms: Office, Storage"
+    assert svg.replace('role="img"', named.group(0), 1) in html
 
 
 def test_names_duplicates_and_the_starter_plan(studio) -> None:  # type: ignore[no-untyped-def]

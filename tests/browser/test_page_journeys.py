@@ -1,0 +1,312 @@
+"""People's journeys in a real Chromium, by clicking and typing: a note written with its live
+preview and answered by a second person; a decision with three options typed at creation,
+voted by two people in one submit each, closed after a confirmation, its outcome first; a
+commitment reaching critical mass through join buttons, and a leave; a floorplan edited
+through its fields with the drawing changing before it is saved, then compared and restored;
+a token created, copied and revoked; a workflow run whose page follows the run without a
+reload. The screenshots in docs/screenshots come from here (light, dark, 390 px)."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import httpx
+import pytest
+from flask import Flask
+from playwright.sync_api import expect
+
+from tests.helpers import log_in, open_studio
+
+pytestmark = pytest.mark.browser
+
+SHOTS = Path(__file__).resolve().parents[2] / "docs" / "screenshots"
+PLAN = """floorplan
+  floor f1 {
+    room Office at (0,0) size (10 x 12) label "main"
+    room Storage right-of Office size (4 x 4)
+  }
+"""
+
+
+def person(app: Flask, make_agent, browser, live_server: str, handle: str,  # type: ignore[no-untyped-def]
+           studio_owner: bool = False, **context: object):
+    """A signed-in tab of its own (own cookies) for ``handle``, a member of studio 'team'."""
+    agent = make_agent(handle, password=f"{handle}-password-1")
+    if studio_owner:
+        open_studio(app, handle)
+    else:
+        assert agent.act("/studios/team/join", "join_studio").status_code == 200
+    tab = browser.new_context(base_url=live_server, **context).new_page()
+    tab.set_default_timeout(15000)
+    log_in(tab, handle, f"{handle}-password-1")
+    return tab
+
+
+def shoot(page, name: str) -> None:  # type: ignore[no-untyped-def]
+    """Light, dark and a 390 px phone: three pictures of the page as it is now."""
+    SHOTS.mkdir(parents=True, exist_ok=True)
+    size = page.viewport_size
+    page.emulate_media(color_scheme="light")
+    page.screenshot(path=str(SHOTS / f"{name}-light.png"), full_page=True)
+    page.emulate_media(color_scheme="dark")
+    page.screenshot(path=str(SHOTS / f"{name}-dark.png"), full_page=True)
+    page.set_viewport_size({"width": 390, "height": 844})
+    page.emulate_media(color_scheme="light")
+    # A phone shows the page without sideways scrolling.
+    assert page.evaluate("document.documentElement.scrollWidth") <= 390
+    page.screenshot(path=str(SHOTS / f"{name}-390.png"), full_page=True)
+    page.set_viewport_size(size)
+
+
+def test_a_note_with_preview_and_a_comment(app, make_agent, browser, live_server) -> None:  # type: ignore[no-untyped-def]
+    pat = person(app, make_agent, browser, live_server, "pat", studio_owner=True)
+    quinn = person(app, make_agent, browser, live_server, "quinn")
+    pat.goto("/studios/team/note")
+    form = pat.locator("form[data-action=create_note]")
+    form.locator("[name=title]").fill("Friday plan")
+    form.locator("[name=text]").fill("We **ship** on Friday.\n\n- tests\n- docs")
+    preview = pat.locator("[data-preview]")
+    expect(preview.locator("strong")).to_have_text("ship")  # rendered while typing
+    expect(preview.locator("li")).to_have_count(2)
+    form.locator("button[type=submit]").click()
+    pat.wait_for_url("**/studios/team/n/*")
+    note = "/" + pat.url.split("/", 3)[3]
+    assert pat.locator(".prose strong").first.inner_text() == "ship"
+
+    quinn.goto(note)
+    comment = quinn.locator("form[data-action=add_comment]")
+    comment.locator("[name=text]").fill("Count me in for the *docs*.")
+    comment.locator("button[type=submit]").click()
+    quinn.wait_for_load_state()
+    pat.reload()
+    assert "Count me in" in pat.locator(".comment").inner_text()
+    assert pat.locator(".comment em").inner_text() == "docs"
+
+    # An edit, then its history shows what changed.
+    pat.click(f"a[href='{note}/edit']")
+    text = pat.locator("form[data-action=update_note] [name=text]")
+    text.fill("We **ship** on Monday.\n\n- tests\n- docs")
+    expect(pat.locator("[data-preview]")).to_contain_text("Monday")
+    pat.locator("form[data-action=update_note] button[type=submit]").click()
+    pat.wait_for_url(f"**{note}")
+    pat.click(f"a[href='{note}/history']")
+    changes = pat.locator("section.version[data-number='2'] .diff")
+    assert "We **ship** on Monday." in changes.locator("li.add").inner_text()
+    assert "We **ship** on Friday." in changes.locator("li.del").inner_text()
+
+
+def test_a_decision_from_options_to_outcome(app, make_agent, browser, live_server) -> None:  # type: ignore[no-untyped-def]
+    pat = person(app, make_agent, browser, live_server, "pat", studio_owner=True)
+    quinn = person(app, make_agent, browser, live_server, "quinn")
+    pat.goto("/studios/team")
+    pat.click("a[href='/studios/team/decide']")
+    form = pat.locator("form[data-action=create_decision]")
+    form.locator("[name=question]").fill("Where is the offsite?")
+    for i, place in enumerate(("Lisbon", "Oslo", "Porto")):
+        form.get_by_label(f"Option {i + 1}.").fill(place)
+    form.get_by_role("button", name="Add another option").click()  # a fourth row appears
+    expect(form.locator("input[name='options[3]']")).to_be_focused()
+    form.locator("button[type=submit]").click()
+    pat.wait_for_url("**/studios/team/d/*")
+    decision = "/" + pat.url.split("/", 3)[3]
+    rows = pat.locator("form[data-action=vote] tr[data-option]")
+    assert [rows.nth(i).get_attribute("data-option") for i in range(3)] == [
+        "Lisbon", "Oslo", "Porto"]
+
+    # Each person ticks several options and submits once.
+    ballot = pat.locator("form[data-action=vote]")
+    ballot.get_by_label("Accept: Lisbon").check()
+    ballot.get_by_label("Accept: Oslo").check()
+    ballot.get_by_label("Prefer: Oslo").check()
+    ballot.get_by_role("button", name="Save my vote").click()
+    pat.wait_for_load_state()
+    quinn.goto(decision)
+    ballot = quinn.locator("form[data-action=vote]")
+    ballot.get_by_label("Accept: Oslo").check()
+    ballot.get_by_label("Accept: Porto").check()
+    ballot.get_by_label("Prefer: Porto").check()
+    ballot.get_by_role("button", name="Save my vote").click()
+    quinn.wait_for_load_state()
+    assert quinn.locator("table.results tr[data-option='Oslo'] td.accepted").inner_text() == "2"
+    assert quinn.locator("table.results tr[data-option='Lisbon'] td.accepted").inner_text() == "1"
+    assert quinn.locator("table.results tr[data-option='Porto'] td.accepted").inner_text() == "1"
+    assert quinn.locator("a[href$='/close']").count() == 0  # only the asker closes
+
+    # Closing asks first; "keep it open" changes nothing.
+    pat.reload()
+    shoot(pat, "decision-ballot")
+    pat.get_by_role("link", name="Close this decision…").click()
+    pat.wait_for_url(f"**{decision}/close")
+    assert "Oslo" in pat.locator("main").inner_text()
+    pat.get_by_role("link", name="No, keep it open").click()
+    pat.wait_for_url(f"**{decision}")
+    assert pat.locator("article.decision").get_attribute("data-status") == "open"
+    pat.get_by_role("link", name="Close this decision…").click()
+    pat.get_by_role("button", name="Yes, close the decision").click()
+    pat.wait_for_url(f"**{decision}")
+    outcome = pat.locator("section.outcome")
+    assert outcome.locator("[data-winner]").inner_text() == "Oslo"
+    assert "accepted by 2" in outcome.inner_text() and "2 people voted" in outcome.inner_text()
+    # The outcome comes first: above the description, the results and the comments.
+    first_h2 = pat.locator("main h2").first.inner_text()
+    assert first_h2 == "Outcome"
+    assert pat.locator("form[data-action=vote]").count() == 0
+    shoot(pat, "decision")
+
+
+def test_a_commitment_reaches_critical_mass(app, make_agent, browser, live_server) -> None:  # type: ignore[no-untyped-def]
+    pat = person(app, make_agent, browser, live_server, "pat", studio_owner=True)
+    quinn = person(app, make_agent, browser, live_server, "quinn")
+    pat.goto("/studios/team/commit")
+    form = pat.locator("form[data-action=create_commitment]")
+    form.locator("[name=title]").fill("Book the venue")
+    form.locator("[name=critical_mass]").fill("2")
+    form.locator("button[type=submit]").click()
+    pat.wait_for_url("**/studios/team/c/*")
+    commitment = "/" + pat.url.split("/", 3)[3]
+    bar = pat.get_by_role("progressbar", name="Participants toward critical mass")
+    assert bar.get_attribute("aria-valuetext") == "0 of 2 needed"
+    pat.get_by_role("button", name="Join this commitment").click()
+    pat.wait_for_load_state()
+    assert bar.get_attribute("aria-valuetext") == "1 of 2 needed"
+    assert pat.get_by_role("button", name="Join this commitment").count() == 0
+
+    quinn.goto(commitment)
+    quinn.get_by_role("button", name="Join this commitment").click()
+    quinn.wait_for_load_state()
+    assert "Critical mass achieved" in quinn.locator(".progress-text").inner_text()
+    assert quinn.locator("article.commitment").get_attribute("data-status") == \
+        "critical_mass_achieved"
+    # Quinn changes their mind: leaving takes the count back below critical mass.
+    quinn.get_by_role("button", name="Leave").click()
+    quinn.wait_for_load_state()
+    assert "You left the commitment" in quinn.locator(".flash").inner_text()
+    assert quinn.get_by_role("progressbar").get_attribute("aria-valuetext") == "1 of 2 needed"
+    assert quinn.get_by_role("button", name="Join this commitment").count() == 1
+    pat.reload()
+    assert "1 more needed" in pat.locator(".progress-text").inner_text()
+
+
+def rect_width(page, room: str) -> float:  # type: ignore[no-untyped-def]
+    return float(page.locator(f'.plan-layout svg rect.room[data-room="{room}"]')
+                 .get_attribute("width"))
+
+
+def test_a_floorplan_edited_through_its_fields(app, make_agent, browser, live_server) -> None:  # type: ignore[no-untyped-def]
+    pat = person(app, make_agent, browser, live_server, "pat", studio_owner=True)
+    agent = make_agent("pat")
+    assert agent.act("/studios/team/floorplans", "create_floorplan", name="office",
+                     dsl=PLAN).status_code == 201
+    pat.goto("/studios/team/f/office")
+    drawing = pat.locator("[data-plan-drawing] svg")
+    assert drawing.locator("rect.room").count() == 2
+    assert "Drawing of floorplan office" in drawing.get_attribute("aria-label")
+    before = drawing.inner_html()
+
+    # Add a room: the drawing shows it while the fields are filled in, before saving.
+    add = pat.locator("form[data-action=add_room]")
+    add.get_by_label("Name").fill("Kitchen")
+    add.get_by_label("Width").fill("10")
+    add.get_by_label("Height").fill("6")
+    add.get_by_label("Next to room").select_option("Office")
+    add.get_by_label("Direction").select_option("below")
+    expect(pat.locator('[data-plan-drawing] svg rect.room[data-room="Kitchen"]')).to_have_count(1)
+    assert drawing.inner_html() != before
+    expect(pat.get_by_role("status")).to_contain_text("Preview, not saved yet")
+    assert pat.locator("article.floorplan").get_attribute("data-version") == "1"
+    add.get_by_role("button", name="Add room").click()
+    pat.wait_for_load_state()
+    assert "Saved version 2" in pat.locator(".flash").inner_text()
+    assert pat.locator("tr.room-row").count() == 3
+
+    # Resize: choosing the room fills its size in; typing a new width redraws it.
+    pat.locator("details[data-op=resize_room] summary").click()
+    resize = pat.locator("form[data-action=resize_room]")
+    resize.get_by_label("Room").select_option("Storage")
+    assert resize.get_by_label("Width").input_value() == "4"
+    saved_width = rect_width(pat, "Storage")
+    resize.get_by_label("Width").fill("8")
+    expect(pat.get_by_role("status")).to_contain_text("8 x 4")
+    assert rect_width(pat, "Storage") == pytest.approx(saved_width * 2)
+    # A wrong value is explained, and the form is not sent.
+    resize.get_by_label("Width").fill("-1")
+    expect(pat.get_by_role("status")).to_contain_text("Fill in the fields")
+    resize.get_by_label("Width").fill("8")
+    expect(pat.get_by_role("status")).to_contain_text("8 x 4")
+    resize.get_by_role("button", name="Resize room").click()
+    pat.wait_for_load_state()
+    assert "Saved version 3" in pat.locator(".flash").inner_text()
+    shoot(pat, "floorplan")
+
+    # Versions: compare the first with the current one, then restore the first.
+    pat.get_by_role("link", name="Versions").first.click()
+    pat.wait_for_url("**/versions")
+    pat.get_by_label("Compare version").select_option("1")
+    pat.get_by_label("with version").select_option("3")
+    pat.get_by_role("button", name="Compare").click()
+    pat.wait_for_url("**/compare?from=1&to=3")
+    sides = pat.locator("figure.plan-side")
+    assert sides.count() == 2
+    assert sides.nth(0).locator("svg rect.room").count() == 2
+    assert sides.nth(1).locator("svg rect.room").count() == 3
+    assert "Kitchen" in pat.locator(".diff li.add").all_inner_texts()[0] or any(
+        "Kitchen" in t for t in pat.locator(".diff li.add").all_inner_texts())
+    pat.get_by_role("link", name="All versions").click()
+    pat.get_by_role("button", name="Restore version 1").click()
+    pat.wait_for_url("**/studios/team/f/office")
+    assert "Restored version 1 as version 4" in pat.locator(".flash").inner_text()
+    assert pat.locator("[data-plan-drawing] svg rect.room").count() == 2
+
+
+def test_a_token_created_copied_and_revoked(app, make_agent, browser, live_server) -> None:  # type: ignore[no-untyped-def]
+    pat = person(app, make_agent, browser, live_server, "pat", studio_owner=True,
+                 permissions=["clipboard-read", "clipboard-write"])
+    pat.goto("/u/pat/settings/tokens")
+    form = pat.locator("form[data-action=create_api_token]")
+    form.locator("[name=name]").fill("my laptop")
+    form.locator("button[type=submit]").click()
+    pat.wait_for_load_state()
+    token = pat.get_by_role("textbox", name="New token").input_value()
+    assert token and len(token) > 20
+    pat.get_by_role("button", name="Copy").click()
+    expect(pat.locator(".new-token [role=status]")).to_have_text("Copied to the clipboard.")
+    assert pat.evaluate("navigator.clipboard.readText()") == token
+    headers = {"Authorization": f"Bearer {token}", "Accept": "text/markdown"}
+    assert httpx.get(f"{live_server}/studios", headers=headers).status_code == 200
+    # Shown once: a reload no longer has it.
+    pat.reload()
+    assert pat.get_by_role("textbox", name="New token").count() == 0
+    row = pat.locator("table.tokens tr", has_text="my laptop")
+    row.get_by_role("button", name="Revoke my laptop").click()
+    pat.wait_for_load_state()
+    assert pat.locator("table.tokens tr", has_text="my laptop").locator(".state").inner_text() \
+        == "revoked"
+    assert httpx.get(f"{live_server}/studios", headers=headers).status_code == 401
+
+
+def test_a_run_page_follows_its_run(app, make_agent, browser, live_server, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    from app.workflows import runs
+    from tests.workflows.conftest import FAST, drain
+
+    for key, value in FAST.items():  # no worker thread: this test runs the queue itself
+        monkeypatch.setitem(app.config, key, value)
+    pat = person(app, make_agent, browser, live_server, "pat", studio_owner=True)
+    pat.goto("/workflows/studio-check")
+    form = pat.locator("form[data-action=run_workflow]")
+    assert form.get_by_label("Studio").input_value() == "team"
+    form.get_by_label("Welcome").fill("Hello from a person")
+    form.get_by_role("button", name="Start a run").click()
+    pat.wait_for_url("**/runs/*")
+    status = pat.locator(".run-status")
+    assert status.get_attribute("data-status") == "queued"
+    short = re.search(r"/runs/([0-9a-f]{8})", pat.url).group(1)
+    with app.app_context():
+        run_id = runs.find(short)["id"]
+    assert drain(app, run_id)["status"] == "succeeded"
+    # No reload: the page polls its live part and says so in its status region.
+    expect(pat.locator(".run-status")).to_have_attribute("data-status", "succeeded")
+    expect(pat.locator("[data-live-note]")).to_have_text("Status: succeeded.")
+    assert pat.locator("ol.events li[data-type=execution_completed]").count() == 1
+    assert "---" not in pat.locator("ol.events").inner_text()
+    shoot(pat, "run")
