@@ -16,12 +16,11 @@ from datetime import datetime
 from typing import Any
 from zoneinfo import ZoneInfo
 
-from app.actions import Action, Context
+from app.actions import Action, Context, form_fields
 from app.actions.registry import Param
 from app.web.chrome import exact, humane, local_input, viewer_zone
 
 LOCAL_DATETIME = re.compile(r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2})?$")
-_KEY = re.compile(r"^([^\[\]]+)((?:\[[^\[\]]*\])+)$")
 
 
 @dataclass
@@ -170,7 +169,7 @@ def fields_for(act: Action, ctx: Context, state: dict[str, Any] | None = None) -
     values = act.form_values(ctx)
     errors: dict[str, str] = {}
     if state:
-        values = denest(state.get("values") or {})
+        values = form_fields.nest(state.get("values") or {})
         errors = state.get("errors") or {}
     zone = viewer_zone(ctx.studio)
     studio_zone = viewer_zone(None) if ctx.studio is None else _studio_zone(ctx.studio)
@@ -193,63 +192,14 @@ def _studio_zone(studio: Any) -> ZoneInfo:
 
 # What forms submit ----------------------------------------------------------------------------
 
-def denest(flat: dict[str, Any]) -> dict[str, Any]:
-    """``{"size[width]": "4"}`` → ``{"size": {"width": "4"}}`` (other keys unchanged)."""
-    out: dict[str, Any] = {}
-    for key, value in flat.items():
-        match = _KEY.match(key)
-        if not match:
-            out[key] = value
-            continue
-        path = [match.group(1)] + re.findall(r"\[([^\[\]]*)\]", match.group(2))
-        node = out
-        for part in path[:-1]:
-            child = node.get(part)
-            if not isinstance(child, dict):
-                child = node[part] = {}
-            node = child
-        node[path[-1]] = value
-    return out
-
-
-def _typed(schema: dict[str, Any], value: Any) -> Any:
-    """A form string as the JSON value its schema expects; None for an empty optional one."""
-    if isinstance(value, dict):
-        props = schema.get("properties") or {}
-        typed = {k: _typed(props.get(k) or {}, v) for k, v in value.items()}
-        typed = {k: v for k, v in typed.items() if v is not None}
-        return typed or None
-    if not isinstance(value, str):
-        return value
-    if value.strip() == "":
-        return None
-    kind = _types(schema)[0]
-    try:
-        if kind == "integer":
-            return int(value)
-        if kind == "number":
-            number = float(value)
-            return int(number) if number.is_integer() else number
-    except ValueError:
-        return value  # the schema check names the expected type
-    if kind == "boolean":
-        return value.lower() in ("true", "on", "1", "yes")
-    return value
-
-
 def nest(act: Action, raw: dict[str, Any], ctx: Context) -> dict[str, Any]:
-    """An HTML form's flat fields as the parameters the action takes."""
-    out = denest(raw)
+    """An HTML form's flat fields as the parameters the action takes: bracketed names folded
+    (``app.actions.form_fields``, which also types them against the schema during validation),
+    and a datetime-local value, which has no zone, read in the zone it was shown in."""
+    out = form_fields.nest(raw)
     zone = viewer_zone(ctx.studio)
     for p in act.params:
         value = out.get(p.name)
-        if isinstance(value, dict):
-            typed = _typed(p.json_schema(), value)
-            if typed is None:
-                out.pop(p.name)
-            else:
-                out[p.name] = typed
-        elif p.type == "datetime" and isinstance(value, str) and LOCAL_DATETIME.match(value):
-            # A datetime-local input has no zone: it was shown in the viewer's.
+        if p.type == "datetime" and isinstance(value, str) and LOCAL_DATETIME.match(value):
             out[p.name] = datetime.fromisoformat(value).replace(tzinfo=zone).isoformat()
     return out

@@ -4,6 +4,8 @@ its differences, and revoking a token from its row. Bad input is refused, never 
 
 from __future__ import annotations
 
+import re
+
 from tests.helpers import action_names, join_studio, parse_md
 
 
@@ -145,9 +147,10 @@ def test_note_history_shows_the_differences(studio, make_agent) -> None:  # type
     path = r.json["location"]
     assert studio.act(f"{path}/edit", "update_note", text="line one\nline 2\nline three\nfour",
                       deadline="2026-12-03T05:24:50.857919+00:00").status_code == 200
-    # The editor shows a deadline as a person types one, to the minute.
+    # The editor shows a deadline as a person picks one: to the minute, in their zone (UTC).
     edit = studio.get(f"{path}/edit", accept="text/html").get_data(as_text=True)
-    assert 'name="deadline" value="2026-12-03T05:24Z"' in edit
+    picker = re.search(r'<input type="datetime-local"[^>]*name="deadline"[^>]*>', edit)
+    assert picker is not None and 'value="2026-12-03T05:24"' in picker.group(0), edit
     html = studio.get(f"{path}/history", accept="text/html").get_data(as_text=True)
     assert html.index("Version 2") < html.index("Version 1")
     assert "removed line 2: </span><span aria-hidden=\"true\">- </span>line two" in html

@@ -8,8 +8,8 @@ from __future__ import annotations
 import re
 from datetime import UTC, datetime, timedelta
 
+from app.actions.form_fields import nest as denest
 from app.web.chrome import humane, relative
-from app.web.forms import denest
 
 PLAN = """floorplan
   floor f1 {
@@ -52,7 +52,9 @@ def test_floorplan_form_fields_are_structured_and_accepted(app, studio) -> None:
     html = alice.get(path, accept="text/html").get_data(as_text=True)
     form = html.split('data-action="add_room"', 1)[1].split("</form>", 1)[0]
     assert 'name="size[width]"' in form and 'type="number"' in form
-    assert "<legend>Relative position" in form and "Relativeposition" not in form
+    # The page's own add-room form: anchor room and direction as selects, labelled in words.
+    assert 'name="relativePosition[reference]"' in form and ">Next to room<" in form
+    assert "Relativeposition" not in form
     assert "floorplan://" not in html
     assert 'placeholder="JSON"' not in form  # no JSON text areas for objects with fields
     # What the form submits: the nested fields, an untouched optional group, empty selects.
