@@ -9,6 +9,7 @@ from jinja2 import select_autoescape
 
 import app.actions.collab  # noqa: F401  registers decisions, commitments, heartbeats
 import app.actions.core  # noqa: F401  registers the core actions
+import app.actions.membership  # noqa: F401  registers roles, invites and agent accounts
 from app.actions import Context, offered_actions
 from app.services import items
 from app.services.errors import NotFound
@@ -22,7 +23,14 @@ def _datetime(value: datetime | None, fmt: str = "%Y-%m-%d %H:%M UTC") -> str:
 
 
 def init_app(app: Flask) -> None:
-    from app.web import agent_activity, collab_pages, core_pages, health, session
+    from app.web import (
+        agent_activity,
+        collab_pages,
+        core_pages,
+        health,
+        membership_pages,
+        session,
+    )
 
     app.wsgi_app = MarkdownSuffix(app.wsgi_app)  # type: ignore[method-assign]
     # Escape HTML templates only: Markdown templates produce text, escaped by our own filters.
@@ -41,6 +49,7 @@ def init_app(app: Flask) -> None:
     app.register_blueprint(core_pages.bp)
     app.register_blueprint(collab_pages.bp)
     app.register_blueprint(agent_activity.bp)
+    app.register_blueprint(membership_pages.bp)
 
     @app.context_processor
     def _globals() -> dict[str, object]:

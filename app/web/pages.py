@@ -39,6 +39,9 @@ class Page:
     status: int = 200
     nav: list[tuple[str, str]] = field(default_factory=list)  # (label, href) breadcrumbs
     show_actions: bool = True  # result and error pages list no actions of their own
+    # Actions the page's HTML template lays out itself (e.g. the heartbeat gate's one button):
+    # left out of the generic forms there; Markdown and JSON still list every offered action.
+    own_forms: tuple[str, ...] = ()
 
 
 Loader = Callable[..., Context]
@@ -146,7 +149,8 @@ def render_page(page_: Page) -> Response:
         text = f"{block}{nav_line(page_)}\n\n{_markdown_body(page_, actions)}"
         return _respond(Response(text, mimetype="text/markdown"), page_.status)
     html = render_template(f"{page_.template}.html.j2", page=page_, ctx=page_.ctx,
-                           actions=actions, **page_.data)
+                           actions=[a for a in actions if a.name not in page_.own_forms],
+                           offered={a.name for a in actions}, **page_.data)
     return _respond(Response(html, mimetype="text/html"), page_.status)
 
 
@@ -245,9 +249,9 @@ def execute_action(spec: PageSpec, action_name: str, args: dict[str, Any]) -> Re
     status = 201 if result.created else 200
     fmt = wants()
     if fmt == "html":
-        # Show a token or an invite code once, on the page the person lands on.
+        # Show a new token once, on the page the person lands on (invite links stay listed).
         flash(result.message, "success")
-        for key in ("token", "code"):
+        for key in ("token",):
             if key in result.data:
                 flash(f"{key}:{result.data[key]}", "secret")
         # flask.redirect is typed as werkzeug's base Response; it builds the app's Response.
