@@ -125,7 +125,7 @@ def invite_person(studio: Studio, by: User, handle: str, role: str | None = "mem
     one is pending returns that one."""
     role = _role(role)
     try:
-        person = accounts.get_user(accounts.check_handle(handle))
+        person = accounts.get_user(accounts.check_handle((handle or "").strip().lstrip("@")))
     except NotFound:
         raise invalid_param("handle", f"nobody has the handle '{handle}'") from None
     if db.session.scalar(select(Membership.id).where(Membership.studio_id == studio.id,
