@@ -4,7 +4,6 @@ gate."""
 
 from __future__ import annotations
 
-import os
 import re
 
 import pytest
@@ -12,7 +11,6 @@ import pytest
 from tests.helpers import log_in
 
 pytestmark = pytest.mark.browser
-SHOTS = os.environ.get("HARMONIC_TEST_SHOTS", "")  # a folder to save screenshots in, if set
 
 
 def test_invite_by_link_and_join(app, page, browser, live_server, make_agent) -> None:  # type: ignore[no-untyped-def]
@@ -48,8 +46,6 @@ def test_invite_by_link_and_join(app, page, browser, live_server, make_agent) ->
     newcomer = browser.new_context(base_url=live_server).new_page()
     newcomer.set_default_timeout(15000)
     newcomer.goto(path)
-    if SHOTS:
-        newcomer.screenshot(path=SHOTS + "/invite.png", full_page=True)
     assert newcomer.locator("h1").inner_text() == "Join Garden Club"
     assert newcomer.locator(".prose strong").inner_text() == "tomatoes"
     newcomer.click("#signup")
