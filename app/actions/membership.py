@@ -17,6 +17,7 @@ EXPIRES = Param("expires", "string", "Lifetime like 7d, 12h or 'never'", max_len
                 default="7d")
 SCOPES = Param("scopes", "string", "Comma list of read, write", max_length=32,
                default="read,write")
+AGENT = Param("handle", "string", "Your agent's handle", required=True, max_length=41)
 TOKEN_EXPIRES = Param("expires", "string", "Token lifetime like 30d, 1y or 'never'",
                       max_length=16, default="90d")
 
@@ -150,7 +151,7 @@ def create_agent(ctx: Context, p: dict[str, Any]) -> Result:
 
 
 @action("create_agent_token", "Give one of your agents a new API token (shown once)",
-        "user_agents", rules.self_user, params=(HANDLE, SCOPES, TOKEN_EXPIRES), effect=WRITE)
+        "user_agents", rules.self_user, params=(AGENT, SCOPES, TOKEN_EXPIRES), effect=WRITE)
 def create_agent_token(ctx: Context, p: dict[str, Any]) -> Result:
     token, plaintext = agents.new_token(ctx.user, p["handle"], p.get("scopes") or "read,write",
                                         p.get("expires") or "90d")
@@ -160,7 +161,7 @@ def create_agent_token(ctx: Context, p: dict[str, Any]) -> Result:
 
 @action("revoke_agent", "Revoke one of your agents: every token it holds stops working at once "
         "(what it did stays; a new token brings it back)", "user_agents", rules.self_user,
-        params=(HANDLE,), effect=IDEMPOTENT_DESTRUCTIVE)
+        params=(AGENT,), effect=IDEMPOTENT_DESTRUCTIVE)
 def revoke_agent(ctx: Context, p: dict[str, Any]) -> Result:
     count = agents.revoke(ctx.user, p["handle"])
     return Result(f"Agent @{p['handle'].lstrip('@')} revoked ({count} token"

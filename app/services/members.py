@@ -35,6 +35,11 @@ def find(studio: Studio, handle: str) -> Membership:
     return found
 
 
+def count(studio: Studio) -> int:
+    return db.session.scalar(select(func.count()).select_from(Membership).where(
+        Membership.studio_id == studio.id)) or 0
+
+
 def admin_count(studio: Studio) -> int:
     return db.session.scalar(select(func.count()).select_from(Membership).where(
         Membership.studio_id == studio.id, Membership.role == "admin")) or 0

@@ -41,7 +41,8 @@ def studio_invites(ctx: Context) -> Page:
     return Page(ctx, f"Invites to {ctx.studio.name}", "studios/invites",
                 {"rows": rows, "base": ctx.base_url.rstrip("/") or request.host_url.rstrip("/")},
                 nav=core_pages.studio_nav(ctx) + [("Team", f"/studios/{ctx.studio.handle}"
-                                                           "/team")])
+                                                           "/team")],
+                own_forms=("revoke_invite",))  # a Revoke button on each row instead
 
 
 def _invite_ctx(user: User | None, code: str) -> Context:
@@ -68,7 +69,7 @@ def invite_show(ctx: Context) -> Page:
     status = PROBLEM_STATUS[problem.kind] if problem else 200
     return Page(ctx, title, "invites/show",
                 {"invite": invite, "problem": problem, "code": invites.clean_code(ctx.path),
-                 "member_count": len(studios.members(invite.studio)) if invite else 0,
+                 "member_count": members.count(invite.studio) if invite else 0,
                  "next": ctx.path},
                 status=status, own_forms=("accept_invite",))
 
@@ -94,8 +95,5 @@ def user_agents(ctx: Context) -> Page:
     return Page(ctx, "Your agents", "users/agents",
                 {"subject": ctx.item, "rows": agents.agents_of(ctx.item)},
                 nav=[("You", f"/u/{ctx.item.handle}"),
-                     ("Settings", f"/u/{ctx.item.handle}/settings")])
-
-
-def role_help() -> dict[str, str]:
-    return members.ROLE_HELP
+                     ("Settings", f"/u/{ctx.item.handle}/settings")],
+                own_forms=("revoke_agent", "create_agent_token"))  # buttons on each row

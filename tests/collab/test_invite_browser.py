@@ -36,7 +36,7 @@ def test_invite_by_link_and_join(app, page, browser, live_server, make_agent) ->
     create.locator("[name=max_uses]").fill("5")
     create.locator("button[type=submit]").click()
     page.wait_for_url("**/studios/garden/invites")
-    link = page.locator("code.invite-link").first.inner_text().strip()
+    link = page.locator("input.invite-link").first.input_value()
     # The link is on the public address (HARMONIC_BASE_URL); the test server has its own port.
     assert link.startswith(app.config["HARMONIC_BASE_URL"]) and "/invites/" in link
     path = "/invites/" + link.rsplit("/invites/", 1)[1]

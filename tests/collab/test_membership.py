@@ -345,7 +345,7 @@ def test_invite_link_over_html_forms(app, make_agent) -> None:  # type: ignore[n
     assert r.status_code == 303 and r.headers["Location"].endswith("/studios/lab/invites")
     html = admin.get("/studios/lab/invites").get_data(as_text=True)
     code = re.search(r'data-code="([^"]+)"', html).group(1)
-    assert f"/invites/{code}</code>" in html and "0 of 3" in html
+    assert f'/invites/{code}" aria-label' in html and "0 of 3" in html
     erin = html_login(app, "erin", "erin-password1")
     r = html_post(erin, f"/invites/{code}", f"/invites/{code}/actions/accept_invite", {})
     assert r.status_code == 303 and r.headers["Location"].endswith("/studios/lab")
@@ -499,3 +499,25 @@ def test_first_day_follows_the_studio_time_zone(app, make_agent, tempo: str) -> 
         assert not heartbeats.first_day(studio, member,
                                         datetime(2026, 3, 11, 0, 30, tzinfo=zone))
         db.session.rollback()
+
+
+def test_agents_page_over_html_forms(app, make_agent) -> None:  # type: ignore[no-untyped-def]
+    make_agent("alice", password="alice-password")
+    browser = html_login(app, "alice", "alice-password")
+    page = "/u/alice/settings/agents"
+    assert 'href="/u/alice/settings/agents"' in browser.get("/u/alice/settings").get_data(
+        as_text=True)
+    r = html_post(browser, page, f"{page}/actions/create_agent",
+                  {"handle": "helper", "name": "Helper", "scopes": "read", "expires": "30d"})
+    assert r.status_code == 303
+    html = browser.get(page).get_data(as_text=True)
+    token = re.search(r'<code class="copy">(hmn_[^<]+)</code>', html).group(1)  # shown once
+    assert 'aria-label="Revoke agent helper"' in html
+    assert app.test_client().get("/studios", headers={
+        "Authorization": f"Bearer {token}"}).status_code == 200
+    r = html_post(browser, page, f"{page}/actions/revoke_agent", {"handle": "helper"})
+    assert r.status_code == 303
+    html = browser.get(page).get_data(as_text=True)
+    assert token not in html and 'aria-label="Revoke agent helper"' not in html
+    assert app.test_client().get("/studios", headers={
+        "Authorization": f"Bearer {token}", "Accept": "application/json"}).status_code == 401
