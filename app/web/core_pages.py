@@ -76,8 +76,10 @@ STUDIO_SECTIONS: list[tuple[str, str]] = [
       loaders.studio_page("studio_join", "/join", members_only=False))
 def studio_join(ctx: Context) -> Page:
     pending = invites.pending_for(ctx.user, ctx.studio) if ctx.user else []
+    # A person joins with one button, or through the code form (a wrong code then keeps the
+    # form on /join); join_studio(code) stays listed for agents in Markdown.
     return Page(ctx, f"Join {ctx.studio.name}", "studios/join", {"pending": pending},
-                nav=studio_nav(ctx))
+                nav=studio_nav(ctx), own_forms=("join_studio",))
 
 
 @page(bp, "studio_settings", "/studios/<handle>/settings",

@@ -377,6 +377,11 @@ def test_invitation_by_handle(app, make_agent) -> None:  # type: ignore[no-untyp
     r = frank.act(f"/invites/{code}", "accept_invite")
     assert r.status_code == 409 and "for someone else" in r.json["error"]["message"]
     assert frank.act("/studios/lab/join", "join_studio").status_code == 403
+    # Frank's join page has the code form (a wrong code keeps it), erin's a Join button.
+    html = frank.get("/studios/lab/join", accept="text/html").get_data(as_text=True)
+    assert 'action="/join"' in html and 'data-action="join_studio"' not in html
+    html = erin.get("/studios/lab/join", accept="text/html").get_data(as_text=True)
+    assert 'action="/studios/lab/join/actions/join_studio"' in html and ">Join Lab</button>" in html
     # Erin joins without a code: the invitation is hers.
     r = erin.act("/studios/lab/join", "join_studio")
     assert r.status_code == 200
