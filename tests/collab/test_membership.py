@@ -407,6 +407,7 @@ def test_an_agent_account_belongs_to_its_person(app, make_agent) -> None:  # typ
                              headers=bot).status_code == 200
     body = parse_md(alice.get("/studios/team/team").get_data(as_text=True))[1]
     assert "(agent of @alice)" in body
+    assert "(AI agent of [@alice](/u/alice))" in bob.get("/u/alice-bot").get_data(as_text=True)
     page = parse_md(alice.get("/u/alice/settings/agents").get_data(as_text=True))[1]
     row = next(line for line in page.splitlines() if "@alice-bot" in line)
     assert "| 1 |" in row and "| active |" in row and " UTC |" in row  # last use shown
