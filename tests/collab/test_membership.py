@@ -84,6 +84,7 @@ def test_a_guest_reads_but_cannot_write_through_any_door(app, make_agent) -> Non
         r = gus.post(f"{path}/actions/{name}", json=params)  # (act() takes accept= itself)
         assert r.status_code == 403, (name, r.get_data(as_text=True))
         assert "guests can read but not write" in r.json["error"]["message"], name
+        assert r.json["error"]["link"] == "/studios/team/team", name  # admins are listed
     # Markdown says so too.
     r = gus.act(note, "add_comment", accept="text/markdown", text="hi")
     assert r.status_code == 403 and "guests can read but not write" in r.get_data(as_text=True)
