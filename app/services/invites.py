@@ -58,7 +58,7 @@ def _when(moment: datetime) -> str:
 class Problem:
     """Why an invite cannot be used: ``kind`` for programs, ``message`` for people."""
 
-    kind: str  # unknown | revoked | expired | used_up | not_yours
+    kind: str  # unknown | deleted | revoked | expired | used_up | not_yours
     message: str
 
 
@@ -70,6 +70,10 @@ def problem(invite: Invite | None, user: User | None = None,
         return Problem("unknown", "No invite has this code. Check it for typos (or paste the "
                                   "whole link), or ask the studio's admin for a new one.")
     name = invite.studio.name
+    # A deleted studio (soft delete: ``deleted_at``, where the model has it) takes nobody in.
+    if getattr(invite.studio, "deleted_at", None) is not None:
+        return Problem("deleted", f"The studio {name} was deleted, so this invite no longer "
+                                  "works.")
     if invite.revoked_at is not None:
         return Problem("revoked", f"This invite to {name} was revoked by an admin. Ask them for "
                                   "a new one.")

@@ -16,10 +16,11 @@ from app.web.pages import Page, page
 
 bp = Blueprint("membership", __name__)
 
-# How a page answers an invite it cannot use: unknown 404, gone (revoked, expired, used up)
-# 410, addressed to someone else 403. The page still explains and keeps the code form.
-PROBLEM_STATUS = {"unknown": 404, "revoked": 410, "expired": 410, "used_up": 410,
-                  "not_yours": 403}
+# How a page answers an invite it cannot use: unknown 404, gone (studio deleted, revoked,
+# expired, used up) 410, addressed to someone else 403. The page still explains and keeps
+# the code form.
+PROBLEM_STATUS = {"unknown": 404, "deleted": 410, "revoked": 410, "expired": 410,
+                  "used_up": 410, "not_yours": 403}
 
 
 def _admins_only(page_name: str, sub: str) -> Any:
