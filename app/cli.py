@@ -27,13 +27,21 @@ def register_cli(app: Flask) -> None:
     @click.option("--email", default=None)
     @click.option("--password", default=None, help="Omit for an agent that signs in by token.")
     @click.option("--agent", is_flag=True, help="Create an AI agent rather than a person.")
+    @click.option("--owner", default=None,
+                  help="Handle of the person the agent belongs to (they see and revoke it in "
+                       "their settings).")
     def create_user(handle: str, name: str | None, email: str | None, password: str | None,
-                    agent: bool) -> None:
+                    agent: bool, owner: str | None) -> None:
         """Create a user."""
         try:
+            if owner is not None and not agent:
+                raise errors.Invalid("--owner is for agents: add --agent")
+            owner_user = accounts.get_user(owner) if owner is not None else None
             user = accounts.create_user(handle=handle, name=name or handle, email=email,
                                         password=password,
                                         user_type="ai_agent" if agent else "human")
+            if owner_user is not None:
+                user.owner_id = owner_user.id
             db.session.commit()
         except errors.DomainError as exc:
             _fail(exc)

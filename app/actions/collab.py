@@ -266,11 +266,18 @@ pin_actions("commitment", "commitment_settings")
 
 # Heartbeats ----------------------------------------------------------------------------------
 
-@action("send_heartbeat", "Check in for this cycle to see the studio's content", "studio",
-        rules.member, available=lambda ctx: heartbeats.needed(ctx.studio, ctx.user),
-        unavailable_reason=lambda ctx: ("this studio does not ask for heartbeats"
-                                        if not ctx.studio.heartbeats_required
-                                        else "you already checked in for this cycle"),
+def _heartbeat_unavailable(ctx: Context) -> str:
+    if not ctx.studio.heartbeats_required:
+        return "this studio does not ask for heartbeats"
+    if ctx.member is not None and ctx.member.role == "guest":
+        return "guests read the studio without checking in"
+    return "you already checked in for this cycle"
+
+
+@action("send_heartbeat", "Check in for this cycle (the studio asks its members to, to see "
+        "its content): one click, no text", "studio",
+        rules.member, available=lambda ctx: heartbeats.can_send(ctx.studio, ctx.user, ctx.member),
+        unavailable_reason=_heartbeat_unavailable,
         effect=WRITE)
 def send_heartbeat(ctx: Context, p: dict[str, Any]) -> Result:
     beat = heartbeats.send(ctx.studio, ctx.user)

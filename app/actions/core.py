@@ -80,18 +80,6 @@ def update_studio_settings(ctx: Context, p: dict[str, Any]) -> Result:
     return Result("Settings saved.", f"/studios/{ctx.studio.handle}/settings")
 
 
-@action("create_invite", "Create an invite code for this studio", "studio_settings", rules.admin,
-        params=(Param("expires", "string", "Lifetime like 7d, 12h or 'never' (default 7d)",
-                      max_length=16),),
-        effect=WRITE)
-def create_invite(ctx: Context, p: dict[str, Any]) -> Result:
-    invite = studios.create_invite(ctx.studio, ctx.user, p.get("expires") or "7d")
-    return Result(f"Invite code: {invite.code}", f"/studios/{ctx.studio.handle}/join",
-                  created=True, data={"code": invite.code,
-                                      "expires_at": invite.expires_at.isoformat()
-                                      if invite.expires_at else None})
-
-
 # Notes --------------------------------------------------------------------------------------
 
 @action("create_note", "Write a note in this studio", ("note_new", "cycle"), rules.member,

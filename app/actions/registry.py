@@ -164,6 +164,9 @@ class Action:
     # Why the action is not available here now, in words a caller can act on ("the decision
     # closed at ...; its outcome is on the page"); None when it cannot say.
     unavailable_reason: Callable[[Context], str | None] | None = None
+    # A studio's read-only guests are refused every action that writes (``refusal``), except
+    # the few that say so here (leaving the studio, accepting an invite).
+    guests: bool = False
 
     def param(self, name: str) -> Param | None:
         return next((p for p in self.params if p.name == name), None)
@@ -200,8 +203,21 @@ class Action:
         return [f for f in found if f]
 
     def refusal(self, ctx: Context) -> str | None:
-        """Why the caller may not run this action here now, or None when they may."""
-        return self.authorize(ctx)
+        """Why the caller may not run this action here now, or None when they may.
+
+        The one place a guest's writes are refused, so every door (forms, HTTP, MCP, recipes,
+        workflows) refuses them alike: a guest runs only what reads, and what says ``guests``.
+        """
+        reason = self.authorize(ctx)
+        if reason is None and not self.guests and self.effect.writes and _is_guest(ctx):
+            studio = getattr(ctx.studio, "handle", "")
+            return (f"you are a guest of the studio '{studio}': guests can read but not write; "
+                    "ask an admin to make you a member")
+        return reason
+
+
+def _is_guest(ctx: Context) -> bool:
+    return getattr(ctx.member, "role", None) == "guest"
 
 
 ACTIONS: dict[str, Action] = {}
@@ -215,6 +231,7 @@ def action(name: str, description: str, pages: tuple[str, ...] | str, authorize:
            done: Callable[[Context], bool] | None = None,
            touches: Callable[[Context, Result], Iterable[str]] | None = None,
            unavailable_reason: Callable[[Context], str | None] | None = None,
+           guests: bool = False,
            ) -> Callable[[Handler], Handler]:
     """Register the decorated handler as an action (names are unique across the app).
 
@@ -232,7 +249,7 @@ def action(name: str, description: str, pages: tuple[str, ...] | str, authorize:
             pages=(pages,) if isinstance(pages, str) else tuple(pages), handler=handler,
             authorize=authorize, available=available or (lambda ctx: True), label=label,
             effect=effect, prefill=prefill, done=done, touches=touches,
-            unavailable_reason=unavailable_reason)
+            unavailable_reason=unavailable_reason, guests=guests)
         return handler
 
     return register

@@ -26,8 +26,12 @@ class User(UserMixin, TimestampMixin, Model):
     user_type: Mapped[str] = mapped_column(String(16), default="human", nullable=False)
     # IANA name for the times pages show this person; None: the studio's zone, else UTC.
     timezone: Mapped[str | None] = mapped_column(String(64))
+    # An agent account belongs to the person who made it: they see it in their settings and
+    # can revoke it (app.services.agents). People, and agents made before owners, have none.
+    owner_id: Mapped[uuid.UUID | None] = mapped_column(ForeignKey("users.id"), index=True)
 
     tokens: Mapped[list[ApiToken]] = relationship(back_populates="user")
+    owner: Mapped[User | None] = relationship(remote_side=[id])
 
     def get_id(self) -> str:  # Flask-Login stores this in the session cookie
         return str(self.id)

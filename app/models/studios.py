@@ -6,7 +6,7 @@ import uuid
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import Boolean, ForeignKey, String, Text, UniqueConstraint, Uuid
+from sqlalchemy import Boolean, ForeignKey, Integer, String, Text, UniqueConstraint, Uuid
 from sqlalchemy import true as sa_true
 from sqlalchemy.orm import Mapped, mapped_column, relationship
 
@@ -15,6 +15,10 @@ from app.models.base import Model, SoftDeleteMixin, TimestampMixin, UTCDateTime,
 
 TEMPOS = ("daily", "weekly", "monthly")
 JOIN_POLICIES = ("open", "invite")
+# A studio member's role: admins manage the studio and its people, members take part, guests
+# read only (every action that writes is refused to them: app.actions.registry).
+ROLES = ("admin", "member", "guest")
+INVITE_ROLES = ("member", "guest")  # what an invite grants; admins are made by change_role
 HANDLE_PATTERN = r"^[a-z0-9-]+$"
 # What a new studio starts with unless told otherwise (the create_studio action shows these).
 NEW_STUDIO_DEFAULTS: dict[str, Any] = {"timezone": "UTC", "tempo": "weekly",
@@ -59,6 +63,9 @@ class Membership(Model):
 
 
 class Invite(Model):
+    """An invite link (anyone with its code may join, ``max_uses`` times) or, with
+    ``invitee_id``, a pending invitation only that person may accept."""
+
     __tablename__ = "invites"
 
     id: Mapped[uuid.UUID] = mapped_column(Uuid, primary_key=True, default=uuid.uuid4)
@@ -67,6 +74,16 @@ class Invite(Model):
     created_by_id: Mapped[uuid.UUID | None] = mapped_column(ForeignKey("users.id"))
     created_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow, nullable=False)
     expires_at: Mapped[datetime | None] = mapped_column(UTCDateTime)
+    role: Mapped[str] = mapped_column(String(16), default="member", server_default="member",
+                                      nullable=False)
+    max_uses: Mapped[int | None] = mapped_column(Integer)  # None: unlimited until it expires
+    uses: Mapped[int] = mapped_column(Integer, default=0, server_default="0", nullable=False)
+    revoked_at: Mapped[datetime | None] = mapped_column(UTCDateTime)
+    invitee_id: Mapped[uuid.UUID | None] = mapped_column(ForeignKey("users.id"), index=True)
+
+    studio: Mapped[Studio] = relationship()
+    created_by: Mapped[User | None] = relationship(foreign_keys=[created_by_id])
+    invitee: Mapped[User | None] = relationship(foreign_keys=[invitee_id])
 
 
 class Pin(Model):

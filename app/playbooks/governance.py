@@ -210,7 +210,8 @@ def review_refusal(playbook: Playbook, version: RecipeVersion | None, user_id: A
     if playbook.studio_id is None:
         return ("the playbook is not shared with a studio: its owner shares it "
                 "(share_playbook) so the studio's members can review it")
-    if membership(playbook, user_id) is None:
+    member = membership(playbook, user_id)
+    if member is None or member.role == "guest":  # guests read the studio, they do not review
         return "only members of the playbook's studio review its recipes"
     if version is not None and version.author_id == user_id:
         return "a recipe version is reviewed by someone other than its author"

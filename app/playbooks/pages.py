@@ -344,7 +344,9 @@ def _pick(ctx: Context, params: dict[str, Any], state: str) -> RecipeVersion:
                                   max_length=40),), effect=IDEMPOTENT_WRITE)
 def share_playbook(ctx: Context, params: dict[str, Any]) -> Result:
     studio = studios.get_studio(params["studio"])
-    studios.require_member(studio, ctx.user)
+    if studios.require_member(studio, ctx.user).role == "guest":
+        raise Forbidden(f"you are a guest of the studio '{studio.handle}': guests can read but "
+                        "not write, so they do not share playbooks into it")
     governance.share(ctx.item, studio.id, _identity())
     return Result(f"Shared with {studio.handle}: its members review the recipe, its admins "
                   "approve it", location=ctx.path, data={"studio": studio.handle})

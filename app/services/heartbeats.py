@@ -2,6 +2,10 @@
 
 Where a studio requires them, a member sees its content only after sending one this cycle.
 One heartbeat per (studio, member, cycle) is enforced by a unique constraint.
+
+Not gated: a member on the day they joined (in the studio's time zone; a studio's creator joined
+when they made it), so nobody is stopped on their first day; and guests, who read but do not
+take part. Anyone not gated may still send one, and it counts for the whole cycle.
 """
 
 from __future__ import annotations
@@ -13,7 +17,7 @@ from sqlalchemy import func, select
 from sqlalchemy.exc import IntegrityError
 
 from app.extensions import db
-from app.models import Studio, User
+from app.models import Membership, Studio, User
 from app.models.base import utcnow
 from app.models.collab import Heartbeat
 from app.services import cycles
@@ -29,10 +33,36 @@ def current(studio: Studio, user: User, now: datetime | None = None) -> Heartbea
         .limit(1))
 
 
-def needed(studio: Studio, user: User | None) -> bool:
-    """True when the studio requires a heartbeat and ``user`` has not sent one this cycle."""
-    return bool(studio.heartbeats_required and user is not None
-                and current(studio, user) is None)
+def _membership(studio: Studio, user: User) -> Membership | None:
+    return db.session.scalar(select(Membership).where(Membership.studio_id == studio.id,
+                                                      Membership.user_id == user.id).limit(1))
+
+
+def can_send(studio: Studio, user: User | None, member: Membership | None = None) -> bool:
+    """True when the studio asks for heartbeats, ``user`` takes part in it (a member or admin,
+    not a guest) and has not sent one this cycle."""
+    if not studio.heartbeats_required or user is None:
+        return False
+    member = member or _membership(studio, user)
+    if member is None or member.role == "guest":
+        return False
+    return current(studio, user) is None
+
+
+def first_day(studio: Studio, member: Membership, now: datetime | None = None) -> bool:
+    """True on the day ``member`` joined, in the studio's time zone."""
+    zone = cycles.zone_of(studio)
+    return member.joined_at.astimezone(zone).date() == (now or utcnow()).astimezone(zone).date()
+
+
+def needed(studio: Studio, user: User | None, member: Membership | None = None) -> bool:
+    """True when ``user`` must send a heartbeat before seeing the studio: it asks for them,
+    they take part, have sent none this cycle, and this is not the day they joined."""
+    if user is None:
+        return False
+    member = member or _membership(studio, user)
+    return (member is not None and can_send(studio, user, member)
+            and not first_day(studio, member))
 
 
 def send(studio: Studio, user: User, now: datetime | None = None) -> Heartbeat:

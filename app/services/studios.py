@@ -1,11 +1,12 @@
-"""Studios: creation, settings, membership, invites and pins."""
+"""Studios: creation, settings, joining and pins.
+
+Invites live in app.services.invites, roles and leaving in app.services.members.
+"""
 
 from __future__ import annotations
 
 import re
-import secrets
 import uuid
-from datetime import UTC, datetime
 from typing import Any
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
@@ -14,10 +15,9 @@ from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import joinedload
 
 from app.extensions import db
-from app.models import Invite, Membership, Pin, Studio, User
+from app.models import Membership, Pin, Studio, User
 from app.models.studios import HANDLE_PATTERN, JOIN_POLICIES, NEW_STUDIO_DEFAULTS, TEMPOS
 from app.services.errors import Conflict, Forbidden, Invalid, NotFound
-from app.services.timeparse import parse_duration
 
 HANDLE = re.compile(HANDLE_PATTERN)
 # Path words under /studios/ that a studio handle would shadow.
@@ -106,20 +106,28 @@ def update_settings(studio: Studio, **values: object) -> Studio:
 
 
 def join(studio: Studio, user: User, code: str | None = None) -> tuple[Membership, bool]:
-    """Join; returns (membership, created). Joining twice is harmless."""
+    """Join; returns (membership, created). Joining twice is harmless.
+
+    With a code, the invite decides the role (app.services.invites); without one, an open
+    studio takes anyone as a member and an invite-only one the person it has invited by handle.
+    """
+    from app.services import invites
+
     existing = membership(studio, user)
     if existing is not None:
         return existing, False
+    if code:
+        invite = invites.find(code)
+        if invite is not None and invite.studio_id != studio.id:
+            raise Forbidden(f"this invite code is for another studio: open /invites/"
+                            f"{invite.code} to see which")
+        return invites.accept(invite, user)
+    pending = invites.pending_for(user, studio)
+    if pending:
+        return invites.accept(pending[0], user)
     if studio.join_policy != "open":
-        if not code:
-            raise Forbidden("this studio needs an invite code: ask an admin for one")
-        invite = db.session.scalar(
-            select(Invite).where(Invite.code == code.strip(), Invite.studio_id == studio.id)
-            .limit(1))
-        if invite is None:
-            raise Forbidden("unknown invite code")
-        if invite.expires_at is not None and invite.expires_at <= datetime.now(UTC):
-            raise Forbidden("this invite has expired")
+        raise Forbidden("this studio needs an invite: open the invite link an admin sent you, "
+                        "or enter its code at /join")
     member = Membership(studio_id=studio.id, user_id=user.id, role="member")
     db.session.add(member)
     try:
@@ -129,18 +137,6 @@ def join(studio: Studio, user: User, code: str | None = None) -> tuple[Membershi
         db.session.rollback()
         return require_member(studio, user), False
     return member, True
-
-
-def create_invite(studio: Studio, user: User, expires: str = "7d") -> Invite:
-    try:
-        lifetime = parse_duration(expires)
-    except ValueError as exc:
-        raise Invalid(str(exc), errors=[{"param": "expires", "message": str(exc)}]) from None
-    invite = Invite(studio_id=studio.id, code=secrets.token_urlsafe(9), created_by_id=user.id,
-                    expires_at=(datetime.now(UTC) + lifetime) if lifetime else None)
-    db.session.add(invite)
-    db.session.flush()
-    return invite
 
 
 def members(studio: Studio) -> list[Membership]:

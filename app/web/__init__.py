@@ -8,6 +8,7 @@ from jinja2 import select_autoescape
 import app.actions.collab  # noqa: F401  registers decisions, commitments, heartbeats
 import app.actions.core  # noqa: F401  registers the core actions
 import app.actions.edit_delete  # noqa: F401  registers editing, deleting and restoring
+import app.actions.membership  # noqa: F401  registers roles, invites and agent accounts
 from app.actions import Context, offered_actions
 from app.services import items
 from app.services.errors import NotFound
@@ -24,6 +25,7 @@ def init_app(app: Flask) -> None:
         core_pages,
         health,
         list_pages,
+        membership_pages,
         pages,
         previews,
         session,
@@ -55,6 +57,7 @@ def init_app(app: Flask) -> None:
     app.register_blueprint(agent_activity.bp)
     app.register_blueprint(agent_web.bp)
     app.register_blueprint(previews.bp)
+    app.register_blueprint(membership_pages.bp)
 
     @app.context_processor
     def _globals() -> dict[str, object]:

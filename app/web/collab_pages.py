@@ -193,7 +193,7 @@ def cycle_show(ctx: Context) -> Page:
 
 def heartbeat_gate(ctx: Context) -> None:
     """Members of a studio that requires heartbeats see only send_heartbeat until they send one."""
-    if not heartbeats.needed(ctx.studio, ctx.user):
+    if not heartbeats.needed(ctx.studio, ctx.user, ctx.member):
         return
     home = f"/studios/{ctx.studio.handle}"
     action_name = (request.view_args or {}).get("action_name")
@@ -201,9 +201,10 @@ def heartbeat_gate(ctx: Context) -> None:
         ctx.extra["heartbeat_needed"] = True  # the home page shows only the heartbeat prompt
         return
     window = cycles.current(ctx.studio)
-    raise Forbidden(f"this studio asks its members to check in every cycle: send a heartbeat "
-                    f"for {window.label.lower()} ({window.span}) at {home} (action "
-                    f"send_heartbeat), then come back", link=home)
+    raise Forbidden(f"this studio asks its members to check in every cycle: a heartbeat is a "
+                    f"one-click check-in that tells the team you are here; send one for "
+                    f"{window.label.lower()} ({window.span}) at {home} (action send_heartbeat), "
+                    f"then come back", link=home)
 
 
 def _last_heartbeats(studio: Any, users: list[User]) -> dict[Any, str]:

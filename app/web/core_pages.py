@@ -8,7 +8,18 @@ from typing import Any
 from flask import Blueprint
 
 from app.actions import Context
-from app.services import activity, cycles, heartbeats, items, links, notes, studios, textdiff
+from app.services import (
+    activity,
+    cycles,
+    heartbeats,
+    invites,
+    items,
+    links,
+    notes,
+    studios,
+    textdiff,
+)
+from app.services import members as member_roles
 from app.web import loaders
 from app.web.pages import Page, page
 
@@ -50,7 +61,9 @@ def studio_home(ctx: Context) -> Page:
     window = cycles.current(ctx.studio)
     if ctx.extra.get("heartbeat_needed"):  # set by the heartbeat gate: nothing else to see yet
         return Page(ctx, ctx.studio.name, "studios/show",
-                    {"heartbeat_needed": True, "cycle": window}, nav=studio_nav(ctx))
+                    {"heartbeat_needed": True, "cycle": window,
+                     "present": heartbeats.present(ctx.studio)},
+                    nav=studio_nav(ctx), inline_actions=("send_heartbeat",))
     pins = studios.pins(ctx.studio)
     found = items.get_many([(pin.item_type, pin.item_id) for pin in pins])
     pinned = [(pin.item_type, found[(pin.item_type, pin.item_id)]) for pin in pins
@@ -75,7 +88,11 @@ STUDIO_SECTIONS: list[tuple[str, str]] = [
 @page(bp, "studio_join", "/studios/<handle>/join",
       loaders.studio_page("studio_join", "/join", members_only=False))
 def studio_join(ctx: Context) -> Page:
-    return Page(ctx, f"Join {ctx.studio.name}", "studios/join", nav=studio_nav(ctx))
+    pending = invites.pending_for(ctx.user, ctx.studio) if ctx.user else []
+    # A person joins with one button, or through the code form (a wrong code then keeps the
+    # form on /join); join_studio(code) stays listed for agents in Markdown.
+    return Page(ctx, f"Join {ctx.studio.name}", "studios/join", {"pending": pending},
+                nav=studio_nav(ctx), inline_actions=("join_studio",))
 
 
 @page(bp, "studio_settings", "/studios/<handle>/settings",
@@ -90,7 +107,10 @@ def studio_team(ctx: Context) -> Page:
     users = [m.user for m in members]
     details = [(label, column(ctx.studio, users)) for label, column in TEAM_DETAILS]
     return Page(ctx, f"Team of {ctx.studio.name}", "studios/team",
-                {"members": members, "member_details": details}, nav=studio_nav(ctx))
+                {"members": members, "member_details": details,
+                 "roles": member_roles.ROLE_HELP,
+                 "is_admin": ctx.member is not None and ctx.member.role == "admin"},
+                nav=studio_nav(ctx), inline_actions=("change_role", "remove_member"))
 
 
 # Extra per-member columns on the team page (e.g. last heartbeat): (label, fn(studio, users))
@@ -183,7 +203,8 @@ def user_show(ctx: Context) -> Page:
 @page(bp, "user_settings", "/u/<user_handle>/settings", loaders.user_page("user_settings",
                                                                           "/settings"))
 def user_settings(ctx: Context) -> Page:
-    return Page(ctx, "Your settings", "users/settings", {"subject": ctx.item},
+    return Page(ctx, "Your settings", "users/settings",
+                {"subject": ctx.item, "invitations": invites.pending_for(ctx.item)},
                 nav=[("You", f"/u/{ctx.item.handle}")], inline_actions=("set_time_zone",))
 
 

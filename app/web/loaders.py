@@ -45,8 +45,11 @@ def studio_ctx(page: str, user: User | None, handle: str, sub: str = "",
                            f"(restore_studio)")
     member = studios.membership(studio, user)
     join_link = f"/studios/{studio.handle}/join"
+    # Where a refused caller can fix it: the join page, or for a guest the team page (an
+    # admin there makes them a member).
+    fix = f"/studios/{studio.handle}/team" if getattr(member, "role", "") == "guest" else join_link
     ctx = Context(page=page, path=f"/studios/{studio.handle}{sub}", user=user, studio=studio,
-                  member=member, base_url=base_url(), extra={"join_link": join_link})
+                  member=member, base_url=base_url(), extra={"join_link": fix})
     if members_only:
         if member is None:
             raise Forbidden(f"you are not a member of the studio '{studio.handle}': "

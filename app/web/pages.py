@@ -153,7 +153,8 @@ def render_page(page_: Page) -> Response:
         text = f"{block}{nav_line(page_)}\n\n{_markdown_body(page_, actions)}"
         return _respond(Response(text, mimetype="text/markdown"), page_.status)
     html = render_template(f"{page_.template}.html.j2", page=page_, ctx=page_.ctx,
-                           actions=actions, **page_.data)
+                           actions=actions,
+                           offered={a.name for a in actions}, **page_.data)
     return _respond(Response(html, mimetype="text/html"), page_.status)
 
 
@@ -262,12 +263,13 @@ def execute_action(spec: PageSpec, action_name: str, args: dict[str, Any]) -> Re
     status = 201 if result.created else 200
     fmt = wants()
     if fmt == "html":
-        # Show a token or an invite code once, on the page the person lands on.
-        # A run that happened but failed (a replay's failed step) is news, not a success.
+        # Show a new token or a webhook's secret once, on the page the person lands on (invite
+        # links stay listed on their page). A run that happened but failed (a replay's failed
+        # step) is news, not a success.
         failed = result.data.get("ok") is False or result.data.get("status") in (
             "failed", "error")
         flash(result.message, "error" if failed else "success")
-        for key in ("token", "code", "secret"):
+        for key in ("token", "secret"):
             if key in result.data:
                 flash(f"{key}:{result.data[key]}", "secret")
         # flask.redirect is typed as werkzeug's base Response; it builds the app's Response.

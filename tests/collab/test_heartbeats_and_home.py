@@ -6,14 +6,29 @@ from __future__ import annotations
 from tests.helpers import action_names, parse_md
 
 
+def age_memberships(app, days: int = 2) -> None:  # type: ignore[no-untyped-def]
+    """Move every membership's join back ``days``: past the first day, which is never gated."""
+    from datetime import timedelta
+
+    from app.extensions import db
+    from app.models import Membership
+
+    with app.app_context():
+        for member in db.session.query(Membership):
+            member.joined_at -= timedelta(days=days)
+        db.session.commit()
+
+
 def gated_studio(make_agent, app):  # type: ignore[no-untyped-def]
-    """'beat' with heartbeats required (the default for new studios) and members alice, bob."""
+    """'beat' with heartbeats required (the default for new studios) and members alice, bob,
+    who joined two days ago (a member's first day is never gated)."""
     alice = make_agent("alice")
     r = alice.act("/studios/new", "create_studio", name="Beat", handle="beat",
                   join_policy="open")
     assert r.status_code == 201, r.get_data(as_text=True)
     bob = make_agent("bob")
     assert bob.act("/studios/beat/join", "join_studio").status_code == 200
+    age_memberships(app)
     return alice, bob
 
 

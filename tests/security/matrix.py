@@ -7,7 +7,8 @@ action enters the matrix by itself; a new *kind* of rule or page fails the matri
 classified here, which is the point.
 
 Identities: ``anonymous``, ``nonmember``, ``member``, ``creator`` (made every sample item),
-``admin`` (owns the studio), and three more tokens of the creator: ``readonly`` (read scope),
+``admin`` (owns the studio), ``guest`` (a read-only member: every action that writes is
+refused, whatever its rule), and three more tokens of the creator: ``readonly`` (read scope),
 ``expired`` and ``revoked``.
 """
 
@@ -23,13 +24,15 @@ from app.actions.registry import ACTIONS, Action
 from app.web.pages import PAGES, PageSpec
 
 PASSWORD = "matrix-password-1"
-ROLES = ("nonmember", "member", "creator", "admin")
+ROLES = ("nonmember", "member", "creator", "admin", "guest")
 SIGNED_IN = frozenset(ROLES)
 MEMBERS = frozenset({"member", "creator", "admin"})
+READERS = MEMBERS | {"guest"}  # who sees a studio's pages
 CREATOR = frozenset({"creator"})
 TOKEN_ONLY = ("readonly", "expired", "revoked")
 IDENTITIES = ("anonymous", *ROLES, *TOKEN_ONLY)
-HANDLES = {"nonmember": "nora", "member": "mia", "creator": "carol", "admin": "adam"}
+HANDLES = {"nonmember": "nora", "member": "mia", "creator": "carol", "admin": "adam",
+           "guest": "gus"}
 # An unknown parameter: authorization runs before validation, so a caller who may run the
 # action gets 422 naming it (or 409 when the action is not available in this state), and a
 # caller who may not gets 401/403/404. Nothing is ever changed by a matrix request.
@@ -47,8 +50,10 @@ def audience(spec: PageSpec) -> frozenset[str]:
         return frozenset(IDENTITIES) - {"expired", "revoked"}
     if rule == "/studios/<handle>/join":
         return SIGNED_IN
+    if rule == "/studios/<handle>/invites":
+        return frozenset({"admin"})
     if rule.startswith("/studios/<handle>"):
-        return MEMBERS
+        return READERS
     if rule.startswith("/u/<user_handle>/"):
         return CREATOR
     if rule.startswith(("/playbooks/<", "/runs/<", "/webhooks/<")):
@@ -62,7 +67,7 @@ def rule_admits(act: Action, spec: PageSpec) -> frozenset[str]:
     has_item = "<" in spec.rule.removeprefix("/studios/<handle>")
     table: dict[str, frozenset[str]] = {
         "signed_in": SIGNED_IN,
-        "member": MEMBERS,
+        "member": READERS,  # a guest passes the rule; the registry then refuses its writes
         "admin": frozenset({"admin"}),
         "creator": CREATOR,
         "non_member": frozenset({"nonmember"}),
@@ -75,7 +80,7 @@ def rule_admits(act: Action, spec: PageSpec) -> frozenset[str]:
         "retire_rule": CREATOR,
         "review_rule": frozenset(),
         "approve_rule": frozenset(),
-        "_option_proposer": MEMBERS,  # the sample decision is open to members' options
+        "_option_proposer": READERS,  # the sample decision is open to members' options
         # create_webhook: a studio's admins on its webhooks page, a person on their own
         "_may_register": (frozenset({"admin"}) if spec.rule.startswith("/studios/")
                           else CREATOR),
@@ -83,7 +88,10 @@ def rule_admits(act: Action, spec: PageSpec) -> frozenset[str]:
     if name not in table:
         raise AssertionError(f"classify the authorization rule {name} of {act.name} in "
                              f"tests/security/matrix.py")
-    return table[name]
+    admitted = table[name]
+    if spec.rule.startswith("/studios/<handle>") and act.effect.writes and not act.guests:
+        admitted -= {"guest"}  # Action.refusal: in its studio, a guest runs only what reads
+    return admitted
 
 
 def allowed(act: Action, spec: PageSpec) -> frozenset[str]:
@@ -113,8 +121,12 @@ def seed(app: Flask, make_agent: Any) -> Studio:
 
     agents = {role: make_agent(handle, password=PASSWORD) for role, handle in HANDLES.items()}
     open_studio(app, "adam")
-    for role in ("member", "creator"):
+    for role in ("member", "creator", "guest"):
         assert agents[role].act("/studios/team/join", "join_studio").status_code == 200
+    assert agents["admin"].act("/studios/team/team", "change_role", handle="gus",
+                               role="guest").status_code == 200
+    invite = agents["admin"].act("/studios/team/invites", "create_invite")
+    assert invite.status_code == 201, invite.get_data(as_text=True)
     carol = agents["creator"]
 
     def made(page: str, action: str, **params: Any) -> str:
@@ -137,7 +149,7 @@ def seed(app: Flask, make_agent: Any) -> Studio:
             "decision_id": decision.rsplit("/", 1)[1],
             "commitment_id": commitment.rsplit("/", 1)[1], "cycle_name": "today",
             "name": floorplan.rsplit("/", 1)[1], "playbook_id": playbook.rsplit("/", 1)[1],
-            "hook_id": hook}
+            "hook_id": hook, "code": invite.json["result"]["code"]}
     result = Studio()
     for name, spec in PAGES.items():
         if name in NEEDS_A_RUN:
