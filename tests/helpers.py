@@ -76,3 +76,16 @@ def stop(proc: subprocess.Popen, grace: float = 10) -> None:  # type: ignore[typ
     except subprocess.TimeoutExpired:
         proc.kill()
         proc.wait()
+
+
+def age_memberships(app, days: int = 2) -> None:  # type: ignore[no-untyped-def]
+    """Move every membership's join back ``days``: past the first day, which is never gated."""
+    from datetime import timedelta
+
+    from app.extensions import db
+    from app.models import Membership
+
+    with app.app_context():
+        for member in db.session.query(Membership):
+            member.joined_at -= timedelta(days=days)
+        db.session.commit()

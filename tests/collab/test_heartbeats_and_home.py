@@ -3,20 +3,7 @@ items and recent activity; the team page shows each member's last heartbeat."""
 
 from __future__ import annotations
 
-from tests.helpers import action_names, parse_md
-
-
-def age_memberships(app, days: int = 2) -> None:  # type: ignore[no-untyped-def]
-    """Move every membership's join back ``days``: past the first day, which is never gated."""
-    from datetime import timedelta
-
-    from app.extensions import db
-    from app.models import Membership
-
-    with app.app_context():
-        for member in db.session.query(Membership):
-            member.joined_at -= timedelta(days=days)
-        db.session.commit()
+from tests.helpers import action_names, age_memberships, parse_md
 
 
 def gated_studio(make_agent, app):  # type: ignore[no-untyped-def]

@@ -118,7 +118,7 @@ def test_a_guest_is_refused_through_an_html_form(app, make_agent) -> None:  # ty
 
 def test_a_guest_is_refused_over_mcp_and_an_agent_joins_by_invite(app, make_agent,  # type: ignore[no-untyped-def]
                                                                   live_server) -> None:
-    from tests.mcp.test_agent_surface import http_client
+    from tests.mcp.clients import http_client
 
     team = make_team(app, make_agent)
     code = team["admin"].act("/studios/team/invites", "create_invite",
@@ -518,7 +518,7 @@ def test_agents_page_over_html_forms(app, make_agent) -> None:  # type: ignore[n
                   {"handle": "helper", "name": "Helper", "scopes": "read", "expires": "30d"})
     assert r.status_code == 303
     html = browser.get(page).get_data(as_text=True)
-    token = re.search(r'<code class="copy">(hmn_[^<]+)</code>', html).group(1)  # shown once
+    token = re.search(r'<code class="copy"[^>]*>(hmn_[^<]+)</code>', html).group(1)  # shown once
     assert 'aria-label="Revoke agent helper"' in html
     assert app.test_client().get("/studios", headers={
         "Authorization": f"Bearer {token}"}).status_code == 200

@@ -178,8 +178,8 @@ def test_a_wrong_invite_code_comes_back_on_the_join_page(app, make_agent) -> Non
     response = html_form(bob, "/studios/closed/join", "join_studio", {"code": "WRONG-123"})
     assert response.status_code == 403
     html = response.get_data(as_text=True)
-    assert 'role="alert"' in html and "unknown invite code" in html
-    assert 'data-action="join_studio"' in html and 'value="WRONG-123"' in html
+    assert 'role="alert"' in html and "No invite has this code" in html
+    assert 'id="invite-code" name="code" value="WRONG-123"' in html  # kept, to correct it
     # The same refusal to an agent is its usual JSON error.
     as_json = bob.act("/studios/closed/join", "join_studio", code="WRONG-123")
     assert as_json.status_code == 403 and as_json.get_json()["error"]["kind"] == "forbidden"

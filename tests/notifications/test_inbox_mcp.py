@@ -9,7 +9,7 @@ from typing import Any
 from flask import Flask
 
 from tests.helpers import join_studio
-from tests.mcp.test_agent_surface import http_client, run
+from tests.mcp.clients import http_client, run
 
 
 def _text(result: Any) -> str:

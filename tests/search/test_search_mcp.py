@@ -9,7 +9,8 @@ from typing import Any
 import pytest
 from flask import Flask
 
-from tests.mcp.test_agent_surface import MODES, http_client, run, stdio_client
+from tests.helpers import age_memberships
+from tests.mcp.clients import MODES, http_client, run, stdio_client
 from tests.search.conftest import note
 
 
@@ -112,6 +113,7 @@ def test_a_studio_waiting_for_a_heartbeat_shows_nothing(app: Flask, team: dict[s
         db.session.query(Studio).filter(Studio.handle == "team").update(
             {"heartbeats_required": True})
         db.session.commit()
+    age_memberships(app)  # a member's first day is never gated
     assert "Gated news" not in bob.get("/search?q=heartbeat").get_data(as_text=True)
     assert bob.get("/studios/team/search?q=heartbeat").status_code == 403
 

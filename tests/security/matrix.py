@@ -81,6 +81,8 @@ def rule_admits(act: Action, spec: PageSpec) -> frozenset[str]:
         "review_rule": frozenset(),
         "approve_rule": frozenset(),
         "_option_proposer": READERS,  # the sample decision is open to members' options
+        # delete or edit an item: its creator (the sample items are carol's) or an admin
+        "creator_or_admin": CREATOR | {"admin"},
         # create_webhook: a studio's admins on its webhooks page, a person on their own
         "_may_register": (frozenset({"admin"}) if spec.rule.startswith("/studios/")
                           else CREATOR),
@@ -149,7 +151,8 @@ def seed(app: Flask, make_agent: Any) -> Studio:
             "decision_id": decision.rsplit("/", 1)[1],
             "commitment_id": commitment.rsplit("/", 1)[1], "cycle_name": "today",
             "name": floorplan.rsplit("/", 1)[1], "playbook_id": playbook.rsplit("/", 1)[1],
-            "hook_id": hook, "code": invite.json["result"]["code"]}
+            "hook_id": hook, "code": invite.json["result"]["code"],
+            "int:number": "1"}  # a floorplan's first version
     result = Studio()
     for name, spec in PAGES.items():
         if name in NEEDS_A_RUN:
