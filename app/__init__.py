@@ -19,6 +19,7 @@ FEATURES: tuple[str, ...] = (
     "app.design_model.web",
     "app.floorplans.web",
     "app.mcp.web",
+    "app.oauth.web",
     "app.playbooks.web",
     "app.workflows.web",
 )

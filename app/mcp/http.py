@@ -44,7 +44,7 @@ from urllib.parse import urlsplit
 from flask import Blueprint, Flask, Response, current_app, g, request
 from werkzeug.exceptions import RequestEntityTooLarge, TooManyRequests
 
-from app.core import changes, jsonrpc, netpolicy
+from app.core import changes, jsonrpc, netpolicy, resource
 from app.core.identity import Identity, identity_from_token
 from app.core.jsonrpc import INVALID_REQUEST, RpcError
 from app.extensions import db
@@ -151,12 +151,18 @@ def _gate() -> tuple[Response | None, Identity | None]:
         return _auth_refusal(401, "Unauthorized: send Authorization: Bearer <token>",
                              "missing"), None
     known = g.get("identity")  # app.web.auth already resolved this Bearer token
-    if isinstance(known, Identity) and known.via == "token":
-        return None, known
     try:
-        return None, identity_from_token(plaintext)
+        identity = (known if isinstance(known, Identity) and known.via == "token"
+                    else identity_from_token(plaintext))
     except Unauthorized as exc:
         return _domain_refusal(exc), None
+    if identity.audience is not None and not resource.is_own(
+            identity.audience, (_origin(), current_app.config.get("HARMONIC_BASE_URL") or "")):
+        # RFC 8707: a token minted for another resource is not ours to honour.
+        return _auth_refusal(401, f"Unauthorized: this token was issued for "
+                                  f"{identity.audience}, not {resource.mcp_url(_origin())}",
+                             "wrong_audience"), None
+    return None, identity
 
 
 def _request_id() -> jsonrpc.RequestId:
@@ -168,16 +174,16 @@ def _request_id() -> jsonrpc.RequestId:
     return jsonrpc.readable_id(message)
 
 
-def _auth_refusal(status: int, message: str, reason: str) -> Response:
+def _auth_refusal(status: int, message: str, reason: str, scope: str | None = None) -> Response:
     """A 401/403 whose body is a JSON-RPC error (clients such as the MCP SDK surface its
-    message and ``data.reason``), beside the WWW-Authenticate header a 401 needs."""
+    message and ``data.reason``), beside the WWW-Authenticate challenge: where to discover how
+    to sign in (``resource_metadata``, RFC 9728) and the scope needed."""
     headers: dict[str, str] = {}
     if status == 401:
-        realm = 'Bearer realm="harmonic"'
-        headers["WWW-Authenticate"] = (realm if reason == "missing"
-                                       else f'{realm}, error="invalid_token"')
+        headers["WWW-Authenticate"] = resource.challenge(
+            _origin(), None if reason == "missing" else "invalid_token")
     elif reason == "insufficient_scope":
-        headers["WWW-Authenticate"] = 'Bearer realm="harmonic", error="insufficient_scope"'
+        headers["WWW-Authenticate"] = resource.challenge(_origin(), "insufficient_scope", scope)
     error = RpcError(UNAUTHORIZED, message, {"reason": reason})
     return _json(jsonrpc.error(_request_id(), error), status, headers)
 
@@ -190,7 +196,9 @@ def _domain_refusal(exc: DomainError) -> Response:
         reason = "insufficient_scope" if exc.http_status == 403 else "unknown"
     prefix = "Unauthorized" if exc.http_status == 401 else "Forbidden"
     if exc.http_status in (401, 403):
-        return _auth_refusal(exc.http_status, f"{prefix}: {exc.message}", reason)
+        scope = exc.details.get("scope")
+        return _auth_refusal(exc.http_status, f"{prefix}: {exc.message}", reason,
+                             scope if isinstance(scope, str) else None)
     return _json(jsonrpc.error(_request_id(), jsonrpc.domain_error(exc)), exc.http_status)
 
 

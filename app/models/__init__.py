@@ -13,6 +13,7 @@ import app.models.changes  # noqa: E402,F401  (the change-event outbox)
 import app.models.collab  # noqa: E402,F401  (decisions, commitments, heartbeats)
 import app.models.floorplans  # noqa: E402,F401  (shared floorplans and their versions)
 import app.models.mcp  # noqa: E402,F401  (MCP sessions, requests, audit)
+import app.models.oauth  # noqa: E402,F401  (OAuth clients, codes, grants, refresh tokens)
 import app.models.playbooks  # noqa: E402,F401  (teach sessions and replay runs)
 import app.models.workflows  # noqa: E402,F401  (workflow runs, jobs, events, effects)
 from app.models.design_model import DesignElement, RhinoObject  # noqa: E402,F401
