@@ -6,8 +6,18 @@ import json
 
 from flask.testing import FlaskClient
 
-from tests.oauth.conftest import (REDIRECT, RESOURCE, authorize_query, code_for, consent,
-                                  exchange, pkce, redirect_params, register, sign_in)
+from tests.oauth.conftest import (
+    REDIRECT,
+    RESOURCE,
+    authorize_query,
+    code_for,
+    consent,
+    exchange,
+    pkce,
+    redirect_params,
+    register,
+    sign_in,
+)
 
 INIT = {"jsonrpc": "2.0", "id": 1, "method": "initialize",
         "params": {"protocolVersion": "2025-11-25", "capabilities": {},
