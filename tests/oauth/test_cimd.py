@@ -12,8 +12,15 @@ import pytest
 from flask import Flask
 from flask.testing import FlaskClient
 
-from tests.oauth.conftest import (REDIRECT, authorize_query, consent, exchange, pkce,
-                                  redirect_params, sign_in)
+from tests.oauth.conftest import (
+    REDIRECT,
+    authorize_query,
+    consent,
+    exchange,
+    pkce,
+    redirect_params,
+    sign_in,
+)
 
 
 @pytest.fixture

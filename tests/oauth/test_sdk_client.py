@@ -110,18 +110,18 @@ async def _scenario(base: str, callback: str) -> None:
             async with Client(streamable_http_client(base + "/mcp", http_client=http),
                               mode="legacy") as client:  # type: ignore[arg-type]
                 page = await client.call_tool("navigate", {"path": "/studios/team"})
-                assert not page.isError, page
+                assert not page.is_error, page
                 made = await client.call_tool("execute_action", {
                     "path": "/studios/team/note", "action": "create_note",
                     "params": {"title": "Signed in", "text": "via OAuth"}})
-                assert not made.isError, made
+                assert not made.is_error, made
                 assert len(landed) == 1
                 first = storage.tokens
                 assert first.scope == "read write"
                 # Refresh: the access token is due, the client refreshes (rotation).
                 provider.context.token_expiry_time = time.time() - 1
                 again = await client.call_tool("navigate", {"path": "/studios/team"})
-                assert not again.isError, again
+                assert not again.is_error, again
                 assert storage.tokens.refresh_token != first.refresh_token
                 assert storage.tokens.access_token != first.access_token
                 assert len(landed) == 1  # no new sign-in was needed
