@@ -44,6 +44,7 @@ from urllib.parse import urlsplit
 from flask import Blueprint, Flask, Response, current_app, g, request
 from werkzeug.exceptions import RequestEntityTooLarge, TooManyRequests
 
+from app.actions.effects import needs_write
 from app.core import changes, jsonrpc, netpolicy, resource
 from app.core.identity import Identity, identity_from_token
 from app.core.jsonrpc import INVALID_REQUEST, RpcError
@@ -165,6 +166,29 @@ def _gate() -> tuple[Response | None, Identity | None]:
     return None, identity
 
 
+def _step_up(message: Any, identity: Identity | None) -> Response | None:
+    """403 insufficient_scope for a client that signed in (an OAuth token: it has an audience)
+    calling a tool that writes with a grant that lacks ``write``: the challenge names the
+    scope, so the client can ask the person for more (MCP step-up authorization). A pasted
+    API token keeps getting the tool's own error, as before."""
+    if identity is None or identity.audience is None or "write" in identity.scopes:
+        return None
+    if not isinstance(message, dict) or message.get("method") != "tools/call":
+        return None
+    params = message.get("params")
+    if not isinstance(params, dict) or not isinstance(params.get("name"), str):
+        return None
+    tool = engine().find_tool(params["name"])
+    if tool is None or not needs_write(tool.call_effect(params.get("arguments"))):
+        return None
+    error = RpcError(UNAUTHORIZED, "Forbidden: this token lacks the 'write' scope; authorize "
+                                   "again granting write",
+                     {"reason": "insufficient_scope", "scope": "write"})
+    request_id = message.get("id") if jsonrpc.valid_id(message.get("id")) else None
+    return _json(jsonrpc.error(request_id, error), 403, {
+        "WWW-Authenticate": resource.challenge(_origin(), "insufficient_scope", "write")})
+
+
 def _request_id() -> jsonrpc.RequestId:
     """The id of the refused request when its body can be read (else null, as JSON-RPC says)."""
     try:
@@ -277,6 +301,9 @@ def post() -> Response:
         return _json(jsonrpc.error(None, exc), 400)
     wire.message("http", "in", message, _logged_headers())
     method = message.get("method") if isinstance(message, dict) else None
+    refusal = _step_up(message, identity)
+    if refusal is not None:
+        return refusal
     if isinstance(message, dict) and http_modern.is_stateless(message, request.headers):
         return _stateless(message, identity)
     if method == "initialize" and "Mcp-Session-Id" not in request.headers:

@@ -238,3 +238,42 @@ def test_connected_apps_list_and_revoke(client: FlaskClient, person: str) -> Non
     assert _mcp(client, token).status_code == 401
     assert "No connected apps" in client.get(f"/u/{person}/settings/apps").get_data(
         as_text=True)
+
+
+def test_a_read_grant_writing_gets_403_insufficient_scope(client: FlaskClient,
+                                                          person: str) -> None:
+    from tests.helpers import open_studio
+    from tests.oauth.conftest import csrf_of
+
+    registered = register(client)
+    sign_in(client)
+    open_studio(client.application, person)
+    verifier, challenge = pkce()
+    url = authorize_query(registered["client_id"], challenge)
+    page = client.get(url).get_data(as_text=True)
+    code = redirect_params(client.post(url, data={"decision": "allow", "grant_read": "1",
+                                                  "csrf_token": csrf_of(page)}))["code"]
+    token = exchange(client, registered["client_id"], code, verifier).get_json()["access_token"]
+    headers = {"Accept": "application/json, text/event-stream",
+               "Authorization": f"Bearer {token}"}
+    init = client.post("/mcp", data=json.dumps(INIT), headers=headers,
+                       content_type="application/json")
+    session = {"Mcp-Session-Id": init.headers["Mcp-Session-Id"],
+               "MCP-Protocol-Version": "2025-11-25", **headers}
+
+    def call(name: str, arguments: dict[str, object]) -> object:
+        return client.post("/mcp", content_type="application/json", headers=session,
+                           data=json.dumps({"jsonrpc": "2.0", "id": 5, "method": "tools/call",
+                                            "params": {"name": name,
+                                                       "arguments": arguments}}))
+
+    read = call("navigate", {"path": "/studios/team"})
+    assert read.status_code == 200, read.get_data(as_text=True)
+    write = call("execute_action", {"path": "/studios/team/note", "action": "create_note",
+                                    "params": {"text": "needs write"}})
+    assert write.status_code == 403
+    challenge_header = write.headers["WWW-Authenticate"]
+    assert 'error="insufficient_scope"' in challenge_header and 'scope="write"' in \
+        challenge_header and "resource_metadata=" in challenge_header
+    assert write.get_json()["error"]["data"]["reason"] == "insufficient_scope"
+    assert write.get_json()["id"] == 5

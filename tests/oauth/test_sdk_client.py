@@ -1,6 +1,7 @@
 """The official MCP SDK's OAuth client against a real server (gunicorn, as bin/dev serves):
 discovery from the 401, dynamic registration, sign-in and consent in Chromium, then
-navigate and execute_action; a refresh; after the person revokes the app, a 401."""
+navigate; execute_action after a step-up from read to write (403 insufficient_scope); a
+refresh; after the person revokes the app, a 401. In both protocol eras."""
 
 from __future__ import annotations
 
@@ -42,7 +43,8 @@ class Memory:
         self.client_info = client_info
 
 
-def test_sdk_oauth_client_signs_in_and_calls_tools(app: Flask) -> None:
+@pytest.mark.parametrize("mode", ["legacy", "auto"])  # 2025-11-25 sessions; 2026-07-28
+def test_sdk_oauth_client_signs_in_and_calls_tools(app: Flask, mode: str) -> None:
     from app.services import accounts
 
     with app.app_context():
@@ -51,10 +53,10 @@ def test_sdk_oauth_client_signs_in_and_calls_tools(app: Flask) -> None:
     open_studio(app, "pat")
     callback = f"http://127.0.0.1:{free_port()}/callback"
     with gunicorn(app) as base:
-        asyncio.run(_scenario(base, callback))
+        asyncio.run(_scenario(base, callback, mode))
 
 
-async def _scenario(base: str, callback: str) -> None:
+async def _scenario(base: str, callback: str, mode: str) -> None:
     import httpx2
     from mcp import Client
     from mcp.client.auth import AuthorizationCodeResult, OAuthClientProvider
@@ -87,6 +89,8 @@ async def _scenario(base: str, callback: str) -> None:
                 await page.click("form.action button[type=submit]")
             await page.wait_for_selector("button[value=allow]")
             assert "Harmonic SDK test" in await page.content()
+            if not landed:  # the first time the person grants read only
+                await page.uncheck("input[name=grant_write]")
             await page.click("button[value=allow]")
             landed.append(await asyncio.wait_for(arrived, 60))
             await page.close()
@@ -108,14 +112,17 @@ async def _scenario(base: str, callback: str) -> None:
             callback_handler=callback_handler)
         async with httpx2.AsyncClient(auth=provider, timeout=httpx2.Timeout(60.0)) as http:
             async with Client(streamable_http_client(base + "/mcp", http_client=http),
-                              mode="legacy") as client:  # type: ignore[arg-type]
+                              mode=mode) as client:  # type: ignore[arg-type]
                 page = await client.call_tool("navigate", {"path": "/studios/team"})
                 assert not page.is_error, page
+                assert len(landed) == 1 and storage.tokens.scope == "read"
+                # Writing with a read grant: 403 insufficient_scope, the client asks the
+                # person again (step-up), who now grants write; the call then succeeds.
                 made = await client.call_tool("execute_action", {
                     "path": "/studios/team/note", "action": "create_note",
                     "params": {"title": "Signed in", "text": "via OAuth"}})
                 assert not made.is_error, made
-                assert len(landed) == 1
+                assert len(landed) == 2
                 first = storage.tokens
                 assert first.scope == "read write"
                 # Refresh: the access token is due, the client refreshes (rotation).
@@ -124,7 +131,7 @@ async def _scenario(base: str, callback: str) -> None:
                 assert not again.is_error, again
                 assert storage.tokens.refresh_token != first.refresh_token
                 assert storage.tokens.access_token != first.access_token
-                assert len(landed) == 1  # no new sign-in was needed
+                assert len(landed) == 2  # no new sign-in was needed
 
         # The person revokes the app in their settings.
         page = await context.new_page()
