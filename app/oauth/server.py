@@ -17,7 +17,7 @@ from urllib.parse import urlsplit
 
 from authlib.integrations.flask_oauth2 import AuthorizationServer
 from authlib.oauth2 import OAuth2Error
-from authlib.oauth2.rfc6749 import ClientMixin, InvalidRequestError, grants
+from authlib.oauth2.rfc6749 import ClientMixin, InvalidGrantError, InvalidRequestError, grants
 from authlib.oauth2.rfc7009 import RevocationEndpoint
 from authlib.oauth2.rfc7591 import ClientRegistrationEndpoint, InvalidClientMetadataError
 from authlib.oauth2.rfc7636 import CodeChallenge
@@ -248,13 +248,17 @@ class RefreshGrant(grants.RefreshTokenGrant):
 
 
 def save_token(token: dict[str, Any], req: Any) -> None:
-    if req.payload.grant_type == "authorization_code":
-        store.exchange_code(req.authorization_code.row, token["access_token"],
-                            token["refresh_token"])
-    else:
-        record: RefreshRecord = req.refresh_token
-        store.rotate(record.row, record.grant, token["access_token"], token["refresh_token"],
-                     token.get("scope"))
+    try:
+        if req.payload.grant_type == "authorization_code":
+            store.exchange_code(req.authorization_code.row, token["access_token"],
+                                token["refresh_token"])
+        else:
+            record: RefreshRecord = req.refresh_token
+            store.rotate(record.row, record.grant, token["access_token"],
+                         token["refresh_token"], token.get("scope"))
+    except store.Spent:
+        db.session.rollback()
+        raise InvalidGrantError("this code or refresh token was already used") from None
     db.session.commit()
 
 

@@ -98,14 +98,28 @@ def _store_tokens(grant: OAuthGrant, access: str, refresh: str, scopes: str) -> 
     db.session.flush()
 
 
+class Spent(Exception):
+    """A code or refresh token another request spent first (a race, or a replay)."""
+
+
+def _spend(model: type[OAuthCode] | type[OAuthRefreshToken], row_id: uuid.UUID) -> None:
+    # One conditional UPDATE: of two requests presenting the same secret at once, exactly one
+    # spends it, whatever each read before.
+    done = db.session.execute(update(model).where(model.id == row_id, model.used_at.is_(None))
+                              .values(used_at=now()))
+    if getattr(done, "rowcount", 1) != 1:
+        raise Spent()
+
+
 def exchange_code(code: OAuthCode, access: str, refresh: str) -> OAuthGrant:
     """Spend ``code``: a new grant (a refresh-token family) holding its first tokens."""
+    _spend(OAuthCode, code.id)
     grant = OAuthGrant(user_id=code.user_id, client_id=code.client_id,
                        client_name=code.client_name, scopes=code.scopes, resource=code.resource)
     db.session.add(grant)
     db.session.flush()
-    code.used_at = now()
-    code.grant_id = grant.id
+    db.session.execute(update(OAuthCode).where(OAuthCode.id == code.id)
+                       .values(grant_id=grant.id))
     _store_tokens(grant, access, refresh, code.scopes)
     return grant
 
@@ -139,7 +153,13 @@ def rotate(row: OAuthRefreshToken, grant: OAuthGrant, access: str, refresh: str,
            scopes: str | None = None) -> None:
     """Spend refresh token ``row`` and store its successors in the same family (the access
     token's scopes may only narrow: Authlib refused anything wider)."""
-    row.used_at = now()
+    try:
+        _spend(OAuthRefreshToken, row.id)
+    except Spent:
+        db.session.rollback()
+        revoke_grant(grant.id, "refresh_reused")
+        db.session.commit()
+        raise
     _store_tokens(grant, access, refresh, scopes or grant.scopes)
 
 
