@@ -14,7 +14,7 @@ import uuid
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 
-from sqlalchemy import select, update
+from sqlalchemy import delete, select, update
 
 from app.extensions import db
 from app.models import ApiToken, User
@@ -24,6 +24,7 @@ from app.services import tokens
 ACCESS_TTL = timedelta(hours=1)
 REFRESH_TTL = timedelta(days=30)
 CODE_TTL = timedelta(minutes=5)
+PRUNE_AFTER = timedelta(days=1)
 ACCESS_PREFIX = "hmo_"  # an OAuth access token; the rest of the app reads it as any API token
 
 
@@ -86,8 +87,15 @@ def find_code(code: str, client_id: str) -> OAuthCode | None:
 # -- grants, access and refresh tokens ------------------------------------------------------
 
 def _store_tokens(grant: OAuthGrant, access: str, refresh: str, scopes: str) -> None:
-    """Store a new access token (an ApiToken row) and refresh token of ``grant``, hashed."""
+    """Store a new access token (an ApiToken row) and refresh token of ``grant``, hashed.
+    Access tokens of the grant that expired over a day ago go (a client refreshing hourly
+    would otherwise leave a row an hour); the newest, which says the last use, stays."""
     moment = now()
+    db.session.execute(delete(ApiToken).where(ApiToken.oauth_grant_id == grant.id,
+                                              ApiToken.expires_at < moment - PRUNE_AFTER))
+    db.session.execute(delete(OAuthRefreshToken)
+                       .where(OAuthRefreshToken.grant_id == grant.id,
+                              OAuthRefreshToken.expires_at < moment - PRUNE_AFTER))
     db.session.add(ApiToken(user_id=grant.user_id, name=f"OAuth: {grant.client_name}"[:120],
                             prefix=access[:12], token_hash=tokens.digest(access),
                             scopes=",".join(scopes.split()), created_at=moment,

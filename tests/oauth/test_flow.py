@@ -277,3 +277,38 @@ def test_a_read_grant_writing_gets_403_insufficient_scope(client: FlaskClient,
         challenge_header and "resource_metadata=" in challenge_header
     assert write.get_json()["error"]["data"]["reason"] == "insufficient_scope"
     assert write.get_json()["id"] == 5
+
+
+def test_a_confidential_client_needs_its_secret_which_is_stored_hashed(
+        app: object, client: FlaskClient, person: str) -> None:
+    from app.models.oauth import OAuthClient
+
+    body = {"client_name": "Server app", "redirect_uris": [REDIRECT]}
+    registered = client.post("/oauth/register", json=body).get_json()
+    # No method asked: RFC 7591's client_secret_basic becomes client_secret_post here.
+    assert registered["token_endpoint_auth_method"] == "client_secret_post"
+    secret = registered["client_secret"]
+    with client.application.app_context():
+        row = OAuthClient.query.filter_by(client_id=registered["client_id"]).one()
+        assert row.secret_hash and secret not in row.secret_hash
+    sign_in(client)
+    code, verifier = code_for(client, registered["client_id"])
+    without = exchange(client, registered["client_id"], code, verifier)
+    assert without.status_code in (400, 401) and without.get_json()["error"] == "invalid_client"
+    wrong = exchange(client, registered["client_id"], code, verifier, client_secret="nope")
+    assert wrong.get_json()["error"] == "invalid_client"
+    right = exchange(client, registered["client_id"], code, verifier, client_secret=secret)
+    assert right.status_code == 200, right.get_json()
+    # The app's tokens are listed under Connected apps, not among the pasted API tokens.
+    tokens_page = client.get(f"/u/{person}/settings/tokens").get_data(as_text=True)
+    assert "OAuth: Server app" not in tokens_page
+
+
+def test_registration_refuses_unusable_redirect_uris(client: FlaskClient) -> None:
+    for uris in ([], ["http://example.com/cb"], ["/relative"], ["https://app.example/cb#x"]):
+        response = client.post("/oauth/register", json={"client_name": "x",
+                                                        "redirect_uris": uris,
+                                                        "token_endpoint_auth_method": "none"})
+        assert response.status_code == 400, (uris, response.get_json())
+        assert response.get_json()["error"] in ("invalid_client_metadata",
+                                                "invalid_redirect_uri"), response.get_json()
