@@ -102,7 +102,8 @@ def _cors(response: Response) -> Response:
     origin = request.headers.get("Origin")
     if origin and _origin_allowed(origin):
         response.headers["Access-Control-Allow-Origin"] = origin
-        response.headers["Access-Control-Expose-Headers"] = "Mcp-Session-Id"
+        # WWW-Authenticate too: a browser client must read the 401's resource_metadata.
+        response.headers["Access-Control-Expose-Headers"] = "Mcp-Session-Id, WWW-Authenticate"
         response.headers["Vary"] = "Origin"
     return response
 

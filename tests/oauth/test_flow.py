@@ -49,6 +49,14 @@ def test_metadata_and_the_challenge(client: FlaskClient) -> None:
             in challenge)
     assert 'scope="read write"' in challenge
     assert response.get_json()["error"]["data"]["reason"] == "missing"
+    # A browser-based client may read the challenge (and the metadata) across origins.
+    from_browser = client.post("/mcp", data=json.dumps(INIT), content_type="application/json",
+                               headers={"Origin": "http://localhost:6274",
+                                        "Accept": "application/json, text/event-stream"})
+    assert from_browser.status_code == 401
+    assert "WWW-Authenticate" in from_browser.headers["Access-Control-Expose-Headers"]
+    assert client.get("/.well-known/oauth-authorization-server").headers[
+        "Access-Control-Allow-Origin"] == "*"
 
 
 def test_code_flow_refresh_rotation_and_revocation(client: FlaskClient, person: str) -> None:
