@@ -133,8 +133,12 @@ async def _scenario(base: str, callback: str, mode: str) -> None:
                 assert storage.tokens.access_token != first.access_token
                 assert len(landed) == 2  # no new sign-in was needed
 
-        # The person revokes the app in their settings.
+        # The person sees what the app did (the same audit as any API token's calls)...
         page = await context.new_page()
+        await page.goto(base + "/u/pat/agent-activity")
+        activity = await page.content()
+        assert "create_note" in activity and "navigate" in activity
+        # ...and revokes the app in their settings.
         await page.goto(base + "/u/pat/settings/apps")
         assert "Harmonic SDK test" in await page.content()
         await page.click("button[aria-label='Revoke Harmonic SDK test']")
