@@ -40,7 +40,12 @@ class Refused(ValueError):
 
 
 def is_metadata_url(client_id: str) -> bool:
-    parts = urlsplit(client_id)
+    """Whether ``client_id`` is a URL (a metadata document) rather than a registered id; a
+    malformed URL counts as one, so that fetching it is refused with the reason."""
+    try:
+        parts = urlsplit(client_id)
+    except ValueError:
+        return client_id.startswith(("http://", "https://"))
     return parts.scheme in ("https", "http") and bool(parts.netloc) and "://" in client_id
 
 
@@ -54,8 +59,7 @@ def _check_target(url: str) -> None:
         return
     if where.scheme != "https":
         raise Refused("a client_id URL must use https")
-    parts = urlsplit(url)
-    if not parts.path or parts.path == "/":
+    if urlsplit(url).path in ("", "/"):
         raise Refused("a client_id URL must have a path")
     try:
         infos = socket.getaddrinfo(where.host, where.port, proto=socket.IPPROTO_TCP)

@@ -100,6 +100,8 @@ class Client(ClientMixin):
 
 
 def query_client(client_id: str) -> Client | None:
+    if len(client_id) > 2048 or any(ord(ch) < 32 or ord(ch) == 127 for ch in client_id):
+        return None  # no client has such an id (and PostgreSQL refuses NUL in a query)
     if cimd.is_metadata_url(client_id):
         try:
             document = cimd.fetch(client_id)

@@ -320,3 +320,32 @@ def test_registration_refuses_unusable_redirect_uris(client: FlaskClient) -> Non
         assert response.status_code == 400, (uris, response.get_json())
         assert response.get_json()["error"] in ("invalid_client_metadata",
                                                 "invalid_redirect_uri"), response.get_json()
+
+
+def test_hostile_requests_get_clear_errors(client: FlaskClient, person: str) -> None:
+    sign_in(client)
+    _v, challenge = pkce()
+    for query in ("/oauth/authorize", "/oauth/authorize?response_type=code",
+                  authorize_query("https://", challenge), authorize_query("http://[::1", challenge),
+                  authorize_query("x" * 5000, challenge),
+                  authorize_query("https://user:pw@example.com/c.json", challenge),
+                  authorize_query("ftp://example.com/c.json", challenge),
+                  authorize_query("\x00", challenge)):
+        response = client.get(query)
+        assert response.status_code == 400, (query[:80], response.status_code)
+        assert "Location" not in response.headers
+    for form in ({}, {"grant_type": "authorization_code"}, {"grant_type": "password"},
+                 {"grant_type": "refresh_token", "refresh_token": "x", "client_id": "nope"},
+                 {"grant_type": "authorization_code", "client_id": "x" * 5000, "code": "c"},
+                 {"grant_type": "authorization_code", "client_id": "\x00", "code": "\x00"},
+                 {"grant_type": "refresh_token", "client_id": "\x00", "refresh_token": "\x00"}):
+        response = client.post("/oauth/token", data=form)
+        assert response.status_code in (400, 401), (form, response.status_code)
+        # A NUL character is refused app-wide before any view (app.web.limits).
+        assert any("\x00" in v for v in form.values()) or "error" in response.get_json()
+    for body in ("not json", "[]", '{"redirect_uris": "x"}'):
+        response = client.post("/oauth/register", data=body, content_type="application/json")
+        assert response.status_code == 400, (body, response.status_code)
+    for token in ("nothing", "\x00"):
+        assert client.post("/oauth/revoke", data={"token": token, "client_id": "nope"}
+                           ).status_code in (400, 401)
