@@ -20,6 +20,7 @@ FEATURES: tuple[str, ...] = (
     "app.floorplans.web",
     "app.mcp.web",
     "app.notifications.web",
+    "app.oauth.web",
     "app.playbooks.web",
     "app.workflows.web",
     "app.search.web",

@@ -46,6 +46,9 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("HARMONIC_MCP_AUTH", "on", "'off' disables the /mcp token (loopback binds only)"),
     Setting("HARMONIC_ALLOWED_ORIGINS", "", "extra Origin values accepted by /mcp (comma list)"),
     Setting("HARMONIC_ALLOWED_HOSTS", "", "extra Host values accepted by /mcp (comma list)"),
+    Setting("HARMONIC_OAUTH_CLIENT_HOSTS", "",
+            "hosts whose OAuth client metadata documents may be fetched even on a private "
+            "address; an entry with a scheme (http://127.0.0.1:8123) also admits plain http"),
 )
 
 
@@ -101,6 +104,7 @@ def build_config(instance_path: str, overrides: dict | None = None) -> dict:
         "HARMONIC_HOST": env("HOST"),
         "HARMONIC_ALLOWED_ORIGINS": _split(env("HARMONIC_ALLOWED_ORIGINS")),
         "HARMONIC_ALLOWED_HOSTS": _split(env("HARMONIC_ALLOWED_HOSTS")),
+        "HARMONIC_OAUTH_CLIENT_HOSTS": _split(env("HARMONIC_OAUTH_CLIENT_HOSTS")),
         "SQLALCHEMY_ENGINE_OPTIONS": _engine_options(database_url),
         "WTF_CSRF_TIME_LIMIT": None,
         "SESSION_COOKIE_SAMESITE": "Lax",

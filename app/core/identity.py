@@ -31,12 +31,15 @@ class Identity:
     scopes: tuple[str, ...] = ("read", "write")
     token_id: uuid.UUID | None = None
     via: str = "session"  # session (cookie) | token (Bearer) | workflow (a run's user)
+    # The resource an OAuth access token was minted for (RFC 8707), None for a pasted API
+    # token: /mcp refuses a token whose audience is not its own URL.
+    audience: str | None = None
 
 
 def from_token(token: ApiToken) -> Identity:
     """The identity of an already resolved token."""
     return Identity(user_id=token.user_id, scopes=tuple(token.scope_list), token_id=token.id,
-                    via="token")
+                    via="token", audience=token.audience)
 
 
 def bearer_token(authorization: str | None) -> str | None:
@@ -60,4 +63,5 @@ def identity_from_token(plaintext: str) -> Identity:
 def require_scope(identity: Identity, scope: str) -> None:
     """Raise Forbidden unless ``identity`` holds ``scope`` (``read`` or ``write``)."""
     if scope not in identity.scopes:
-        raise Forbidden(f"this token lacks the '{scope}' scope")
+        raise Forbidden(f"this token lacks the '{scope}' scope", reason="insufficient_scope",
+                        scope=scope)

@@ -44,7 +44,8 @@ from urllib.parse import urlsplit
 from flask import Blueprint, Flask, Response, current_app, g, request
 from werkzeug.exceptions import RequestEntityTooLarge, TooManyRequests
 
-from app.core import changes, jsonrpc, netpolicy
+from app.actions.effects import needs_write
+from app.core import changes, jsonrpc, netpolicy, resource
 from app.core.identity import Identity, identity_from_token
 from app.core.jsonrpc import INVALID_REQUEST, RpcError
 from app.extensions import db
@@ -101,7 +102,8 @@ def _cors(response: Response) -> Response:
     origin = request.headers.get("Origin")
     if origin and _origin_allowed(origin):
         response.headers["Access-Control-Allow-Origin"] = origin
-        response.headers["Access-Control-Expose-Headers"] = "Mcp-Session-Id"
+        # WWW-Authenticate too: a browser client must read the 401's resource_metadata.
+        response.headers["Access-Control-Expose-Headers"] = "Mcp-Session-Id, WWW-Authenticate"
         response.headers["Vary"] = "Origin"
     return response
 
@@ -151,12 +153,41 @@ def _gate() -> tuple[Response | None, Identity | None]:
         return _auth_refusal(401, "Unauthorized: send Authorization: Bearer <token>",
                              "missing"), None
     known = g.get("identity")  # app.web.auth already resolved this Bearer token
-    if isinstance(known, Identity) and known.via == "token":
-        return None, known
     try:
-        return None, identity_from_token(plaintext)
+        identity = (known if isinstance(known, Identity) and known.via == "token"
+                    else identity_from_token(plaintext))
     except Unauthorized as exc:
         return _domain_refusal(exc), None
+    if identity.audience is not None and not resource.is_own(
+            identity.audience, (_origin(), current_app.config.get("HARMONIC_BASE_URL") or "")):
+        # RFC 8707: a token minted for another resource is not ours to honour.
+        return _auth_refusal(401, f"Unauthorized: this token was issued for "
+                                  f"{identity.audience}, not {resource.mcp_url(_origin())}",
+                             "wrong_audience"), None
+    return None, identity
+
+
+def _step_up(message: Any, identity: Identity | None) -> Response | None:
+    """403 insufficient_scope for a client that signed in (an OAuth token: it has an audience)
+    calling a tool that writes with a grant that lacks ``write``: the challenge names the
+    scope, so the client can ask the person for more (MCP step-up authorization). A pasted
+    API token keeps getting the tool's own error, as before."""
+    if identity is None or identity.audience is None or "write" in identity.scopes:
+        return None
+    if not isinstance(message, dict) or message.get("method") != "tools/call":
+        return None
+    params = message.get("params")
+    if not isinstance(params, dict) or not isinstance(params.get("name"), str):
+        return None
+    tool = engine().find_tool(params["name"])
+    if tool is None or not needs_write(tool.call_effect(params.get("arguments"))):
+        return None
+    error = RpcError(UNAUTHORIZED, "Forbidden: this token lacks the 'write' scope; authorize "
+                                   "again granting write",
+                     {"reason": "insufficient_scope", "scope": "write"})
+    request_id = message.get("id") if jsonrpc.valid_id(message.get("id")) else None
+    return _json(jsonrpc.error(request_id, error), 403, {
+        "WWW-Authenticate": resource.challenge(_origin(), "insufficient_scope", "write")})
 
 
 def _request_id() -> jsonrpc.RequestId:
@@ -168,16 +199,16 @@ def _request_id() -> jsonrpc.RequestId:
     return jsonrpc.readable_id(message)
 
 
-def _auth_refusal(status: int, message: str, reason: str) -> Response:
+def _auth_refusal(status: int, message: str, reason: str, scope: str | None = None) -> Response:
     """A 401/403 whose body is a JSON-RPC error (clients such as the MCP SDK surface its
-    message and ``data.reason``), beside the WWW-Authenticate header a 401 needs."""
+    message and ``data.reason``), beside the WWW-Authenticate challenge: where to discover how
+    to sign in (``resource_metadata``, RFC 9728) and the scope needed."""
     headers: dict[str, str] = {}
     if status == 401:
-        realm = 'Bearer realm="harmonic"'
-        headers["WWW-Authenticate"] = (realm if reason == "missing"
-                                       else f'{realm}, error="invalid_token"')
+        headers["WWW-Authenticate"] = resource.challenge(
+            _origin(), None if reason == "missing" else "invalid_token")
     elif reason == "insufficient_scope":
-        headers["WWW-Authenticate"] = 'Bearer realm="harmonic", error="insufficient_scope"'
+        headers["WWW-Authenticate"] = resource.challenge(_origin(), "insufficient_scope", scope)
     error = RpcError(UNAUTHORIZED, message, {"reason": reason})
     return _json(jsonrpc.error(_request_id(), error), status, headers)
 
@@ -190,7 +221,9 @@ def _domain_refusal(exc: DomainError) -> Response:
         reason = "insufficient_scope" if exc.http_status == 403 else "unknown"
     prefix = "Unauthorized" if exc.http_status == 401 else "Forbidden"
     if exc.http_status in (401, 403):
-        return _auth_refusal(exc.http_status, f"{prefix}: {exc.message}", reason)
+        scope = exc.details.get("scope")
+        return _auth_refusal(exc.http_status, f"{prefix}: {exc.message}", reason,
+                             scope if isinstance(scope, str) else None)
     return _json(jsonrpc.error(_request_id(), jsonrpc.domain_error(exc)), exc.http_status)
 
 
@@ -269,6 +302,9 @@ def post() -> Response:
         return _json(jsonrpc.error(None, exc), 400)
     wire.message("http", "in", message, _logged_headers())
     method = message.get("method") if isinstance(message, dict) else None
+    refusal = _step_up(message, identity)
+    if refusal is not None:
+        return refusal
     if isinstance(message, dict) and http_modern.is_stateless(message, request.headers):
         return _stateless(message, identity)
     if method == "initialize" and "Mcp-Session-Id" not in request.headers:

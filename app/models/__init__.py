@@ -14,6 +14,7 @@ import app.models.collab  # noqa: E402,F401  (decisions, commitments, heartbeats
 import app.models.floorplans  # noqa: E402,F401  (shared floorplans and their versions)
 import app.models.mcp  # noqa: E402,F401  (MCP sessions, requests, audit)
 import app.models.notifications  # noqa: E402,F401  (inboxes, notification levels, webhooks)
+import app.models.oauth  # noqa: E402,F401  (OAuth clients, codes, grants, refresh tokens)
 import app.models.playbooks  # noqa: E402,F401  (teach sessions and replay runs)
 import app.models.revisions  # noqa: E402,F401  (item edit history and deletion audit)
 import app.models.search  # noqa: E402,F401  (the search index)

@@ -50,6 +50,11 @@ class ApiToken(Model):
     expires_at: Mapped[datetime | None] = mapped_column(UTCDateTime)
     revoked_at: Mapped[datetime | None] = mapped_column(UTCDateTime)
     last_used_at: Mapped[datetime | None] = mapped_column(UTCDateTime)
+    # Set for an access token issued through OAuth (app.oauth): its grant (revoking the grant
+    # revokes it) and its audience, the resource (/mcp URL) it was minted for (RFC 8707).
+    oauth_grant_id: Mapped[uuid.UUID | None] = mapped_column(ForeignKey("oauth_grants.id"),
+                                                             index=True)
+    audience: Mapped[str | None] = mapped_column(Text)
 
     user: Mapped[User] = relationship(back_populates="tokens")
 

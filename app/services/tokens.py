@@ -18,9 +18,13 @@ from app.services.timeparse import parse_duration
 PREFIX = "hmn_"
 
 
-def _hash(plaintext: str) -> str:
-    # Tokens carry 256 bits of randomness, so a fast hash is enough (no KDF needed).
+def digest(plaintext: str) -> str:
+    """The stored form of a token. Tokens carry 256 bits of randomness, so a fast hash is
+    enough (no KDF needed); OAuth access tokens (app.oauth) are stored the same way."""
     return hashlib.sha256(plaintext.encode()).hexdigest()
+
+
+_hash = digest
 
 
 def parse_scopes(scopes: str | list[str]) -> list[str]:

@@ -211,7 +211,9 @@ def user_settings(ctx: Context) -> Page:
 @page(bp, "user_tokens", "/u/<user_handle>/settings/tokens",
       loaders.user_page("user_tokens", "/settings/tokens"))
 def user_tokens(ctx: Context) -> Page:
-    tokens = sorted(ctx.item.tokens, key=lambda t: t.created_at, reverse=True)
+    # Tokens a signed-in app holds are listed under Connected apps (app.oauth), not here.
+    tokens = sorted((t for t in ctx.item.tokens if t.oauth_grant_id is None),
+                    key=lambda t: t.created_at, reverse=True)
     return Page(ctx, "API tokens", "users/tokens", {"subject": ctx.item, "tokens": tokens},
                 nav=[("You", f"/u/{ctx.item.handle}"),
                      ("Settings", f"/u/{ctx.item.handle}/settings")])

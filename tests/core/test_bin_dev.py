@@ -47,7 +47,9 @@ def test_bin_dev_serves_the_demo(tmp_path) -> None:  # type: ignore[no-untyped-d
             match = re.match(r"^HARMONIC_API_TOKEN=(\S+)$", line.strip())
             token = match.group(1) if match else None
         assert token, "".join(lines)
-        while not any('"headers"' in line for line in lines) and len(lines) < 60:
+        signs_in = "without a token (you will be asked to sign in)"
+        while not (signs_in in "".join(lines) and lines[-1].strip().endswith("}}}")) \
+                and len(lines) < 80:
             lines.append(proc.stdout.readline())
         base = f"http://127.0.0.1:{port}"
         headers = {"Authorization": f"Bearer {token}", "Accept": "text/markdown"}
@@ -76,14 +78,22 @@ def test_bin_dev_serves_the_demo(tmp_path) -> None:  # type: ignore[no-untyped-d
             html = http.get(url)
             assert html.status_code == 200 and "Shared by an agent" in html.text
         out = "".join(lines)
-        stdio, http_conf = (json.loads(block) for block in re.findall(
-            r"^    (\{\"mcpServers\".*?\}\}\}\})$", out, re.M | re.S))
+        stdio, http_conf, signed_in = (json.loads(block) for block in re.findall(
+            r'^    (\{"mcpServers".*(?:\n      .*)*)', out, re.M))
         server = stdio["mcpServers"]["harmonic"]
         assert server["command"].endswith("bin/mcp-server")
         assert server["env"]["HARMONIC_API_TOKEN"] == token
         assert http_conf["mcpServers"]["harmonic"]["url"] == f"{base}/mcp"
         assert http_conf["mcpServers"]["harmonic"]["headers"] == {
             "Authorization": f"Bearer {token}"}
+        # The configuration of a client that signs in: the URL only.
+        assert signed_in == {"mcpServers": {"harmonic": {"type": "http", "url": f"{base}/mcp"}}}
+        challenge = httpx.post(f"{base}/mcp", json={"jsonrpc": "2.0", "id": 1, "method": "ping"})
+        assert challenge.status_code == 401
+        assert (f'resource_metadata="{base}/.well-known/oauth-protected-resource/mcp"'
+                in challenge.headers["WWW-Authenticate"])
+        metadata = httpx.get(f"{base}/.well-known/oauth-protected-resource/mcp").json()
+        assert metadata["resource"] == f"{base}/mcp"
     finally:
         os.killpg(proc.pid, signal.SIGTERM)
         proc.wait(timeout=20)

@@ -26,8 +26,8 @@ LAYERS: dict[str, int] = {
     "core": 3,
     "mcp": 4,
     "web": 5,
-    "design_model": 6, "floorplans": 6, "notifications": 6, "playbooks": 6, "search": 6,
-    "workflows": 6,
+    "design_model": 6, "floorplans": 6, "notifications": 6, "oauth": 6, "playbooks": 6,
+    "search": 6, "workflows": 6,
     "cli": 7, "": 7,  # app/__init__.py (create_app) and app/cli.py sit on top
 }
 FEATURES = {name for name, level in LAYERS.items() if level == 6}
@@ -40,6 +40,8 @@ ADAPTERS: dict[str, set[str]] = {
     "floorplans": {"web", "pages", "actions", "mcp_tools", "edit_context", "editing"},
     # web: wiring, the header badge and the CLI; pages/actions: the inbox, levels and webhooks
     "notifications": {"web", "pages", "actions"},
+    # oauth: server wires Authlib's Flask integration to the request (issuer from the Host).
+    "oauth": {"web", "pages", "server"},
     "playbooks": {"web", "api", "pages", "mcp_tools", "tools_bridge", "cli", "queued",
                   "catalog"},
     "workflows": {"web", "mcp_bridge", "cli", "watch", "worker"},
