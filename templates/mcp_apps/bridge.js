@@ -91,7 +91,8 @@ const Bridge = (() => {
     // Tell a host that sizes the frame to its content how tall the view is.
     let last = 0;
     new ResizeObserver(() => {
-      const height = Math.ceil(document.documentElement.scrollHeight);
+      // The body's own height: the document's scroll height never drops below the frame's.
+      const height = Math.ceil(document.body.getBoundingClientRect().height);
       if (height !== last) {
         last = height;
         notify("ui/notifications/size-changed",

@@ -38,8 +38,8 @@ function show(result) {
     ? "Tick accept and prefer, then Vote." : "You cannot vote on this decision.");
 }
 
-document.getElementById("ballot").addEventListener("submit", async (event) => {
-  event.preventDefault();
+// A button, not a form submission: hosts may sandbox the frame without allow-forms.
+document.getElementById("vote").addEventListener("click", async () => {
   if (!decision.data) return;
   const votes = [...document.querySelectorAll("tr.option")].map((row) => ({
     option_title: decision.data.options[Number(row.dataset.index)].title,

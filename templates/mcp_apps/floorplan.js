@@ -266,28 +266,31 @@ function select(name) {
   document.getElementById("details-title").textContent = room.name;
   document.getElementById("meta").replaceChildren(
     ...rows(room).flatMap(([key, value]) => [el("dt", {}, key), el("dd", {}, value)]));
-  const form = document.getElementById("edit");
-  form.elements.newName.value = room.name;
-  form.elements.width.value = room.size ? room.size.width : "";
-  form.elements.height.value = room.size ? room.size.height : "";
-  form.elements.label.value = room.label || "";
-  form.hidden = !Bridge.canCallTools();
+  field("newName").value = room.name;
+  field("width").value = room.size ? room.size.width : "";
+  field("height").value = room.size ? room.size.height : "";
+  field("label").value = room.label || "";
+  document.getElementById("edit").hidden = !Bridge.canCallTools();
+}
+
+function field(name) {
+  return document.querySelector(`#edit input[name="${name}"]`);
 }
 
 // -- edits through the host ---------------------------------------------------------------
 
-function operations(room, form) {
+function operations(room) {
   const ops = [];
-  const width = Number(form.elements.width.value);
-  const height = Number(form.elements.height.value);
+  const width = Number(field("width").value);
+  const height = Number(field("height").value);
   if (room.size && (width !== room.size.width || height !== room.size.height)) {
     ops.push({ action: "resize_room", target: room.name, params: { width, height } });
   }
-  const label = form.elements.label.value.trim();
+  const label = field("label").value.trim();
   if (label !== (room.label || "")) {
     ops.push({ action: "set_label", target: room.name, params: { label: label || null } });
   }
-  const newName = form.elements.newName.value.trim();
+  const newName = field("newName").value.trim();
   if (newName && newName !== room.name) {
     ops.push({ action: "rename_room", target: room.name, params: { newName } });
   }
@@ -312,11 +315,11 @@ async function save(ops) {
   return (result.structuredContent.changes || []).map((c) => c.message).join(" ");
 }
 
-document.getElementById("edit").addEventListener("submit", async (event) => {
-  event.preventDefault();
+// A button and Enter, not a form submission: hosts may sandbox the frame without allow-forms.
+async function edit() {
   const room = state.rooms.find((r) => r.name === state.selected);
   if (!room) return;
-  const ops = operations(room, event.target);
+  const ops = operations(room);
   if (!ops.length) {
     say("Nothing changed.");
     return;
@@ -332,6 +335,11 @@ document.getElementById("edit").addEventListener("submit", async (event) => {
   } catch (error) {
     say(error.message, "error");
   }
+}
+
+document.getElementById("save").addEventListener("click", edit);
+document.getElementById("edit").addEventListener("keydown", (event) => {
+  if (event.key === "Enter" && event.target.localName === "input") edit();
 });
 
 // -- start --------------------------------------------------------------------------------
