@@ -158,7 +158,8 @@ def show_decision(ctx: ToolContext, args: dict[str, Any]) -> ToolResult:
     structured = {"path": page.path, "question": decision.question,
                   "closed": bool(decision.closed), "canVote": "vote" in page.action_names(),
                   "options": options}
-    hint = (f"Current URL: {page.path}\nTo vote: execute_action(\"vote\", {{\"votes\": "
-            f"[{{\"option_title\", \"accept\", \"prefer\"}}]}}, path=\"{page.path}\").")
+    hint = (f"Current URL: {page.path}\nTo vote: execute_action with action \"vote\", "
+            f"path \"{page.path}\" and params {{\"votes\": [{{\"option_title\": ..., "
+            f"\"accept\": true, \"prefer\": false}}]}}.")
     return ToolResult(content=[content.text(f"{hint}\n\n{harmonic._lean_text(page)}")],
                       structured=structured)

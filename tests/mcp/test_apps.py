@@ -132,7 +132,7 @@ def test_show_decision_gives_text_and_the_views_data(  # type: ignore[no-untyped
     assert all(o["mine"] == {"accept": False, "prefer": False} for o in first["options"])
     # A client without Apps reads the page's Markdown, with how to vote.
     text = text_of(got["first"])
-    assert "execute_action(\"vote\"" in text and "Canteen" in text
+    assert f'execute_action with action "vote", path "{path}"' in text and "Canteen" in text
     assert not got["voted"].is_error
     hostile = got["again"].structured_content["options"][0]
     assert hostile["title"] == HOSTILE and hostile["mine"] == {"accept": True, "prefer": True}
