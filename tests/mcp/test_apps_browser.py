@@ -32,14 +32,14 @@ PLAN = f"""floorplan
 
 
 def open_view(page: Any, live_server: str, token: str, view: str, tool: str,
-              arguments: dict[str, Any], theme: str = "light") -> Any:
+              arguments: dict[str, Any], theme: str = "light", no_tools: bool = False) -> Any:
     """The host page at a URL of the live server (so its fetches of /mcp are same-origin)
     showing ``view`` for a call of ``tool``; returns the view's frame."""
     url = f"{live_server}/__test_apps_host__"
     page.route(url, lambda route: route.fulfill(status=200, content_type="text/html",
                                                 body=HOST))
     config = {"token": token, "view": view, "tool": tool, "arguments": arguments,
-              "theme": theme}
+              "theme": theme, "noTools": no_tools}
     page.add_init_script(f"window.CONFIG = {json.dumps(config)};")
     page.goto(url)
     return page.frame_locator("#view")
@@ -150,6 +150,24 @@ def test_the_floorplan_viewer_in_the_dark(app: Flask, studio, live_server: str, 
         {"action": "set_label", "target": "Office", "params": {"label": "open plan"}}]
     assert 'room Office at (0,0) size (10 x 12) label "open plan"' in \
         calls[2]["arguments"]["dsl"]
+    _no_script_ran(page, view)
+
+
+def test_a_host_that_cannot_call_tools_gets_a_read_only_viewer(  # type: ignore[no-untyped-def]
+        app: Flask, studio, live_server: str, page) -> None:
+    view = open_view(page, live_server, studio.token, "ui://harmonic/floorplan-viewer",
+                     "render_floorplan", {"dsl": PLAN}, no_tools=True)
+    rooms = view.locator("ul.rooms li button")
+    rooms.first.wait_for()
+    assert rooms.all_inner_texts() == ["Office", "Storage", "Kitchen"]
+    # The PNG the tool returned, without hit areas; the metadata still shows, edits do not.
+    image = view.locator("g#viewport image")
+    assert (image.get_attribute("href") or "").startswith("data:image/png;base64,")
+    assert view.locator("rect.hit").count() == 0
+    rooms.nth(1).click()
+    assert "4 × 4" in view.locator("dl.meta").inner_text()
+    assert view.locator("#edit").is_hidden()
+    assert page.evaluate("window.hostLog.calls") == []
     _no_script_ran(page, view)
 
 
