@@ -10,7 +10,8 @@ ran and found errors (``valid: false``) did its job and is not an error. Every s
 description and the ``floorplan://schema`` text come from ``app.floorplans.tools``, which
 reads the grammar.
 ``render_floorplan`` also draws a plan stored in a studio (``plan: studio/name``, an optional
-``version``) instead of DSL text, with the same membership checks as the plan's page.
+``version``) instead of DSL text, with the same membership checks as the plan's page. A host
+with MCP Apps shows its result in the floorplan viewer (``app.mcp.apps``).
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ from typing import Any
 from app.actions.effects import READ
 from app.floorplans import store, tools
 from app.mcp import content
+from app.mcp.apps import FLOORPLAN_VIEW, tool_meta
 from app.mcp.content import ToolResult
 from app.mcp.context import ToolContext
 from app.mcp.registry import resource, resource_template, tool
@@ -80,7 +82,7 @@ NOT_CHECKED = frozenset({"arguments", "internal"})
 @tool("render_floorplan", tools.description("render_floorplan") + "; or draw a plan stored in "
       "a studio (plan: studio/name, optional version)",
       input_schema=RENDER_INPUT, output_schema=RENDER_OUTPUT, effect=PURE, icon="floorplan",
-      title="Render a floorplan")
+      title="Render a floorplan", meta=tool_meta(FLOORPLAN_VIEW))
 def render_floorplan(ctx: ToolContext, args: dict[str, Any]) -> ToolResult:
     stored: dict[str, Any] = {}
     if "plan" in args or "version" in args:

@@ -52,7 +52,10 @@ def capabilities() -> dict[str, Any]:
             "prompts": {"listChanged": False},
             "logging": {}, "completions": {},
             # Extensions this server speaks (SEP-2133: settings inline under each identifier).
-            "extensions": {"io.modelcontextprotocol/skills": {}}}
+            "extensions": {"io.modelcontextprotocol/skills": {},
+                           # MCP Apps (SEP-1865): ui:// views linked from tools (app.mcp.apps)
+                           "io.modelcontextprotocol/ui": {"mimeTypes": [
+                               "text/html;profile=mcp-app"]}}}
 
 
 def instructions() -> str:

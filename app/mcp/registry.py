@@ -40,6 +40,9 @@ class Tool:
     title: str | None = None
     effect_of: EffectOf | None = None
     icon: str = "harmonic"  # one of app.mcp.icons.NAMES
+    # The tool's ``_meta`` in tools/list: e.g. ``{"ui": {"resourceUri": ...}}``, the MCP Apps
+    # view a host shows the tool's results in (app.mcp.apps)
+    meta: dict[str, Any] | None = None
 
     def call_effect(self, args: Any) -> Effect:
         """What a call with these arguments does (the declared effect when they do not say)."""
@@ -58,6 +61,8 @@ class Tool:
             out["outputSchema"] = self.output_schema
         out["annotations"] = self.effect.annotations(self.title)
         out["icons"] = icons(self.icon)
+        if self.meta:
+            out["_meta"] = self.meta
         return out
 
 
@@ -69,12 +74,15 @@ class Resource:
     handler: Handler  # handler(ctx) -> list of contents (content.resource_text/_blob) or str
     mime_type: str = "text/plain"
     title: str | None = None
+    meta: dict[str, Any] | None = None  # its ``_meta`` in resources/list (an Apps view's CSP)
 
     def describe(self) -> dict[str, Any]:
-        out = {"uri": self.uri, "name": self.name, "description": self.description,
-               "mimeType": self.mime_type}
+        out: dict[str, Any] = {"uri": self.uri, "name": self.name,
+                               "description": self.description, "mimeType": self.mime_type}
         if self.title:
             out["title"] = self.title
+        if self.meta:
+            out["_meta"] = self.meta
         return out
 
 
@@ -199,18 +207,20 @@ class Registry:
     def tool(self, name: str, description: str, input_schema: dict[str, Any] | None = None,
              output_schema: dict[str, Any] | None = None, *, effect: Effect,
              title: str | None = None, effect_of: EffectOf | None = None,
-             icon: str = "harmonic") -> Callable[[Handler], Handler]:
+             icon: str = "harmonic", meta: dict[str, Any] | None = None
+             ) -> Callable[[Handler], Handler]:
         icons(icon)  # an unknown icon fails at import, not in a client's tools/list
         def decorate(handler: Handler) -> Handler:
             self.add(Tool(name, description, handler, effect, input_schema or dict(EMPTY_OBJECT),
-                          output_schema, title, effect_of, icon))
+                          output_schema, title, effect_of, icon, meta))
             return handler
         return decorate
 
     def resource(self, uri: str, name: str, description: str, mime_type: str = "text/plain",
-                 title: str | None = None) -> Callable[[Handler], Handler]:
+                 title: str | None = None, meta: dict[str, Any] | None = None
+                 ) -> Callable[[Handler], Handler]:
         def decorate(handler: Handler) -> Handler:
-            self.add(Resource(uri, name, description, handler, mime_type, title))
+            self.add(Resource(uri, name, description, handler, mime_type, title, meta))
             return handler
         return decorate
 

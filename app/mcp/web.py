@@ -46,7 +46,7 @@ class _LazyServer(McpServer):
 
 def init_app(app: Flask) -> None:
     from app.extensions import csrf
-    from app.mcp import harmonic  # noqa: F401  (registers navigate, execute_action, ...)
+    from app.mcp import apps, harmonic  # noqa: F401  (register navigate, the Apps views, ...)
 
     server = _LazyServer(app)
     app.extensions["mcp"] = server
