@@ -52,7 +52,8 @@ def capabilities() -> dict[str, Any]:
             "prompts": {"listChanged": False},
             "logging": {}, "completions": {},
             # Extensions this server speaks (SEP-2133: settings inline under each identifier).
-            "extensions": {"io.modelcontextprotocol/skills": {}}}
+            "extensions": {"io.modelcontextprotocol/skills": {},
+                           "io.modelcontextprotocol/tasks": {}}}
 
 
 def instructions() -> str:

@@ -25,7 +25,7 @@ from typing import Any
 from app.core import jsonrpc
 from app.core.identity import Identity
 from app.core.jsonrpc import INVALID_PARAMS, INVALID_REQUEST, RpcError
-from app.mcp import modern, mrtr, skills
+from app.mcp import modern, mrtr, skills, tasks
 from app.mcp.content import ToolError, ToolResult, as_result, error_result
 from app.mcp.context import (
     LEVELS,
@@ -150,6 +150,7 @@ class McpServer:
             "logging/setLevel": self._set_level,
         }
         self.methods.update(skills.METHODS)  # the skills extension, in both eras
+        self.methods.update(tasks.METHODS)  # the tasks extension, in both eras
         self.modern_methods: dict[str, Callable[..., dict[str, Any] | None]] = {
             name: handler for name, handler in self.methods.items() if name not in LEGACY_ONLY}
         self.modern_methods[modern.DISCOVER] = lambda ctx, params: modern.discover()
@@ -330,6 +331,13 @@ class McpServer:
         problems = self.validators.errors(tool.input_schema, args)
         if problems:
             return error_result(f"Invalid arguments for {name}: " + "; ".join(problems)).to_dict()
+        if tool.task_support != "forbidden":  # the server, not the client, decides (SEP-2663)
+            if tasks.declared(ctx, params):
+                if tool.task_prepare is not None:
+                    tool.task_prepare(ctx, args)  # may ask first: an input-required result
+                return tasks.create(ctx, name, args)
+            if tool.task_support == "required":
+                raise tasks.missing()
         key = (ctx.session.id, ctx.request_id)
         with self._lock:
             self._inflight[key] = ctx.cancel_event

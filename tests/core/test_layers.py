@@ -40,7 +40,8 @@ ADAPTERS: dict[str, set[str]] = {
     "notifications": {"web", "pages", "actions"},
     "playbooks": {"web", "api", "pages", "mcp_tools", "tools_bridge", "cli", "queued",
                   "catalog"},
-    "workflows": {"web", "mcp_bridge", "cli", "watch", "worker"},
+    # mcp_tasks: runs MCP tasks (app.mcp.tasks) as queued steps
+    "workflows": {"web", "mcp_bridge", "cli", "watch", "worker", "mcp_tasks"},
 }
 ADAPTER_ONLY = ("flask", "werkzeug", "flask_login", "flask_wtf", "app.web", "app.mcp")
 
