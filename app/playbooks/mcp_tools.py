@@ -180,7 +180,9 @@ REPLAY_ARGS = ("session_id", "recipe_path", "args", "dry_run", "session")
       # Executing may run any write a recipe holds, delete included, against the upstream; a
       # dry run (the default) writes nothing there.
       effect=Effect("destructive", open_world=True), effect_of=_replay_effect, icon="playbook",
-      title="Replay a recipe")
+      # A client that speaks the tasks extension gets a task to poll (app.mcp.tasks): the
+      # replay runs on the job queue, reports progress there and can be cancelled.
+      title="Replay a recipe", task_support="optional")
 def replay_tool(ctx: ToolContext, args: dict[str, Any]) -> ToolResult:
     unknown = [k for k in args if k not in REPLAY_ARGS]
     if unknown:  # (the schema refuses them first; this guards in-process callers too)
