@@ -167,7 +167,9 @@ REPLAY_ARGS = ("session_id", "recipe_path", "args", "dry_run", "session")
       "any call. Only approved recipe versions (or your own taught session) run for real, and "
       "only after a dry run with the same args. Executing asks you to confirm before the first "
       "write when your client supports elicitation. The result is a summary; every step's "
-      "detail is on the run's page (run).",
+      "detail is on the run's page (run). A client that declares the tasks extension gets a "
+      "task instead: poll tasks/get for progress and the result, answer its questions with "
+      "tasks/update, stop it with tasks/cancel.",
       input_schema={"type": "object", "properties": {
           "session_id": {"type": "string",
                          "description": "The playbook id, its session id or its name"},
