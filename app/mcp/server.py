@@ -335,7 +335,10 @@ class McpServer:
             if tasks.declared(ctx, params):
                 if tool.task_prepare is not None:
                     tool.task_prepare(ctx, args)  # may ask first: an input-required result
-                return tasks.create(ctx, name, args)
+                started = time.perf_counter()
+                created = tasks.create(ctx, name, args)
+                self._observe(ctx, name, args, created, time.perf_counter() - started)
+                return created
             if tool.task_support == "required":
                 raise tasks.missing()
         key = (ctx.session.id, ctx.request_id)
@@ -348,14 +351,17 @@ class McpServer:
             with self._lock:
                 self._inflight.pop(key, None)
         out = None if result is None or ctx.cancel_event.is_set() else result.to_dict()
-        seconds = time.perf_counter() - started
+        self._observe(ctx, name, args, out, time.perf_counter() - started)
+        return out
+
+    def _observe(self, ctx: ToolContext, name: str, args: dict[str, Any],
+                 out: dict[str, Any] | None, seconds: float) -> None:
         for observer in self._registry().observers:
             try:
                 observer(ctx, name, args, out, seconds)
             except Exception:  # an observer must never turn a done call into a failure
                 log.exception("observer %s failed on a call of %s",
                               getattr(observer, "__name__", observer), name)
-        return out
 
     def _run_tool(self, tool: Any, ctx: ToolContext, args: dict[str, Any]) -> ToolResult | None:
         try:
