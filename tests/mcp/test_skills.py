@@ -42,7 +42,7 @@ def _check_listing(listing: dict[str, Any], read: Any) -> None:
 def test_skills_over_2025_sessions(live_server: str, studio) -> None:  # type: ignore[no-untyped-def]
     http = Http(live_server, studio.token)
     init = http.initialize()
-    assert init["capabilities"]["extensions"] == {EXTENSION: {}}
+    assert init["capabilities"]["extensions"][EXTENSION] == {}
     listing = http.call("skills/list")["result"]
 
     def read(uri: str) -> str:
@@ -62,7 +62,7 @@ def test_skills_over_2025_sessions(live_server: str, studio) -> None:  # type: i
 def test_skills_stateless_with_cache_hints(client, studio) -> None:  # type: ignore[no-untyped-def]
     modern = Stateless(client, studio.token)
     discovered = modern.call("server/discover")["result"]
-    assert discovered["capabilities"]["extensions"] == {EXTENSION: {}}
+    assert discovered["capabilities"]["extensions"][EXTENSION] == {}
     listing = modern.call("skills/list")["result"]
     assert listing["ttlMs"] > 0 and listing["cacheScope"] == "private"
 
