@@ -278,3 +278,35 @@ def test_a_task_belongs_to_its_caller_and_needs_the_extension(  # type: ignore[n
     for removed in ("tasks/result", "tasks/list"):
         gone = alice.post(removed, {"taskId": task_id}, caps)
         assert gone.status_code == 404 and _answer(gone)["error"]["code"] == -32601
+
+
+def test_a_2025_session_that_declares_the_extension_gets_tasks(  # type: ignore[no-untyped-def]
+        app: Flask, studio) -> None:
+    """The handshake era: the extension declared in initialize's capabilities is enough."""
+    from app.workflows.worker import Worker
+
+    client = app.test_client()
+    headers = {"Accept": "application/json, text/event-stream",
+               "Content-Type": "application/json", "Authorization": f"Bearer {studio.token}"}
+
+    def post(method: str, params: dict[str, Any], ident: int | None = 1) -> Any:
+        body: dict[str, Any] = {"jsonrpc": "2.0", "method": method, "params": params}
+        if ident is not None:
+            body["id"] = ident
+        return client.post("/mcp", data=json.dumps(body), headers=headers)
+
+    opened = post("initialize", {"protocolVersion": "2025-11-25", "clientInfo": {
+        "name": "pytest", "version": "1"}, "capabilities": {"extensions": {EXTENSION: {}}}})
+    assert opened.status_code == 200, opened.get_data(as_text=True)
+    assert EXTENSION in _answer(opened)["result"]["capabilities"]["extensions"]
+    headers.update({"Mcp-Session-Id": opened.headers["Mcp-Session-Id"],
+                    "MCP-Protocol-Version": "2025-11-25"})
+    post("notifications/initialized", {}, None)
+
+    created = _answer(post("tools/call", {"name": "replay", "arguments": {
+        "session_id": "no-such-playbook"}}, 2))["result"]
+    assert created["resultType"] == "task", created
+    while Worker(app, "test-worker").run_once():
+        pass
+    got = _answer(post("tasks/get", {"taskId": created["taskId"]}, 3))["result"]
+    assert got["status"] == "completed" and got["result"]["isError"], got
