@@ -236,13 +236,29 @@ def _answer(response: Any) -> dict[str, Any]:
     return json.loads(response.get_data(as_text=True))
 
 
+def finished(app: Flask, get: Any) -> dict[str, Any]:
+    """Work the queue in this process until ``get()`` shows the task terminal (a server of this
+    module's pair may lease the job first; then we only wait for it)."""
+    import time
+
+    from app.workflows.worker import Worker
+
+    worker = Worker(app, "test-worker")
+    for _ in range(600):
+        got: dict[str, Any] = get()
+        if got["status"] in ("completed", "failed", "cancelled"):
+            return got
+        if not worker.run_once():
+            time.sleep(0.05)
+    raise AssertionError(f"the task stayed {got['status']}")
+
+
 def test_a_task_belongs_to_its_caller_and_needs_the_extension(  # type: ignore[no-untyped-def]
         app: Flask, studio, make_agent) -> None:
     """In-process, raw JSON-RPC (2026-07-28): without the extension replay answers at once and
     tasks/* are refused with -32021 naming it; with it, replay answers a task that the queue
     worker finishes (a tool error is "completed" with isError); another user cannot see it;
     the removed v1 methods are unknown."""
-    from app.workflows.worker import Worker
     from tests.helpers import join_studio
     from tests.mcp.test_modern import Stateless
 
@@ -262,10 +278,8 @@ def test_a_task_belongs_to_its_caller_and_needs_the_extension(  # type: ignore[n
     assert created["resultType"] == "task" and created["status"] == "working", created
     assert created["ttlMs"] > 0 and created["pollIntervalMs"] > 0
     task_id = created["taskId"]
-    while Worker(app, "test-worker").run_once():
-        pass
-    got = _answer(alice.post("tasks/get", {"taskId": task_id}, caps, **{"Mcp-Name": task_id}))
-    got = got["result"]
+    got = finished(app, lambda: _answer(alice.post("tasks/get", {"taskId": task_id}, caps, **{
+        "Mcp-Name": task_id}))["result"])
     assert got["status"] == "completed" and got["result"]["isError"], got
     assert "no-such-playbook" in got["result"]["content"][0]["text"]
 
@@ -283,7 +297,6 @@ def test_a_task_belongs_to_its_caller_and_needs_the_extension(  # type: ignore[n
 def test_a_2025_session_that_declares_the_extension_gets_tasks(  # type: ignore[no-untyped-def]
         app: Flask, studio) -> None:
     """The handshake era: the extension declared in initialize's capabilities is enough."""
-    from app.workflows.worker import Worker
 
     client = app.test_client()
     headers = {"Accept": "application/json, text/event-stream",
@@ -306,7 +319,6 @@ def test_a_2025_session_that_declares_the_extension_gets_tasks(  # type: ignore[
     created = _answer(post("tools/call", {"name": "replay", "arguments": {
         "session_id": "no-such-playbook"}}, 2))["result"]
     assert created["resultType"] == "task", created
-    while Worker(app, "test-worker").run_once():
-        pass
-    got = _answer(post("tasks/get", {"taskId": created["taskId"]}, 3))["result"]
+    got = finished(app, lambda: _answer(post("tasks/get", {"taskId": created["taskId"]},
+                                             3))["result"])
     assert got["status"] == "completed" and got["result"]["isError"], got
