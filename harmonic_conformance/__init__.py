@@ -17,6 +17,7 @@ from functools import partial
 from typing import Any
 
 from app.actions.effects import READ
+from app.core.jsonrpc import INTERNAL_ERROR, RpcError
 from app.mcp import content
 from app.mcp.content import ToolError
 from app.mcp.context import Cancelled, ToolContext
@@ -55,6 +56,10 @@ def _answer(answer: dict[str, Any]) -> str:
 
 def _no_args(name: str, description: str):  # type: ignore[no-untyped-def]
     return _tool(name, description, dict(EMPTY_OBJECT))
+
+
+def _no_args_task(name: str, description: str, support: str):  # type: ignore[no-untyped-def]
+    return _tool(name, description, dict(EMPTY_OBJECT), task_support=support)
 
 
 @_no_args("test_simple_text", "Returns a simple text response")
@@ -381,3 +386,68 @@ def wait_for_cancel(ctx: ToolContext, args: dict[str, Any]) -> str:
                 "required": ["token"]})
 def cancelled_calls(ctx: ToolContext, args: dict[str, Any]) -> str:
     return "cancelled" if args["token"] in CANCELLED else "running"
+
+
+# -- the tasks extension (SEP-2663): task-supporting tools run on the job queue ----------------
+
+_NAME_ARG = {"type": "object", "properties": {"name": {"type": "string"}}}
+
+
+@_tool("greet", "Greets by name (synchronous only)", _NAME_ARG)
+def greet(ctx: ToolContext, args: dict[str, Any]) -> str:
+    return f"Hello, {args.get('name', 'World')}!"
+
+
+@_tool("slow_compute", "Sleeps for seconds, then answers (as a task when the client can)",
+       {"type": "object", "properties": {"seconds": {"type": "number", "minimum": 0},
+                                         "label": {"type": "string"}}},
+       task_support="optional")
+def slow_compute(ctx: ToolContext, args: dict[str, Any]) -> str:
+    seconds = float(args.get("seconds", 1))
+    steps = max(1, int(seconds * 4))
+    for step in range(steps):  # ctx.sleep wakes up (Cancelled) as soon as the task is cancelled
+        ctx.progress(step, steps, f"computing {args.get('label', '')}".strip())
+        ctx.sleep(seconds / steps)
+    return f"Computed {args.get('label', 'result')} after {seconds:g}s"
+
+
+@_no_args_task("failing_job", "Reports a tool error after a second", "required")
+def failing_job(ctx: ToolContext, args: dict[str, Any]) -> str:
+    ctx.sleep(1)
+    raise ToolError("failing_job always fails")
+
+
+@_no_args_task("protocol_error_job", "Fails with a protocol (not a tool) error", "optional")
+def protocol_error_job(ctx: ToolContext, args: dict[str, Any]) -> str:
+    raise RpcError(INTERNAL_ERROR, "protocol_error_job failed on purpose")
+
+
+@_tool("confirm_delete", "Asks for confirmation, then 'deletes' the file",
+       {"type": "object", "properties": {"filename": {"type": "string"}}},
+       task_support="optional")
+def confirm_delete(ctx: ToolContext, args: dict[str, Any]) -> str:
+    answer = ctx.elicit(f"Delete {args.get('filename')}?", {"type": "object", "properties": {
+        "confirm": {"type": "boolean"}}, "required": ["confirm"]}, key="confirm")
+    confirmed = answer.get("action") == "accept" and (answer.get("content") or {}).get("confirm")
+    return f"{'Deleted' if confirmed else 'Kept'} {args.get('filename')}"
+
+
+@_no_args_task("multi_input", "Asks two questions at once", "optional")
+def multi_input(ctx: ToolContext, args: dict[str, Any]) -> str:
+    schema = {"type": "object", "properties": {"name": {"type": "string"},
+                                               "confirm": {"type": "boolean"}}}
+    answers = ctx.ask({"first": ("elicitation/create", {"message": "First?",
+                                                        "requestedSchema": schema}),
+                       "second": ("elicitation/create", {"message": "Second?",
+                                                         "requestedSchema": schema})})
+    return "Got " + ", ".join(f"{k}={_answer(v)}" for k, v in sorted(answers.items()))
+
+
+def _gather_name(ctx: ToolContext, args: dict[str, Any]) -> None:
+    _ask_name(ctx, "user_name", "What is your name?", "name")
+
+
+@_tool("test_tool_with_task", "Asks for a name, then greets from a task", dict(EMPTY_OBJECT),
+       task_support="required", task_prepare=_gather_name)
+def tool_with_task(ctx: ToolContext, args: dict[str, Any]) -> str:
+    return f"Hello, {_ask_name(ctx, 'user_name', 'What is your name?', 'name').get('name')}!"

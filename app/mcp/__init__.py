@@ -13,7 +13,8 @@ response out), ``modern`` (the 2026 era: ``_meta``, ``resultType``, cache hints,
 header checks and statuses),
 ``store`` (sessions, client requests and cancellations in the database), ``harmonic``
 (navigate, execute_action, harmonic://context, pages as resources, the stand-up prompt),
-``audit`` (the tool-call log),
+``audit`` (the tool-call log), ``tasks`` (the tasks extension: ``task_support="optional"``
+or ``"required"`` on ``@tool`` lets a call become a durable task on the job queue),
 ``web`` (wiring into Flask and the /u/<handle>/agent-activity page).
 
 Registering a tool from another package

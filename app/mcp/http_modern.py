@@ -22,7 +22,9 @@ from app.mcp import modern
 from app.mcp.info import MODERN_VERSIONS
 from app.mcp.jsonrpc import HEADER_MISMATCH, MISSING_CAPABILITY, UNSUPPORTED_VERSION
 
-NAMED = {"tools/call": "name", "prompts/get": "name", "resources/read": "uri"}
+# The body field each method's Mcp-Name header mirrors (SEP-2243; SEP-2663 adds tasks/*).
+NAMED = {"tools/call": "name", "prompts/get": "name", "resources/read": "uri",
+         "tasks/get": "taskId", "tasks/update": "taskId", "tasks/cancel": "taskId"}
 BAD_REQUEST_CODES = frozenset({HEADER_MISMATCH, MISSING_CAPABILITY, UNSUPPORTED_VERSION})
 SENTINEL = ("=?base64?", "?=")
 

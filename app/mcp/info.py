@@ -55,7 +55,9 @@ def capabilities() -> dict[str, Any]:
             "extensions": {"io.modelcontextprotocol/skills": {},
                            # MCP Apps (SEP-1865): ui:// views linked from tools (app.mcp.apps)
                            "io.modelcontextprotocol/ui": {"mimeTypes": [
-                               "text/html;profile=mcp-app"]}}}
+                               "text/html;profile=mcp-app"]},
+                           # Tasks (SEP-2663): long tool calls as durable tasks (app.mcp.tasks)
+                           "io.modelcontextprotocol/tasks": {}}}
 
 
 def instructions() -> str:

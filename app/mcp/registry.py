@@ -43,6 +43,11 @@ class Tool:
     # The tool's ``_meta`` in tools/list: e.g. ``{"ui": {"resourceUri": ...}}``, the MCP Apps
     # view a host shows the tool's results in (app.mcp.apps)
     meta: dict[str, Any] | None = None
+    # The tasks extension (app.mcp.tasks): "optional" or "required" to offer task execution.
+    task_support: str = "forbidden"
+    # Runs in the tools/call request before a task is created: questions it asks are answered
+    # there (an input-required result), and the answers go into the task.
+    task_prepare: Handler | None = None
 
     def call_effect(self, args: Any) -> Effect:
         """What a call with these arguments does (the declared effect when they do not say)."""
@@ -63,6 +68,8 @@ class Tool:
         out["icons"] = icons(self.icon)
         if self.meta:
             out["_meta"] = self.meta
+        if self.task_support != "forbidden":
+            out["execution"] = {"taskSupport": self.task_support}
         return out
 
 
@@ -207,12 +214,16 @@ class Registry:
     def tool(self, name: str, description: str, input_schema: dict[str, Any] | None = None,
              output_schema: dict[str, Any] | None = None, *, effect: Effect,
              title: str | None = None, effect_of: EffectOf | None = None,
-             icon: str = "harmonic", meta: dict[str, Any] | None = None
-             ) -> Callable[[Handler], Handler]:
+             icon: str = "harmonic", meta: dict[str, Any] | None = None,
+             task_support: str = "forbidden",
+             task_prepare: Handler | None = None) -> Callable[[Handler], Handler]:
         icons(icon)  # an unknown icon fails at import, not in a client's tools/list
+        if task_support not in ("forbidden", "optional", "required"):
+            raise ValueError(f"task_support of {name}: forbidden, optional or required")
         def decorate(handler: Handler) -> Handler:
             self.add(Tool(name, description, handler, effect, input_schema or dict(EMPTY_OBJECT),
-                          output_schema, title, effect_of, icon, meta))
+                          output_schema, title, effect_of, icon, meta, task_support,
+                          task_prepare))
             return handler
         return decorate
 

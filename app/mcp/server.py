@@ -25,7 +25,7 @@ from typing import Any
 from app.core import jsonrpc
 from app.core.identity import Identity
 from app.core.jsonrpc import INVALID_PARAMS, INVALID_REQUEST, RpcError
-from app.mcp import modern, mrtr, skills
+from app.mcp import modern, mrtr, skills, tasks
 from app.mcp.content import ToolError, ToolResult, as_result, error_result
 from app.mcp.context import (
     LEVELS,
@@ -150,6 +150,7 @@ class McpServer:
             "logging/setLevel": self._set_level,
         }
         self.methods.update(skills.METHODS)  # the skills extension, in both eras
+        self.methods.update(tasks.METHODS)  # the tasks extension, in both eras
         self.modern_methods: dict[str, Callable[..., dict[str, Any] | None]] = {
             name: handler for name, handler in self.methods.items() if name not in LEGACY_ONLY}
         self.modern_methods[modern.DISCOVER] = lambda ctx, params: modern.discover()
@@ -330,6 +331,16 @@ class McpServer:
         problems = self.validators.errors(tool.input_schema, args)
         if problems:
             return error_result(f"Invalid arguments for {name}: " + "; ".join(problems)).to_dict()
+        if tool.task_support != "forbidden":  # the server, not the client, decides (SEP-2663)
+            if tasks.declared(ctx, params):
+                if tool.task_prepare is not None:
+                    tool.task_prepare(ctx, args)  # may ask first: an input-required result
+                started = time.perf_counter()
+                created = tasks.create(ctx, name, args)
+                self._observe(ctx, name, args, created, time.perf_counter() - started)
+                return created
+            if tool.task_support == "required":
+                raise tasks.missing()
         key = (ctx.session.id, ctx.request_id)
         with self._lock:
             self._inflight[key] = ctx.cancel_event
@@ -340,14 +351,17 @@ class McpServer:
             with self._lock:
                 self._inflight.pop(key, None)
         out = None if result is None or ctx.cancel_event.is_set() else result.to_dict()
-        seconds = time.perf_counter() - started
+        self._observe(ctx, name, args, out, time.perf_counter() - started)
+        return out
+
+    def _observe(self, ctx: ToolContext, name: str, args: dict[str, Any],
+                 out: dict[str, Any] | None, seconds: float) -> None:
         for observer in self._registry().observers:
             try:
                 observer(ctx, name, args, out, seconds)
             except Exception:  # an observer must never turn a done call into a failure
                 log.exception("observer %s failed on a call of %s",
                               getattr(observer, "__name__", observer), name)
-        return out
 
     def _run_tool(self, tool: Any, ctx: ToolContext, args: dict[str, Any]) -> ToolResult | None:
         try:

@@ -167,7 +167,9 @@ REPLAY_ARGS = ("session_id", "recipe_path", "args", "dry_run", "session")
       "any call. Only approved recipe versions (or your own taught session) run for real, and "
       "only after a dry run with the same args. Executing asks you to confirm before the first "
       "write when your client supports elicitation. The result is a summary; every step's "
-      "detail is on the run's page (run).",
+      "detail is on the run's page (run). A client that declares the tasks extension gets a "
+      "task instead: poll tasks/get for progress and the result, answer its questions with "
+      "tasks/update, stop it with tasks/cancel.",
       input_schema={"type": "object", "properties": {
           "session_id": {"type": "string",
                          "description": "The playbook id, its session id or its name"},
@@ -180,7 +182,9 @@ REPLAY_ARGS = ("session_id", "recipe_path", "args", "dry_run", "session")
       # Executing may run any write a recipe holds, delete included, against the upstream; a
       # dry run (the default) writes nothing there.
       effect=Effect("destructive", open_world=True), effect_of=_replay_effect, icon="playbook",
-      title="Replay a recipe")
+      # A client that speaks the tasks extension gets a task to poll (app.mcp.tasks): the
+      # replay runs on the job queue, reports progress there and can be cancelled.
+      title="Replay a recipe", task_support="optional")
 def replay_tool(ctx: ToolContext, args: dict[str, Any]) -> ToolResult:
     unknown = [k for k in args if k not in REPLAY_ARGS]
     if unknown:  # (the schema refuses them first; this guards in-process callers too)

@@ -300,7 +300,7 @@ events_uri = queue.events_uri
 
 
 def init_app(app: Flask) -> None:
-    from app.workflows import cli, worker  # noqa: F401  (registers steps)
+    from app.workflows import cli, mcp_tasks, worker  # noqa: F401  (registers steps)
 
     app.register_blueprint(bp)
     app.cli.add_command(cli.group)

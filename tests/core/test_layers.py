@@ -44,7 +44,8 @@ ADAPTERS: dict[str, set[str]] = {
     "oauth": {"web", "pages", "server"},
     "playbooks": {"web", "api", "pages", "mcp_tools", "tools_bridge", "cli", "queued",
                   "catalog"},
-    "workflows": {"web", "mcp_bridge", "cli", "watch", "worker"},
+    # mcp_tasks: runs MCP tasks (app.mcp.tasks) as queued steps
+    "workflows": {"web", "mcp_bridge", "cli", "watch", "worker", "mcp_tasks"},
     # search: wiring and template filters (web), the two search pages and which studios a
     # person may read, by the pages' own gates (pages), the MCP tool (mcp_tools), the
     # reindex command (cli)
