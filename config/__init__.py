@@ -37,8 +37,17 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("HARMONIC_DB_MAX_OVERFLOW", "10", "extra connections a process may open at peaks"),
     Setting("HARMONIC_MAX_BODY", str(1024 * 1024), "largest accepted request body, in bytes"),
     Setting("HARMONIC_RATE_LIMIT", "12000",
-            "requests per minute per API token, per process (0 turns limiting off)"),
+            "requests per minute per API token (0 turns this tier off)"),
     Setting("HARMONIC_RATE_BURST", "2000", "requests a token may send at once before the limit"),
+    Setting("HARMONIC_RATE_LIMIT_PERSON", "24000",
+            "requests per minute per person, all of their tokens together (0 is off)"),
+    Setting("HARMONIC_RATE_BURST_PERSON", "4000", "requests a person may send at once"),
+    Setting("HARMONIC_RATE_LIMIT_STUDIO", "60000",
+            "requests per minute naming one studio, from every token (0 is off)"),
+    Setting("HARMONIC_RATE_BURST_STUDIO", "10000", "requests naming one studio at once"),
+    Setting("HARMONIC_RATE_LIMIT_STORAGE", "memory://",
+            "where budgets are kept: memory:// (per process) or redis://host:port/db (shared)"),
+    Setting("HARMONIC_RATE_LIMIT_PREFIX", "harmonic", "prefix of the budget keys in Redis"),
     Setting("HARMONIC_MCP_AUTH", "on", "'off' disables the /mcp token (loopback binds only)"),
     Setting("HARMONIC_ALLOWED_ORIGINS", "", "extra Origin values accepted by /mcp (comma list)"),
     Setting("HARMONIC_ALLOWED_HOSTS", "", "extra Host values accepted by /mcp (comma list)"),
@@ -91,6 +100,12 @@ def build_config(instance_path: str, overrides: dict | None = None) -> dict:
         "MAX_CONTENT_LENGTH": whole_number("HARMONIC_MAX_BODY", 1024 * 1024),
         "HARMONIC_RATE_LIMIT": whole_number("HARMONIC_RATE_LIMIT", 0),
         "HARMONIC_RATE_BURST": whole_number("HARMONIC_RATE_BURST", 1),
+        "HARMONIC_RATE_LIMIT_PERSON": whole_number("HARMONIC_RATE_LIMIT_PERSON", 0),
+        "HARMONIC_RATE_BURST_PERSON": whole_number("HARMONIC_RATE_BURST_PERSON", 1),
+        "HARMONIC_RATE_LIMIT_STUDIO": whole_number("HARMONIC_RATE_LIMIT_STUDIO", 0),
+        "HARMONIC_RATE_BURST_STUDIO": whole_number("HARMONIC_RATE_BURST_STUDIO", 1),
+        "HARMONIC_RATE_LIMIT_STORAGE": rate_limit_storage(env("HARMONIC_RATE_LIMIT_STORAGE")),
+        "HARMONIC_RATE_LIMIT_PREFIX": env("HARMONIC_RATE_LIMIT_PREFIX") or "harmonic",
         "HARMONIC_MCP_AUTH": (env("HARMONIC_MCP_AUTH") or "on").lower() != "off",
         "HARMONIC_HOST": env("HOST"),
         "HARMONIC_ALLOWED_ORIGINS": _split(env("HARMONIC_ALLOWED_ORIGINS")),
@@ -130,6 +145,15 @@ def whole_number(name: str, default: int) -> int:
     if value < 0:
         raise SettingError(f"{name} must not be negative, not {raw!r}")
     return value
+
+
+def rate_limit_storage(value: str | None) -> str:
+    """The rate limit storage URI; refused by name unless it is memory:// or redis(s)://."""
+    uri = (value or "memory://").strip()
+    if not uri.startswith(("memory://", "redis://", "rediss://", "redis+unix://")):
+        raise SettingError("HARMONIC_RATE_LIMIT_STORAGE must be memory:// or a redis:// URL, "
+                           f"not {uri!r}")
+    return uri
 
 
 def _split(value: str | None) -> list[str]:
