@@ -44,7 +44,7 @@ from urllib.parse import urlsplit
 from flask import Blueprint, Flask, Response, current_app, g, request
 from werkzeug.exceptions import RequestEntityTooLarge, TooManyRequests
 
-from app.core import changes, jsonrpc, netpolicy
+from app.core import changes, feed, jsonrpc, netpolicy
 from app.core.identity import Identity, identity_from_token
 from app.core.jsonrpc import INVALID_REQUEST, RpcError
 from app.extensions import db
@@ -337,7 +337,8 @@ def _tool_schema(message: dict[str, Any]) -> dict[str, Any] | None:
 def _listen(message: dict[str, Any], identity: Identity | None) -> Response:
     """subscriptions/listen: acknowledge, replay the numbered events of the watched URIs past
     the client's cursor (a run that already finished), then resources/updated for the watched
-    URIs (made by this server process) until the client goes away or LISTEN_SECONDS pass."""
+    URIs (changed by any server process: ``app.core.feed``) until the client goes away or
+    LISTEN_SECONDS pass."""
     request_id = message["id"]
     try:
         honoured, uris = modern.listen_filter(message.get("params") or {})
@@ -350,7 +351,8 @@ def _listen(message: dict[str, Any], identity: Identity | None) -> Response:
             updates.put(uri)
 
     # Listening before the backlog is read: an event committed in between is announced twice
-    # at worst, never lost.
+    # at worst, never lost. The feed relays changes other processes commit.
+    feed.ensure_started(current_app._get_current_object())  # type: ignore[attr-defined]
     changes.listen(watch)
     try:
         backlog = modern.listen_backlog(request_id, message.get("params") or {}, uris, identity)
