@@ -8,12 +8,13 @@ from __future__ import annotations
 
 import json
 import time
+from pathlib import Path
 from typing import Any
 
 import pytest
 
 from tests.helpers import parse_md
-from tests.playbooks.conftest import run_async
+from tests.playbooks.conftest import capture_lines, run_async
 
 SELECTOR = {"category": "OST_Walls", "typeName": "RC150", "levelName": "1FL"}
 
@@ -71,8 +72,7 @@ def test_two_sessions_teaching_do_not_stop_each_other(studio, demo, live_server)
     for name, level in (("one", "1FL"), ("two", "2FL")):
         started, stopped = out[name]
         assert stopped["sessionId"] == started["sessionId"] and stopped["entries"] == 1
-        lines = (json.loads(x) for x in
-                 open(f"{started['dir']}/capture.jsonl", encoding="utf-8").read().splitlines())
+        lines = capture_lines(Path(started["dir"]))
         assert [x["params"]["level"] for x in lines] == [level]
 
 
