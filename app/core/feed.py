@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import logging
 import threading
+from collections.abc import Callable
 from typing import Any
 
 from flask import Flask
@@ -52,7 +53,13 @@ class Relay:
         self._changed = threading.Condition(self._lock)
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
+        self._advance_hooks: list[Callable[[], None]] = []
         self.postgres = False
+
+    def on_advance(self, hook: Callable[[], None]) -> None:
+        """Call ``hook`` (on the relay's thread) whenever the cursor moves: new events exist,
+        this process's own included (an evented stream wakes and reads the outbox)."""
+        self._advance_hooks.append(hook)
 
     # -- the thread ----------------------------------------------------------------------------
 
@@ -125,6 +132,11 @@ class Relay:
                 # order): forget them, including those of transactions that rolled back.
                 self._local = {i for i in self._local if i > self.cursor}
                 self._changed.notify_all()
+            for hook in list(self._advance_hooks):
+                try:
+                    hook()
+                except Exception:
+                    log.exception("change feed hook failed")
             if foreign:
                 with self.app.app_context():
                     changes.deliver(dict.fromkeys(foreign))

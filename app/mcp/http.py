@@ -23,7 +23,8 @@ log messages, an elicitation request) the POST is answered as an SSE stream, oth
 JSON. The session, pending client requests and cancellations are rows, so another process can
 take the client's answer or a cancellation.
 
-``GET /mcp`` answers 405: a standalone stream would hold a server thread per idle client.
+``GET /mcp`` answers 405 here: the standalone stream is served by ``app.mcp.stream`` (an evented
+ASGI endpoint ``bin/serve`` starts on ``HARMONIC_STREAM_PORT``), which holds no thread per client.
 Notifications not tied to a request (notifications/resources/updated) open the event stream of
 that session's next request instead: the session reads the change events recorded since the
 last one it saw (``app.core.changes``, ``store.take_updates``), whichever process made them.
@@ -538,8 +539,10 @@ def get() -> Response:
     refusal, _identity = _gate()
     if refusal is not None:
         return refusal
-    # No standalone server-to-client stream: every message we send belongs to a POST's stream.
-    return Response("GET is not supported here; POST JSON-RPC messages.", status=405,
+    # The standalone stream is served on the evented endpoint (app.mcp.stream), not by a
+    # worker thread here: a load balancer routes GET /mcp there.
+    return Response("GET is not supported here; POST JSON-RPC messages. GET /mcp streams are "
+                    "served by the stream endpoint (HARMONIC_STREAM_PORT).", status=405,
                     headers={"Allow": "POST, DELETE"}, mimetype="text/plain")
 
 
