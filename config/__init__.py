@@ -37,12 +37,26 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("HARMONIC_DB_MAX_OVERFLOW", "10", "extra connections a process may open at peaks"),
     Setting("HARMONIC_MAX_BODY", str(1024 * 1024), "largest accepted request body, in bytes"),
     Setting("HARMONIC_RATE_LIMIT", "12000",
-            "requests per minute per API token, per process (0 turns limiting off)"),
+            "requests per minute per API token (0 turns this tier off)"),
     Setting("HARMONIC_RATE_BURST", "2000", "requests a token may send at once before the limit"),
     Setting("HARMONIC_RESTORE_DAYS", "30",
             "days a deleted note, comment, decision, commitment or option can be restored"),
     Setting("HARMONIC_STUDIO_DELETE_GRACE_DAYS", "7",
             "days a deleted studio's admins can still restore it"),
+    Setting("HARMONIC_RATE_LIMIT_PERSON", "24000",
+            "requests per minute per person, all of their tokens together (0 is off)"),
+    Setting("HARMONIC_RATE_BURST_PERSON", "4000", "requests a person may send at once"),
+    Setting("HARMONIC_RATE_LIMIT_STUDIO", "60000",
+            "requests per minute naming one studio, from every token (0 is off)"),
+    Setting("HARMONIC_RATE_BURST_STUDIO", "10000", "requests naming one studio at once"),
+    Setting("HARMONIC_RATE_LIMIT_STORAGE", "memory://",
+            "where budgets are kept: memory:// (per process) or redis://host:port/db (shared)"),
+    Setting("HARMONIC_RATE_LIMIT_PREFIX", "harmonic", "prefix of the budget keys in Redis"),
+    Setting("HARMONIC_STREAM_PORT", "", "port of the GET /mcp stream endpoint bin/serve starts "
+                                        "(uvicorn); empty: none"),
+    Setting("HARMONIC_STREAM_KEEPALIVE", "15", "seconds between keep-alive comments on a stream"),
+    Setting("HARMONIC_STREAMS_PER_TOKEN", "8",
+            "open GET /mcp streams a token may hold in one stream process (0: no bound)"),
     Setting("HARMONIC_MCP_AUTH", "on", "'off' disables the /mcp token (loopback binds only)"),
     Setting("HARMONIC_ALLOWED_ORIGINS", "", "extra Origin values accepted by /mcp (comma list)"),
     Setting("HARMONIC_ALLOWED_HOSTS", "", "extra Host values accepted by /mcp (comma list)"),
@@ -100,6 +114,14 @@ def build_config(instance_path: str, overrides: dict | None = None) -> dict:
         "HARMONIC_RATE_BURST": whole_number("HARMONIC_RATE_BURST", 1),
         "HARMONIC_RESTORE_DAYS": whole_number("HARMONIC_RESTORE_DAYS", 30),
         "HARMONIC_STUDIO_DELETE_GRACE_DAYS": whole_number("HARMONIC_STUDIO_DELETE_GRACE_DAYS", 7),
+        "HARMONIC_RATE_LIMIT_PERSON": whole_number("HARMONIC_RATE_LIMIT_PERSON", 0),
+        "HARMONIC_RATE_BURST_PERSON": whole_number("HARMONIC_RATE_BURST_PERSON", 1),
+        "HARMONIC_RATE_LIMIT_STUDIO": whole_number("HARMONIC_RATE_LIMIT_STUDIO", 0),
+        "HARMONIC_RATE_BURST_STUDIO": whole_number("HARMONIC_RATE_BURST_STUDIO", 1),
+        "HARMONIC_RATE_LIMIT_STORAGE": rate_limit_storage(env("HARMONIC_RATE_LIMIT_STORAGE")),
+        "HARMONIC_RATE_LIMIT_PREFIX": env("HARMONIC_RATE_LIMIT_PREFIX") or "harmonic",
+        "HARMONIC_STREAM_KEEPALIVE": whole_number("HARMONIC_STREAM_KEEPALIVE", 15) or 15,
+        "HARMONIC_STREAMS_PER_TOKEN": whole_number("HARMONIC_STREAMS_PER_TOKEN", 8),
         "HARMONIC_MCP_AUTH": (env("HARMONIC_MCP_AUTH") or "on").lower() != "off",
         "HARMONIC_HOST": env("HOST"),
         "HARMONIC_ALLOWED_ORIGINS": _split(env("HARMONIC_ALLOWED_ORIGINS")),
@@ -140,6 +162,15 @@ def whole_number(name: str, default: int) -> int:
     if value < 0:
         raise SettingError(f"{name} must not be negative, not {raw!r}")
     return value
+
+
+def rate_limit_storage(value: str | None) -> str:
+    """The rate limit storage URI; refused by name unless it is memory:// or redis(s)://."""
+    uri = (value or "memory://").strip()
+    if not uri.startswith(("memory://", "redis://", "rediss://", "redis+unix://")):
+        raise SettingError("HARMONIC_RATE_LIMIT_STORAGE must be memory:// or a redis:// URL, "
+                           f"not {uri!r}")
+    return uri
 
 
 def _split(value: str | None) -> list[str]:

@@ -32,6 +32,11 @@ Backlogs: a resource whose changes are numbered events (a workflow run's
 after some (or all) of its events were written is first sent the events past the client's
 cursor: a run that finished before the client listened is never missed.
 
+Other processes: on PostgreSQL every transaction that writes change events also sends a
+``NOTIFY`` on ``app.core.feed.CHANNEL`` (delivered at commit), and ``on_written`` hooks are told
+the ids this process wrote, so that ``app.core.feed`` relays other processes' events to this
+process's listeners without repeating its own.
+
 Page URIs: ``harmonic://page/<path without the leading slash>``; ``record`` takes a page path
 ("/studios/x/d/abcd1234") or any URI ("floorplan://studios/x/plan").
 """
@@ -61,6 +66,8 @@ _STAGED = "harmonic.changes"  # Session.info key: [(transaction, uri, written)]
 
 Listener = Callable[[str], None]
 _listeners: list[Listener] = []
+_written_hooks: list[Callable[[list[int]], None]] = []
+NOTIFY_CHANNEL = "harmonic_changes"  # (app.core.feed listens on it)
 
 
 def page_uri(path: str) -> str:
@@ -100,6 +107,17 @@ def deliver(uris: Iterable[str]) -> None:
                 listener(uri)
             except Exception:  # a broken listener must not fail the change behind it
                 log.exception("change listener failed for %s", uri)
+
+
+def on_written(hook: Callable[[list[int]], None]) -> None:
+    """Call ``hook`` with the ids of the change events this process writes (before commit)."""
+    if hook not in _written_hooks:
+        _written_hooks.append(hook)
+
+
+def off_written(hook: Callable[[list[int]], None]) -> None:
+    if hook in _written_hooks:
+        _written_hooks.remove(hook)
 
 
 # -- backlogs (numbered events a late listener must still hear) --------------------------------
@@ -166,6 +184,10 @@ def _write(runner: Any, uris: list[str]) -> None:
     ids = runner.execute(insert(ChangeEvent).values([{"uri": u, "created_at": now}
                                                      for u in uris])
                          .returning(ChangeEvent.id)).scalars().all()
+    for hook in list(_written_hooks):
+        hook(list(ids))
+    if connection.dialect.name == "postgresql":
+        runner.execute(text("SELECT pg_notify(:channel, '')"), {"channel": NOTIFY_CHANNEL})
     if any(i % PRUNE_EVERY == 0 for i in ids):
         runner.execute(delete(ChangeEvent).where(ChangeEvent.created_at < now - KEEP))
 

@@ -23,7 +23,8 @@ log messages, an elicitation request) the POST is answered as an SSE stream, oth
 JSON. The session, pending client requests and cancellations are rows, so another process can
 take the client's answer or a cancellation.
 
-``GET /mcp`` answers 405: a standalone stream would hold a server thread per idle client.
+``GET /mcp`` answers 405 here: the standalone stream is served by ``app.mcp.stream`` (an evented
+ASGI endpoint ``bin/serve`` starts on ``HARMONIC_STREAM_PORT``), which holds no thread per client.
 Notifications not tied to a request (notifications/resources/updated) open the event stream of
 that session's next request instead: the session reads the change events recorded since the
 last one it saw (``app.core.changes``, ``store.take_updates``), whichever process made them.
@@ -45,7 +46,7 @@ from flask import Blueprint, Flask, Response, current_app, g, request
 from werkzeug.exceptions import RequestEntityTooLarge, TooManyRequests
 
 from app.actions.effects import needs_write
-from app.core import changes, jsonrpc, netpolicy, resource
+from app.core import changes, feed, jsonrpc, netpolicy, resource
 from app.core.identity import Identity, identity_from_token
 from app.core.jsonrpc import INVALID_REQUEST, RpcError
 from app.extensions import db
@@ -373,7 +374,8 @@ def _tool_schema(message: dict[str, Any]) -> dict[str, Any] | None:
 def _listen(message: dict[str, Any], identity: Identity | None) -> Response:
     """subscriptions/listen: acknowledge, replay the numbered events of the watched URIs past
     the client's cursor (a run that already finished), then resources/updated for the watched
-    URIs (made by this server process) until the client goes away or LISTEN_SECONDS pass."""
+    URIs (changed by any server process: ``app.core.feed``) until the client goes away or
+    LISTEN_SECONDS pass."""
     request_id = message["id"]
     try:
         honoured, uris = modern.listen_filter(message.get("params") or {})
@@ -386,7 +388,8 @@ def _listen(message: dict[str, Any], identity: Identity | None) -> Response:
             updates.put(uri)
 
     # Listening before the backlog is read: an event committed in between is announced twice
-    # at worst, never lost.
+    # at worst, never lost. The feed relays changes other processes commit.
+    feed.ensure_started(current_app._get_current_object())  # type: ignore[attr-defined]
     changes.listen(watch)
     try:
         backlog = modern.listen_backlog(request_id, message.get("params") or {}, uris, identity)
@@ -572,8 +575,10 @@ def get() -> Response:
     refusal, _identity = _gate()
     if refusal is not None:
         return refusal
-    # No standalone server-to-client stream: every message we send belongs to a POST's stream.
-    return Response("GET is not supported here; POST JSON-RPC messages.", status=405,
+    # The standalone stream is served on the evented endpoint (app.mcp.stream), not by a
+    # worker thread here: a load balancer routes GET /mcp there.
+    return Response("GET is not supported here; POST JSON-RPC messages. GET /mcp streams are "
+                    "served by the stream endpoint (HARMONIC_STREAM_PORT).", status=405,
                     headers={"Allow": "POST, DELETE"}, mimetype="text/plain")
 
 

@@ -164,9 +164,11 @@ class StdioTransport:
             with app.app_context():
                 self.identity()  # fail fast on a bad token
             self.server.registry = REGISTRY
-            from app.core import changes  # (not at the top: the process starts before this)
+            # (not at the top: the process starts before this)
+            from app.core import changes, feed
 
             changes.listen(self._on_resource_updated)
+            feed.ensure_started(app)  # changes made by web processes reach this session too
             self.app = app
         except (TokenError, AppStartError) as exc:
             self._start_error = exc

@@ -21,6 +21,13 @@ been told to keep (``fsync``); when that happens is the operator's choice
 
 Either way, ``finish`` (stopping a teach session, which recipe generation does first) fsyncs
 the capture before reading it back, so a stopped session's capture is always on disk.
+
+Where the lines live is the capture store (``PLAYBOOK_CAPTURE_STORE``): ``folder`` (the
+default, above: the seed's layout, one POSIX folder every host must share) or ``database``
+(``app.playbooks.capture_db``: append-only rows, for hosts that share a database but no disk).
+Either way ``export`` gives the same ``capture.jsonl`` bytes and ``read`` the same entries;
+``summary.yaml``, ``playbook.md`` and ``recipe.json`` stay files in the session folder of the
+host that writes them (they are derived from the capture and written again when needed).
 """
 
 from __future__ import annotations
@@ -89,13 +96,34 @@ def _repair_tail(fd: int) -> None:
     os.ftruncate(fd, start + cut + 1 if cut >= 0 else start)
 
 
+STORES = ("folder", "database")
+
+
+def store() -> str:
+    """The capture store in use: ``database`` when PLAYBOOK_CAPTURE_STORE says so (in an app
+    context), else ``folder``."""
+    from app.core.config import app_config, in_app
+
+    if not in_app():
+        return "folder"
+    value = app_config().get("PLAYBOOK_CAPTURE_STORE") or os.environ.get(
+        "PLAYBOOK_CAPTURE_STORE") or "folder"
+    return "database" if str(value).strip().lower() == "database" else "folder"
+
+
 def append(folder: Path, entry: dict[str, Any], fsync: str = "always") -> None:
     """Append one entry to ``folder/capture.jsonl``: locked, whole-line, written to the OS.
 
     ``fsync="always"`` fsyncs the line before returning; ``"interval"`` leaves that to this
-    process's flusher thread (see the module docstring)."""
+    process's flusher thread (see the module docstring). On the database store: one row,
+    committed before this returns."""
     path = folder / CAPTURE
     data = encode(entry)
+    if store() == "database":
+        from app.playbooks import capture_db
+
+        capture_db.append(folder.name, data)
+        return
     with _locked(path) as fd:
         _repair_tail(fd)
         view = memoryview(data)
@@ -122,6 +150,8 @@ def _locked(path: Path) -> Iterator[int]:
 
 def _whole(path: Path) -> None:
     """Cut a torn tail now rather than at the next append (a stopped capture gets none)."""
+    if store() == "database":
+        return  # a row is written whole or not at all
     try:
         with open(path, "rb") as handle:
             handle.seek(-1, os.SEEK_END)
@@ -135,6 +165,8 @@ def _whole(path: Path) -> None:
 
 def sync(folder: Path) -> None:
     """Fsync ``folder/capture.jsonl`` now, whichever process appended to it (OSError if not)."""
+    if store() == "database":
+        return  # committed row by row
     path = folder / CAPTURE
     _flusher.forget(path)
     _fsync_path(path)
@@ -197,27 +229,59 @@ atexit.register(_flusher.flush)  # a clean exit keeps nothing waiting for the ne
 
 
 def check_writable(folder: Path) -> None:
-    """Raise ``OSError`` unless an entry could be appended to ``folder/capture.jsonl`` now."""
+    """Raise ``OSError`` unless an entry could be appended to ``folder/capture.jsonl`` now
+    (the database store: a failed INSERT raises at ``append`` instead)."""
+    if store() == "database":
+        return
     os.close(os.open(folder / CAPTURE, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600))
+
+
+def _raw_lines(folder: Path) -> Iterator[bytes]:
+    """The whole lines of the capture (a torn tail left by a crash is not one)."""
+    if store() == "database":
+        from app.playbooks import capture_db
+
+        for line in capture_db.lines(folder.name):
+            yield line.encode("ascii")
+        return
+    path = folder / CAPTURE
+    if not path.exists():
+        return
+    with open(path, "rb") as handle:
+        for raw in handle:
+            if not raw.endswith(b"\n"):
+                return
+            yield raw
 
 
 def read(folder: Path) -> list[dict[str, Any]]:
     """Every complete entry; a torn or unparsable line is skipped, never fatal."""
-    path = folder / CAPTURE
-    if not path.exists():
-        return []
     entries = []
-    with open(path, "rb") as handle:
-        for raw in handle:
-            if not raw.endswith(b"\n"):
-                break
-            try:
-                value = json.loads(raw)
-            except ValueError:
-                continue
-            if isinstance(value, dict):
-                entries.append(value)
+    for raw in _raw_lines(folder):
+        try:
+            value = json.loads(raw)
+        except ValueError:
+            continue
+        if isinstance(value, dict):
+            entries.append(value)
     return entries
+
+
+def export(folder: Path) -> bytes:
+    """``capture.jsonl`` as it is kept: every whole line, byte for byte, from either store."""
+    return b"".join(_raw_lines(folder))
+
+
+def last_written(folder: Path) -> float | None:
+    """Unix time of the newest line (None when nothing was recorded, or no file)."""
+    if store() == "database":
+        from app.playbooks import capture_db
+
+        return capture_db.last_written(folder.name)
+    try:
+        return (folder / CAPTURE).stat().st_mtime
+    except OSError:
+        return None
 
 
 def _write_atomic(path: Path, text: str) -> None:
@@ -241,7 +305,8 @@ def _previous_upstream_version(folder: Path) -> str | None:
 
 def start(folder: Path, name: str, session_id: str, upstream: str, owner_label: str,
           upstream_version: str | None = None) -> None:
-    (folder / CAPTURE).touch(mode=0o600)
+    if store() == "folder":
+        (folder / CAPTURE).touch(mode=0o600)
     created = datetime.now(UTC).replace(microsecond=0).isoformat()
     write_summary(folder, {"session": session_id, "name": name, "created": created,
                            "owner": owner_label, "upstream": upstream, "entries": 0},

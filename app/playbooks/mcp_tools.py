@@ -270,8 +270,7 @@ def _playbook(ctx: ToolContext, variables: dict[str, str]) -> Any:
                    mime_type="application/x-ndjson", title="Playbook capture")
 def capture_resource(ctx: ToolContext, uri: str, variables: dict[str, str]) -> str:
     playbook = _playbook(ctx, variables)
-    return "".join(capture.encode(e).decode("ascii") for e in
-                   capture.read(teach.folder(playbook)))
+    return capture.export(teach.folder(playbook)).decode("ascii")
 
 
 @resource_template("playbook://{playbook_id}/recipe", "playbook-recipe",

@@ -16,6 +16,11 @@
                                ``always``: each line is fsynced before the call answers (several
                                ms per call). A process crash loses no written line either way;
                                see app.playbooks.capture. Any other value means ``always``
+``PLAYBOOK_CAPTURE_STORE``     where capture lines live: ``folder`` (default; capture.jsonl in
+                               the session folder, which every host must share) or
+                               ``database`` (append-only rows; for hosts sharing a database but
+                               no disk; exporting gives the same capture.jsonl byte for byte).
+                               Any other value means ``folder``
 ``PLAYBOOK_DRYRUN_METHODS``    write methods of a *remote* upstream known to honour
                                ``dryRun: true`` (comma list; default none). The embedded server
                                honours it for every write; a remote one may not (RevitMCP rolls
@@ -48,7 +53,7 @@ DEFAULT_VOLATILE = ("count", "spacing", "spacingMm", "diameter", "barCount")
 NAMES = ("PLAYBOOK_UPSTREAM", "PLAYBOOK_UPSTREAMS", "PLAYBOOK_TIMEOUT", "PLAYBOOK_JOB_TIMEOUT",
          "PLAYBOOK_AUTH", "PLAYBOOK_REDACT_PATTERNS", "PLAYBOOK_VOLATILE",
          "PLAYBOOK_DRYRUN_METHODS", "PLAYBOOK_CAPTURE_FSYNC", "PLAYBOOK_DRYRUN_WINDOW",
-         "PLAYBOOK_TEACHER_REPLAY", "PLAYBOOK_TEACH_IDLE")
+         "PLAYBOOK_TEACHER_REPLAY", "PLAYBOOK_TEACH_IDLE", "PLAYBOOK_CAPTURE_STORE")
 
 
 @dataclass(frozen=True)

@@ -169,10 +169,7 @@ _expiry: dict[str, float | None] = {"next": 0.0, "limit": None}
 def last_activity(playbook: Playbook) -> float:
     """Unix time of the session's last recorded call (its start when it recorded none)."""
     started = playbook.created_at.replace(tzinfo=playbook.created_at.tzinfo or UTC).timestamp()
-    try:
-        return max(started, (folder(playbook) / capture.CAPTURE).stat().st_mtime)
-    except OSError:
-        return started
+    return max(started, capture.last_written(folder(playbook)) or started)
 
 
 def expire_idle(force: bool = False) -> list[Playbook]:

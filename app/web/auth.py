@@ -29,9 +29,10 @@ def _load_user(user_id: str) -> User | None:
         return None
 
 
-def _buckets() -> ratelimit.TokenBuckets:
-    # One set of buckets per app (per process): see app.web.ratelimit for why not the database.
-    return current_app.extensions.setdefault("harmonic.ratelimit", ratelimit.TokenBuckets())
+def _limit(identity: Identity, outer: bool = True) -> None:
+    # Budgets per token, person and studio, shared across processes when the storage is Redis.
+    limiter = ratelimit.limiter_for(current_app.config, current_app.extensions)
+    ratelimit.check(current_app.config, limiter, identity, request.path, outer=outer)
 
 
 def bearer_token() -> str | None:
@@ -45,6 +46,7 @@ def load_identity() -> None:
     trusted = request.environ.get(IDENTITY_KEY)
     if isinstance(trusted, Identity):
         g.identity = trusted
+        _limit(trusted, outer=False)
     elif request.headers.get("Authorization"):
         plaintext = bearer_token()
         if plaintext is None:
@@ -52,7 +54,7 @@ def load_identity() -> None:
         token = tokens.resolve(plaintext)
         g.identity = core_identity.from_token(token)
         g.user = token.user  # loaded with the token: no second query
-        ratelimit.check(current_app.config, _buckets(), g.identity.token_id)
+        _limit(g.identity)
     elif current_user.is_authenticated:
         g.identity = Identity(user_id=current_user.id, via="session")
     if g.identity is not None and g.user is None:

@@ -1,85 +1,138 @@
-"""Per-token rate limits: a token bucket per API token, kept in this process's memory.
+"""Rate limits in three tiers (per token, per person, per studio), kept by the ``limits`` library
+in this process's memory or, when ``HARMONIC_RATE_LIMIT_STORAGE`` names one, in Redis shared by
+every process and host.
 
 Every request that arrives with a Bearer token (pages, actions, ``/mcp``, ``/rpc``,
-``/design-model/rpc``) spends one unit from its token's bucket; an empty bucket answers 429 with
-``Retry-After``. The bucket refills at ``HARMONIC_RATE_LIMIT`` per minute and holds at most
-``HARMONIC_RATE_BURST``; a limit of 0 turns limiting off.
+``/design-model/rpc``) spends one unit of its token's budget and one of its person's (all of
+their tokens together). A request whose path names a studio (``/studios/<handle>/...``) also
+spends one unit of that studio's budget, counted on in-process hops too (an MCP tool calling a
+studio's page), since that is how MCP agents reach a studio. An exhausted budget answers 429
+with ``Retry-After``.
 
-Why memory and not a database row: the check sits on every agent request's hot path, and a
-counter row would turn every read into a write (and a lock hot spot under PostgreSQL). The
-price is that the limit is per process: with N gunicorn workers a token can spend up to N
-times the limit. In-process dispatch (MCP tools calling our own routes) carries a trusted
-identity instead of a Bearer header, so one MCP request costs one unit, not one per hop.
+Each tier is a rate per minute and a burst (``HARMONIC_RATE_LIMIT[_PERSON|_STUDIO]`` and
+``HARMONIC_RATE_BURST[_PERSON|_STUDIO]``), kept as a sliding window: at most ``burst`` requests
+in any ``burst / rate`` minutes, which allows ``burst`` at once and ``rate`` per minute in the
+long run, as the token bucket it replaces did. A rate of 0 turns that tier off.
+
+When the shared storage cannot be reached the request is let through and the failure logged
+(once a minute): a Redis outage must not take every agent door down with it.
+In-process dispatch carries a trusted identity instead of a Bearer header, so one MCP request
+costs its token one unit, not one per hop.
 """
 
 from __future__ import annotations
 
+import logging
 import math
+import re
 import threading
 import time
-from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from limits import RateLimitItemPerSecond
+from limits.storage import storage_from_string
+from limits.strategies import SlidingWindowCounterRateLimiter
 from werkzeug.exceptions import TooManyRequests
 
-# Idle buckets are forgotten once this many tokens have one, so memory stays bounded.
-MAX_BUCKETS = 10_000
+log = logging.getLogger("harmonic.ratelimit")
+
+_STUDIO_PATH = re.compile(r"^/studios/([^/]+)")
 
 
-@dataclass
-class _Bucket:
-    level: float
-    stamp: float
+@dataclass(frozen=True)
+class Tier:
+    name: str
+    rate_setting: str
+    burst_setting: str
+    refusal: str  # "too many requests <refusal> (N per minute)"
 
 
-class TokenBuckets:
-    """Buckets keyed by token id; ``take`` returns 0 when allowed, else seconds to wait."""
+TOKEN = Tier("token", "HARMONIC_RATE_LIMIT", "HARMONIC_RATE_BURST", "for this token")
+PERSON = Tier("person", "HARMONIC_RATE_LIMIT_PERSON", "HARMONIC_RATE_BURST_PERSON",
+              "for this person (all of their tokens)")
+STUDIO = Tier("studio", "HARMONIC_RATE_LIMIT_STUDIO", "HARMONIC_RATE_BURST_STUDIO",
+              "in this studio")
+TIERS = (TOKEN, PERSON, STUDIO)
 
-    def __init__(self, clock: Callable[[], float] = time.monotonic) -> None:
-        self._clock = clock
-        self._buckets: dict[Any, _Bucket] = {}
+
+def window(per_minute: int, burst: int) -> RateLimitItemPerSecond:
+    """``burst`` requests per ``burst / per_minute`` minutes (at least one second)."""
+    burst = max(1, burst)
+    return RateLimitItemPerSecond(burst, max(1, round(burst * 60 / per_minute)))
+
+
+class Limiter:
+    """The budgets of every tier in one storage (``memory://`` or ``redis://...``)."""
+
+    def __init__(self, uri: str = "memory://", prefix: str = "harmonic") -> None:
+        self.uri = uri
+        self._storage = storage_from_string(uri, key_prefix=prefix)
+        self._strategy = SlidingWindowCounterRateLimiter(self._storage)
         self._lock = threading.Lock()
+        self._last_warning = 0.0
 
-    def take(self, key: Any, per_minute: int, burst: int) -> float:
+    def take(self, tier: Tier, key: str, per_minute: int, burst: int) -> float:
+        """Spend one unit of ``key``'s budget in ``tier``: 0 when allowed, else seconds to wait."""
         if per_minute <= 0:
             return 0.0
-        rate = per_minute / 60.0
-        capacity = float(max(1, burst))
-        now = self._clock()
-        with self._lock:
-            bucket = self._buckets.get(key)
-            if bucket is None:
-                if len(self._buckets) >= MAX_BUCKETS:
-                    self._forget_full(now, rate, capacity)
-                bucket = self._buckets[key] = _Bucket(capacity, now)
-            bucket.level = min(capacity, bucket.level + (now - bucket.stamp) * rate)
-            bucket.stamp = now
-            if bucket.level >= 1.0:
-                bucket.level -= 1.0
+        item = window(per_minute, burst)
+        try:
+            if self._strategy.hit(item, tier.name, key):
                 return 0.0
-            return (1.0 - bucket.level) / rate
+            stats = self._strategy.get_window_stats(item, tier.name, key)
+        except Exception:  # storage unreachable: let the request through (see the docstring)
+            self._warn()
+            return 0.0
+        return max(1.0, stats.reset_time - time.time())
 
-    def _forget_full(self, now: float, rate: float, capacity: float) -> None:
-        # A bucket that has refilled completely holds no information: dropping it is exact.
-        for key in [k for k, b in self._buckets.items()
-                    if b.level + (now - b.stamp) * rate >= capacity]:
-            del self._buckets[key]
-        if len(self._buckets) >= MAX_BUCKETS:  # all busy: forget the oldest half
-            for key in sorted(self._buckets, key=lambda k: self._buckets[k].stamp)[
-                    :MAX_BUCKETS // 2]:
-                del self._buckets[key]
+    def _warn(self) -> None:
+        with self._lock:
+            now = time.monotonic()
+            if now - self._last_warning < 60:
+                return
+            self._last_warning = now
+        log.exception("rate limit storage %s failed: requests are let through",
+                      self.uri.split("@")[-1])
 
     def clear(self) -> None:
-        with self._lock:
-            self._buckets.clear()
+        self._storage.reset()
 
 
-def check(config: Any, buckets: TokenBuckets, token_id: Any) -> None:
-    """Spend one request of ``token_id``; TooManyRequests (429, Retry-After) when none is left."""
-    per_minute = int(config.get("HARMONIC_RATE_LIMIT") or 0)
-    wait = buckets.take(token_id, per_minute, int(config.get("HARMONIC_RATE_BURST") or 1))
+def limiter_for(config: Any, extensions: dict[str, Any]) -> Limiter:
+    """This app's limiter (one per process), made on first use from the settings."""
+    limiter = extensions.get("harmonic.ratelimit")
+    if limiter is None:
+        limiter = extensions.setdefault("harmonic.ratelimit", Limiter(
+            config.get("HARMONIC_RATE_LIMIT_STORAGE") or "memory://",
+            config.get("HARMONIC_RATE_LIMIT_PREFIX") or "harmonic"))
+    return limiter
+
+
+def studio_of(path: str) -> str | None:
+    """The studio handle a request path names, or None."""
+    found = _STUDIO_PATH.match(path)
+    return found.group(1) if found else None
+
+
+def _spend(config: Any, limiter: Limiter, tier: Tier, key: str) -> None:
+    per_minute = int(config.get(tier.rate_setting) or 0)
+    wait = limiter.take(tier, key, per_minute, int(config.get(tier.burst_setting) or 1))
     if wait > 0:
         seconds = max(1, math.ceil(wait))
-        raise TooManyRequests(f"too many requests for this token ({per_minute} per minute): "
+        raise TooManyRequests(f"too many requests {tier.refusal} ({per_minute} per minute): "
                               f"retry in {seconds} s", retry_after=seconds)
+
+
+def check(config: Any, limiter: Limiter, identity: Any, path: str, *,
+          outer: bool = True) -> None:
+    """Spend one unit of every tier this request counts in; TooManyRequests (429, Retry-After)
+    when one is spent. ``outer`` is False for in-process hops: only the studio tier counts."""
+    if identity is None or identity.token_id is None:
+        return
+    if outer:
+        _spend(config, limiter, TOKEN, str(identity.token_id))
+        _spend(config, limiter, PERSON, str(identity.user_id))
+    studio = studio_of(path)
+    if studio is not None:
+        _spend(config, limiter, STUDIO, studio)

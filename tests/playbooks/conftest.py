@@ -1,13 +1,49 @@
-"""Fixtures for playbook tests: the demo design model, token-less loopback mode, helpers."""
+"""Fixtures for playbook tests: the demo design model, token-less loopback mode, helpers.
+
+Every test here that uses the app runs once per capture store (``PLAYBOOK_CAPTURE_STORE``
+``folder`` and ``database``); the helpers below read a capture from whichever is in use.
+"""
 
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 from flask import Flask
+
+STORES = ("folder", "database")
+_current: dict[str, Any] = {"app": None, "store": "folder"}
+
+
+def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
+    if "app" in metafunc.fixturenames and "capture_store" in metafunc.fixturenames:
+        metafunc.parametrize("capture_store", STORES, indirect=True)
+
+
+@pytest.fixture(autouse=True)
+def capture_store(request: pytest.FixtureRequest,
+                  monkeypatch: pytest.MonkeyPatch) -> Iterator[str]:
+    """The capture store of this test: set in the app's config and in the environment (for
+    the servers a test starts as processes)."""
+    store = getattr(request, "param", "folder")
+    if store != "folder":
+        app = request.getfixturevalue("app")
+        monkeypatch.setitem(app.config, "PLAYBOOK_CAPTURE_STORE", store)
+        monkeypatch.setenv("PLAYBOOK_CAPTURE_STORE", store)
+        _current["app"] = app
+    _current["store"] = store
+    yield store
+    _current.update(app=None, store="folder")
+
+
+def folder_store_only(store: str) -> None:
+    """Skip a test of the folder's own matters (a torn tail left by a crash mid-write): a
+    database row is written whole or not at all."""
+    if store != "folder":
+        pytest.skip("a folder-store matter: database rows are never torn")
 
 
 @pytest.fixture
@@ -29,9 +65,19 @@ def rpc(agent: Any, method: str, params: dict[str, Any] | None = None,
     return response.get_json()
 
 
+def capture_text(folder: Path) -> str:
+    """capture.jsonl of the session in ``folder``: the file, or the database store's export."""
+    if _current["store"] == "database":
+        from app.playbooks import capture
+
+        with _current["app"].app_context():
+            return capture.export(folder).decode("ascii")
+    return (folder / "capture.jsonl").read_text(encoding="utf-8")
+
+
 def capture_lines(folder: Path) -> list[dict[str, Any]]:
     """Every line of capture.jsonl parsed strictly: a torn line fails the test."""
-    text = (folder / "capture.jsonl").read_text(encoding="utf-8")
+    text = capture_text(folder)
     assert text == "" or text.endswith("\n"), "capture.jsonl ends with a torn line"
     return [json.loads(line) for line in text.splitlines()]
 

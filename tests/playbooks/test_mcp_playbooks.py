@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import time
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -16,13 +17,14 @@ from flask import Flask
 
 from tests.helpers import join_studio, parse_md
 from tests.mcp.clients import LEGACY, TRANSPORTS, opener, run, text_of
+from tests.playbooks.conftest import capture_lines
 
 SELECTOR = {"category": "OST_Walls", "typeName": "RC150", "levelName": "1FL"}
 
 
 def _capture(started: dict[str, Any]) -> list[dict[str, Any]]:
-    with open(f"{started['dir']}/capture.jsonl", encoding="utf-8") as lines:
-        return [json.loads(line) for line in lines.read().splitlines()]
+    """The capture's lines, from whichever capture store the app uses."""
+    return list(capture_lines(Path(started["dir"])))
 
 
 @pytest.mark.parametrize(("transport", "mode", "version"), TRANSPORTS)

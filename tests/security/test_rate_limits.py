@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 import pytest
 from flask import Flask
 
-from app.web.ratelimit import TokenBuckets
+from app.web.ratelimit import window
 
 RPC = {"jsonrpc": "2.0", "id": 1, "method": "get_walls", "params": {}}
 MCP_PING = {"jsonrpc": "2.0", "id": 1, "method": "ping"}
@@ -93,15 +94,73 @@ def test_limit_zero_turns_limiting_off(app: Flask, studio, monkeypatch) -> None:
     assert all(studio.get("/studios").status_code == 200 for _ in range(5))
 
 
-def test_buckets_refill_at_the_configured_rate() -> None:
-    now = [1000.0]
-    buckets = TokenBuckets(clock=lambda: now[0])
-    assert [buckets.take("t", 60, 2) for _ in range(2)] == [0.0, 0.0]
-    assert buckets.take("t", 60, 2) == pytest.approx(1.0)  # one per second at 60/minute
-    now[0] += 0.5
-    assert buckets.take("t", 60, 2) == pytest.approx(0.5)
-    now[0] += 0.5
-    assert buckets.take("t", 60, 2) == 0.0
-    now[0] += 3600
-    assert [buckets.take("t", 60, 2) for _ in range(3)][-1] > 0  # never above the burst
-    assert buckets.take("other", 60, 2) == 0.0
+def test_the_window_allows_the_burst_and_the_rate_in_the_long_run() -> None:
+    item = window(1, 3)  # the fixture's tier: 3 at once, then one a minute
+    assert (item.amount, item.get_expiry()) == (3, 180)
+    item = window(12000, 2000)  # the token default: 2000 in any 10 seconds = 12000 a minute
+    assert (item.amount, item.get_expiry()) == (2000, 10)
+    assert window(60000, 1).get_expiry() == 1  # never below one second
+
+
+def test_a_person_s_tokens_share_the_person_budget(app: Flask, make_agent,  # type: ignore[no-untyped-def]
+                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setitem(app.config, "HARMONIC_RATE_LIMIT_PERSON", 1)
+    monkeypatch.setitem(app.config, "HARMONIC_RATE_BURST_PERSON", 3)
+    app.extensions.pop("harmonic.ratelimit", None)
+    try:
+        first, second = make_agent("alice"), make_agent("alice")  # two tokens, one person
+        assert [first.get("/studios").status_code for _ in range(2)] == [200, 200]
+        assert second.get("/studios").status_code == 200
+        refused = second.get("/studios", accept="application/json")
+        assert refused.status_code == 429 and int(refused.headers["Retry-After"]) >= 1
+        assert "too many requests for this person" in refused.json["error"]["message"]
+        assert make_agent("bob").get("/studios").status_code == 200  # another person
+    finally:
+        app.extensions.pop("harmonic.ratelimit", None)
+
+
+def test_a_studio_budget_is_shared_by_everyone_in_it(app: Flask, studio, make_agent,  # type: ignore[no-untyped-def]
+                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    from tests.mcp.conftest import Http
+    from tests.mcp.test_http import _FlaskClient
+
+    monkeypatch.setitem(app.config, "HARMONIC_RATE_LIMIT_STUDIO", 1)
+    monkeypatch.setitem(app.config, "HARMONIC_RATE_BURST_STUDIO", 3)
+    app.extensions.pop("harmonic.ratelimit", None)
+    try:
+        bob = make_agent("bob")
+        assert studio.get("/studios/team").status_code == 200
+        assert bob.get("/studios/team").status_code in (200, 403, 404)  # counted either way
+        # An MCP agent reaches the studio through an in-process hop: that hop counts too.
+        http = Http("http://localhost", studio.token, _FlaskClient(studio.client))
+        http.initialize()
+        assert not http.tool("navigate", path="/studios/team").get("isError")
+        refused = studio.get("/studios/team", accept="application/json")
+        assert refused.status_code == 429
+        assert "too many requests in this studio" in refused.json["error"]["message"]
+        assert studio.get("/studios").status_code == 200  # a page outside the studio
+        through_mcp = http.tool("navigate", path="/studios/team")
+        assert "too many requests in this studio" in json.dumps(through_mcp)
+    finally:
+        app.extensions.pop("harmonic.ratelimit", None)
+
+
+def test_storage_must_be_memory_or_redis(monkeypatch: pytest.MonkeyPatch, tmp_path) -> None:  # type: ignore[no-untyped-def]
+    from config import SettingError, build_config
+
+    monkeypatch.setenv("HARMONIC_RATE_LIMIT_STORAGE", "mongodb://nowhere")
+    with pytest.raises(SettingError, match="HARMONIC_RATE_LIMIT_STORAGE"):
+        build_config(str(tmp_path))
+
+
+def test_an_unreachable_redis_lets_requests_through(app: Flask, studio,  # type: ignore[no-untyped-def]
+                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    # Port 9 (discard) on loopback: nothing listens, so every storage call fails at once.
+    monkeypatch.setitem(app.config, "HARMONIC_RATE_LIMIT_STORAGE", "redis://127.0.0.1:9/0")
+    monkeypatch.setitem(app.config, "HARMONIC_RATE_LIMIT", 1)
+    monkeypatch.setitem(app.config, "HARMONIC_RATE_BURST", 1)
+    app.extensions.pop("harmonic.ratelimit", None)
+    try:
+        assert [studio.get("/studios").status_code for _ in range(3)] == [200, 200, 200]
+    finally:
+        app.extensions.pop("harmonic.ratelimit", None)

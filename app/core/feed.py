@@ -1,0 +1,174 @@
+"""Change events across processes: the outbox written by other processes reaches this process's
+listeners (``app.core.changes.listen``: listen streams, stdio sessions, GET /mcp streams).
+
+One relay thread per process (started by ``ensure_started`` when something first listens)
+keeps a cursor, the id of the newest change event it has read, and reads the events past it:
+
+- on PostgreSQL when told: one dedicated connection per process runs ``LISTEN``; every
+  transaction that writes change events sends a ``NOTIFY`` (``app.core.changes``), delivered
+  when it commits. The connection is reopened after a failure (a database restart), and the
+  relay then reads everything past its cursor: the outbox is the durable record, the
+  notification only a wake-up. It also reads every ``PG_SAFETY_SECONDS`` without one.
+- on SQLite every ``SQLITE_POLL_SECONDS`` (no notifications; the in-process delivery of
+  ``app.core.changes`` keeps this process's own changes immediate).
+
+Events this process wrote itself were already delivered to its listeners right after their
+commit, so the relay skips their ids (``changes.on_written`` tells it which). Waiters that want
+event ids rather than URIs (the GET /mcp stream) block in ``wait_past`` and then read the outbox
+themselves.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from collections.abc import Callable
+from typing import Any
+
+from flask import Flask
+from sqlalchemy import select
+
+from app.core import changes
+from app.extensions import db
+from app.models.changes import ChangeEvent
+
+log = logging.getLogger("harmonic.feed")
+
+CHANNEL = changes.NOTIFY_CHANNEL
+SQLITE_POLL_SECONDS = 0.25
+PG_SAFETY_SECONDS = 5.0
+BATCH = 1000
+RETRY_SECONDS = (0.2, 0.5, 1.0, 2.0, 5.0)
+
+
+class Relay:
+    """The relay of one process (one app): see the module docstring."""
+
+    def __init__(self, app: Flask) -> None:
+        self.app = app
+        self.cursor = 0
+        self.connected = False  # PostgreSQL: the LISTEN connection is open
+        self._local: set[int] = set()
+        self._lock = threading.Lock()
+        self._changed = threading.Condition(self._lock)
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+        self._advance_hooks: list[Callable[[], None]] = []
+        self.postgres = False
+
+    def on_advance(self, hook: Callable[[], None]) -> None:
+        """Call ``hook`` (on the relay's thread) whenever the cursor moves: new events exist,
+        this process's own included (an evented stream wakes and reads the outbox)."""
+        self._advance_hooks.append(hook)
+
+    # -- the thread ----------------------------------------------------------------------------
+
+    def start(self) -> None:
+        with self.app.app_context():
+            self.postgres = db.engine.dialect.name == "postgresql"
+            self.cursor = changes.latest_id()
+        changes.on_written(self._written)
+        self._thread = threading.Thread(target=self._run, name="harmonic-feed", daemon=True)
+        self._thread.start()
+
+    def stop(self) -> None:
+        self._stop.set()
+        changes.off_written(self._written)
+        if self._thread is not None:
+            self._thread.join(timeout=PG_SAFETY_SECONDS + 1)
+
+    def _written(self, ids: list[int]) -> None:
+        with self._lock:
+            self._local.update(ids)
+
+    def _run(self) -> None:
+        failures = 0
+        while not self._stop.is_set():
+            try:
+                if self.postgres:
+                    self._listen_postgres()
+                else:
+                    self.catch_up()
+                    self._stop.wait(SQLITE_POLL_SECONDS)
+                failures = 0
+            except Exception:
+                self.connected = False
+                delay = RETRY_SECONDS[min(failures, len(RETRY_SECONDS) - 1)]
+                failures += 1
+                log.warning("change feed interrupted; retrying in %.1f s", delay,
+                            exc_info=failures == 1)
+                self._stop.wait(delay)
+
+    def _listen_postgres(self) -> None:
+        import psycopg
+
+        with self.app.app_context():
+            url = db.engine.url.set(drivername="postgresql")
+        conninfo = url.render_as_string(hide_password=False)
+        with psycopg.connect(conninfo, autocommit=True, connect_timeout=5) as conn:
+            conn.execute(f"LISTEN {CHANNEL}")
+            self.connected = True
+            self.catch_up()  # what was committed while we were away (or not yet listening)
+            while not self._stop.is_set():
+                for _note in conn.notifies(timeout=PG_SAFETY_SECONDS, stop_after=1):
+                    pass
+                self.catch_up()
+
+    # -- reading the outbox --------------------------------------------------------------------
+
+    def catch_up(self) -> None:
+        """Deliver the events past the cursor that other processes wrote."""
+        while True:
+            with self.app.app_context(), db.engine.connect() as conn:
+                rows = conn.execute(select(ChangeEvent.id, ChangeEvent.uri)
+                                    .where(ChangeEvent.id > self.cursor)
+                                    .order_by(ChangeEvent.id).limit(BATCH)).all()
+            if not rows:
+                return
+            with self._changed:
+                foreign = [uri for event_id, uri in rows if event_id not in self._local]
+                self.cursor = rows[-1][0]
+                # ids at or below the cursor will never be read again (ids become visible in
+                # order): forget them, including those of transactions that rolled back.
+                self._local = {i for i in self._local if i > self.cursor}
+                self._changed.notify_all()
+            for hook in list(self._advance_hooks):
+                try:
+                    hook()
+                except Exception:
+                    log.exception("change feed hook failed")
+            if foreign:
+                with self.app.app_context():
+                    changes.deliver(dict.fromkeys(foreign))
+            if len(rows) < BATCH:
+                return
+
+    def wait_past(self, event_id: int, timeout: float) -> int:
+        """Block until the relay has read past ``event_id`` (or ``timeout``); the cursor."""
+        with self._changed:
+            self._changed.wait_for(lambda: self.cursor > event_id or self._stop.is_set(),
+                                   timeout=timeout)
+            return self.cursor
+
+
+_start_lock = threading.Lock()
+
+
+def ensure_started(app: Flask) -> Relay:
+    """This process's relay for ``app``, started on first use."""
+    relay: Relay | None = app.extensions.get("harmonic.feed")
+    if relay is not None:
+        return relay
+    with _start_lock:
+        relay = app.extensions.get("harmonic.feed")
+        if relay is None:
+            relay = Relay(app)
+            relay.start()
+            app.extensions["harmonic.feed"] = relay
+    return relay
+
+
+def running(app: Any) -> Relay | None:
+    """The relay of ``app`` if one runs in this process."""
+    relay: Relay | None = app.extensions.get("harmonic.feed")
+    return relay
