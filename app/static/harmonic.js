@@ -33,13 +33,40 @@
     var button = event.target.closest("button[data-offset]");
     if (button) { event.preventDefault(); shortcut(button); return; }
     var copy = event.target.closest("button[data-copy]");
-    if (copy && navigator.clipboard) {
-      var source = document.getElementById(copy.dataset.copy);
-      navigator.clipboard.writeText(source ? source.textContent.trim() : "").then(function () {
-        copy.textContent = "Copied";
-      });
-    }
+    if (copy) { event.preventDefault(); copyFrom(copy); }
   });
+
+  // Copy buttons: data-copy names the field or element to copy ("#id" or a bare id). Says so
+  // in the nearest role=status region (else on the button). The clipboard API needs a secure
+  // context; elsewhere the field is selected and the older copy command tried.
+  function say(button, text) {
+    var box = button.closest("section, form, div");
+    var status = box && (box.querySelector("[role=status]") ||
+                         (box.parentElement && box.parentElement.querySelector("[role=status]")));
+    if (status && !status.contains(button)) { status.textContent = text; }
+    else { button.textContent = text.indexOf("Copied") === 0 ? "Copied" : "Select and copy"; }
+  }
+
+  function copyFrom(button) {
+    var target = button.dataset.copy;
+    var field = target.charAt(0) === "#" ? document.querySelector(target)
+                                          : document.getElementById(target);
+    if (!field) { return; }
+    var value = field.value !== undefined ? field.value : field.textContent.trim();
+    function fallback() {
+      if (field.select) { field.focus(); field.select(); }
+      var ok = false;
+      try { ok = document.execCommand("copy"); } catch (e) { ok = false; }
+      say(button, ok ? "Copied to the clipboard." : "Selected: press Ctrl+C (⌘C) to copy.");
+    }
+    if (navigator.clipboard && window.isSecureContext) {
+      navigator.clipboard.writeText(value).then(function () {
+        say(button, "Copied to the clipboard.");
+      }, fallback);
+    } else {
+      fallback();
+    }
+  }
 
   document.addEventListener("DOMContentLoaded", function () {
     var summary = document.getElementById("error-summary");

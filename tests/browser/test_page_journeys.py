@@ -8,7 +8,9 @@ reload. The screenshots in docs/screenshots come from here (light, dark, 390 px)
 
 from __future__ import annotations
 
+import os
 import re
+import tempfile
 from pathlib import Path
 
 import httpx
@@ -44,18 +46,22 @@ def person(app: Flask, make_agent, browser, live_server: str, handle: str,  # ty
 
 
 def shoot(page, name: str) -> None:  # type: ignore[no-untyped-def]
-    """Light, dark and a 390 px phone: three pictures of the page as it is now."""
-    SHOTS.mkdir(parents=True, exist_ok=True)
+    """Light, dark and a 390 px phone: three pictures of the page as it is now (into
+    docs/screenshots with HARMONIC_SCREENSHOTS=1, else a temporary folder, so an ordinary run
+    leaves the work tree clean)."""
+    folder = SHOTS if os.environ.get("HARMONIC_SCREENSHOTS") else Path(
+        tempfile.gettempdir()) / "harmonic-screenshots"
+    folder.mkdir(parents=True, exist_ok=True)
     size = page.viewport_size
     page.emulate_media(color_scheme="light")
-    page.screenshot(path=str(SHOTS / f"{name}-light.png"), full_page=True)
+    page.screenshot(path=str(folder / f"{name}-light.png"), full_page=True)
     page.emulate_media(color_scheme="dark")
-    page.screenshot(path=str(SHOTS / f"{name}-dark.png"), full_page=True)
+    page.screenshot(path=str(folder / f"{name}-dark.png"), full_page=True)
     page.set_viewport_size({"width": 390, "height": 844})
     page.emulate_media(color_scheme="light")
     # A phone shows the page without sideways scrolling.
     assert page.evaluate("document.documentElement.scrollWidth") <= 390
-    page.screenshot(path=str(SHOTS / f"{name}-390.png"), full_page=True)
+    page.screenshot(path=str(folder / f"{name}-390.png"), full_page=True)
     page.set_viewport_size(size)
 
 
@@ -213,7 +219,7 @@ def test_a_floorplan_edited_through_its_fields(app, make_agent, browser, live_se
     add.get_by_label("Direction").select_option("below")
     expect(pat.locator('[data-plan-drawing] svg rect.room[data-room="Kitchen"]')).to_have_count(1)
     assert drawing.inner_html() != before
-    expect(pat.get_by_role("status")).to_contain_text("Preview, not saved yet")
+    expect(pat.locator("[data-preview-status]")).to_contain_text("Preview, not saved yet")
     assert pat.locator("article.floorplan").get_attribute("data-version") == "1"
     add.get_by_role("button", name="Add room").click()
     pat.wait_for_load_state()
@@ -227,13 +233,13 @@ def test_a_floorplan_edited_through_its_fields(app, make_agent, browser, live_se
     assert resize.get_by_label("Width").input_value() == "4"
     saved_width = rect_width(pat, "Storage")
     resize.get_by_label("Width").fill("8")
-    expect(pat.get_by_role("status")).to_contain_text("8 x 4")
+    expect(pat.locator("[data-preview-status]")).to_contain_text("8 x 4")
     assert rect_width(pat, "Storage") == pytest.approx(saved_width * 2)
     # A wrong value is explained, and the form is not sent.
     resize.get_by_label("Width").fill("-1")
-    expect(pat.get_by_role("status")).to_contain_text("Fill in the fields")
+    expect(pat.locator("[data-preview-status]")).to_contain_text("Fill in the fields")
     resize.get_by_label("Width").fill("8")
-    expect(pat.get_by_role("status")).to_contain_text("8 x 4")
+    expect(pat.locator("[data-preview-status]")).to_contain_text("8 x 4")
     resize.get_by_role("button", name="Resize room").click()
     pat.wait_for_load_state()
     assert "Saved version 3" in pat.locator(".flash").inner_text()

@@ -213,7 +213,11 @@ def test_no_page_scrolls_sideways_at_390px(seeded, browser, live_server) -> None
             tab.goto(url)
             width = tab.evaluate("document.documentElement.scrollWidth")
             if width > 390:
-                wide.append((kind, width))
+                # Name the widest culprits, so a failure says what to fix.
+                culprits = tab.evaluate("""[...document.querySelectorAll('body *')]
+                    .filter(e => e.getBoundingClientRect().right > 391)
+                    .slice(-3).map(e => e.tagName + '.' + e.className)""")
+                wide.append((kind, width, culprits))
         assert wide == []
     finally:
         context.close()

@@ -50,7 +50,8 @@ def test_options_from_repeated_fields_and_one_ballot_post(studio, make_agent) ->
     html = studio.get(path, accept="text/html").get_data(as_text=True)
     # One form for the whole ballot; each checkbox is named with its option.
     assert html.count('data-action="vote"') == 1
-    assert 'name="votes[1][accept]"' in html and "Accept<span class=\"sr-only\">: Tuesday" in html
+    assert 'name="votes[1][accept]"' in html
+    assert 'Accept<span class="visually-hidden">: Tuesday' in html
     body = parse_md(studio.get(path).get_data(as_text=True))[1]
     assert "| 1 | Tuesday | 2 | 1 |" in body
 

@@ -4,7 +4,7 @@ tools/call forwarded to the real /mcp with a token). The floorplan viewer lists 
 shows a room's metadata, pans and zooms, and saves an edit to the stored plan; the decision
 view votes in place. Hostile labels and option titles stay text.
 
-Set HARMONIC_SCREENSHOTS to a directory (docs/screenshots) to keep pictures of the views.
+HARMONIC_SCREENSHOTS=1 keeps pictures of the views in docs/screenshots.
 """
 
 from __future__ import annotations
@@ -46,10 +46,11 @@ def open_view(page: Any, live_server: str, token: str, view: str, tool: str,
 
 
 def _screenshot(page: Any, name: str) -> None:
-    where = os.environ.get("HARMONIC_SCREENSHOTS")
-    if where:
-        Path(where).mkdir(parents=True, exist_ok=True)
-        page.locator("#view").screenshot(path=str(Path(where) / name))
+    # HARMONIC_SCREENSHOTS=1 refreshes docs/screenshots, as the other browser tests do.
+    if os.environ.get("HARMONIC_SCREENSHOTS"):
+        where = Path(__file__).resolve().parents[2] / "docs" / "screenshots"
+        where.mkdir(parents=True, exist_ok=True)
+        page.locator("#view").screenshot(path=str(where / name))
 
 
 def _no_script_ran(page: Any, view: Any) -> None:
