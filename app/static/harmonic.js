@@ -68,7 +68,22 @@
     }
   }
 
+  // A form the page draws itself, refused and shown again, carries what was typed in
+  // data-refused: put each value back in its field.
+  function restore(form) {
+    var values;
+    try { values = JSON.parse(form.dataset.refused); } catch (e) { return; }
+    Object.keys(values).forEach(function (name) {
+      Array.prototype.forEach.call(form.elements, function (field) {
+        if (field.name !== name || field.type === "hidden") { return; }
+        if (field.type === "checkbox") { field.checked = ["true", "on", "1"].indexOf(values[name]) >= 0; }
+        else { field.value = values[name]; }
+      });
+    });
+  }
+
   document.addEventListener("DOMContentLoaded", function () {
+    document.querySelectorAll("form[data-refused]").forEach(restore);
     var summary = document.getElementById("error-summary");
     if (summary) summary.focus();
   });

@@ -290,6 +290,22 @@ def test_a_refused_form_comes_back_with_the_input_and_its_messages(app, make_age
     assert page.locator("#create_note-text-error").inner_text() == "is required"
     assert page.locator(".flash.success").count() == 0
 
+    # A form the page draws itself (a floorplan's operations) comes back open, with its
+    # message inside and what was typed put back.
+    hana = app.test_client()
+    made = hana.post("/studios/team/floorplans/actions/create_floorplan",
+                     json={"name": "annex", "dsl": ""}, headers=_bearer(app, "hana"))
+    assert made.status_code == 201, made.get_data(as_text=True)
+    page.goto("/studios/team/f/annex")
+    form = page.locator("form[data-action=add_room]")
+    form.locator("[name=name]").fill("Bad Name!")
+    with page.expect_navigation() as nav:
+        form.locator("button[type=submit]").click()
+    assert nav.value.status == 422
+    form = page.locator("form[data-action=add_room]")
+    assert form.locator("[name=name]").input_value() == "Bad Name!"
+    assert "'Bad Name!' is not a valid room name" in form.locator("[role=alert]").inner_text()
+
 
 def test_error_pages_keep_the_signed_in_person(app, make_agent, page) -> None:  # type: ignore[no-untyped-def]
     make_agent("hana", password="hana-password")
@@ -317,3 +333,16 @@ def test_error_pages_keep_the_signed_in_person(app, make_agent, page) -> None:  
            }""", limit + 10)
     assert too_big[0] == 413
     assert "Hana" in too_big[1] and 'href="/login"' not in too_big[1]
+
+
+def _bearer(app, handle: str) -> dict[str, str]:  # type: ignore[no-untyped-def]
+    """A fresh token of ``handle``'s, as request headers."""
+    from app.extensions import db
+    from app.models import User
+    from app.services import tokens
+
+    with app.app_context():
+        user = db.session.query(User).filter(User.handle == handle).one()
+        _token, plaintext = tokens.create_token(user, name="browser test")
+        db.session.commit()
+    return {"Authorization": f"Bearer {plaintext}", "Accept": "application/json"}

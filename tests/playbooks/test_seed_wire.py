@@ -160,7 +160,9 @@ def serve_on_seed_port(app: Any) -> Iterator[bool]:
 
     try:
         server = make_server("127.0.0.1", 5209, app, threaded=True)
-    except OSError:
+    except (OSError, SystemExit):  # werkzeug exits (SystemExit) when the port is taken
+        server = None
+    if server is None:  # taken, e.g. by this test's other capture store on another worker
         yield False
         return
     thread = threading.Thread(target=server.serve_forever, daemon=True)
