@@ -8,6 +8,7 @@ fall back to the environment.
 
 from __future__ import annotations
 
+import os
 from collections.abc import MutableMapping
 from pathlib import Path
 from typing import Any
@@ -18,6 +19,16 @@ from flask import Flask, current_app, has_app_context
 def app_config() -> MutableMapping[str, Any]:
     """The current app's config, or an empty mapping outside an app context."""
     return current_app.config if has_app_context() else {}
+
+
+def setting(name: str, default: str) -> str:
+    """A feature's setting: the app's config, else the environment, else ``default`` (an empty
+    value counts as unset, as an empty environment variable does)."""
+    value = app_config().get(name)
+    if value not in (None, ""):
+        return str(value)
+    env = os.environ.get(name)
+    return env if env not in (None, "") else default
 
 
 def in_app() -> bool:

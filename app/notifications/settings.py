@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass
 
-from app.core.config import app_config
+from app.core import config
 
 
 @dataclass(frozen=True)
@@ -26,12 +25,7 @@ _BY_NAME = {s.name: s for s in SETTINGS}
 
 
 def get(name: str) -> str:
-    setting = _BY_NAME[name]
-    value = app_config().get(name)
-    if value not in (None, ""):
-        return str(value)
-    env = os.environ.get(name)
-    return env if env not in (None, "") else setting.default
+    return config.setting(name, _BY_NAME[name].default)
 
 
 def get_float(name: str) -> float:

@@ -6,10 +6,9 @@ code path can copy it into a log or an event by accident.
 
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass
 
-from app.core.config import app_config
+from app.core import config
 
 
 @dataclass(frozen=True)
@@ -48,12 +47,7 @@ _BY_NAME = {s.name: s for s in SETTINGS}
 
 
 def get(name: str) -> str:
-    setting = _BY_NAME[name]
-    config = app_config()
-    if config.get(name) not in (None, ""):
-        return str(config[name])
-    value = os.environ.get(name)
-    return value if value not in (None, "") else setting.default
+    return config.setting(name, _BY_NAME[name].default)
 
 
 def get_float(name: str) -> float:
