@@ -8,10 +8,12 @@ from __future__ import annotations
 
 import json
 import os
+import queue
 import re
 import signal
 import socket
 import subprocess
+import threading
 import time
 from pathlib import Path
 
@@ -36,21 +38,24 @@ def test_bin_dev_serves_the_demo(tmp_path) -> None:  # type: ignore[no-untyped-d
     proc = subprocess.Popen([str(ROOT / "bin" / "dev")], cwd=ROOT, env=env, text=True,
                             stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
                             start_new_session=True)
+    # A thread reads the output, so a bin/dev that stops printing fails the test at the deadline
+    # instead of blocking it on readline.
+    printed: queue.Queue[str] = queue.Queue()
+    threading.Thread(target=lambda: [printed.put(line) for line in proc.stdout],
+                     daemon=True).start()
     try:
         token, lines = None, []
-        deadline = time.monotonic() + 120
-        while token is None and time.monotonic() < deadline:
-            line = proc.stdout.readline()
-            if not line:
-                break
+        signs_in = "without a token (you will be asked to sign in)"
+        deadline = time.monotonic() + 180
+        while not (token and signs_in in "".join(lines) and lines[-1].strip().endswith("}}}")):
+            try:
+                line = printed.get(timeout=max(0.1, deadline - time.monotonic()))
+            except queue.Empty:
+                raise AssertionError("bin/dev printed no MCP configuration in time:\n"
+                                     + "".join(lines)) from None
             lines.append(line)
             match = re.match(r"^HARMONIC_API_TOKEN=(\S+)$", line.strip())
-            token = match.group(1) if match else None
-        assert token, "".join(lines)
-        signs_in = "without a token (you will be asked to sign in)"
-        while not (signs_in in "".join(lines) and lines[-1].strip().endswith("}}}")) \
-                and len(lines) < 80:
-            lines.append(proc.stdout.readline())
+            token = token or (match.group(1) if match else None)
         base = f"http://127.0.0.1:{port}"
         headers = {"Authorization": f"Bearer {token}", "Accept": "text/markdown"}
         with httpx.Client(base_url=base, timeout=10) as http:

@@ -54,8 +54,13 @@ async def stdio_client(app: Flask, token: str, errlog: Any = None, mode: str = "
         yield client
 
 
+# A scenario that waits on an answer that never comes fails with the awaiting frame in its
+# traceback, well before pytest-timeout would stop the whole test.
+SCENARIO_SECONDS = 240
+
+
 def run(scenario: Callable[[], Awaitable[Any]]) -> Any:
-    return asyncio.run(scenario())  # type: ignore[arg-type]
+    return asyncio.run(asyncio.wait_for(scenario(), SCENARIO_SECONDS))  # type: ignore[arg-type]
 
 
 def opener(transport: str, mode: str, request: pytest.FixtureRequest,

@@ -96,9 +96,13 @@ def run_async(scenario: Any) -> Any:
         except BaseException as exc:  # re-raised on the test's thread
             out["error"] = exc
 
-    thread = threading.Thread(target=target)
+    # A daemon thread, joined with a bound: a scenario that never ends fails the test and does
+    # not keep the test process from exiting afterwards.
+    thread = threading.Thread(target=target, daemon=True)
     thread.start()
-    thread.join()
+    thread.join(240)
+    if thread.is_alive():
+        raise TimeoutError("the MCP client scenario did not finish within 240 s")
     if "error" in out:
         raise out["error"]
     return out["value"]
