@@ -44,7 +44,10 @@ def database_url(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPa
     _pg_admin(f'CREATE DATABASE "{name}"')
     base = PG_ADMIN_URL.rsplit("/", 1)[0]
     try:
-        yield f"{base}/{name}"
+        # Every connection of the tests and of the servers they start gives up waiting for a
+        # lock after two minutes: a transaction left open by mistake then fails the test that
+        # waits on it, with PostgreSQL's "lock timeout" error, instead of hanging the run.
+        yield f"{base}/{name}?options=-c%20lock_timeout%3D120s"
     finally:
         _pg_admin(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
 

@@ -101,10 +101,17 @@ class Relay:
 
     def _listen_postgres(self) -> None:
         import psycopg
+        from psycopg.conninfo import make_conninfo
 
         with self.app.app_context():
-            url = db.engine.url.set(drivername="postgresql")
-        conninfo = url.render_as_string(hide_password=False)
+            url = db.engine.url
+        # From the URL's parts, not its text: rendering a URL re-encodes a query value's space
+        # as "+", which libpq reads literally (a DATABASE_URL with "?options=-c%20..." broke).
+        parts = {"host": url.host, "port": url.port, "dbname": url.database,
+                 "user": url.username, "password": url.password,
+                 **{key: value for key, value in url.query.items() if isinstance(value, str)}}
+        conninfo = make_conninfo(**{key: value for key, value in parts.items()
+                                    if value is not None})
         with psycopg.connect(conninfo, autocommit=True, connect_timeout=5) as conn:
             conn.execute(f"LISTEN {CHANNEL}")
             self.connected = True
