@@ -110,7 +110,7 @@ class Relay:
         parts = {"host": url.host, "port": url.port, "dbname": url.database,
                  "user": url.username, "password": url.password,
                  **{key: value for key, value in url.query.items() if isinstance(value, str)}}
-        conninfo = make_conninfo(**{key: value for key, value in parts.items()
+        conninfo = make_conninfo("", **{key: value for key, value in parts.items()
                                     if value is not None})
         with psycopg.connect(conninfo, autocommit=True, connect_timeout=5) as conn:
             conn.execute(f"LISTEN {CHANNEL}")

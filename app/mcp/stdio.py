@@ -34,7 +34,8 @@ from app.core.identity import Identity, identity_from_token
 from app.core.jsonrpc import INVALID_REQUEST, RpcError
 from app.mcp import modern, wire
 from app.mcp.context import ClientRequestFailed, SessionState, ToolContext
-from app.mcp.jsonrpc import UNAUTHORIZED
+from app.mcp.info import MODERN_VERSIONS
+from app.mcp.jsonrpc import UNAUTHORIZED, UNSUPPORTED_VERSION
 from app.mcp.server import McpServer
 
 log = logging.getLogger("harmonic.mcp.stdio")
@@ -44,6 +45,9 @@ DEFAULT_MAX_MESSAGE = 1024 * 1024  # when HARMONIC_MAX_BODY is not a number
 INLINE = frozenset({"initialize", "ping", "logging/setLevel"})
 # Answered only once the token is known to be good: the handshake of either era.
 HANDSHAKES = frozenset({"initialize", modern.DISCOVER})
+# A server/discover answered this long after it arrived may have been given up by its client
+# (the official SDK waits 10 s) which then falls back to initialize.
+LATE_DISCOVER_SECONDS = 5.0
 
 
 class TokenError(Exception):
@@ -85,6 +89,7 @@ class StdioTransport:
         self.session = SessionState(f"stdio-{uuid.uuid4().hex[:16]}")
         self.app: Any = None
         self._loader: threading.Thread | None = None
+        self._late_discover = False  # a server/discover was answered after a slow start
         self._start_lock = threading.Lock()
         self._ready = threading.Event()
         self._start_error: TokenError | AppStartError | None = None
@@ -246,6 +251,7 @@ class StdioTransport:
         return line.rstrip(b"\r\n")
 
     def dispatch(self, line: bytes) -> None:
+        received = time.monotonic()
         try:
             message = jsonrpc.decode(line)
         except RpcError as exc:
@@ -296,8 +302,23 @@ class StdioTransport:
             if (jsonrpc.valid_id(target) and target in self._queued
                     and not self.server.cancel(self.session, target)):
                 self._cancelled_early.add(target)
+        if method == "initialize" and self._late_discover and jsonrpc.valid_id(message.get("id")):
+            # This connection answered its server/discover late (the app was still loading):
+            # the client may have given up on it and fallen back to initialize. This error
+            # (naming the modern versions) makes it probe again instead of settling on the
+            # older era, the official SDK's documented recovery. A discover answered in time
+            # leaves both eras open, as always.
+            self.write(jsonrpc.error(message["id"], RpcError(
+                UNSUPPORTED_VERSION, "This connection speaks 2026-07-28 (its server/discover "
+                "was answered late, while the server started): send server/discover again",
+                {"supported": list(MODERN_VERSIONS), "requested": params.get("protocolVersion")
+                 if isinstance(params := message.get("params"), dict) else None})))
+            return
         response = self.server.handle(message, self.session, self)
         if response is not None:
+            if (method == modern.DISCOVER and "result" in response
+                    and time.monotonic() - received >= LATE_DISCOVER_SECONDS):
+                self._late_discover = True
             self.write(response)
 
     def listen(self, message: dict[str, Any]) -> None:

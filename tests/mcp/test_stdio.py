@@ -9,6 +9,7 @@ import signal
 import subprocess
 import sys
 import threading
+import time
 from typing import Any
 
 import pytest
@@ -250,3 +251,33 @@ def test_random_json_lines_never_crash_or_pollute_stdout(app: Flask, token: str)
     one()
     assert server.proc.poll() is None, server.proc.stderr.read()
     assert server.close() == 0
+
+
+def test_initialize_after_a_late_discover_says_to_probe_again(app: Flask, token: str) -> None:
+    """A client whose server/discover timed out while the server started falls back to
+    initialize: a discover answered late marks the connection 2026-07-28, so the initialize is
+    told so (-32022 naming the modern versions) and a second probe is answered, instead of the
+    client settling on the older era. The slow start is made real: the token table is locked
+    while the server checks the token (PostgreSQL; SQLite's readers never wait in WAL mode)."""
+    from tests.mcp.test_modern import meta
+
+    if not app.config["SQLALCHEMY_DATABASE_URI"].startswith("postgresql"):
+        pytest.skip("holding back the token check needs a lock PostgreSQL readers wait on")
+    import psycopg
+
+    url = app.config["SQLALCHEMY_DATABASE_URI"].replace("postgresql+psycopg://", "postgresql://")
+    with psycopg.connect(url.split("?")[0]) as locker:
+        locker.execute("LOCK TABLE api_tokens IN ACCESS EXCLUSIVE MODE")
+        server = StdioProcess(app_env(app, HARMONIC_API_TOKEN=token))
+        server.send({"jsonrpc": "2.0", "id": 1, "method": "server/discover",
+                     "params": {"_meta": meta()}})
+        time.sleep(6)  # longer than LATE_DISCOVER_SECONDS: the server waits on the lock
+    try:
+        assert "2026-07-28" in server.read(60)["result"]["supportedVersions"]
+        refused = server.request(2, "initialize", INIT)["error"]
+        assert refused["code"] == -32022
+        assert refused["data"] == {"supported": ["2026-07-28"], "requested": "2025-11-25"}
+        again = server.request(3, "server/discover", {"_meta": meta()})
+        assert "2026-07-28" in again["result"]["supportedVersions"]
+    finally:
+        server.close()
