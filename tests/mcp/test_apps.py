@@ -185,3 +185,46 @@ def test_show_decision_keeps_the_pages_rules(client, make_agent, studio) -> None
     missing = Stateless(client, studio.token).tool(
         "show_decision", arguments={"path": "/studios/team/d/nope"})
     assert missing["isError"] is True and "404" in missing["content"][0]["text"]
+
+
+def test_app_only_tools_are_offered_to_apps_hosts_only(app: Flask) -> None:
+    """A tool only a view calls (``_meta.ui.visibility: ["app"]``; none is registered today):
+    an Apps host lists and calls it, any other client neither sees nor reaches it."""
+    from app.actions.effects import READ
+    from app.mcp.context import SessionState
+    from app.mcp.registry import REGISTRY, Registry
+    from app.mcp.server import McpServer
+
+    extra = Registry()
+
+    @extra.tool("view_only_ping", "Answer pong (for a view)", effect=READ,
+                meta={"ui": {"resourceUri": "ui://harmonic/decision-view",
+                             "visibility": ["app"]}})
+    def _ping(ctx: Any, args: dict[str, Any]) -> str:
+        return "pong"
+
+    server = McpServer(REGISTRY.merged(extra))
+
+    class Quiet:
+        def notify(self, message: Any) -> None: ...
+
+    def ask(capabilities: dict[str, Any], method: str, params: dict[str, Any]) -> Any:
+        session = SessionState("apps-test")
+        session.initialized = True
+        session.client_capabilities = capabilities
+        with app.app_context():
+            return server.handle({"jsonrpc": "2.0", "id": 1, "method": method,
+                                  "params": params}, session, Quiet(), stateless=False)
+
+    host = {"extensions": {EXTENSION: {"mimeTypes": [MIME]}}}
+    for caps, offered in ((host, True), ({}, False),
+                          ({"extensions": {EXTENSION: {"mimeTypes": ["text/html"]}}}, False)):
+        listed = {t["name"]: t for t in ask(caps, "tools/list", {})["result"]["tools"]}
+        called = ask(caps, "tools/call", {"name": "view_only_ping", "arguments": {}})
+        assert ("view_only_ping" in listed) is offered, caps
+        assert ("ui" in listed["render_floorplan"].get("_meta", {})) is offered, caps
+        if offered:
+            assert called["result"]["content"][0]["text"] == "pong"
+        else:
+            assert called["error"]["code"] == -32602 and "Unknown tool" in \
+                called["error"]["message"]
