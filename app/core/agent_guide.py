@@ -154,13 +154,16 @@ SKILLS = (
           "it finishes.",
           """\
 1. `navigate("/workflows")` lists the workflows; a workflow's page lists its inputs and offers
-   `run_workflow`, which runs it with them.
+   `run_workflow`, which runs it with them (the `run_workflow(workflow, inputs)` tool does too).
 2. Running answers with the run's page (`/runs/<id>`): its state, steps and events. Subscribe to
    the run's events resource (or read the page again) to follow it; every event has a number,
    so nothing is missed.
+3. A client that declares the tasks extension gets a task from the `run_workflow` tool: the run
+   itself. `tasks/get` shows its steps done out of all, then its result; `tasks/cancel` cancels
+   it, and its remaining steps do not run.
 """,
           ("workflows", "workflow", "run"),
-          ("navigate", "execute_action")),
+          ("navigate", "execute_action", "run_workflow")),
 )
 
 

@@ -18,6 +18,11 @@ Content-Security-Policy allowing only its own inline script and style (by hash).
 from the server (room names, labels, option titles) reaches the page as text
 (``textContent``, attribute values), never as markup. A client without Apps ignores the
 ``_meta`` and gets the text and image it always got.
+
+Negotiated as the extension says: only a client that declares ``io.modelcontextprotocol/ui``
+with our view type (``app.mcp.negotiate.shows_apps``) sees a tool's ``_meta.ui`` in tools/list,
+and only it is offered app-only tools (``_meta.ui.visibility == ["app"]``, for a view's own
+calls); every other client gets the same tools without them, and the same text and image.
 """
 
 from __future__ import annotations
@@ -33,10 +38,10 @@ from app.actions.effects import READ
 from app.mcp import content, harmonic
 from app.mcp.content import ToolError, ToolResult
 from app.mcp.context import ToolContext
+from app.mcp.info import APP_MIME, UI_EXTENSION
 from app.mcp.registry import resource, tool
 
-EXTENSION = "io.modelcontextprotocol/ui"
-MIME = "text/html;profile=mcp-app"
+EXTENSION, MIME = UI_EXTENSION, APP_MIME
 FLOORPLAN_VIEW = "ui://harmonic/floorplan-viewer"
 DECISION_VIEW = "ui://harmonic/decision-view"
 ASSETS = Path(__file__).resolve().parents[2] / "templates" / "mcp_apps"

@@ -44,6 +44,11 @@ def server_info() -> dict[str, Any]:
             "icons": icons("harmonic")}
 
 
+# MCP Apps (SEP-1865): the extension and the type of the views we serve (app.mcp.apps).
+UI_EXTENSION = "io.modelcontextprotocol/ui"
+APP_MIME = "text/html;profile=mcp-app"
+
+
 def capabilities() -> dict[str, Any]:
     """The same in both eras: in 2026-07-28 the log level travels in each request's _meta
     and resource updates arrive on a subscriptions/listen stream."""
@@ -54,8 +59,7 @@ def capabilities() -> dict[str, Any]:
             # Extensions this server speaks (SEP-2133: settings inline under each identifier).
             "extensions": {"io.modelcontextprotocol/skills": {},
                            # MCP Apps (SEP-1865): ui:// views linked from tools (app.mcp.apps)
-                           "io.modelcontextprotocol/ui": {"mimeTypes": [
-                               "text/html;profile=mcp-app"]},
+                           UI_EXTENSION: {"mimeTypes": [APP_MIME]},
                            # Tasks (SEP-2663): long tool calls as durable tasks (app.mcp.tasks)
                            "io.modelcontextprotocol/tasks": {}}}
 

@@ -57,7 +57,15 @@ class Tool:
                 return found
         return self.effect
 
-    def describe(self) -> dict[str, Any]:
+    @property
+    def app_only(self) -> bool:
+        """Only an MCP Apps view calls it (``_meta.ui.visibility == ["app"]``): not the model's."""
+        ui = (self.meta or {}).get("ui")
+        return isinstance(ui, dict) and ui.get("visibility") == ["app"]
+
+    def describe(self, apps: bool = True) -> dict[str, Any]:
+        """The tools/list entry; without ``apps`` (a client that is no MCP Apps host) its
+        ``_meta.ui`` link to a view is left out."""
         out: dict[str, Any] = {"name": self.name, "description": self.description,
                                "inputSchema": self.input_schema}
         if self.title:
@@ -66,8 +74,9 @@ class Tool:
             out["outputSchema"] = self.output_schema
         out["annotations"] = self.effect.annotations(self.title)
         out["icons"] = icons(self.icon)
-        if self.meta:
-            out["_meta"] = self.meta
+        meta = self.meta if apps else {k: v for k, v in (self.meta or {}).items() if k != "ui"}
+        if meta:
+            out["_meta"] = meta
         if self.task_support != "forbidden":
             out["execution"] = {"taskSupport": self.task_support}
         return out

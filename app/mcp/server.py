@@ -25,7 +25,7 @@ from typing import Any
 from app.core import jsonrpc
 from app.core.identity import Identity
 from app.core.jsonrpc import INVALID_PARAMS, INVALID_REQUEST, RpcError
-from app.mcp import modern, mrtr, skills, tasks
+from app.mcp import modern, mrtr, negotiate, skills, tasks
 from app.mcp.content import ToolError, ToolResult, as_result, error_result
 from app.mcp.context import (
     LEVELS,
@@ -313,7 +313,9 @@ class McpServer:
         return self._registry().tools.get(name)
 
     def _tools_list(self, ctx: ToolContext, params: dict[str, Any]) -> dict[str, Any]:
-        tools = [t.describe() for t in self._registry().tools.values()]
+        apps = negotiate.shows_apps(ctx, params)  # _meta.ui and app-only tools: Apps hosts only
+        tools = [t.describe(apps) for t in self._registry().tools.values()
+                 if apps or not t.app_only]
         return _paginate(tools, params, "tools", self.page_size)
 
     def _tools_call(self, ctx: ToolContext, params: dict[str, Any]) -> dict[str, Any] | None:
@@ -321,8 +323,8 @@ class McpServer:
         if not isinstance(name, str):
             raise _params_error("name is required")
         tool = self._registry().tools.get(name)
-        if tool is None:
-            raise _params_error(f"Unknown tool: {name}")
+        if tool is None or (tool.app_only and not negotiate.shows_apps(ctx, params)):
+            raise _params_error(f"Unknown tool: {name}")  # (app-only: not offered to it)
         args = params.get("arguments")
         if args is None:
             args = {}

@@ -26,6 +26,11 @@ again from the start and finds its answers, so a handler asks before it writes.
 What cancel guarantees: the task's status becomes ``cancelled`` at once and stays so; the run
 stops at the handler's next cancellation check (a replay checks between steps and before its
 first write). Writes a handler made before that check are not undone.
+
+A tool whose work is already durable (a workflow run: its own jobs on the queue) gives a
+``Backing`` instead (``back``): creating the task starts that work and keeps its id, and each
+``tasks/get`` reads its state (progress, then the result); ``tasks/cancel`` cancels it, so its
+remaining jobs never run. Nothing runs the tool's handler for such a task.
 """
 
 from __future__ import annotations
@@ -35,6 +40,7 @@ import logging
 import secrets
 import uuid
 from collections.abc import Callable
+from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
@@ -43,12 +49,14 @@ from sqlalchemy import delete, update
 from app.core.identity import Identity
 from app.core.jsonrpc import INTERNAL_ERROR, INVALID_PARAMS, RpcError
 from app.extensions import db
-from app.mcp import modern
+from app.mcp import negotiate
+from app.mcp.content import ToolError, error_result
 from app.mcp.context import ClientRequestFailed, SessionState, ToolContext
 from app.mcp.info import MODERN_VERSIONS
 from app.mcp.jsonrpc import MISSING_CAPABILITY
 from app.models.base import utcnow
 from app.models.mcp_tasks import McpTask
+from app.services.errors import DomainError
 
 log = logging.getLogger("harmonic.mcp.tasks")
 
@@ -71,20 +79,45 @@ def provide(launcher: Launcher) -> None:
     _launcher = launcher
 
 
+@dataclass(frozen=True)
+class WorkState:
+    """Where a backing's work stands: ``status`` is a task status (working, completed, failed,
+    cancelled); ``result`` the CallToolResult once completed, ``error`` the JSON-RPC error once
+    failed."""
+
+    status: str
+    progress: int | None = None
+    total: int | None = None
+    message: str | None = None
+    result: dict[str, Any] | None = None
+    error: dict[str, Any] | None = None
+
+
+@dataclass(frozen=True)
+class Backing:
+    """Durable work a tool's task stands for: ``start(ctx, args)`` checks the call and starts
+    the work (a ToolError or DomainError refuses it, answered as a tool error, no task), returning
+    its id; ``state(id)`` reads it; ``cancel(id)`` stops what has not run yet."""
+
+    start: Callable[[ToolContext, dict[str, Any]], uuid.UUID]
+    state: Callable[[uuid.UUID], WorkState]
+    cancel: Callable[[uuid.UUID], None]
+
+
+_backings: dict[str, Backing] = {}
+
+
+def back(tool_name: str, backing: Backing) -> None:
+    """Tasks of ``tool_name`` stand for ``backing``'s work (given by the feature owning it)."""
+    _backings[tool_name] = backing
+
+
 # -- negotiation --------------------------------------------------------------------------------
-
-def _extensions(caps: Any) -> dict[str, Any]:
-    found = caps.get("extensions") if isinstance(caps, dict) else None
-    return found if isinstance(found, dict) else {}
-
 
 def declared(ctx: ToolContext, params: dict[str, Any]) -> bool:
     """Whether this request's client speaks the extension: its session (or, in the stateless
     era, the request's own ``_meta``) declares it, or this one request opts in."""
-    if EXTENSION in _extensions(ctx.session.client_capabilities):
-        return True
-    meta = modern.meta_of(params) or {}
-    return EXTENSION in _extensions(meta.get(modern.CAPABILITIES_KEY))
+    return negotiate.declared(ctx, params, EXTENSION) is not None
 
 
 def missing() -> RpcError:
@@ -148,8 +181,20 @@ def detailed(task: McpTask) -> dict[str, Any]:
 
 def create(ctx: ToolContext, tool_name: str, args: dict[str, Any]) -> dict[str, Any]:
     """Store the task (committed before we answer: an immediate tasks/get finds it), queue its
-    run and answer the CreateTaskResult."""
-    if _launcher is None:
+    run and answer the CreateTaskResult. A backed tool starts its own work first: refused, it
+    answers the tool error and no task exists."""
+    backing = _backings.get(tool_name)
+    work_id: uuid.UUID | None = None
+    if backing is not None:
+        try:
+            work_id = backing.start(ctx, args)
+        except ToolError as exc:
+            db.session.rollback()
+            return error_result(exc.message, exc.structured).to_dict()
+        except DomainError as exc:
+            db.session.rollback()
+            return error_result(f"{exc.kind}: {exc.message}").to_dict()
+    elif _launcher is None:
         raise RpcError(INTERNAL_ERROR, "tasks cannot run: no job queue is configured")
     now = utcnow()
     identity = ctx.identity
@@ -159,11 +204,12 @@ def create(ctx: ToolContext, tool_name: str, args: dict[str, Any]) -> dict[str, 
                    input_requests="{}", input_responses=json.dumps(ctx.inputs or {}),
                    client_capabilities=json.dumps(ctx.session.client_capabilities or {}),
                    ttl_ms=TTL_MS, poll_ms=POLL_MS, created_at=now, updated_at=now,
-                   expires_at=now + timedelta(milliseconds=TTL_MS))
+                   expires_at=now + timedelta(milliseconds=TTL_MS), run_id=work_id)
     db.session.add(task)
     db.session.commit()
     _forget_expired(now)
-    _queue(task)
+    if backing is None:
+        _queue(task)
     return {"resultType": "task", **envelope(task)}
 
 
@@ -201,7 +247,28 @@ def _find(ctx: ToolContext, params: dict[str, Any], lock: bool = False) -> McpTa
 
 
 def tasks_get(ctx: ToolContext, params: dict[str, Any]) -> dict[str, Any]:
-    return detailed(_find(ctx, params))
+    task = _find(ctx, params)
+    backing = _backings.get(task.tool)
+    if backing is None or task.run_id is None or task.status not in ACTIVE:
+        return detailed(task)
+    state = backing.state(task.run_id)
+    if state.status in TERMINAL:  # record the outcome once: it no longer changes
+        db.session.rollback()
+        _settle(task.id, state.status, progress=state.progress, total=state.total,
+                status_message=(state.message or "")[:2000] or None,
+                result=json.dumps(state.result) if state.result is not None else None,
+                error=json.dumps(state.error) if state.error is not None else None)
+        return detailed(_find(ctx, params))
+    out = detailed(task)  # still working: shown, not stored (the work's own rows are the truth)
+    db.session.rollback()
+    if state.progress is not None:
+        progress: dict[str, Any] = {"progress": state.progress}
+        if state.total is not None:
+            progress["total"] = state.total
+        out["_meta"] = {"io.harmonic/progress": progress}
+    if state.message:
+        out["statusMessage"] = state.message
+    return out
 
 
 def tasks_update(ctx: ToolContext, params: dict[str, Any]) -> dict[str, Any]:
@@ -240,7 +307,10 @@ def tasks_cancel(ctx: ToolContext, params: dict[str, Any]) -> dict[str, Any]:
     """Cancel an active task (a terminal one is left as it is: the same empty ack)."""
     task = _find(ctx, params)
     db.session.rollback()
-    _settle(task.id, "cancelled", status_message="Cancelled by the client")
+    moved = _settle(task.id, "cancelled", status_message="Cancelled by the client")
+    backing = _backings.get(task.tool)
+    if moved and backing is not None and task.run_id is not None:
+        backing.cancel(task.run_id)  # its remaining work never runs
     return {"resultType": "complete"}
 
 

@@ -87,7 +87,7 @@ def follow(run_id: uuid.UUID, poll: float = 0.2, timeout: float | None = None) -
             click.echo(format_event(event))
             seen = event["seq"]
         status = (queue.get_run(run_id) or {}).get("status")
-        if status in ("succeeded", "failed"):
+        if status in ("succeeded", "failed", "cancelled"):
             for event in queue.events_after(run_id, seen):
                 click.echo(format_event(event))
             return str(status)

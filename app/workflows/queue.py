@@ -377,7 +377,7 @@ def _record_done(conn: Connection, job: Leased, run_status: str, last: int,
                  outcome: Completion) -> None:
     """After a job is marked done, with its run locked: what follows it, and its events."""
     events = list(outcome.events)
-    if run_status != "failed":
+    if run_status not in ("failed", "cancelled"):
         # A job just enqueued is open, so the run cannot be finished: no need to count.
         added = enqueue(conn, job.run_id, outcome.spawn, outcome.max_attempts)
         if not added and run_status != "succeeded":
@@ -420,6 +420,22 @@ def fail_run(conn: Connection, run_id: uuid.UUID, error: str) -> None:
         conn.execute(update(JOBS).where(JOBS.c.run_id == run_id, JOBS.c.status == "queued")
                      .values(status="failed", error="the run failed"))
         emit(conn, run_id, [Event("execution_failed", None, {"error": error})])
+
+
+def cancel_run(run_id: uuid.UUID, reason: str) -> bool:
+    """Stop a run that has not finished: its queued jobs never run, a job running now completes
+    but starts nothing after it (``_record_done``), and the run stays ``cancelled``. False when
+    it had already finished."""
+    with transaction() as conn:
+        count = conn.execute(update(RUNS).where(RUNS.c.id == run_id,
+                                                RUNS.c.status.in_(("queued", "running")))
+                             .values(status="cancelled", error=reason,
+                                     finished_at=utcnow())).rowcount
+        if count:
+            conn.execute(update(JOBS).where(JOBS.c.run_id == run_id, JOBS.c.status == "queued")
+                         .values(status="cancelled", error=reason, finished_at=utcnow()))
+            emit(conn, run_id, [Event("execution_cancelled", None, {"reason": reason})])
+    return bool(count)
 
 
 def release(job: Leased) -> bool:

@@ -369,7 +369,8 @@ def inline(job: Leased) -> queue.Completion | None:
     """
     run, done = job.run, job.done
     if (run is None or done is None or run["kind"] != "workflow"
-            or run["status"] in ("failed", "succeeded") or job.attempts > job.max_attempts
+            or run["status"] in ("failed", "succeeded", "cancelled")
+            or job.attempts > job.max_attempts
             or "turn_step" in job.payload):
         return None
     step = steps_by_name(run["compiled"]).get(job.payload.get("base") or job.step)
@@ -431,7 +432,7 @@ def execute(job: Leased) -> str:
         run, done = job.run, job.done
     else:
         run, done = queue.load_run(job.run_id)
-    if run is None or run["status"] in ("failed", "succeeded"):
+    if run is None or run["status"] in ("failed", "succeeded", "cancelled"):
         queue.discard(job, "the run is already finished")
         return "skipped"
     lease_seconds = settings.get_float("WORKFLOWS_LEASE_SECONDS")

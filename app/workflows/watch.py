@@ -68,7 +68,7 @@ def _poll(app: Flask) -> None:
                     for listener in list(_listeners):
                         listener(run_id)
                 with _lock:
-                    if status in ("succeeded", "failed", None):
+                    if status in ("succeeded", "failed", "cancelled", None):
                         _watched.pop(run_id, None)
                     else:
                         _watched[run_id] = last

@@ -25,7 +25,8 @@ LEGACY = "2025-11-25"
 
 
 @asynccontextmanager
-async def http_client(url: str, token: str, mode: str = "auto") -> AsyncIterator[Any]:
+async def http_client(url: str, token: str, mode: str = "auto",
+                      extensions: tuple[Any, ...] = ()) -> AsyncIterator[Any]:
     """The SDK's client over Streamable HTTP: auto speaks 2026-07-28, legacy 2025-11-25."""
     import httpx2
     from mcp import Client
@@ -34,13 +35,13 @@ async def http_client(url: str, token: str, mode: str = "auto") -> AsyncIterator
     async with httpx2.AsyncClient(headers={"Authorization": f"Bearer {token}"},
                                   timeout=httpx2.Timeout(60.0)) as http:
         async with Client(streamable_http_client(url + "/mcp", http_client=http),
-                          mode=mode) as client:  # type: ignore[arg-type]
+                          mode=mode, extensions=list(extensions)) as client:  # type: ignore[arg-type]
             yield client
 
 
 @asynccontextmanager
 async def stdio_client(app: Flask, token: str, errlog: Any = None, mode: str = "auto",
-                       **env: str) -> AsyncIterator[Any]:
+                       extensions: tuple[Any, ...] = (), **env: str) -> AsyncIterator[Any]:
     """The SDK's client spawning bin/mcp-server (stderr to ``errlog`` when given): auto speaks
     2026-07-28, legacy 2025-11-25."""
     from mcp import Client, StdioServerParameters
@@ -50,7 +51,8 @@ async def stdio_client(app: Flask, token: str, errlog: Any = None, mode: str = "
                                    env=app_env(app, HARMONIC_API_TOKEN=token, **env),
                                    cwd=str(ROOT))
     transport = spawn(params, errlog=errlog) if errlog is not None else spawn(params)
-    async with Client(transport, mode=mode) as client:  # type: ignore[arg-type]
+    async with Client(transport, mode=mode,
+                      extensions=list(extensions)) as client:  # type: ignore[arg-type]
         yield client
 
 
@@ -63,21 +65,23 @@ def run(scenario: Callable[[], Awaitable[Any]]) -> Any:
     return asyncio.run(asyncio.wait_for(scenario(), SCENARIO_SECONDS))  # type: ignore[arg-type]
 
 
-def opener(transport: str, mode: str, request: pytest.FixtureRequest,
-           app: Flask) -> Callable[[str], AbstractAsyncContextManager[Any]]:
-    """A function opening a fresh client with a token, over ``transport`` in ``mode``'s era."""
+def opener(transport: str, mode: str, request: pytest.FixtureRequest, app: Flask,
+           extensions: tuple[Any, ...] = ()) -> Callable[[str], AbstractAsyncContextManager[Any]]:
+    """A function opening a fresh client with a token, over ``transport`` in ``mode``'s era
+    (declaring ``extensions``, SDK ClientExtension objects)."""
     def open_client(token: str) -> AbstractAsyncContextManager[Any]:
         if transport == "http":
-            return http_client(request.getfixturevalue("live_server"), token, mode)
-        return stdio_client(app, token, mode=mode)
+            return http_client(request.getfixturevalue("live_server"), token, mode, extensions)
+        return stdio_client(app, token, mode=mode, extensions=extensions)
 
     return open_client
 
 
 def over(transport: str, mode: str, version: str, request: pytest.FixtureRequest, app: Flask,
-         token: str, task: Callable[[Any], Awaitable[Any]]) -> Any:
+         token: str, task: Callable[[Any], Awaitable[Any]],
+         extensions: tuple[Any, ...] = ()) -> Any:
     """Run ``task`` with a fresh SDK client over ``transport`` in ``mode``'s era."""
-    open_client = opener(transport, mode, request, app)
+    open_client = opener(transport, mode, request, app, extensions)
 
     async def scenario() -> Any:
         async with open_client(token) as client:

@@ -14,6 +14,7 @@ from typing import Any
 import pytest
 from flask import Flask
 
+from tests.floorplans.test_fp_pages import PLAN
 from tests.mcp.clients import TRANSPORTS, over, text_of
 
 EXTENSION = "io.modelcontextprotocol/ui"
@@ -84,11 +85,18 @@ async def _surface(client: Any) -> dict[str, Any]:
             "read": read}
 
 
+def apps_host() -> Any:
+    """What an MCP Apps host declares: the extension, with the view type it renders."""
+    from mcp.client.extension import advertise
+
+    return advertise(EXTENSION, {"mimeTypes": [MIME]})
+
+
 @pytest.mark.parametrize(("transport", "mode", "version"), TRANSPORTS)
 def test_views_are_served_with_their_csp_and_linked_from_tools(  # type: ignore[no-untyped-def]
         request: pytest.FixtureRequest, app: Flask, studio, transport: str, mode: str,
         version: str) -> None:
-    got = over(transport, mode, version, request, app, studio.token, _surface)
+    got = over(transport, mode, version, request, app, studio.token, _surface, (apps_host(),))
     extensions = got["capabilities"].extensions or {}
     assert extensions[EXTENSION] == {"mimeTypes": [MIME]}
     for uri, tool in VIEWS.items():
@@ -105,6 +113,30 @@ def test_views_are_served_with_their_csp_and_linked_from_tools(  # type: ignore[
         check_view(item.text)
     # Tools without a view carry no ui metadata.
     assert got["tools"]["navigate"].meta is None
+
+
+@pytest.mark.parametrize(("transport", "mode", "version"), TRANSPORTS)
+def test_a_client_without_apps_sees_no_view_links(  # type: ignore[no-untyped-def]
+        request: pytest.FixtureRequest, app: Flask, studio, transport: str, mode: str,
+        version: str) -> None:
+    """No io.modelcontextprotocol/ui declared, or declared without our view type: the same
+    tools, with no _meta.ui (the extension's negotiation), and text and an image as before."""
+    from mcp.client.extension import advertise
+
+    async def listed_and_drawn(client: Any) -> dict[str, Any]:
+        tools = {t.name: t for t in (await client.list_tools()).tools}
+        drawn = await client.call_tool("render_floorplan", {"dsl": PLAN})
+        return {"tools": tools, "drawn": drawn}
+
+    other_host = advertise(EXTENSION, {"mimeTypes": ["text/html;profile=other"]})
+    for extensions in ((), (other_host,)):
+        got = over(transport, mode, version, request, app, studio.token, listed_and_drawn,
+                   extensions)
+        for tool in VIEWS.values():
+            assert got["tools"][tool].meta is None or "ui" not in got["tools"][tool].meta
+        drawn = got["drawn"]
+        assert not drawn.is_error, text_of(drawn)
+        assert {block.type for block in drawn.content} >= {"text", "image"}
 
 
 async def _decide(client: Any, path: str) -> dict[str, Any]:
@@ -153,3 +185,46 @@ def test_show_decision_keeps_the_pages_rules(client, make_agent, studio) -> None
     missing = Stateless(client, studio.token).tool(
         "show_decision", arguments={"path": "/studios/team/d/nope"})
     assert missing["isError"] is True and "404" in missing["content"][0]["text"]
+
+
+def test_app_only_tools_are_offered_to_apps_hosts_only(app: Flask) -> None:
+    """A tool only a view calls (``_meta.ui.visibility: ["app"]``; none is registered today):
+    an Apps host lists and calls it, any other client neither sees nor reaches it."""
+    from app.actions.effects import READ
+    from app.mcp.context import SessionState
+    from app.mcp.registry import REGISTRY, Registry
+    from app.mcp.server import McpServer
+
+    extra = Registry()
+
+    @extra.tool("view_only_ping", "Answer pong (for a view)", effect=READ,
+                meta={"ui": {"resourceUri": "ui://harmonic/decision-view",
+                             "visibility": ["app"]}})
+    def _ping(ctx: Any, args: dict[str, Any]) -> str:
+        return "pong"
+
+    server = McpServer(REGISTRY.merged(extra))
+
+    class Quiet:
+        def notify(self, message: Any) -> None: ...
+
+    def ask(capabilities: dict[str, Any], method: str, params: dict[str, Any]) -> Any:
+        session = SessionState("apps-test")
+        session.initialized = True
+        session.client_capabilities = capabilities
+        with app.app_context():
+            return server.handle({"jsonrpc": "2.0", "id": 1, "method": method,
+                                  "params": params}, session, Quiet(), stateless=False)
+
+    host = {"extensions": {EXTENSION: {"mimeTypes": [MIME]}}}
+    for caps, offered in ((host, True), ({}, False),
+                          ({"extensions": {EXTENSION: {"mimeTypes": ["text/html"]}}}, False)):
+        listed = {t["name"]: t for t in ask(caps, "tools/list", {})["result"]["tools"]}
+        called = ask(caps, "tools/call", {"name": "view_only_ping", "arguments": {}})
+        assert ("view_only_ping" in listed) is offered, caps
+        assert ("ui" in listed["render_floorplan"].get("_meta", {})) is offered, caps
+        if offered:
+            assert called["result"]["content"][0]["text"] == "pong"
+        else:
+            assert called["error"]["code"] == -32602 and "Unknown tool" in \
+                called["error"]["message"]

@@ -6,57 +6,93 @@ from __future__ import annotations
 
 import base64
 import json
+import re
 import sys
 import tomllib
 from typing import Any
 
 import pytest
 from flask import Flask
-from jsonschema import Draft7Validator
+from jsonschema import Draft7Validator, FormatChecker
 
 from tests.mcp.clients import run
 from tests.mcp.conftest import ROOT, app_env
 
-# The registry's published rules for server.json (schema 2025-09-29, and its documentation),
-# restated for the fields this entry uses: a reverse-DNS name with exactly one slash, a
-# description of at most 100 characters, exact versions (no ranges, never "latest"), and each
-# package's and remote's required fields.
-_EXACT = {"type": "string", "minLength": 1, "maxLength": 255,
-          "not": {"anyOf": [{"const": "latest"}, {"pattern": r"^[\^~<>=]|\.[x*]($|\.)"}]}}
-_INPUT = {"type": "object", "required": ["name"],
-          "properties": {"name": {"type": "string", "minLength": 1},
-                         "description": {"type": "string"}, "isRequired": {"type": "boolean"},
-                         "isSecret": {"type": "boolean"},
-                         "format": {"enum": ["string", "number", "boolean", "filepath"]}}}
+# The registry's published rules for server.json (schema 2025-09-29), restated by hand. Server:
+# name (reverse-DNS namespace, exactly one slash, 3..200), description (1..100) and version
+# (at most 255) required; repository (url and source required; id, subfolder); websiteUrl (a
+# URI). ServerDetail adds $schema (a URI), packages, remotes and _meta. A Package takes no field
+# besides those listed (additionalProperties false); its version is exact: not "latest".
+# Package and runtime arguments are arrays of Argument objects, not restated (this entry has
+# none, which test_server_json_describes_this_project checks).
+_INPUT_FIELDS: dict[str, Any] = {
+    "description": {"type": "string"}, "isRequired": {"type": "boolean"},
+    "format": {"type": "string", "enum": ["string", "number", "boolean", "filepath"]},
+    "value": {"type": "string"}, "isSecret": {"type": "boolean"}, "default": {"type": "string"},
+    "placeholder": {"type": "string"}, "choices": {"type": "array", "items": {"type": "string"}}}
+_INPUT: dict[str, Any] = {"type": "object", "properties": {
+    **_INPUT_FIELDS, "variables": {"type": "object", "additionalProperties": {
+        "type": "object", "properties": _INPUT_FIELDS}}}}
+_KEY_VALUE: dict[str, Any] = {"type": "object", "required": ["name"], "allOf": [_INPUT],
+                              "properties": {"name": {"type": "string"}}}
+_STDIO = {"type": "object", "required": ["type"],
+          "properties": {"type": {"type": "string", "enum": ["stdio"]}}}
+_HEADERS = {"type": "array", "items": _KEY_VALUE}
+_STREAMABLE = {"type": "object", "required": ["type", "url"],
+               "properties": {"type": {"type": "string", "enum": ["streamable-http"]},
+                              "url": {"type": "string"}, "headers": _HEADERS}}
+_SSE = {"type": "object", "required": ["type", "url"],
+        "properties": {"type": {"type": "string", "enum": ["sse"]},
+                       "url": {"type": "string", "format": "uri"}, "headers": _HEADERS}}
+_PACKAGE: dict[str, Any] = {
+    "type": "object", "additionalProperties": False,
+    "required": ["registryType", "identifier", "version", "transport"],
+    "properties": {
+        "registryType": {"type": "string"},
+        "registryBaseUrl": {"type": "string", "format": "uri"},
+        "identifier": {"type": "string"},
+        "version": {"type": "string", "minLength": 1, "not": {"const": "latest"}},
+        "fileSha256": {"type": "string", "pattern": "^[a-f0-9]{64}$"},
+        "runtimeHint": {"type": "string"},
+        "transport": {"anyOf": [_STDIO, _STREAMABLE, _SSE]},
+        "runtimeArguments": {"type": "array"}, "packageArguments": {"type": "array"},
+        "environmentVariables": {"type": "array", "items": _KEY_VALUE}}}
 REGISTRY_RULES: dict[str, Any] = {
     "$schema": "http://json-schema.org/draft-07/schema#",
     "type": "object",
-    "required": ["$schema", "name", "description", "version"],
+    "required": ["name", "description", "version"],
     "properties": {
-        "$schema": {"type": "string",
-                    "pattern": r"^https://static\.modelcontextprotocol\.io/schemas/"},
+        "$schema": {"type": "string", "format": "uri"},
         "name": {"type": "string", "pattern": r"^[a-zA-Z0-9.-]+/[a-zA-Z0-9._-]+$",
                  "minLength": 3, "maxLength": 200},
         "description": {"type": "string", "minLength": 1, "maxLength": 100},
-        "version": _EXACT,
-        "packages": {"type": "array", "items": {
-            "type": "object", "additionalProperties": False,
-            "required": ["registryType", "identifier", "version", "transport"],
-            "properties": {
-                "registryType": {"enum": ["npm", "pypi", "oci", "nuget", "mcpb"]},
-                "registryBaseUrl": {"type": "string"}, "identifier": {"type": "string"},
-                "version": _EXACT, "runtimeHint": {"type": "string"},
-                "transport": {"type": "object", "required": ["type"],
-                              "properties": {"type": {"const": "stdio"}}},
-                "environmentVariables": {"type": "array", "items": _INPUT},
-                "packageArguments": {"type": "array"}, "runtimeArguments": {"type": "array"}}}},
-        "remotes": {"type": "array", "items": {
-            "type": "object", "required": ["type", "url"],
-            "properties": {"type": {"enum": ["streamable-http", "sse"]},
-                           "url": {"type": "string"},
-                           "headers": {"type": "array", "items": _INPUT}}}},
+        "version": {"type": "string", "maxLength": 255},
+        "repository": {"type": "object", "required": ["url", "source"],
+                       "properties": {"url": {"type": "string", "format": "uri"},
+                                      "source": {"type": "string"}, "id": {"type": "string"},
+                                      "subfolder": {"type": "string"}}},
+        "websiteUrl": {"type": "string", "format": "uri"},
+        "packages": {"type": "array", "items": _PACKAGE},
+        "remotes": {"type": "array", "items": {"anyOf": [_STREAMABLE, _SSE]}},
+        "_meta": {"type": "object"},
     },
 }
+SCHEMA_URL = "https://static.modelcontextprotocol.io/schemas/2025-09-29/server.schema.json"
+FORMATS = FormatChecker()
+
+
+@FORMATS.checks("uri")
+def _is_uri(value: object) -> bool:
+    """RFC 3986's absolute URI, as far as the registry's rules need: a scheme, then no space."""
+    if not isinstance(value, str):
+        return True  # (the type keyword judges other values)
+    scheme = value.split(":", 1)[0]
+    return (":" in value and bool(re.fullmatch(r"[A-Za-z][A-Za-z0-9+.-]*", scheme))
+            and not re.search(r"\s", value))
+
+
+def _validator() -> Draft7Validator:
+    return Draft7Validator(REGISTRY_RULES, format_checker=FORMATS)
 
 
 def _entry() -> dict[str, Any]:
@@ -68,14 +104,38 @@ def _project() -> dict[str, Any]:
 
 
 def test_server_json_keeps_the_registry_rules() -> None:
-    rules = Draft7Validator(REGISTRY_RULES)
+    rules = _validator()
     entry = _entry()
+    assert entry["$schema"] == SCHEMA_URL
     assert [e.message for e in rules.iter_errors(entry)] == []
-    # The rules bite: each of these breaks one of them.
-    for broken in ({**entry, "name": "harmonic"}, {**entry, "version": "^0.1"},
-                   {**entry, "description": "x" * 101},
-                   {**entry, "packages": [{**entry["packages"][0], "version": "latest"}]}):
+    package, remote = entry["packages"][0], entry["remotes"][0]
+    variable = package["environmentVariables"][0]
+    # The rules bite: each mutated copy breaks one of them and is rejected.
+    for broken in ({**entry, "name": "harmonic"}, {**entry, "name": "a/b/c"},
+                   {**entry, "description": "x" * 101}, {**entry, "description": ""},
+                   {**entry, "version": "1" * 256}, {**entry, "$schema": "not a uri"},
+                   {**entry, "websiteUrl": "harmonic.example"},
+                   {**entry, "repository": {"url": "https://example.com/h"}},
+                   {key: value for key, value in entry.items() if key != "description"},
+                   {**entry, "packages": [{**package, "version": "latest"}]},
+                   {**entry, "packages": [{**package, "version": ""}]},
+                   {**entry, "packages": [{**package, "runtime_hint": "uvx"}]},
+                   {**entry, "packages": [{**package, "fileSha256": "ABC"}]},
+                   {**entry, "packages": [{**package, "registryBaseUrl": "pypi dot org"}]},
+                   {**entry, "packages": [{**package, "transport": {"type": "websocket"}}]},
+                   {**entry, "packages": [{**package, "environmentVariables": [
+                       {**variable, "format": "secret"}]}]},
+                   {**entry, "packages": [{key: value for key, value in package.items()
+                                           if key != "transport"}]},
+                   {**entry, "remotes": [{**remote, "type": "stdio"}]},
+                   {**entry, "remotes": [{"type": "sse", "url": "no scheme here"}]},
+                   {**entry, "remotes": [{**remote, "headers": [{"isSecret": True}]}]}):
         assert list(rules.iter_errors(broken)), broken
+    # ... and what the rules allow, they allow (a check that rejected everything passes above).
+    for allowed in ({**entry, "websiteUrl": "https://harmonic.example"},
+                    {**entry, "packages": [{**package, "fileSha256": "0" * 64}]},
+                    {**entry, "remotes": [{"type": "sse", "url": "https://h.example/sse"}]}):
+        assert [e.message for e in rules.iter_errors(allowed)] == []
 
 
 def test_server_json_describes_this_project() -> None:
@@ -84,6 +144,7 @@ def test_server_json_describes_this_project() -> None:
     assert entry["version"] == package["version"] == project["version"]
     assert package["registryType"] == "pypi" and package["identifier"] == project["name"]
     assert package["transport"] == {"type": "stdio"}
+    assert "packageArguments" not in package and "runtimeArguments" not in package
     # The installed command it runs is declared, and resolves to a function of ours.
     target = project["scripts"]["harmonic-mcp-server"]
     module, _, name = target.partition(":")
