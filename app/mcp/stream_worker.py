@@ -49,7 +49,9 @@ class StreamWorker(ThreadWorker):
     # -- handing a request over (runs on a pool thread) ----------------------------------------
 
     def handle_request(self, req: Any, conn: Any) -> bool:
-        if self.cfg.is_ssl or not wants_stream(req.method, req.path, req.headers):
+        # HTTP/1.0 has no chunked bodies: such a client gets Flask's 405, as over TLS.
+        if (self.cfg.is_ssl or tuple(req.version) < (1, 1)
+                or not wants_stream(req.method, req.path, req.headers)):
             return bool(super().handle_request(req, conn))
         loop = self._event_loop()
         client = conn.client if isinstance(conn.client, tuple) else None

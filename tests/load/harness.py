@@ -57,7 +57,9 @@ class Server:
 
 
 def wait_healthy(url: str, proc: subprocess.Popen[bytes] | None = None,
-                 seconds: float = 60) -> None:
+                 seconds: float = 180) -> None:
+    # Generous: on a loaded two-core machine several processes booting the app (and an
+    # --upgrade first) can take minutes; a server that dies is reported at once anyway.
     deadline = time.monotonic() + seconds
     while True:
         if proc is not None and proc.poll() is not None:
