@@ -23,8 +23,9 @@ log messages, an elicitation request) the POST is answered as an SSE stream, oth
 JSON. The session, pending client requests and cancellations are rows, so another process can
 take the client's answer or a cancellation.
 
-``GET /mcp`` answers 405 here: the standalone stream is served by ``app.mcp.stream`` (an evented
-ASGI endpoint ``bin/serve`` starts on ``HARMONIC_STREAM_PORT``), which holds no thread per client.
+``GET /mcp`` answers 405 here: the standalone stream is served by ``app.mcp.stream`` on an event
+loop, which holds no thread per client (``bin/serve``'s gunicorn worker, ``app.mcp.stream_worker``,
+hands it the request before Flask sees it; or a separate endpoint on ``HARMONIC_STREAM_PORT``).
 Notifications not tied to a request (notifications/resources/updated) open the event stream of
 that session's next request instead: the session reads the change events recorded since the
 last one it saw (``app.core.changes``, ``store.take_updates``), whichever process made them.
@@ -575,10 +576,12 @@ def get() -> Response:
     refusal, _identity = _gate()
     if refusal is not None:
         return refusal
-    # The standalone stream is served on the evented endpoint (app.mcp.stream), not by a
-    # worker thread here: a load balancer routes GET /mcp there.
-    return Response("GET is not supported here; POST JSON-RPC messages. GET /mcp streams are "
-                    "served by the stream endpoint (HARMONIC_STREAM_PORT).", status=405,
+    # The standalone stream is served on an event loop, never by a worker thread here:
+    # bin/serve's worker (app.mcp.stream_worker) takes GET /mcp with Accept: text/event-stream
+    # before it reaches Flask, or a load balancer routes it to HARMONIC_STREAM_PORT.
+    return Response("GET /mcp without Accept: text/event-stream, or on a server without the "
+                    "evented stream path (bin/serve has it); POST JSON-RPC messages here.",
+                    status=405,
                     headers={"Allow": "POST, DELETE"}, mimetype="text/plain")
 
 

@@ -1,9 +1,11 @@
 """``GET /mcp``: the standalone SSE stream of a 2025-11-25 session, served on an evented path.
 
-A small ASGI app (``create``; ``bin/serve`` starts it under uvicorn on ``HARMONIC_STREAM_PORT``
-next to gunicorn, and a load balancer sends ``GET /mcp`` there): one event loop holds every
-open stream, so an idle stream costs a coroutine and a socket, not a worker thread. Database
-work (the token, the session, the outbox) runs briefly in the loop's thread pool.
+A small ASGI app (``create``). ``bin/serve``'s gunicorn worker (``app.mcp.stream_worker``)
+runs it on an event loop in each worker process, for the streams it is handed on the app's own
+port; with ``HARMONIC_STREAM_PORT`` it runs under uvicorn on that port instead, where a load
+balancer sends ``GET /mcp``. One event loop holds every open stream, so an idle stream costs a
+coroutine and a socket, not a worker thread. Database work (the token, the session, the
+outbox) runs briefly in the loop's thread pool, at most ``DB_THREADS`` at once.
 
 What a stream carries: ``notifications/resources/updated`` for the session's subscribed URIs,
 one per change event, the event's outbox id as the SSE ``id``. Events are taken with the
@@ -41,6 +43,12 @@ Scope = MutableMapping[str, Any]
 Receive = Callable[[], Awaitable[MutableMapping[str, Any]]]
 Send = Callable[[MutableMapping[str, Any]], Awaitable[None]]
 BATCH = 200
+# Threads doing the streams' database work at once: however many streams wake together, they
+# queue for these and hold about half of the 15 connections a process may open by default
+# (HARMONIC_DB_POOL_SIZE + HARMONIC_DB_MAX_OVERFLOW), the rest staying with the requests
+# gunicorn serves beside them. Measured (bench/streams_bench.py --postgres, 1,000 streams):
+# one change reached all in 17.5 s (p50) with 4 threads, 8.8 s with 16.
+DB_THREADS = 8
 MODERN = "2026-07-28"  # stateless: no session, so no stream of its own
 
 
@@ -60,11 +68,13 @@ class StreamApp:
         self.open: dict[str, int] = {}  # streams per token (or session, without a token)
         self._wakers: set[asyncio.Event] = set()
         self._loop: asyncio.AbstractEventLoop | None = None
+        self._db: anyio.CapacityLimiter | None = None
 
     # -- the feed wakes every stream of this process -------------------------------------------
 
     def _start_feed(self) -> None:
         self._loop = asyncio.get_running_loop()
+        self._db = anyio.CapacityLimiter(DB_THREADS)
         relay = feed.ensure_started(self.flask)
         relay.on_advance(self._advanced)
 
@@ -99,7 +109,7 @@ class StreamApp:
         client = scope.get("client")
         try:
             session_id, key = await anyio.to_thread.run_sync(
-                self._authorize, headers, client[0] if client else None)
+                self._authorize, headers, client[0] if client else None, limiter=self._db)
         except Refused as refusal:
             await _refuse(send, refusal)
             return
@@ -146,11 +156,12 @@ class StreamApp:
             resume = _event_id(last_event_id)
             if resume is not None:
                 for event_id, uri in await anyio.to_thread.run_sync(
-                        self._replay, session_id, resume):
+                        self._replay, session_id, resume, limiter=self._db):
                     await send(_body(_event(event_id, uri)))
             while not gone.is_set():
                 waker.clear()
-                events = await anyio.to_thread.run_sync(self._take, session_id)
+                events = await anyio.to_thread.run_sync(self._take, session_id,
+                                                        limiter=self._db)
                 if events is None:
                     break  # the session ended (DELETE, or idle past its limit)
                 for event_id, uri in events:
@@ -174,11 +185,19 @@ class StreamApp:
     def _authorize(self, headers: dict[str, str], remote: str | None) -> tuple[str, str]:
         """(session id, the key its streams are counted under) or Refused."""
         from app.mcp import store
-        from app.mcp.http import auth_required
+        from app.mcp.http import _host_allowed, _origin_allowed, auth_required
         from app.services.errors import Unauthorized
 
         session_id = headers.get("mcp-session-id")
         with self.flask.app_context():
+            # The checks of every /mcp request (DNS rebinding): Origin, then Host.
+            origin = headers.get("origin")
+            if origin is not None and not _origin_allowed(origin):
+                raise Refused(403, "Forbidden: this Origin is not allowed (see "
+                                   "HARMONIC_ALLOWED_ORIGINS)", "origin_not_allowed")
+            if not _host_allowed(headers.get("host", "")):
+                raise Refused(403, "Forbidden: this Host is not allowed (see "
+                                   "HARMONIC_ALLOWED_HOSTS)", "host_not_allowed")
             plaintext = bearer_token(headers.get("authorization"))
             identity: Identity | None = None
             if plaintext is not None:

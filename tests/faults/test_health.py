@@ -77,11 +77,23 @@ def test_bin_serve_runs_threaded_gunicorn_on_loopback_by_default() -> None:
     done = _serve("--dry-run")
     assert done.returncode == 0, done.stderr
     command = shlex.split(done.stdout)
-    for flag, value in (("--bind", "127.0.0.1:5000"), ("--worker-class", "gthread"),
+    # gthread, with GET /mcp streams on an event loop (app.mcp.stream_worker)
+    for flag, value in (("--bind", "127.0.0.1:5000"),
+                        ("--worker-class", "app.mcp.stream_worker.StreamWorker"),
                         ("--workers", "2"), ("--threads", "8"), ("--timeout", "60"),
                         ("--graceful-timeout", "30"), ("--keep-alive", "5")):
         assert command[command.index(flag) + 1] == value, flag
     assert command[-1] == "wsgi:app"
+    assert done.stdout.count("\n") == 1  # one process: no stream endpoint of its own
+
+
+def test_bin_serve_with_a_stream_port_runs_plain_gthread_and_the_stream_endpoint() -> None:
+    done = _serve("--dry-run", HARMONIC_STREAM_PORT="8124")
+    assert done.returncode == 0, done.stderr
+    gunicorn, streams = (shlex.split(line) for line in done.stdout.splitlines())
+    assert gunicorn[gunicorn.index("--worker-class") + 1] == "gthread"
+    assert streams[streams.index("--port") + 1] == "8124"
+    assert "app.mcp.stream:create" in streams
 
 
 def test_bin_serve_takes_its_settings_from_the_environment() -> None:

@@ -57,7 +57,9 @@ class Server:
 
 
 def wait_healthy(url: str, proc: subprocess.Popen[bytes] | None = None,
-                 seconds: float = 60) -> None:
+                 seconds: float = 180) -> None:
+    # Generous: on a loaded two-core machine several processes booting the app (and an
+    # --upgrade first) can take minutes; a server that dies is reported at once anyway.
     deadline = time.monotonic() + seconds
     while True:
         if proc is not None and proc.poll() is not None:
@@ -74,12 +76,12 @@ def wait_healthy(url: str, proc: subprocess.Popen[bytes] | None = None,
 
 @contextmanager
 def serve(env: dict[str, str], log_dir: Path, workers: int = 1, threads: int = 8,
-          upgrade: bool = False, **extra: str) -> Iterator[Server]:
+          upgrade: bool = False, port: int | None = None, **extra: str) -> Iterator[Server]:
     """``bin/serve`` (``--upgrade`` first when asked) with ``env`` (see ``app_env``) and
-    ``extra`` settings on a free loopback port, until the end."""
-    port = free_port()
+    ``extra`` settings on ``port`` (a free loopback port by default), until the end."""
+    port = port or free_port()
     access_log = log_dir / f"access-{port}.log"
-    with open(log_dir / f"error-{port}.log", "wb") as errors:
+    with open(log_dir / f"error-{port}.log", "ab") as errors:  # a restart adds to it
         proc = subprocess.Popen(
             [sys.executable, str(SERVE), *(["--upgrade"] if upgrade else [])], cwd=ROOT,
             env={**env, "HOST": "127.0.0.1", "PORT": str(port),

@@ -1,6 +1,7 @@
-"""Notifications fanned out across processes: MCP sessions on two ``bin/serve`` servers (each
-gunicorn plus its evented GET /mcp stream endpoint, ``HARMONIC_STREAM_PORT``) on one
+"""Notifications fanned out across processes: MCP sessions on two ``bin/serve`` servers on one
 PostgreSQL, every session subscribed to a page that other agents change through both servers.
+The GET /mcp streams are held either by the gunicorn workers on the app's own port (bin/serve's
+default) or by each server's evented stream endpoint (``HARMONIC_STREAM_PORT``).
 
 Every change's notification must reach every subscriber exactly once (counted by event id,
 compared with the outbox), whichever process made the change and whichever holds the stream.
@@ -140,19 +141,20 @@ async def _scenario(servers: list[Server], streams: list[str], tokens: list[str]
     return subscribers, sent, stats
 
 
-def test_every_subscriber_hears_every_change_exactly_once(app: Flask, tmp_path: Path) -> None:
+@pytest.mark.parametrize("where", ["main_port", "stream_port"])
+def test_every_subscriber_hears_every_change_exactly_once(app: Flask, tmp_path: Path,
+                                                          where: str) -> None:
     if app.config["SQLALCHEMY_DATABASE_URI"].startswith("sqlite"):
         pytest.skip("the load suite runs as production does: many processes on PostgreSQL")
     population = populate(app, SESSIONS + 1, 0)
     changer, tokens = population.tokens[-1], population.tokens[:-1]
     settings = {"HARMONIC_RATE_LIMIT": "0", "HARMONIC_RATE_LIMIT_PERSON": "0",
                 "HARMONIC_RATE_LIMIT_STUDIO": "0"}
-    first_port, second_port = free_port(), free_port()
-    with serve_app(app, tmp_path, workers=2, HARMONIC_STREAM_PORT=str(first_port),
-                   **settings) as a, \
-            serve_app(app, tmp_path, workers=2, HARMONIC_STREAM_PORT=str(second_port),
-                      **settings) as b:
-        streams = [f"http://127.0.0.1:{first_port}", f"http://127.0.0.1:{second_port}"]
+    ports = [free_port(), free_port()] if where == "stream_port" else []
+    own = [{"HARMONIC_STREAM_PORT": str(port)} for port in ports] or [{}, {}]
+    with serve_app(app, tmp_path, workers=2, **own[0], **settings) as a, \
+            serve_app(app, tmp_path, workers=2, **own[1], **settings) as b:
+        streams = [f"http://127.0.0.1:{port}" for port in ports] or [a.url, b.url]
         _wait_up(streams)
         before = {**_rss(a), **_rss(b)}
         started = time.perf_counter()
@@ -170,8 +172,9 @@ def test_every_subscriber_hears_every_change_exactly_once(app: Flask, tmp_path: 
     latencies = sorted(at - sent[order[event_id]] for s in subscribers
                        for event_id, at in s.received.items())
     p99 = latencies[min(len(latencies) - 1, int(len(latencies) * 0.99))]
-    print(f"\nfan-out: {SESSIONS} subscribers on 2 servers (2 gunicorn workers + 1 stream "
-          f"process each), {len(sent)} changes in {seconds:.0f} s, {len(latencies)} "
+    held = "streams in the workers" if where == "main_port" else "+ 1 stream process each"
+    print(f"\nfan-out: {SESSIONS} subscribers on 2 servers (2 gunicorn workers, {held}), "
+          f"{len(sent)} changes in {seconds:.0f} s, {len(latencies)} "
           f"deliveries, each once; latency p50 {statistics.median(latencies) * 1000:.0f} ms, "
           f"p99 {p99 * 1000:.0f} ms")
     print("RSS KiB at start -> end: " + ", ".join(

@@ -1,18 +1,23 @@
-"""GET /mcp, the standalone SSE stream of a 2025-11-25 session, served by the evented stream
-endpoint (app.mcp.stream under uvicorn) as its own process: updates of subscribed pages made
-through the app arrive with event ids; the stream's process is restarted and the client resumes
-with Last-Event-ID, receiving what it missed; keep-alive comments; a bound per token."""
+"""GET /mcp, the standalone SSE stream of a 2025-11-25 session, served two ways: on the app's own
+port by bin/serve (its gunicorn worker hands the stream to an event loop) and by the separate
+stream endpoint (app.mcp.stream under uvicorn, HARMONIC_STREAM_PORT). Either way: updates of
+subscribed pages made through the app arrive with event ids; the stream's server is restarted
+and the client resumes with Last-Event-ID, receiving what it missed; keep-alive comments; a
+bound per token."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import queue
+import socket
 import subprocess
 import sys
 import threading
 import time
-from collections.abc import Iterator
-from contextlib import contextmanager
+from collections.abc import Callable, Iterator
+from contextlib import AbstractContextManager, contextmanager
+from pathlib import Path
 from typing import Any
 
 import httpx
@@ -20,6 +25,7 @@ import pytest
 from flask import Flask
 
 from tests.helpers import stop
+from tests.load.harness import serve_app
 from tests.mcp.conftest import ROOT, Http, app_env, free_port
 from tests.mcp.test_http import _FlaskClient
 
@@ -51,6 +57,24 @@ def stream_server(app: Flask, port: int, **env: str) -> Iterator[str]:
         yield url
     finally:
         stop(proc)
+
+
+@contextmanager
+def main_server(app: Flask, log_dir: Path, port: int, **env: str) -> Iterator[str]:
+    """``bin/serve`` on ``port`` (two pool threads: streams must not need one each)."""
+    with serve_app(app, log_dir, port=port, threads=2, **env) as server:
+        yield server.url
+
+
+Serving = Callable[..., AbstractContextManager[str]]
+
+
+@pytest.fixture(params=["main_port", "stream_port"])
+def serving(request: pytest.FixtureRequest, app: Flask, tmp_path: Path) -> Serving:
+    """Starts a server holding GET /mcp streams on a port: ``serving(port, **settings)``."""
+    if request.param == "main_port":
+        return lambda port, **env: main_server(app, tmp_path, port, **env)
+    return lambda port, **env: stream_server(app, port, **env)
 
 
 class Listener:
@@ -92,6 +116,15 @@ class Listener:
             return item  # type: ignore[no-any-return]
 
     def close(self) -> None:
+        # Shut the socket down first: closing it while the reading thread is blocked in recv
+        # would send no FIN until that recv returns, and the server would go on sending this
+        # session's events to a stream nobody reads.
+        stream = self.response.extensions.get("network_stream")
+        sock = stream.get_extra_info("socket") if stream is not None else None
+        if sock is not None:
+            with contextlib.suppress(OSError):
+                sock.shutdown(socket.SHUT_RDWR)
+        self.thread.join(timeout=30)
         self.response.close()
         self.client.close()
 
@@ -109,10 +142,10 @@ def _change(studio: Any, title: str) -> None:
 
 
 def test_updates_arrive_and_a_restarted_stream_resumes_with_last_event_id(
-        app: Flask, studio) -> None:  # type: ignore[no-untyped-def]
+        serving: Serving, studio) -> None:  # type: ignore[no-untyped-def]
     http = _subscribed(studio)
     port = free_port()
-    with stream_server(app, port, HARMONIC_STREAM_KEEPALIVE="1") as url:
+    with serving(port, HARMONIC_STREAM_KEEPALIVE="1") as url:
         listener = Listener(url, http)
         assert listener.response.status_code == 200
         assert listener.response.headers["content-type"].startswith("text/event-stream")
@@ -125,7 +158,7 @@ def test_updates_arrive_and_a_restarted_stream_resumes_with_last_event_id(
     # The stream's process is gone; the page changes twice meanwhile.
     _change(studio, "two")
     _change(studio, "three")
-    with stream_server(app, port) as url:
+    with serving(port) as url:
         resumed = Listener(url, http, last_event_id=first_id)
         missed = [resumed.event(), resumed.event()]
         assert [m["params"]["uri"] for _, m in missed] == [URI, URI]
@@ -142,9 +175,9 @@ def test_updates_arrive_and_a_restarted_stream_resumes_with_last_event_id(
         again.close()
 
 
-def test_refusals_and_the_bound_per_token(app: Flask, studio, make_agent) -> None:  # type: ignore[no-untyped-def]
+def test_refusals_and_the_bound_per_token(serving: Serving, studio, make_agent) -> None:  # type: ignore[no-untyped-def]
     http = _subscribed(studio)
-    with stream_server(app, free_port(), HARMONIC_STREAMS_PER_TOKEN="2") as url:
+    with serving(free_port(), HARMONIC_STREAMS_PER_TOKEN="2") as url:
         base = {"Accept": "text/event-stream", "Authorization": f"Bearer {studio.token}"}
         assert httpx.get(url + "/mcp", headers=base).status_code == 400  # no session
         other = make_agent("bob")
@@ -154,7 +187,10 @@ def test_refusals_and_the_bound_per_token(app: Flask, studio, make_agent) -> Non
         assert stolen.status_code == 404  # another person's session
         assert httpx.get(url + "/mcp", headers={
             "Mcp-Session-Id": str(http.session_id)}).status_code == 401
-        assert httpx.post(url + "/mcp", json={}).status_code == 405
+        foreign = httpx.get(url + "/mcp", headers={**base, "Origin": "https://evil.example",
+                                                   "Mcp-Session-Id": str(http.session_id)})
+        assert foreign.status_code == 403  # a page of another origin (DNS rebinding)
+        assert foreign.json()["error"]["data"]["reason"] == "origin_not_allowed"
         held = [Listener(url, http), Listener(url, http)]
         assert all(h.response.status_code == 200 for h in held)
         third = httpx.get(url + "/mcp", headers={**base, "Mcp-Session-Id": str(http.session_id)})
