@@ -109,7 +109,8 @@ class StreamApp:
         client = scope.get("client")
         try:
             session_id, key = await anyio.to_thread.run_sync(
-                self._authorize, headers, client[0] if client else None, limiter=self._db)
+                self._authorize, headers, client[0] if client else None,
+                f"{scope.get('scheme', 'http')}://{headers.get('host', '')}", limiter=self._db)
         except Refused as refusal:
             await _refuse(send, refusal)
             return
@@ -182,8 +183,11 @@ class StreamApp:
 
     # -- database work (thread pool) -----------------------------------------------------------
 
-    def _authorize(self, headers: dict[str, str], remote: str | None) -> tuple[str, str]:
-        """(session id, the key its streams are counted under) or Refused."""
+    def _authorize(self, headers: dict[str, str], remote: str | None,
+                   origin_url: str) -> tuple[str, str]:
+        """(session id, the key its streams are counted under) or Refused. ``origin_url`` is
+        this request's own scheme://host (the Host passed the allow-list first)."""
+        from app.core import resource
         from app.mcp import store
         from app.mcp.http import _host_allowed, _origin_allowed, auth_required
         from app.services.errors import Unauthorized
@@ -205,6 +209,14 @@ class StreamApp:
                     identity = identity_from_token(plaintext)
                 except Unauthorized as exc:
                     raise Refused(401, f"Unauthorized: {exc}", "invalid_token") from None
+                if identity.audience is not None and not resource.is_own(
+                        identity.audience,
+                        (origin_url, self.flask.config.get("HARMONIC_BASE_URL") or "")):
+                    # RFC 8707, as on every /mcp request: a token minted for another
+                    # resource is not ours to honour.
+                    raise Refused(401, f"Unauthorized: this token was issued for "
+                                       f"{identity.audience}, not {resource.mcp_url(origin_url)}",
+                                  "wrong_audience")
             elif auth_required(self.flask, remote):
                 raise Refused(401, "Unauthorized: send Authorization: Bearer <token>",
                               "missing")

@@ -175,8 +175,22 @@ def test_updates_arrive_and_a_restarted_stream_resumes_with_last_event_id(
         again.close()
 
 
-def test_refusals_and_the_bound_per_token(serving: Serving, studio, make_agent) -> None:  # type: ignore[no-untyped-def]
+def _token_for_elsewhere(app: Flask, token: str) -> str:
+    """Another token of ``token``'s person, minted (as OAuth would) for another server's /mcp."""
+    from app.extensions import db
+    from app.services import tokens
+
+    with app.app_context():
+        minted, plaintext = tokens.create_token(tokens.resolve(token).user, "elsewhere")
+        minted.audience = "https://elsewhere.example/mcp"
+        db.session.commit()
+    return plaintext
+
+
+def test_refusals_and_the_bound_per_token(serving: Serving, app: Flask, studio,  # type: ignore[no-untyped-def]
+                                          make_agent) -> None:
     http = _subscribed(studio)
+    elsewhere = _token_for_elsewhere(app, studio.token)
     with serving(free_port(), HARMONIC_STREAMS_PER_TOKEN="2") as url:
         base = {"Accept": "text/event-stream", "Authorization": f"Bearer {studio.token}"}
         assert httpx.get(url + "/mcp", headers=base).status_code == 400  # no session
@@ -191,6 +205,11 @@ def test_refusals_and_the_bound_per_token(serving: Serving, studio, make_agent) 
                                                    "Mcp-Session-Id": str(http.session_id)})
         assert foreign.status_code == 403  # a page of another origin (DNS rebinding)
         assert foreign.json()["error"]["data"]["reason"] == "origin_not_allowed"
+        audience = httpx.get(url + "/mcp", headers={**base, "Authorization":
+                                                    f"Bearer {elsewhere}",
+                                                    "Mcp-Session-Id": str(http.session_id)})
+        assert audience.status_code == 401  # RFC 8707: minted for another resource
+        assert audience.json()["error"]["data"]["reason"] == "wrong_audience"
         held = [Listener(url, http), Listener(url, http)]
         assert all(h.response.status_code == 200 for h in held)
         third = httpx.get(url + "/mcp", headers={**base, "Mcp-Session-Id": str(http.session_id)})
