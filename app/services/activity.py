@@ -13,7 +13,17 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import Integer, String, case, cast, literal_column, null, select, union_all
+from sqlalchemy import (
+    Integer,
+    String,
+    bindparam,
+    case,
+    cast,
+    literal_column,
+    null,
+    select,
+    union_all,
+)
 
 from app.extensions import db
 from app.models import Note, Studio, User
@@ -47,15 +57,27 @@ def _branch(rank: int, when: Any, user_id: Any, item_id: Any, *, comment_type: A
                   (detail if detail is not None else cast(null(), String)).label("detail"))
 
 
-def _candidates(studio: Studio, limit: int) -> Any:
-    live_decision = (Decision.studio_id == studio.id, Decision.deleted_at.is_(None))
-    live_commitment = (Commitment.studio_id == studio.id, Commitment.deleted_at.is_(None))
+_CANDIDATES: dict[int, Any] = {}  # by limit: the statement, built once (see _candidates)
+
+
+def _candidates(limit: int) -> Any:
+    """The UNION ALL of the six branches for ``:studio_id``: built once per limit, since
+    building it (six subqueries) cost more than running it."""
+    found = _CANDIDATES.get(limit)
+    if found is None:
+        found = _CANDIDATES[limit] = _build_candidates(bindparam("studio_id"), limit)
+    return found
+
+
+def _build_candidates(studio_id: Any, limit: int) -> Any:
+    live_decision = (Decision.studio_id == studio_id, Decision.deleted_at.is_(None))
+    live_commitment = (Commitment.studio_id == studio_id, Commitment.deleted_at.is_(None))
     branches = [
         _branch(NOTE, Note.created_at, Note.created_by_id, Note.id,
                 comment_type=Note.commentable_type,
                 comment_id=case((Note.commentable_id.is_(None), Note.id),
                                 else_=Note.commentable_id))
-        .where(Note.studio_id == studio.id, Note.deleted_at.is_(None))
+        .where(Note.studio_id == studio_id, Note.deleted_at.is_(None))
         .order_by(Note.created_at.desc()),
         _branch(ASKED, Decision.created_at, Decision.created_by_id, Decision.id)
         .where(*live_decision).order_by(Decision.created_at.desc()),
@@ -79,7 +101,7 @@ def _candidates(studio: Studio, limit: int) -> Any:
 
 
 def recent(studio: Studio, limit: int = 15) -> list[Event]:
-    rows = list(db.session.execute(_candidates(studio, limit)).all())
+    rows = list(db.session.execute(_candidates(limit), {"studio_id": studio.id}).all())
     rows.sort(key=lambda r: r.rank)  # branch order, as the lists were joined before sorting
     # A comment counts only while what it is on exists (a deleted target drops it).
     notes = [r for r in rows if r.rank == NOTE]
