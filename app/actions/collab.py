@@ -81,8 +81,17 @@ def _decision_closed(ctx: Context) -> str | None:
     return None
 
 
+def decision_has_options(ctx: Context) -> bool:
+    """Whether the page's decision has a live option, asked once per page load: the decision
+    page checks it for several actions (vote, edit and delete of options)."""
+    key = f"has_options:{ctx.item.id}"
+    if key not in ctx.extra:
+        ctx.extra[key] = decisions.has_options(ctx.item)
+    return bool(ctx.extra[key])
+
+
 def _vote_unavailable(ctx: Context) -> str | None:
-    if not decisions.has_options(ctx.item):
+    if not decision_has_options(ctx):
         return "the decision has no options yet: add one with add_option, then vote"
     return _decision_closed(ctx)
 
@@ -143,7 +152,7 @@ def add_option(ctx: Context, p: dict[str, Any]) -> Result:
                 "prefer}], each option at most once) or on one (option_title, accept, prefer); "
                 "voting again changes your vote; the decision page shows a worked example",
         "decision", rules.member,
-        available=lambda ctx: not ctx.item.closed and decisions.has_options(ctx.item),
+        available=lambda ctx: not ctx.item.closed and decision_has_options(ctx),
         unavailable_reason=_vote_unavailable,
         params=(Param("option_title", "string", "The option's title (single vote)",
                       max_length=decisions.OPTION_MAX),

@@ -11,6 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 from app.actions import rules
+from app.actions.collab import decision_has_options
 from app.actions.effects import DESTRUCTIVE, IDEMPOTENT_WRITE, WRITE
 from app.actions.registry import Context, Param, Result, action
 from app.services import decisions, deletion, items, notes, permissions
@@ -107,7 +108,7 @@ def delete_comment(ctx: Context, p: dict[str, Any]) -> Result:
 # Options -------------------------------------------------------------------------------------
 
 def _open_decision(ctx: Context) -> bool:
-    return not ctx.item.closed and decisions.has_options(ctx.item)
+    return not ctx.item.closed and decision_has_options(ctx)
 
 
 def _options_fixed(ctx: Context) -> str:

@@ -1,13 +1,29 @@
-"""A studio's recent activity, newest first: notes, comments, decisions, options, votes, joins."""
+"""A studio's recent activity, newest first: notes, comments, decisions, options, votes, joins.
+
+The candidates (the newest ``limit`` of each kind of event) come in one statement as plain
+columns, a UNION ALL of one branch per kind; only the events shown then load their people and
+items (one query for the people, one per kind of item). Loading every candidate as ORM objects
+with its person joined, as this did before, was most of the studio home's time.
+"""
 
 from __future__ import annotations
 
+import uuid
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import select
-from sqlalchemy.orm import joinedload
+from sqlalchemy import (
+    Integer,
+    String,
+    bindparam,
+    case,
+    cast,
+    literal_column,
+    null,
+    select,
+    union_all,
+)
 
 from app.extensions import db
 from app.models import Note, Studio, User
@@ -24,71 +40,98 @@ class Event:
     item: Any
 
 
-def recent(studio: Studio, limit: int = 15) -> list[Event]:
-    events: list[Event] = []
-    # Eager-load the people (and an option's decision): lazy loads would be a query per line.
-    notes = db.session.scalars(select(Note).options(joinedload(Note.created_by))
-                               .where(Note.studio_id == studio.id, Note.deleted_at.is_(None))
-                               .order_by(Note.created_at.desc()).limit(limit)).all()
-    targets = items.get_many([(n.commentable_type, n.commentable_id) for n in notes
-                              if n.commentable_type is not None and n.commentable_id is not None])
-    for note in notes:
-        if note.commentable_type is None:
-            events.append(Event(note.created_at, note.created_by, "wrote", "note", note))
-            continue
-        target = (targets.get((note.commentable_type, note.commentable_id))
-                  if note.commentable_id is not None else None)
-        if target is not None:
-            events.append(Event(note.created_at, note.created_by, "commented on",
-                                note.commentable_type, target))
-    for decision in db.session.scalars(select(Decision)
-                                        .options(joinedload(Decision.created_by))
-                                        .where(Decision.studio_id == studio.id,
-                                               Decision.deleted_at.is_(None))
-                                        .order_by(Decision.created_at.desc()).limit(limit)):
-        events.append(Event(decision.created_at, decision.created_by, "asked", "decision",
-                            decision))
-    for option in db.session.scalars(select(Option)
-                                      .options(joinedload(Option.created_by),
-                                               joinedload(Option.decision))
-                                      .join(Decision)
-                                      .where(Decision.studio_id == studio.id,
-                                             Decision.deleted_at.is_(None),
-                                             Option.deleted_at.is_(None))
-                                      .order_by(Option.created_at.desc()).limit(limit)):
-        events.append(Event(option.created_at, option.created_by,
-                            f"added the option “{option.title}” to", "decision",
-                            option.decision))
-    votes = db.session.execute(select(Vote, Decision).options(joinedload(Vote.user))
-                                .join(Decision, Vote.decision_id == Decision.id)
-                                .where(Decision.studio_id == studio.id,
-                                       Decision.deleted_at.is_(None))
-                                .order_by(Vote.updated_at.desc()).limit(limit)).all()
-    for vote, decision in votes:
-        events.append(Event(vote.updated_at, vote.user, "voted on", "decision", decision))
-    for commitment in db.session.scalars(select(Commitment)
-                                          .options(joinedload(Commitment.created_by))
-                                          .where(Commitment.studio_id == studio.id,
-                                                 Commitment.deleted_at.is_(None))
-                                          .order_by(Commitment.created_at.desc()).limit(limit)):
-        events.append(Event(commitment.created_at, commitment.created_by, "proposed",
-                            "commitment", commitment))
-    joins = db.session.execute(
-        select(CommitmentParticipant, Commitment)
-        .options(joinedload(CommitmentParticipant.user))
+# Branches in the order they are listed before sorting by time (ties keep this order).
+NOTE, ASKED, OPTION, VOTE, PROPOSED, JOINED = range(6)
+_KIND = {ASKED: "decision", OPTION: "decision", VOTE: "decision", PROPOSED: "commitment",
+         JOINED: "commitment"}
+_VERB = {ASKED: "asked", VOTE: "voted on", PROPOSED: "proposed", JOINED: "joined"}
+
+
+def _branch(rank: int, when: Any, user_id: Any, item_id: Any, *, comment_type: Any = None,
+            comment_id: Any = None, detail: Any = None) -> Any:
+    return select(literal_column(str(rank), Integer).label("rank"), when.label("at"),
+                  user_id.label("user_id"), item_id.label("item_id"),
+                  (comment_type if comment_type is not None else cast(null(), String))
+                  .label("ctype"),
+                  (comment_id if comment_id is not None else item_id).label("cid"),
+                  (detail if detail is not None else cast(null(), String)).label("detail"))
+
+
+_CANDIDATES: dict[int, Any] = {}  # by limit: the statement, built once (see _candidates)
+
+
+def _candidates(limit: int) -> Any:
+    """The UNION ALL of the six branches for ``:studio_id``: built once per limit, since
+    building it (six subqueries) cost more than running it."""
+    found = _CANDIDATES.get(limit)
+    if found is None:
+        found = _CANDIDATES[limit] = _build_candidates(bindparam("studio_id"), limit)
+    return found
+
+
+def _build_candidates(studio_id: Any, limit: int) -> Any:
+    live_decision = (Decision.studio_id == studio_id, Decision.deleted_at.is_(None))
+    live_commitment = (Commitment.studio_id == studio_id, Commitment.deleted_at.is_(None))
+    branches = [
+        _branch(NOTE, Note.created_at, Note.created_by_id, Note.id,
+                comment_type=Note.commentable_type,
+                comment_id=case((Note.commentable_id.is_(None), Note.id),
+                                else_=Note.commentable_id))
+        .where(Note.studio_id == studio_id, Note.deleted_at.is_(None))
+        .order_by(Note.created_at.desc()),
+        _branch(ASKED, Decision.created_at, Decision.created_by_id, Decision.id)
+        .where(*live_decision).order_by(Decision.created_at.desc()),
+        _branch(OPTION, Option.created_at, Option.created_by_id, Option.decision_id,
+                detail=Option.title)
+        .join(Decision, Option.decision_id == Decision.id)
+        .where(*live_decision, Option.deleted_at.is_(None)).order_by(Option.created_at.desc()),
+        _branch(VOTE, Vote.updated_at, Vote.user_id, Vote.decision_id)
+        .join(Decision, Vote.decision_id == Decision.id)
+        .where(*live_decision).order_by(Vote.updated_at.desc()),
+        _branch(PROPOSED, Commitment.created_at, Commitment.created_by_id, Commitment.id)
+        .where(*live_commitment).order_by(Commitment.created_at.desc()),
+        _branch(JOINED, CommitmentParticipant.committed_at, CommitmentParticipant.user_id,
+                CommitmentParticipant.commitment_id)
         .join(Commitment, CommitmentParticipant.commitment_id == Commitment.id)
-        .where(Commitment.studio_id == studio.id, Commitment.deleted_at.is_(None))
-        .order_by(CommitmentParticipant.committed_at.desc()).limit(limit)).all()
-    for joined, commitment in joins:
-        events.append(Event(joined.committed_at, joined.user, "joined", "commitment",
-                            commitment))
-    events.sort(key=lambda e: e.when, reverse=True)
+        .where(*live_commitment).order_by(CommitmentParticipant.committed_at.desc()),
+    ]
+    # Each branch keeps its own ORDER BY ... LIMIT inside a subquery (both databases allow it).
+    parts = [select(*b.limit(limit).subquery().c) for b in branches]
+    return union_all(*parts)
+
+
+def recent(studio: Studio, limit: int = 15) -> list[Event]:
+    rows = list(db.session.execute(_candidates(limit), {"studio_id": studio.id}).all())
+    rows.sort(key=lambda r: r.rank)  # branch order, as the lists were joined before sorting
+    # A comment counts only while what it is on exists (a deleted target drops it).
+    notes = [r for r in rows if r.rank == NOTE]
+    targets = items.get_many([(r.ctype, r.cid) for r in notes
+                              if r.ctype is not None and r.cid is not None])
+    candidates: list[tuple[datetime, uuid.UUID, str, str, uuid.UUID]] = []
+    for r in rows:
+        if r.rank == NOTE:
+            if r.ctype is None:
+                candidates.append((r.at, r.user_id, "wrote", "note", r.item_id))
+            elif (r.ctype, r.cid) in targets:
+                candidates.append((r.at, r.user_id, "commented on", r.ctype, r.cid))
+        elif r.rank == OPTION:
+            candidates.append((r.at, r.user_id, f"added the option “{r.detail}” to",
+                               "decision", r.item_id))
+        else:
+            candidates.append((r.at, r.user_id, _VERB[r.rank], _KIND[r.rank], r.item_id))
+    candidates.sort(key=lambda c: c[0], reverse=True)
     # One line per (person, verb, item): five votes on one decision read as one.
     seen: set[tuple[Any, str, Any]] = set()
-    unique = []
-    for event in events:
-        key = (event.user.id, event.verb, event.item.id)
+    shown = []
+    for c in candidates:
+        key = (c[1], c[2], c[4])
         if key not in seen:
             seen.add(key)
-            unique.append(event)
-    return unique[:limit]
+            shown.append(c)
+            if len(shown) == limit:
+                break
+    found = items.get_many([(c[3], c[4]) for c in shown])
+    people = {u.id: u for u in db.session.scalars(
+        select(User).where(User.id.in_({c[1] for c in shown})))} if shown else {}
+    return [Event(c[0], people[c[1]], c[2], c[3], found[(c[3], c[4])]) for c in shown
+            if c[1] in people and (c[3], c[4]) in found]

@@ -10,7 +10,7 @@ import uuid
 from typing import Any
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
-from sqlalchemy import select
+from sqlalchemy import bindparam, select
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import joinedload
 
@@ -24,11 +24,17 @@ HANDLE = re.compile(HANDLE_PATTERN)
 RESERVED_HANDLES = {"new", "actions"}
 
 
+# Every studio page runs these two: built once with bound parameters, not per request
+# (building a statement costs about as much as SQLite answering it).
+_STUDIO_BY_HANDLE = select(Studio).where(Studio.handle == bindparam("handle")).limit(1)
+_MEMBERSHIP = select(Membership).where(Membership.studio_id == bindparam("studio_id"),
+                                       Membership.user_id == bindparam("user_id"))
+
+
 def get_studio(handle: str, include_deleted: bool = False) -> Studio:
     """The studio by handle; a deleted one is NotFound unless ``include_deleted`` (the page
     loaders, which let its admins restore it during the grace period)."""
-    studio = db.session.scalar(
-        select(Studio).where(Studio.handle == (handle or "").lower()).limit(1))
+    studio = db.session.scalar(_STUDIO_BY_HANDLE, {"handle": (handle or "").lower()})
     if studio is None or (studio.deleted_at is not None and not include_deleted):
         raise NotFound(f"no studio '{handle}'")
     return studio
@@ -38,8 +44,7 @@ def membership(studio: Studio, user: User | None) -> Membership | None:
     if user is None:
         return None
     return db.session.scalars(
-        select(Membership)
-        .where(Membership.studio_id == studio.id, Membership.user_id == user.id)).one_or_none()
+        _MEMBERSHIP, {"studio_id": studio.id, "user_id": user.id}).one_or_none()
 
 
 def require_member(studio: Studio, user: User | None) -> Membership:

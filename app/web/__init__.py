@@ -42,7 +42,7 @@ def init_app(app: Flask) -> None:
                                  studio_links=chrome.studio_links,
                                  markdown_href=chrome.markdown_href,
                                  form_fields=forms.fields_for, form_state=pages.form_state,
-                                 zone_names=chrome.zone_names)
+                                 zone_names=chrome.zone_names, csrf_token=chrome.csrf_token)
     app.jinja_env.trim_blocks = True
     app.jinja_env.lstrip_blocks = True
     app.before_request(auth.load_identity)

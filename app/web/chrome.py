@@ -12,6 +12,7 @@ from typing import Any
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError, available_timezones
 
 from flask import g
+from flask_wtf.csrf import generate_csrf
 from jinja2 import pass_context
 from jinja2.runtime import Context as JinjaContext
 from markupsafe import Markup
@@ -72,8 +73,24 @@ def _zone(name: str | None) -> ZoneInfo | None:
 def viewer_zone(studio: Any = None) -> ZoneInfo:
     """The person's own zone, else the studio's, else UTC: one zone for a whole page."""
     user = g.get("user")
-    return (_zone(getattr(user, "timezone", None)) or _zone(getattr(studio, "timezone", None))
-            or ZoneInfo("UTC"))
+    # Asked once per time shown (sixty times on a team page): answered once per request for
+    # the same person and studio zone names.
+    key = (getattr(user, "timezone", None), getattr(studio, "timezone", None))
+    known = g.get("_viewer_zone")
+    if known is not None and known[0] == key:
+        return known[1]
+    zone = _zone(key[0]) or _zone(key[1]) or ZoneInfo("UTC")
+    g._viewer_zone = (key, zone)
+    return zone
+
+
+def csrf_token() -> str:
+    """flask-wtf's ``generate_csrf`` (the same token), looked up once per request: a table
+    with a form on every row (the team page) called it once per row, each reading settings."""
+    token = g.get("_csrf_token_once")
+    if token is None:
+        token = g._csrf_token_once = generate_csrf()
+    return str(token)
 
 
 def _plural(n: int, unit: str) -> str:

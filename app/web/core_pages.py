@@ -74,7 +74,9 @@ def studio_home(ctx: Context) -> Page:
                  "this_cycle": cycles.items_in(ctx.studio, window, ctx.user,
                                                limit=HOME_CYCLE_ITEMS),
                  "activity": activity.recent(ctx.studio),
-                 "present": heartbeats.present(ctx.studio)}, nav=studio_nav(ctx))
+                 # Shown only by a studio that asks for heartbeats: no query for the others.
+                 "present": heartbeats.present(ctx.studio) if ctx.studio.heartbeats_required
+                 else []}, nav=studio_nav(ctx))
 
 
 HOME_CYCLE_ITEMS = 20  # of each kind on the studio page; the lists page through all of them

@@ -9,6 +9,7 @@ so no text can close the fence, start a heading, or forge the frontmatter or the
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 
 import nh3
 from markdown_it import MarkdownIt
@@ -64,10 +65,26 @@ _md.core.ruler.push("mentions", _mention_links)
 _ALLOWED_SCHEMES = {"http", "https", "mailto"}
 
 
-def to_html(text: str) -> Markup:
-    html = _md.render(text or "")
+# Rendering and sanitizing is a pure function of the text, and most of an HTML item page's
+# template time (a note and its comments, again on every view): the result is kept per
+# process, keyed by the text itself (an edit is another key, so nothing goes stale), bounded
+# in entries and in size (a longer text is rendered every time).
+RENDER_CACHE_ENTRIES = 2048
+RENDER_CACHE_MAX_CHARS = 16_384
+
+
+def _render(text: str) -> Markup:
+    html = _md.render(text)
     clean = nh3.clean(html, url_schemes=_ALLOWED_SCHEMES, link_rel="noopener noreferrer nofollow")
     return Markup(clean)  # noqa: S704 - sanitized by nh3 just above
+
+
+_render_cached = lru_cache(maxsize=RENDER_CACHE_ENTRIES)(_render)
+
+
+def to_html(text: str) -> Markup:
+    text = text or ""
+    return _render_cached(text) if len(text) <= RENDER_CACHE_MAX_CHARS else _render(text)
 
 
 def fence(text: str, info: str = "markdown") -> str:

@@ -127,6 +127,32 @@ def _yaml(data: dict[str, Any]) -> str:
     return yaml.dump(data, Dumper=_DUMPER, sort_keys=False, allow_unicode=True, width=1000)
 
 
+# An action's block of the frontmatter's ``actions:`` list never changes once registered, and
+# representing it (PyYAML's representer is Python even with libyaml) was most of a Markdown
+# page's frontmatter time: each block is dumped once per process. (action, text) by id(action):
+# the action is kept, so its id cannot be reused by another object.
+_ACTION_BLOCKS: dict[int, tuple[Action, str]] = {}
+
+
+def _action_block(act: Action) -> str:
+    cached = _ACTION_BLOCKS.get(id(act))
+    if cached is None or cached[0] is not act:
+        # The block as it appears under "actions:" in a whole dump (PyYAML writes a mapping's
+        # list items at the key's indentation), without that first line.
+        cached = (act, _yaml({"actions": [action_summary(act)]}).split("\n", 1)[1])
+        _ACTION_BLOCKS[id(act)] = cached
+    return cached[1]
+
+
+def frontmatter_yaml(head: dict[str, Any], actions: list[Action]) -> str:
+    """``_yaml({**head, "actions": [action_summary(a) for a in actions]})`` text for text, from
+    cached action blocks (``head``: the frontmatter without its actions)."""
+    text = _yaml({key: value for key, value in head.items() if key != "actions"})
+    if not actions:
+        return text + "actions: []\n"
+    return text + "actions:\n" + "".join(_action_block(a) for a in actions)
+
+
 def nav_line(page_: Page) -> str:
     from app.web.markdown import inline
 
@@ -145,11 +171,11 @@ def render_page(page_: Page) -> Response:
         body["markdown"] = _markdown_body(page_, actions)
         return _respond(jsonify(body), page_.status)
     if fmt == "md":
-        meta = frontmatter(page_.ctx, page_.title, actions)
-        block = f"---\n{_yaml(meta)}---\n"
+        head = frontmatter(page_.ctx, page_.title, [])
+        block = f"---\n{frontmatter_yaml(head, actions)}---\n"
         slot = request.environ.get(FRONTMATTER_KEY)
-        if isinstance(slot, list):
-            slot.append((block, meta))
+        if isinstance(slot, list):  # an in-process caller (MCP navigate) wants it as data too
+            slot.append((block, {**head, "actions": [action_summary(a) for a in actions]}))
         text = f"{block}{nav_line(page_)}\n\n{_markdown_body(page_, actions)}"
         return _respond(Response(text, mimetype="text/markdown"), page_.status)
     html = render_template(f"{page_.template}.html.j2", page=page_, ctx=page_.ctx,

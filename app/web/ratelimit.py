@@ -31,7 +31,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from limits import RateLimitItemPerSecond
-from limits.storage import storage_from_string
+from limits.storage import MemoryStorage, storage_from_string
 from limits.strategies import SlidingWindowCounterRateLimiter
 from werkzeug.exceptions import TooManyRequests
 
@@ -62,12 +62,33 @@ def window(per_minute: int, burst: int) -> RateLimitItemPerSecond:
     return RateLimitItemPerSecond(burst, max(1, round(burst * 60 / per_minute)))
 
 
+class SweptMemoryStorage(MemoryStorage):
+    """``limits``' in-memory storage without a thread per request.
+
+    Its counters already expire when read (``get``); on top of that it sweeps expired entries
+    from a ``threading.Timer`` of 10 ms, started again by every hit that finds the last one
+    finished: with requests more than 10 ms apart, each request started a thread and waited
+    for it to run, which on a loaded machine cost more than rendering a page. Here the same
+    sweep runs inline, at most once a second (it only frees memory; no answer depends on it).
+    """
+
+    SWEEP_SECONDS = 1.0
+    _next_sweep = 0.0
+
+    def _MemoryStorage__schedule_expiry(self) -> None:  # replaces the private timer restart
+        now = time.monotonic()
+        if now >= self._next_sweep:
+            self._next_sweep = now + self.SWEEP_SECONDS
+            self._MemoryStorage__expire_events()  # type: ignore[attr-defined]
+
+
 class Limiter:
     """The budgets of every tier in one storage (``memory://`` or ``redis://...``)."""
 
     def __init__(self, uri: str = "memory://", prefix: str = "harmonic") -> None:
         self.uri = uri
-        self._storage = storage_from_string(uri, key_prefix=prefix)
+        self._storage = (SweptMemoryStorage(uri) if uri.startswith("memory://")
+                         else storage_from_string(uri, key_prefix=prefix))
         self._strategy = SlidingWindowCounterRateLimiter(self._storage)
         self._lock = threading.Lock()
         self._last_warning = 0.0

@@ -115,3 +115,19 @@ def test_anonymous_agent_gets_401_and_person_is_sent_to_login(client, world) -> 
     r = client.get("/studios/team")
     assert r.status_code == 302 and r.headers["Location"].startswith("/login?next=/studios/team")
     assert client.get("/", headers={"Accept": "text/markdown"}).status_code == 200
+
+
+def test_frontmatter_is_one_yaml_document_of_the_offered_actions(world) -> None:  # type: ignore[no-untyped-def]
+    """The frontmatter's action list (written from blocks dumped once per process) is what a
+    whole YAML dump of the same data writes, text for text, and lists the same actions with
+    the same shapes as ``GET <page>/actions`` in JSON, on page after page (a block reused)."""
+    import yaml
+
+    alice, note_path = world
+    for path, _ in pages(note_path) * 2:
+        text = alice.get(path).get_data(as_text=True)
+        head = text[4:].partition("\n---\n")[0] + "\n"
+        front, _body = parse_md(text)
+        assert yaml.safe_dump(front, sort_keys=False, allow_unicode=True, width=1000) == head
+        listed = alice.get(f"{path.rstrip('/')}/actions", accept="application/json").json
+        assert front["actions"] == listed["actions"], path
