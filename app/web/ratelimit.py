@@ -82,12 +82,25 @@ class SweptMemoryStorage(MemoryStorage):
             self._MemoryStorage__expire_events()  # type: ignore[attr-defined]
 
 
+# The private members SweptMemoryStorage replaces and calls (limits 5.x): were a release to
+# rename them, the override would not apply, or its call would fail on every hit (and the
+# storage-failure path lets requests through), so without both the plain storage is used.
+_SWEPT_NEEDS = ("_MemoryStorage__schedule_expiry", "_MemoryStorage__expire_events")
+
+
+def memory_storage(uri: str) -> MemoryStorage:
+    """The in-memory storage: swept inline where this ``limits`` allows, else its own."""
+    if all(callable(getattr(MemoryStorage, name, None)) for name in _SWEPT_NEEDS):
+        return SweptMemoryStorage(uri)
+    return MemoryStorage(uri)
+
+
 class Limiter:
     """The budgets of every tier in one storage (``memory://`` or ``redis://...``)."""
 
     def __init__(self, uri: str = "memory://", prefix: str = "harmonic") -> None:
         self.uri = uri
-        self._storage = (SweptMemoryStorage(uri) if uri.startswith("memory://")
+        self._storage = (memory_storage(uri) if uri.startswith("memory://")
                          else storage_from_string(uri, key_prefix=prefix))
         self._strategy = SlidingWindowCounterRateLimiter(self._storage)
         self._lock = threading.Lock()

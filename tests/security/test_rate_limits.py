@@ -164,3 +164,20 @@ def test_an_unreachable_redis_lets_requests_through(app: Flask, studio,  # type:
         assert [studio.get("/studios").status_code for _ in range(3)] == [200, 200, 200]
     finally:
         app.extensions.pop("harmonic.ratelimit", None)
+
+
+def test_the_memory_storage_counts_without_a_timer_thread() -> None:
+    """The in-memory limiter sweeps inline (no thread per request) and still refuses past the
+    budget: a ``limits`` release that renamed what the sweep relies on falls back to its own
+    storage, which this test then names."""
+    import threading
+
+    from app.web.ratelimit import TOKEN, Limiter, SweptMemoryStorage
+
+    limiter = Limiter("memory://")
+    assert isinstance(limiter._storage, SweptMemoryStorage), type(limiter._storage)
+    before = {t.ident for t in threading.enumerate()}
+    waits = [limiter.take(TOKEN, "someone", 60, 3) for _ in range(5)]
+    assert waits[:3] == [0.0, 0.0, 0.0] and waits[-1] > 0
+    assert not [t for t in threading.enumerate()
+                if t.ident not in before and isinstance(t, threading.Timer)]
