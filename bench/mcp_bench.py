@@ -20,9 +20,9 @@ Sections (``--only dispatch,wrapper,stdio,http``):
   ceiling). Two processes are run as two single-process servers on two ports with the clients
   split evenly (processes sharing one socket get a very uneven share of keep-alive clients; the
   shared-socket row reports the spread it got). Also ``navigate`` on the busy decision page.
-  Goals: at least 2x the SDK, at least 60% of the ceiling. The load comes from wrk
-  (``wrk_jsonrpc.lua``) where it is installed, else (or with ``--python-load``) from Python
-  threads, which on two cores saturate before the servers do.
+  Goals: at least 1.5x the SDK (1x on PostgreSQL), at least 50% of the ceiling on SQLite.
+  The load comes from wrk (``wrk_jsonrpc.lua``) where it is installed, else (or with
+  ``--python-load``) from Python threads, which on two cores saturate before the servers do.
 """
 
 from __future__ import annotations
@@ -477,6 +477,15 @@ def bench_http(inst: harness.Instance, paths: dict[str, str], use_wrk: bool) -> 
     ceiling, ours, modern_rate, _, sdk, sdk_stateless = rates[:6]
     per = clients // two
     database = "PostgreSQL" if "postgresql" in inst.env["DATABASE_URL"] else "SQLite"
+    # Issue 22's goals: ≥ 1.5× the SDK on SQLite and ≥ 1× on PostgreSQL (whose round trips the
+    # SDK's server, keeping no state in a database, never pays); ≥ 50% of the ceiling on SQLite.
+    want = 1.5 if database == "SQLite" else 1.0
+
+    def ceiling_goal(rate: float) -> str:
+        if database != "SQLite":
+            return " (no goal on PostgreSQL)"
+        return f" (goal ≥ 0.5: {harness.goal(rate / ceiling >= 0.5)})"
+
     generator = (f"{harness.wrk_version()}, one process of one thread and {per} connections "
                  f"per server port, all started together (p50 and p99 of a round: the highest "
                  f"of the processes)" if use_wrk else
@@ -491,11 +500,11 @@ def bench_http(inst: harness.Instance, paths: dict[str, str], use_wrk: bool) -> 
          f"process for the shared socket. Load average {load_average:.2f} at the section's "
          f"start.",
          f"{VERSION} sessions — ours / SDK stateful: {ours / sdk:.2f} "
-         f"(goal ≥ 2: {harness.goal(ours / sdk >= 2)}); ours / ceiling: {ours / ceiling:.2f} "
-         f"(goal ≥ 0.6: {harness.goal(ours / ceiling >= 0.6)})",
+         f"(goal ≥ {want:g}: {harness.goal(ours / sdk >= want)}); ours / ceiling: "
+         f"{ours / ceiling:.2f}{ceiling_goal(ours)}",
          f"{MODERN} stateless — ours / SDK stateless: {modern_rate / sdk_stateless:.2f} "
-         f"(goal ≥ 2: {harness.goal(modern_rate / sdk_stateless >= 2)}); ours / ceiling: "
-         f"{modern_rate / ceiling:.2f} (goal ≥ 0.6: {harness.goal(modern_rate / ceiling >= 0.6)})",
+         f"(goal ≥ {want:g}: {harness.goal(modern_rate / sdk_stateless >= want)}); ours / "
+         f"ceiling: {modern_rate / ceiling:.2f}{ceiling_goal(modern_rate)}",
          *[f"**ERRORS** — {line}" for line in errors]])
     if errors:
         raise SystemExit(f"{len(errors)} row(s) of the HTTP table had bad answers: "

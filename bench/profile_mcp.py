@@ -6,7 +6,14 @@ token and a 2025-11-25 session (and navigate once more in the stateless 2026-07-
 the busy decision page of ``seeds.busy_studio``. For each tool it prints the statements one
 call runs (grouped by table and verb) and the functions with the most cumulative time.
 
+Then navigate's own cost beside the page's (issue item: overhead above the render ≤ 0.3 ms
+at p50): the same page rendered by the in-process dispatcher alone (``app.core.dispatch``,
+what navigate runs to fetch it) and through the navigate tool in-process
+(``McpServer.handle`` as ``bin/mcp-server`` calls it, with its audit row and teach check),
+call after call alternately, without the profiler.
+
     .venv/bin/python bench/profile_mcp.py [--calls 200] [--postgres] [--top 30] [--smoke]
+    .venv/bin/python bench/profile_mcp.py --only overhead [--calls 400]
 """
 
 from __future__ import annotations
@@ -46,6 +53,8 @@ def main() -> None:
     parser.add_argument("--top", type=int, default=30)
     parser.add_argument("--postgres", action="store_true")
     parser.add_argument("--smoke", action="store_true")
+    parser.add_argument("--only", choices=("profile", "overhead"), default=None,
+                        help="one part only: the per-tool profiles, or navigate's overhead")
     args = parser.parse_args()
     calls = 3 if args.smoke else args.calls
     with ExitStack() as stack:
@@ -86,6 +95,8 @@ def main() -> None:
             "method": "tools/call",
             "params": {"name": "navigate", "arguments": {"path": paths["decision"]},
                        "_meta": meta}}
+        if args.only == "overhead":
+            tools = {}
         for label, message in tools.items():
             body = json.dumps({"jsonrpc": "2.0", "id": 7, **message})
             sent = stateless if "stateless" in label else headers
@@ -117,7 +128,69 @@ def main() -> None:
             print("\n".join(line for line in out.getvalue().splitlines()
                             if line.strip() and not line.startswith("   Ordered")))
             print("```")
+        if args.only != "profile":
+            navigate_overhead(app, inst.token, paths["decision"], 20 if args.smoke
+                              else max(args.calls, 100))
     harness.print_footer()
+
+
+def navigate_overhead(app: Any, token: str, path: str, calls: int) -> None:
+    """The page rendered by the dispatcher alone against the navigate tool in-process, call
+    after call alternately (a drift in the machine's load hits both alike)."""
+    import statistics
+    import time
+
+    from app.core.dispatch import dispatch
+    from app.core.identity import identity_from_token
+    from app.mcp.context import SessionState
+
+    engine = app.extensions["mcp"]
+    message = {"jsonrpc": "2.0", "id": 1, "method": "tools/call",
+               "params": {"name": "navigate", "arguments": {"path": path}}}
+
+    class Sink:
+        def notify(self, message: dict[str, Any]) -> None:
+            pass
+
+        def request(self, *args: Any) -> dict[str, Any]:
+            raise RuntimeError("navigate asks nothing")
+
+    with app.app_context():
+        identity = identity_from_token(token)
+        session = SessionState("bench-overhead")  # as bin/mcp-server keeps it: in memory
+        session.initialized = True
+        sink = Sink()
+
+        def render() -> None:
+            page = dispatch("GET", path, identity)
+            assert page.status == 200, page.text[:300]
+
+        def navigate() -> None:
+            answer = engine.handle(message, session, sink, identity)
+            assert answer is not None and not answer["result"].get("isError"), answer
+
+        pairs: list[tuple[float, float]] = []
+        for n in range(calls + 10):
+            times = []
+            for call in (render, navigate) if n % 2 else (navigate, render):
+                started = time.perf_counter()
+                call()
+                times.append(time.perf_counter() - started)
+            if n >= 10:  # warm-up
+                pairs.append((times[0], times[1]) if n % 2 else (times[1], times[0]))
+    render_ms = [r * 1000 for r, _ in pairs]
+    navigate_ms = [nav * 1000 for _, nav in pairs]
+    added = [nav - r for r, nav in zip(render_ms, navigate_ms, strict=True)]
+    p50 = statistics.median
+    rows = [["the page alone: dispatch GET (Markdown)", f"{p50(render_ms):.2f}"],
+            ["navigate, in-process tools/call", f"{p50(navigate_ms):.2f}"],
+            ["navigate's overhead: p50 of navigate − p50 of the page",
+             f"{p50(navigate_ms) - p50(render_ms):.2f}"],
+            ["navigate's overhead: p50 of (navigate − page), call by call", f"{p50(added):.2f}"]]
+    harness.print_table(f"navigate above the page's own render ({len(pairs)} pairs, "
+                        f"alternating, {path})", ["series", "p50 ms"], rows,
+                        [f"Goal: overhead ≤ 0.3 ms at p50: "
+                         f"{harness.goal(p50(added) <= 0.3)}"])
 
 
 def _timed(call: Any) -> float:

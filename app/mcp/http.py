@@ -18,10 +18,13 @@ unknown, ended or someone else's). The 429 and 413 carry a JSON-RPC error ``-320
 ``limit`` in bytes). JSON-RPC errors of a well-formed request travel with HTTP 200, as clients
 expect.
 
-A ``tools/call`` runs on a worker thread; if it sends anything before its result (progress,
-log messages, an elicitation request) the POST is answered as an SSE stream, otherwise as plain
-JSON. The session, pending client requests and cancellations are rows, so another process can
-take the client's answer or a cancellation.
+A ``tools/call`` that may need its stream while it runs (the client asked for progress, or
+declared a capability a tool could send it a request for) runs on a worker thread; if it sends
+anything before its result (progress, log messages, an elicitation request) the POST is
+answered as an SSE stream, otherwise as plain JSON. Any other call runs on the request's own
+thread, and the log messages it sends open an SSE stream just before its result. The session,
+pending client requests and cancellations are rows, so another process can take the client's
+answer or a cancellation.
 
 ``GET /mcp`` answers 405 here: the standalone stream is served by ``app.mcp.stream`` on an event
 loop, which holds no thread per client (``bin/serve``'s gunicorn worker, ``app.mcp.stream_worker``,
@@ -334,11 +337,13 @@ def post() -> Response:
         return Response(status=202) if response is None else _json(response, 400)
     sse = _accepts_sse()
     waiting = store.take_updates(session) if sse else []
-    if method in STREAMING_METHODS and sse:
+    if method in STREAMING_METHODS and sse and _may_converse(message, session):
         return _streamed(message, session, identity, waiting)
-    response = engine().handle(message, session, _NullChannel(), identity, origin=_origin())
-    if waiting and response is not None:
-        return _sse_response(iter([*waiting, response]))
+    channel = _HeldChannel() if sse and method in STREAMING_METHODS else _NullChannel()
+    response = engine().handle(message, session, channel, identity, origin=_origin())
+    held = channel.held if isinstance(channel, _HeldChannel) else []
+    if (waiting or held) and response is not None:
+        return _sse_response(iter([*waiting, *held, response]))
     return _json(response)
 
 
@@ -356,10 +361,15 @@ def _stateless(message: dict[str, Any], identity: Identity | None) -> Response:
     method = message.get("method")
     if method == modern.LISTEN:
         return _listen(message, identity)
-    if method in STREAMING_METHODS and _accepts_sse():
+    sse = _accepts_sse()
+    if method in STREAMING_METHODS and sse and _may_converse(message, None):
         return _streamed(message, None, identity, [])
-    response = engine().handle(message, None, _NullChannel(), identity, stateless=True,
+    channel = _HeldChannel() if sse and method in STREAMING_METHODS else _NullChannel()
+    response = engine().handle(message, None, channel, identity, stateless=True,
                                origin=_origin())
+    held = channel.held if isinstance(channel, _HeldChannel) else []
+    if held and response is not None:
+        return _sse_response(iter([*held, response]))
     return _json(response, http_modern.status(response))
 
 
@@ -459,6 +469,42 @@ class _NullChannel:
                 timeout: float) -> dict[str, Any]:
         raise ClientRequestFailed(f"cannot send {method}: the client did not accept an "
                                   f"event stream for this call")
+
+
+# Client capabilities under which a 2025 tool may send the client a request mid-call.
+_ASKING_CAPABILITIES = ("elicitation", "sampling", "roots")
+
+
+def _may_converse(message: dict[str, Any], session: store.DbSession | None) -> bool:
+    """Whether this tools/call may need its stream while it runs: progress the client asked
+    for (a progressToken), or, in the 2025 era, a request to a client that declared a
+    capability for one. Any other call runs on the request's own thread (a hand-off to a
+    worker thread and back costs more than a trivial call): the log messages it may send are
+    held and open the event stream before its result, in order, as they would have."""
+    params = message.get("params")
+    meta = params.get("_meta") if isinstance(params, dict) else None
+    if isinstance(meta, dict) and meta.get("progressToken") is not None:
+        return True
+    if session is None:  # 2026-07-28: questions end the request (input-required), never wait
+        return False
+    capabilities = session.client_capabilities or {}
+    return any(name in capabilities for name in _ASKING_CAPABILITIES)
+
+
+class _HeldChannel:
+    """For a call run on the request's thread (``_may_converse`` said it needs no stream while
+    it runs): notifications wait for the response and precede it on its event stream."""
+
+    def __init__(self) -> None:
+        self.held: list[dict[str, Any]] = []
+
+    def notify(self, message: dict[str, Any]) -> None:
+        self.held.append(message)
+
+    def request(self, method: str, params: dict[str, Any], ctx: ToolContext,
+                timeout: float) -> dict[str, Any]:
+        raise ClientRequestFailed(f"cannot send {method}: this client declared no capability "
+                                  f"for requests from the server")
 
 
 class _SseChannel:

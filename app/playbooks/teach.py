@@ -248,8 +248,64 @@ def entry(started: float, fields: dict[str, Any]) -> dict[str, Any]:
             "ms": round((time.perf_counter() - started) * 1000, 3)}
 
 
+class _NobodyTeaches:
+    """Per process and database: that no teach session at all is open, so a tool call's
+    capture check (``record``, on every MCP tools/call) runs no query while nobody teaches.
+
+    What a query saw is believed for at most ``SECONDS``, and forgotten at once when a
+    playbook changes: a start records a change event (``_changed``), which reaches this
+    process's listeners right after its commit here, and from other processes through the
+    change feed where it runs (``app.core.feed``). A start elsewhere is therefore seen by
+    every process within ``SECONDS`` at worst. A generation counter keeps a query that ran
+    across a change from vouching for the time after it."""
+
+    SECONDS = 0.5
+
+    def __init__(self) -> None:
+        self.until: dict[str, float] = {}
+        self.generation = 0
+        self._listening = False
+
+    def known(self, database: str) -> bool:
+        return time.monotonic() < self.until.get(database, 0.0)
+
+    def saw_nobody(self, database: str, generation: int, at: float) -> None:
+        if generation == self.generation:
+            self.until[database] = at + self.SECONDS
+
+    def forget(self, uri: str) -> None:
+        if uri.startswith(("harmonic://page/playbooks/", "playbook://")):
+            self.generation += 1
+            self.until.clear()
+
+    def listen(self) -> None:
+        if not self._listening:
+            changes.listen(self.forget)
+            self._listening = True
+
+
+_nobody = _NobodyTeaches()
+_ANY_TEACHING = select(Playbook.id).where(Playbook.teaching.is_(True)).limit(1)
+
+
+def _nobody_teaches() -> bool:
+    """True when no teach session is open anywhere (``_NobodyTeaches``); False when one may
+    be, and then ``active`` says whose."""
+    _nobody.listen()
+    database = str(db.engine.url)
+    if _nobody.known(database):
+        return True
+    generation, at = _nobody.generation, time.monotonic()
+    if db.session.execute(_ANY_TEACHING).first() is not None:
+        return False
+    _nobody.saw_nobody(database, generation, at)
+    return True
+
+
 def record(owners: list[str] | str, line: dict[str, Any]) -> bool:
     """Append ``line`` (redacted) to the owner's active capture; False when not teaching."""
+    if _nobody_teaches():
+        return False
     playbook = active(owners)
     if playbook is None:
         return False

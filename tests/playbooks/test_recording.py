@@ -431,3 +431,32 @@ def test_remote_writes_are_never_sent_in_a_dry_run_unless_trusted(app, studio, d
     finally:
         server.shutdown()
         thread.join(timeout=5)
+
+
+def test_the_call_right_after_a_teach_start_is_recorded(app, studio) -> None:  # type: ignore[no-untyped-def]
+    """While nobody teaches, a tool call asks no query whether its caller teaches (that is
+    remembered for a moment, per process); a start forgets it at once, so the very next call,
+    and only the calls from then on, land in the capture."""
+    meta = {"io.modelcontextprotocol/protocolVersion": "2026-07-28",
+            "io.modelcontextprotocol/clientCapabilities": {},
+            "io.modelcontextprotocol/clientInfo": {"name": "test", "version": "1"}}
+
+    def navigate(path: str) -> None:
+        answer = studio.client.post("/mcp", json={
+            "jsonrpc": "2.0", "id": 1, "method": "tools/call",
+            "params": {"name": "navigate", "arguments": {"path": path}, "_meta": meta}},
+            headers={**studio.headers("application/json"),
+                     "MCP-Protocol-Version": "2026-07-28", "Mcp-Method": "tools/call",
+                     "Mcp-Name": "navigate"})
+        assert answer.status_code == 200, answer.get_data(as_text=True)
+        assert not answer.get_json()["result"].get("isError"), answer.get_json()
+
+    navigate("/studios")  # nobody teaches: now remembered
+    navigate("/studios")
+    started = studio.post("/teach/start?name=right-after").get_json()
+    navigate("/studios/team")
+    assert studio.post("/teach/stop").get_json()["entries"] == 1
+    navigate("/studios")
+    lines = capture_lines(Path(started["dir"]))
+    assert [(line["tool"], line["params"]) for line in lines] == [
+        ("navigate", {"path": "/studios/team"})]
