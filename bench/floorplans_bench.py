@@ -7,6 +7,10 @@ rendering, PNG rasterisation at 800 x 600 (of the SVG the tool rasterises) and t
 ``render_floorplan`` tool call (PNG). It prints medians and the ratio of parse + validate to
 the raw lark parse. Then it times ``modify_floorplan`` operations on the largest plan (each
 call re-analyses the plan after every operation, so its floor is one parse + validate).
+Beside the PNG stage, "blank png" rasterises an empty SVG of the same pixel size: resvg's own
+pixel and PNG-encoding cost, a floor no SVG of ours can go under. Last, in a fresh process, the
+resident memory (RSS) after 1, 10 and 100 PNG renders of the largest plan
+(``render_floorplan``): it should stay flat from 10 to 100.
 
 The stages are timed in turn within each round (interleaved), so load changes on a shared
 machine hit all of them alike. The default clock is this process's CPU time, which a busy
@@ -14,12 +18,16 @@ machine disturbs far less than wall time; ``--clock wall`` measures elapsed time
 
     .venv/bin/python bench/floorplans_bench.py [--quick | --smoke] [--repeat N]
                                                [--clock cpu|wall] [--relative] [--connections]
+    .venv/bin/python bench/floorplans_bench.py --memory ROOMS RENDERS   (internal: one process)
 """
 
 from __future__ import annotations
 
 import argparse
+import json
+import os
 import statistics
+import subprocess
 import sys
 import time
 from collections.abc import Callable
@@ -38,7 +46,7 @@ from app.floorplans.render_png import svg_to_png  # noqa: E402
 from app.floorplans.render_svg import RenderOptions, render_svg  # noqa: E402
 from app.floorplans.validate import analyze  # noqa: E402
 
-STAGES = ("lark bare", "lark raw", "parse+val", "svg", "png", "tool png")
+STAGES = ("lark bare", "lark raw", "parse+val", "svg", "png", "blank png", "tool png")
 
 
 def measure(stages: dict[str, Callable[[], object]], repeat: int,
@@ -60,12 +68,17 @@ def stages_for(text: str, bare: Lark) -> dict[str, Callable[[], object]]:
     analysis = analyze(text)
     assert analysis.valid, analysis.errors[:3]
     svg = render_svg(analysis, RenderOptions(min_text_px=tools.MIN_TEXT_PX))  # as for PNG
+    head = svg.split(">", 1)[0]
+    size = [head.split(f' {k}="', 1)[1].split('"', 1)[0] for k in ("width", "height")]
+    blank = (f'<svg xmlns="http://www.w3.org/2000/svg" width="{size[0]}" height="{size[1]}">'
+             '<rect width="1" height="1" fill="#ffffff"/></svg>')
     return {
         "lark bare": lambda: bare.parse(text),
         "lark raw": lambda: language.parser.parse(text),
         "parse+val": lambda: analyze(text),
         "svg": lambda: render_svg(analysis, RenderOptions()),
         "png": lambda: svg_to_png(svg),
+        "blank png": lambda: svg_to_png(blank),
         "tool png": lambda: tools.render_floorplan({"dsl": text}),
     }
 
@@ -103,6 +116,34 @@ def modify_stages(rooms: int) -> dict[str, Callable[[], object]]:
     }
 
 
+def rss_mb() -> float:
+    """This process's resident memory in MiB (Linux /proc; 0 elsewhere)."""
+    try:
+        with open("/proc/self/statm") as f:
+            return int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE") / 2 ** 20
+    except OSError:
+        return 0.0
+
+
+def memory_child(rooms: int, renders: int) -> None:
+    """Render the plan as PNG ``renders`` times; print the RSS after 1, 10, ... as JSON."""
+    text = generate_plan(rooms)
+    marks = {1, 10, renders}
+    out = {"start": rss_mb()}
+    for n in range(1, renders + 1):
+        result = tools.render_floorplan({"dsl": text})
+        assert result, "render failed"
+        if n in marks:
+            out[str(n)] = rss_mb()
+    print(json.dumps(out))
+
+
+def memory(rooms: int, renders: int) -> dict[str, float]:
+    done = subprocess.run([sys.executable, __file__, "--memory", str(rooms), str(renders)],
+                          capture_output=True, text=True, check=True)
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--quick", action="store_true", help="fewer repeats")
@@ -111,7 +152,11 @@ def main() -> None:
     ap.add_argument("--clock", choices=("cpu", "wall"), default="cpu")
     ap.add_argument("--relative", action="store_true", help="relative placement for rooms")
     ap.add_argument("--connections", action="store_true", help="doors between neighbours")
+    ap.add_argument("--memory", nargs=2, type=int, metavar=("ROOMS", "RENDERS"))
     args = ap.parse_args()
+    if args.memory:
+        memory_child(*args.memory)
+        return
     args.repeat = args.repeat or harness.size(9, 3, 1)
     sizes = harness.size((10, 100, 500), (10, 100, 500), (10, 50))
     clock = time.process_time if args.clock == "cpu" else time.perf_counter
@@ -132,6 +177,15 @@ def main() -> None:
         f"modify_floorplan on the {rooms}-room plan (median ms of {args.repeat}, "
         f"{args.clock} clock)", ["operation", "ms", "÷ parse+val"],
         [[name, f"{ms:.2f}", f"{ms / floor:.2f}"] for name, ms in got.items()])
+    renders = harness.size(100, 100, 10)
+    mem = memory(rooms, renders)
+    growth = mem[str(renders)] - mem["10"]
+    harness.print_table(
+        f"Resident memory over {renders} PNG renders of the {rooms}-room plan "
+        "(render_floorplan, one fresh process, MiB)",
+        ["at start", "after 1", "after 10", f"after {renders}", f"10 → {renders}"],
+        [[f"{mem['start']:.1f}", f"{mem['1']:.1f}", f"{mem['10']:.1f}",
+          f"{mem[str(renders)]:.1f}", f"{growth:+.1f}"]])
     harness.print_footer()
 
 

@@ -4,7 +4,7 @@ directly (issue item 6), in the same run.
 ``bin/model-server`` (demo model) serves the upstream; the app runs under gunicorn with
 ``PLAYBOOK_UPSTREAM`` pointing at it and a teach session open for the token, so every proxied
 call is forwarded over HTTP and recorded (capture row and capture log). Measured: sequential
-latency (the proxy's added latency is its p50 minus the direct p50; goal under 1 ms) and
+latency (the proxy's added latency is its p50 minus the direct p50; goal at most 1.5 ms) and
 throughput with concurrent keep-alive clients (goal at least 80% of direct).
 
     .venv/bin/python bench/proxy_bench.py [--quick | --smoke] [--postgres] [--clients 8]
@@ -95,8 +95,8 @@ def main() -> None:
         harness.print_table(
             f"Sequential {METHOD['method']} calls ({count} each, interleaved)",
             ["series", "calls/s", "p50 ms", "p99 ms"], rows,
-            [f"Added latency at p50, recording on: {added:.2f} ms (goal < 1 ms: "
-             f"{harness.goal(added < 1)}); not recording: {unrecorded:.2f} ms"])
+            [f"Added latency at p50, recording on: {added:.2f} ms (goal ≤ 1.5 ms: "
+             f"{harness.goal(added <= 1.5)}); not recording: {unrecorded:.2f} ms"])
 
         def setup(client: Any, url: str) -> dict[str, str]:
             headers = {"Content-Type": "application/json"}

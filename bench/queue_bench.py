@@ -5,12 +5,13 @@ processes, and enqueue -> complete latency, beside the ceiling for this design: 
 
 Ours runs real workflow runs of the smallest workflow (``start -> end``: two no-op jobs per run,
 each leased, run, completed with its events, the second finishing the run). All jobs become
-available at the same instant T0, after every worker is up and polling, so neither process
-start-up nor enqueueing is timed: throughput = jobs / (last finished_at - T0), read from the
+available at the same instant T0, after every worker is up and polling and every run is
+enqueued (for later; one UPDATE then sets T0), so neither process start-up nor enqueueing is
+timed: throughput = jobs / (last finished_at - T0), read from the
 database for both series.
 
     .venv/bin/python bench/queue_bench.py [--quick | --smoke] [--workers 1,2,4]
-    .venv/bin/python bench/queue_bench.py --ceiling-worker URL T0   (internal: one bare worker)
+    .venv/bin/python bench/queue_bench.py --ceiling-worker URL   (internal: one bare worker)
 """
 
 from __future__ import annotations
@@ -39,15 +40,16 @@ workflow:
   - step: end
 """
 POLL = "0.05"
-LEAD = 3.0  # seconds between enqueueing and T0, so every job is in place before T0
 
 
-def ceiling_worker(url: str, t0: float) -> None:
-    """One bare worker: lease the oldest available job and mark it done, until none is left."""
+def ceiling_worker(url: str) -> None:
+    """One bare worker: lease the oldest available job and mark it done, until none is left.
+    It says "ready" once connected and then reads T0 from its standard input."""
     import psycopg
 
-    start = datetime.fromtimestamp(t0, UTC)
     with psycopg.connect(url.replace("postgresql+psycopg", "postgresql")) as conn:
+        print("ready", flush=True)
+        start = datetime.fromtimestamp(float(sys.stdin.readline()), UTC)
         idle_since = None
         while True:
             with conn.transaction():
@@ -81,16 +83,25 @@ def run_ceiling(url: str, jobs: int, workers: int) -> float:
         conn.execute("CREATE TABLE bench_ceiling (LIKE workflow_jobs INCLUDING ALL)")
         conn.execute("ALTER TABLE bench_ceiling DROP CONSTRAINT IF EXISTS "
                      "bench_ceiling_run_id_step_key")
-        t0 = time.time() + LEAD
-        start = datetime.fromtimestamp(t0, UTC)
         with conn.cursor() as cur:
             cur.executemany(
                 "INSERT INTO bench_ceiling (run_id, step, payload, status, attempts, "
                 "max_attempts, available_at, created_at) VALUES (gen_random_uuid(), %s, "
-                "'{}', 'queued', 0, 3, %s, now())",
-                [(f"s{i}", start) for i in range(jobs)])
-    procs = [subprocess.Popen([PY, __file__, "--ceiling-worker", url, repr(t0)], cwd=ROOT)
+                "'{}', 'queued', 0, 3, now() + interval '1 hour', now())",
+                [(f"s{i}",) for i in range(jobs)])
+    procs = [subprocess.Popen([PY, __file__, "--ceiling-worker", url], cwd=ROOT, text=True,
+                              stdin=subprocess.PIPE, stdout=subprocess.PIPE)
              for _ in range(workers)]
+    for proc in procs:  # every worker connected before T0, as ours are
+        assert proc.stdout and proc.stdout.readline().strip() == "ready"
+    t0 = time.time() + 1.0
+    start = datetime.fromtimestamp(t0, UTC)
+    with _psql(url) as conn:
+        conn.execute("UPDATE bench_ceiling SET available_at = %s", (start,))
+    for proc in procs:
+        assert proc.stdin
+        proc.stdin.write(f"{t0!r}\n")
+        proc.stdin.close()
     for proc in procs:
         proc.wait()
     with _psql(url) as conn:
@@ -168,8 +179,15 @@ def run_ours(app: Any, env: dict[str, str], runs: int, workers: int) -> float:
                 conn.exec_driver_sql(f"DELETE FROM {table}")
     procs = start_workers(env, workers)
     try:
-        t0 = time.time() + LEAD
-        enqueue_runs(app, runs, t0)
+        # Enqueue everything for later, then make it available at T0 in one statement: on a
+        # busy machine enqueueing 400 runs can take longer than any fixed lead, and the
+        # throughput would then measure the enqueuer.
+        enqueue_runs(app, runs, time.time() + 3600)
+        t0 = time.time() + 1.0
+        with app.app_context():
+            with db.engine.begin() as conn:
+                conn.exec_driver_sql("UPDATE workflow_jobs SET available_at = %(t0)s",
+                                     {"t0": datetime.fromtimestamp(t0, UTC)})
         deadline = time.monotonic() + 600
         while True:
             done, last, total = _jobs_done(app)
@@ -216,10 +234,10 @@ def main() -> None:
     parser.add_argument("--quick", action="store_true")
     parser.add_argument("--smoke", action="store_true")
     parser.add_argument("--workers", default=None, help="comma list (default 1,2,4)")
-    parser.add_argument("--ceiling-worker", nargs=2, metavar=("URL", "T0"))
+    parser.add_argument("--ceiling-worker", metavar="URL")
     args = parser.parse_args()
     if args.ceiling_worker:
-        ceiling_worker(args.ceiling_worker[0], float(args.ceiling_worker[1]))
+        ceiling_worker(args.ceiling_worker)
         return
     counts = [int(n) for n in (args.workers or harness.size("1,2,4", "1,2,4", "1")).split(",")]
     runs = harness.size(1500, 400, 10)

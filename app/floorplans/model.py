@@ -7,8 +7,9 @@ exactly the characters they change.
 
 from __future__ import annotations
 
+import weakref
 from dataclasses import dataclass, field
-from typing import NamedTuple
+from typing import Any, NamedTuple, cast
 
 
 class Span(NamedTuple):
@@ -36,6 +37,24 @@ class Relative:
     alignment: str | None
     span: Span
     reference_span: Span
+
+
+class _Weak:
+    """A dataclass field holding a weak reference: reads give the object (or None)."""
+
+    def __set_name__(self, owner: type, name: str) -> None:
+        self.key = f"_{name}_ref"
+
+    def __get__(self, obj: Any, owner: type | None = None) -> Any:
+        if obj is None:
+            return self
+        ref = obj.__dict__.get(self.key)
+        return ref() if ref is not None else None
+
+    def __set__(self, obj: Any, value: Any) -> None:
+        obj.__dict__[self.key] = (weakref.ref(value)
+                                  if value is not None and not isinstance(value, _Weak)
+                                  else None)
 
 
 @dataclass
@@ -68,8 +87,11 @@ class Room:
     label_string_span: Span | None = None
     composed_span: Span | None = None
     sub_rooms: list[Room] = field(default_factory=list)
-    parent: Room | None = field(default=None, repr=False)
-    floor: Floor | None = field(default=None, repr=False)
+    # Back-references are weak: a room, its parent and its floor would otherwise form
+    # reference cycles, and a plan would stay in memory after use until the cyclic collector
+    # ran (resident memory then grows render after render of a large plan).
+    parent: Room | None = field(default=cast("Room | None", _Weak()), repr=False)
+    floor: Floor | None = field(default=cast("Floor | None", _Weak()), repr=False)
 
     def wall_type(self, side: str, default: str = "solid") -> str:
         """The declared type of a side; the first declaration wins, a missing side is solid."""

@@ -1,8 +1,11 @@
 """Rasterise floorplan SVG to PNG with resvg (no browser, deterministic output).
 
 The SVG already carries its fitted pixel size. Text needs a font: a sans-serif family such as
-"DejaVu Sans" (Debian package fonts-dejavu-core) is requested; when it is found on the system it
-is loaded alone, which is faster than scanning every system font on each render.
+"DejaVu Sans" (Debian package fonts-dejavu-core) is requested; when it is found on the system,
+only the faces the SVG uses (regular, bold for names, oblique for labels) are handed to resvg
+and the system fonts are skipped. resvg_py builds its font database on every call (it has no
+persistent one), so that per-render cost is kept to three files, looked up once per process,
+instead of a scan of every installed font.
 """
 
 from __future__ import annotations
@@ -15,8 +18,7 @@ import resvg_py
 SANS = "DejaVu Sans"
 _FONT_DIRS = ("/usr/share/fonts", "/usr/local/share/fonts", "/Library/Fonts",
               "C:/Windows/Fonts")
-_FACES = ("DejaVuSans.ttf", "DejaVuSans-Bold.ttf", "DejaVuSans-Oblique.ttf",
-          "DejaVuSans-BoldOblique.ttf")
+_FACES = ("DejaVuSans.ttf", "DejaVuSans-Bold.ttf", "DejaVuSans-Oblique.ttf")
 
 
 @cache

@@ -135,28 +135,31 @@ def _check_rooms(plan: Floorplan, analysis: Analysis) -> None:
 def _check_geometry(plan: Floorplan, analysis: Analysis) -> None:
     layout = analysis.layout
     assert layout is not None
-
-    def siblings(rooms: list[Room]) -> None:
-        items = [(p.rect, r) for r in rooms if (p := layout.get(r)) is not None]
-        for a, b in overlapping_pairs(items):
-            first, second = sorted((a, b), key=lambda r: r.span.start)
-            _warn(analysis, "overlap", f'Rooms "{first.name}" and "{second.name}" overlap',
-                  second.name_span, second.name, rooms=[first.name, second.name])
-        for room in rooms:
-            parent = room.parent
-            parent_placed = layout.get(parent) if parent else None
-            placed = layout.get(room)
-            if parent and parent_placed and placed \
-                    and not parent_placed.rect.contains(placed.rect):
-                _warn(analysis, "outside_parent",
-                      f"Sub-room '{room.name}' extends outside its parent "
-                      f"'{parent.name}'", room.name_span, room.name,
-                      parent=parent.name)
-            if room.sub_rooms:
-                siblings(room.sub_rooms)
-
     for floor in plan.floors:
-        siblings(floor.rooms)
+        _check_siblings(floor.rooms, layout, analysis)
+
+
+def _check_siblings(rooms: list[Room], layout: Layout, analysis: Analysis) -> None:
+    # A module function, not a recursive inner one: such a closure refers to itself, and that
+    # cycle would keep the whole analysis alive until the cyclic collector next runs (memory
+    # then grows render after render of a large plan).
+    items = [(p.rect, r) for r in rooms if (p := layout.get(r)) is not None]
+    for a, b in overlapping_pairs(items):
+        first, second = sorted((a, b), key=lambda r: r.span.start)
+        _warn(analysis, "overlap", f'Rooms "{first.name}" and "{second.name}" overlap',
+              second.name_span, second.name, rooms=[first.name, second.name])
+    for room in rooms:
+        parent = room.parent
+        parent_placed = layout.get(parent) if parent else None
+        placed = layout.get(room)
+        if parent and parent_placed and placed \
+                and not parent_placed.rect.contains(placed.rect):
+            _warn(analysis, "outside_parent",
+                  f"Sub-room '{room.name}' extends outside its parent "
+                  f"'{parent.name}'", room.name_span, room.name,
+                  parent=parent.name)
+        if room.sub_rooms:
+            _check_siblings(room.sub_rooms, layout, analysis)
 
 
 def _check_connections(plan: Floorplan, analysis: Analysis) -> None:

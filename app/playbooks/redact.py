@@ -36,8 +36,10 @@ class Redactor:
     def value(self, value: Any, depth: int = 0) -> Any:
         if depth > 64:
             return MARK  # absurdly deep input: drop it rather than recurse forever
+        if isinstance(value, (int, float)) or value is None:
+            return value  # most of an upstream's answer: nothing to scan
         if isinstance(value, dict):
-            return {k: (MARK if isinstance(k, str) and SECRET_KEY.search(k) and v not in
+            return {k: (MARK if isinstance(k, str) and _secret_key(k) and v not in
                         (None, "", False) else self.value(v, depth + 1))
                     for k, v in value.items()}
         if isinstance(value, list):
@@ -45,6 +47,18 @@ class Redactor:
         if isinstance(value, str):
             return self.text(value)
         return value
+
+
+_KEYS: dict[str, bool] = {}  # key -> names a secret; an answer repeats the same few keys
+
+
+def _secret_key(key: str) -> bool:
+    known = _KEYS.get(key)
+    if known is None:
+        known = SECRET_KEY.search(key) is not None
+        if len(_KEYS) < 4096:  # bounded: keys come from upstream answers
+            _KEYS[key] = known
+    return known
 
 
 def is_redacted(value: Any) -> bool:

@@ -192,90 +192,238 @@ def _done_jobs(conn: Connection, run_id: uuid.UUID) -> list[dict[str, Any]]:
 
 def lease(worker_id: str, lease_seconds: float,
           inline: Callable[[Leased], Completion | None] | None = None) -> Leased | None:
-    """Take the oldest runnable job (or one whose lease expired) for ``worker_id``.
+    """Take the oldest runnable job (or one whose lease expired) for ``worker_id``."""
+    jobs = lease_batch(worker_id, lease_seconds, 1, inline)
+    return jobs[0] if jobs else None
 
-    One transaction: take the job, mark its run running (which locks the run row and reads
-    its newest event seq), record step_started, and read the run with its done jobs' results.
-    ``inline(job)`` may then complete the job in that same transaction (``job.finished``): it
-    must only compute, never touch the database or the world, since the transaction may still
-    roll back (a worker that dies meanwhile leaves the job queued, as if never leased).
+
+def lease_batch(worker_id: str, lease_seconds: float, size: int,
+                inline: Callable[[Leased], Completion | None] | None = None) -> list[Leased]:
+    """Take up to ``size`` of the oldest runnable jobs (or ones whose lease expired), oldest
+    first, for ``worker_id``.
+
+    One transaction for the whole batch: take the jobs, mark their runs running (which locks
+    the run rows and reads their newest event seqs), read the runs' done jobs' results, and
+    record step_started. ``inline(job)`` may then complete a job in that same transaction
+    (``job.finished``): it must only compute, never touch the database or the world, since the
+    transaction may still roll back (a worker that dies meanwhile leaves the jobs queued, as if
+    never leased). The completions are written together: one UPDATE marks them done, one INSERT
+    enqueues what follows, one INSERT appends every event; the statements per job therefore
+    shrink as the batch grows. The jobs that are not finished are the caller's to run, in
+    order, keeping their leases alive (``runner.Heartbeat``) until each is completed.
     """
     now = utcnow()
     with transaction() as conn:
-        taken, run = _take(conn, worker_id, now, lease_seconds)
-        if taken is None:
-            return None
-        reclaimed = taken["was_worker"] if taken["was_status"] == "leased" else None
-        job = Leased(id=taken["id"], run_id=taken["run_id"], step=taken["step"],
-                     payload=taken["payload"] or {}, attempts=taken["attempts"],
-                     max_attempts=taken["max_attempts"], worker_id=worker_id,
-                     reclaimed_from=reclaimed)
-        if run is None:  # the job outlived its run: nothing to record it against
-            return job
-        events = []
-        if reclaimed:
+        taken_rows = _take(conn, worker_id, now, lease_seconds, max(size, 1))
+        if not taken_rows:
+            return []
+        batch = _Batch(conn)
+        jobs = []
+        for taken, run in taken_rows:
+            reclaimed = taken["was_worker"] if taken["was_status"] == "leased" else None
+            job = Leased(id=taken["id"], run_id=taken["run_id"], step=taken["step"],
+                         payload=taken["payload"] or {}, attempts=taken["attempts"],
+                         max_attempts=taken["max_attempts"], worker_id=worker_id,
+                         reclaimed_from=reclaimed)
+            jobs.append(job)
+            if run is not None:  # (else the job outlived its run: nothing to record it against)
+                batch.add(job, run)
+        batch.read_done()
+        for job in batch.jobs:
+            outcome = inline(job) if inline else None
+            if outcome is not None:
+                batch.finish(job, outcome)
+                job.finished = True
+        batch.write(now)
+    return jobs
+
+
+class _Batch:
+    """The runs of a leased batch and what its transaction writes, statement by statement."""
+
+    def __init__(self, conn: Connection) -> None:
+        self.conn = conn
+        self.jobs: list[Leased] = []
+        self.runs: dict[uuid.UUID, dict[str, Any]] = {}
+        self.last_seq: dict[uuid.UUID, int] = {}
+        self.events: dict[uuid.UUID, list[Event]] = {}
+        self.done: list[tuple[Leased, Completion]] = []
+
+    def add(self, job: Leased, run: dict[str, Any]) -> None:
+        self.jobs.append(job)
+        if job.run_id not in self.runs:  # two jobs of one run: one row, one seq counter
+            self.runs[job.run_id] = {k: v for k, v in run.items() if k != "newest_seq"}
+            self.last_seq[job.run_id] = run["newest_seq"]
+        job.run = self.runs[job.run_id]
+        events = self.events.setdefault(job.run_id, [])
+        if job.reclaimed_from:
             events.append(Event("lease_reclaimed", job.step,
-                                {"from_worker": reclaimed, "attempt": job.attempts}))
+                                {"from_worker": job.reclaimed_from, "attempt": job.attempts}))
         events.append(Event("step_started", job.step,
-                            {"worker": worker_id, "attempt": job.attempts, "job": job.id}))
+                            {"worker": job.worker_id, "attempt": job.attempts, "job": job.id}))
         # The worker starts the action right away; recording it here saves a transaction.
         action = (job.payload.get("tool") or job.payload.get("function")
                   or job.payload.get("kind") or "step")
         events.append(Event("action_started", job.step,
                             {"action": action, "attempt": job.attempts}))
-        job.run = {k: v for k, v in run.items() if k != "newest_seq"}
-        job.done = _done_jobs(conn, job.run_id)
-        outcome = inline(job) if inline else None
-        if outcome is None:
-            _append(conn, job.run_id, run["newest_seq"], events)
-        else:
-            _mark_done(conn, job, outcome.result, now)  # ours: taken in this transaction
-            _record_done(conn, job, run["status"], run["newest_seq"],
-                         Completion(**{**vars(outcome), "events": events + outcome.events}))
-            job.finished = True
-    return job
+
+    def read_done(self) -> None:
+        """Every run's done jobs, in one query (each job gets its own list)."""
+        found = _done_jobs_of(self.conn, list(self.runs))
+        for job in self.jobs:
+            job.done = list(found.get(job.run_id, []))
+
+    def finish(self, job: Leased, outcome: Completion) -> None:
+        self.done.append((job, outcome))
+        self.events[job.run_id].extend(outcome.events)
+
+    def write(self, now: datetime) -> None:
+        conn = self.conn
+        if self.done:
+            conn.execute(_mark_done_many(), [
+                {"b_id": job.id, "b_result": outcome.result, "b_now": now}
+                for job, outcome in self.done])
+            # (The runs are running: inline completes nothing of a failed or finished run.)
+            spawned = [(job.run_id, spec, outcome.max_attempts)
+                       for job, outcome in self.done for spec in outcome.spawn]
+            grown = _enqueue_many(conn, spawned)
+            result_steps = {job.run_id: outcome.result_step for job, outcome in self.done}
+            idle = _idle_runs(conn, [r for r in result_steps if r not in grown])
+            for run_id, event in _finish_runs(conn, idle, result_steps).items():
+                self.events[run_id].append(event)
+        rows: list[dict[str, Any]] = []
+        for run_id, events in self.events.items():
+            if events:
+                changes.record(events_uri(run_id), conn=conn)
+            last = self.last_seq[run_id]
+            rows.extend({"run_id": run_id, "seq": last + i + 1, "type": e.type, "step": e.step,
+                         "data": e.data, "time": now} for i, e in enumerate(events))
+        if rows:
+            conn.execute(EVENTS.insert(), rows)
 
 
-def _take(conn: Connection, worker_id: str, now: datetime,
-          lease_seconds: float) -> tuple[Any, Any]:
-    """Lease one runnable job and mark its run running (which locks the run row).
+@functools.cache
+def _mark_done_many() -> Any:
+    """Mark a leased job done (parameters b_id, b_result, b_now; run as an executemany)."""
+    now = bindparam("b_now", type_=JOBS.c.finished_at.type)
+    return update(JOBS).where(JOBS.c.id == bindparam("b_id")).values(
+        status="done", result=bindparam("b_result", type_=JOBS.c.result.type), error=None,
+        lease_until=None, finished_at=now)
 
-    Returns the job's row with the status and worker it had before (or None), and the run's
-    row with its newest event seq (or None).
+
+def _enqueue_many(conn: Connection,
+                  spawned: list[tuple[uuid.UUID, JobSpec, int]]) -> set[uuid.UUID]:
+    """Insert the jobs of several runs in one statement (a step already there is left as it
+    is: a join). Returns the runs that got a new job."""
+    if not spawned:
+        return set()
+    now = utcnow()
+    rows = [{"run_id": run_id, "step": job.step, "payload": job.payload, "status": "queued",
+             "attempts": 0, "max_attempts": job.max_attempts or max_attempts,
+             "available_at": now + timedelta(seconds=job.delay), "created_at": now}
+            for run_id, job, max_attempts in spawned]
+    dialect = postgresql if is_postgres() else sqlite
+    return set(conn.execute(dialect.insert(JOBS).values(rows)
+                            .on_conflict_do_nothing(index_elements=["run_id", "step"])
+                            .returning(JOBS.c.run_id)).scalars())
+
+
+def _idle_runs(conn: Connection, run_ids: list[uuid.UUID]) -> list[uuid.UUID]:
+    """Those of ``run_ids`` with no queued or leased job left (their rows are locked)."""
+    if not run_ids:
+        return []
+    busy = set(conn.execute(select(JOBS.c.run_id).where(
+        JOBS.c.run_id.in_(run_ids), JOBS.c.status.in_(("queued", "leased")))
+        .group_by(JOBS.c.run_id)).scalars())
+    return [r for r in run_ids if r not in busy]
+
+
+def _finish_runs(conn: Connection, run_ids: list[uuid.UUID],
+                 result_steps: dict[uuid.UUID, str | None]) -> dict[uuid.UUID, Event]:
+    """Mark idle runs succeeded with their results; the execution_completed event of each."""
+    if not run_ids:
+        return {}
+    done = _done_jobs_of(conn, run_ids)
+    now = utcnow()
+    results = {r: _run_result(done.get(r, []), result_steps.get(r)) for r in run_ids}
+    conn.execute(update(RUNS).where(RUNS.c.id == bindparam("b_id")).values(
+        status="succeeded", result=bindparam("b_result", type_=RUNS.c.result.type),
+        finished_at=bindparam("b_now", type_=RUNS.c.finished_at.type)),
+        [{"b_id": r, "b_result": results[r], "b_now": now} for r in run_ids])
+    return {r: Event("execution_completed", None, {"result": results[r]}) for r in run_ids}
+
+
+def _run_result(done: list[dict[str, Any]], result_step: str | None) -> Any:
+    """The final turn's answer, else the last step's result."""
+    result = None
+    for row in done:
+        base = (row["payload"] or {}).get("base") or row["step"]
+        if base == result_step or (result_step is None and row["result"] is not None):
+            result = row["result"]
+    return result
+
+
+def _done_jobs_of(conn: Connection,
+                  run_ids: list[uuid.UUID]) -> dict[uuid.UUID, list[dict[str, Any]]]:
+    found: dict[uuid.UUID, list[dict[str, Any]]] = {}
+    if not run_ids:
+        return found
+    rows = conn.execute(select(JOBS.c.run_id, JOBS.c.step, JOBS.c.payload, JOBS.c.result)
+                        .where(JOBS.c.run_id.in_(run_ids), JOBS.c.status == "done")
+                        .order_by(JOBS.c.id)).mappings().all()
+    for row in rows:
+        found.setdefault(row["run_id"], []).append(
+            {"step": row["step"], "payload": row["payload"], "result": row["result"]})
+    return found
+
+
+def _take(conn: Connection, worker_id: str, now: datetime, lease_seconds: float,
+          size: int) -> list[tuple[Any, Any]]:
+    """Lease up to ``size`` runnable jobs, oldest first, and mark their runs running (which
+    locks the run rows).
+
+    Returns, per job, its row with the status and worker it had before, and its run's row with
+    the run's newest event seq (or None).
     """
-    params = {"worker_id": worker_id, "now": now,
+    params = {"worker_id": worker_id, "now": now, "size": size,
               "lease_until": now + timedelta(seconds=lease_seconds)}
     if is_postgres():
-        row = conn.execute(_take_statement(), params).mappings().one_or_none()
-        if row is None:
-            return None, None
-        job = {k: v for k, v in row.items() if not k.startswith("run__")}
-        run = {k[5:]: v for k, v in row.items() if k.startswith("run__")}
-        return job, (run if run["id"] is not None else None)
+        picked: list[tuple[Any, Any]] = []
+        for row in conn.execute(_take_statement(), params).mappings().all():
+            job = {k: v for k, v in row.items() if not k.startswith("run__")}
+            run = {k[5:]: v for k, v in row.items() if k.startswith("run__")}
+            picked.append((job, run if run["id"] is not None else None))
+        return sorted(picked, key=lambda pair: (pair[0]["available_at"], pair[0]["id"]))
+    # SQLite: BEGIN IMMEDIATE holds the write lock, so no one can take a job between our
+    # SELECT and UPDATE; one job at a time, all in this transaction.
     oldest, take, start = _take_parts()
-    row = conn.execute(oldest, params).mappings().one_or_none()
-    if row is None:  # (BEGIN IMMEDIATE: no one else can take it before our UPDATE)
-        return None, None
-    taken = conn.execute(take.where(JOBS.c.id == row["id"]).returning(*_TAKEN), params
-                         ).mappings().one_or_none()
-    if taken is None:
-        return None, None
-    started = conn.execute(start.where(RUNS.c.id == taken["run_id"])
-                           .returning(*RUNS.c, _newest_seq(taken["run_id"]).label("newest_seq")),
-                           params
-                           ).mappings().one_or_none()
-    return {**taken, "was_status": row["status"], "was_worker": row["worker_id"]}, started
+    out: list[tuple[Any, Any]] = []
+    for _ in range(size):
+        first = conn.execute(oldest, {**params, "size": 1}).mappings().one_or_none()
+        if first is None:
+            break
+        taken: Any = conn.execute(take.where(JOBS.c.id == first["id"]).returning(*_TAKEN), params
+                             ).mappings().one_or_none()
+        if taken is None:
+            break
+        started = conn.execute(start.where(RUNS.c.id == taken["run_id"])
+                               .returning(*RUNS.c,
+                                          _newest_seq(taken["run_id"]).label("newest_seq")),
+                               params).mappings().one_or_none()
+        out.append(({**taken, "was_status": first["status"], "was_worker": first["worker_id"]},
+                    dict(started) if started is not None else None))
+    return out
 
 
 @functools.cache
 def _take_parts() -> tuple[Any, Any, Any]:
-    """The lease's statements, built once (parameters: worker_id, now, lease_until): the
-    oldest runnable job; taking a job (add its WHERE); starting its run (add its WHERE)."""
+    """The lease's statements, built once (parameters: worker_id, now, lease_until, size): the
+    oldest runnable jobs; taking a job (add its WHERE); starting its run (add its WHERE)."""
     now = bindparam("now", type_=JOBS.c.available_at.type)
     runnable = or_(and_(JOBS.c.status == "queued", JOBS.c.available_at <= now),
                    and_(JOBS.c.status == "leased", JOBS.c.lease_until < now))
     oldest = select(JOBS.c.id, JOBS.c.status, JOBS.c.worker_id).where(runnable) \
-        .order_by(JOBS.c.available_at, JOBS.c.id).limit(1)
+        .order_by(JOBS.c.available_at, JOBS.c.id).limit(bindparam("size"))
     take = update(JOBS).where(runnable).values(
         status="leased", worker_id=bindparam("worker_id"), attempts=JOBS.c.attempts + 1,
         lease_until=bindparam("lease_until", type_=JOBS.c.lease_until.type),
@@ -287,7 +435,7 @@ def _take_parts() -> tuple[Any, Any, Any]:
 
 
 _TAKEN = (JOBS.c.id, JOBS.c.run_id, JOBS.c.step, JOBS.c.payload, JOBS.c.attempts,
-          JOBS.c.max_attempts)
+          JOBS.c.max_attempts, JOBS.c.available_at)
 
 
 def _newest_seq_of_run() -> Any:
@@ -298,13 +446,14 @@ def _newest_seq_of_run() -> Any:
 
 @functools.cache
 def _take_statement() -> Any:
-    """PostgreSQL: pick (skipping rows other workers hold), take and start in one statement."""
+    """PostgreSQL: pick (skipping rows other workers hold), take and start in one statement.
+    Two jobs of one run update the run row once and both read it."""
     oldest, take, start = _take_parts()
     picked = oldest.with_for_update(skip_locked=True).cte("picked")
     taken = take.where(JOBS.c.id == picked.c.id) \
         .returning(*_TAKEN, picked.c.status.label("was_status"),
                    picked.c.worker_id.label("was_worker")).cte("taken")
-    started = start.where(RUNS.c.id == taken.c.run_id) \
+    started = start.where(RUNS.c.id.in_(select(taken.c.run_id))) \
         .returning(*(c.label(f"run__{c.name}") for c in RUNS.c),
                    _newest_seq_of_run().label("run__newest_seq")).cte("started")
     return select(taken, started).select_from(
@@ -345,11 +494,7 @@ def _finish_run_if_idle(conn: Connection, run_id: uuid.UUID,
         JOBS.c.run_id == run_id, JOBS.c.status.in_(("queued", "leased")))).scalar_one()
     if open_jobs:
         return []
-    result = None
-    for row in _done_jobs(conn, run_id):
-        base = (row["payload"] or {}).get("base") or row["step"]
-        if base == result_step or (result_step is None and row["result"] is not None):
-            result = row["result"]  # the final turn's answer, else the last step's result
+    result = _run_result(_done_jobs(conn, run_id), result_step)
     conn.execute(update(RUNS).where(RUNS.c.id == run_id)
                  .values(status="succeeded", result=result, finished_at=utcnow()))
     return [Event("execution_completed", None, {"result": result})]

@@ -37,6 +37,8 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("WORKFLOWS_LEASE_SECONDS", "30", "how long a leased job is a worker's"),
     Setting("WORKFLOWS_MAX_ATTEMPTS", "3", "attempts before a failing job is dead"),
     Setting("WORKFLOWS_RETRY_SECONDS", "2", "first retry delay; doubles per attempt"),
+    Setting("WORKFLOWS_BATCH", "16",
+            "jobs a worker leases in one transaction while they are no-op steps"),
     Setting("WORKFLOWS_POLL_SECONDS", "0.5", "how often an idle worker looks for jobs"),
     Setting("WORKFLOWS_WORKER", "auto",
             "in-process worker thread: auto (on for SQLite, off for PostgreSQL), on, off"),

@@ -10,6 +10,7 @@ from __future__ import annotations
 import logging
 import os
 import threading
+from contextlib import ExitStack
 from typing import Any
 
 from flask import Flask
@@ -26,24 +27,39 @@ class Worker:
         self.stop = threading.Event()
         self.wake = threading.Event()
         self.processed = 0
+        self.batch = 1  # jobs to lease next (see run_once)
 
     def run_once(self) -> bool:
-        """Lease and run one job; False when there was nothing to do."""
+        """Lease a batch of jobs and run those not completed as they were leased; False when
+        there was nothing to do.
+
+        The batch is ``WORKFLOWS_BATCH`` jobs while the previous one was all no-op steps
+        (completed in the lease's transaction), one job otherwise: a worker busy with tool
+        steps does not hold jobs that an idle worker could run meanwhile.
+        """
         with self.app.app_context():
-            job = queue.lease(self.id, settings.get_float("WORKFLOWS_LEASE_SECONDS"),
-                              inline=runner.inline)
-            if job is None:
+            lease_seconds = settings.get_float("WORKFLOWS_LEASE_SECONDS")
+            jobs = queue.lease_batch(self.id, lease_seconds, self.batch, inline=runner.inline)
+            if not jobs:
                 return False
-            if job.finished:  # a no-op step, completed as it was leased
-                self.processed += 1
-                return True
-            if self.stop.is_set():  # asked to stop between lease and start: give it back
-                queue.release(job)
-                return False
-            outcome = runner.execute(job)
-            self.processed += 1
-            log.info("worker %s: %s %s", self.id, job.step, outcome)
-            return True
+            pending = [job for job in jobs if not job.finished]
+            self.processed += len(jobs) - len(pending)
+            self.batch = (max(settings.get_int("WORKFLOWS_BATCH"), 1) if not pending else 1)
+            with ExitStack() as keep:  # the leases of the jobs still waiting stay alive
+                for job in pending[1:]:
+                    keep.enter_context(runner.Heartbeat(job, lease_seconds))
+                ran: set[Any] = set()
+                for job in pending:
+                    if self.stop.is_set():  # asked to stop before it started: give it back
+                        queue.release(job)
+                        continue
+                    if job.run_id in ran:  # an earlier job of its run may have changed it
+                        job.run = job.done = None
+                    outcome = runner.execute(job)
+                    ran.add(job.run_id)
+                    self.processed += 1
+                    log.info("worker %s: %s %s", self.id, job.step, outcome)
+            return not self.stop.is_set()
 
     def run_forever(self, max_jobs: int | None = None, exit_when_idle: bool = False) -> int:
         with self.app.app_context(), engine.pinned():
