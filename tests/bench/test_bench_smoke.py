@@ -46,7 +46,7 @@ CASES = [
                                  "| typical: get_walls | rpc.handle |",
                                  "| no-op (no database) | jsonrpcserver + schema |",
                                  "Dispatch (rpc.handle) adds"]),
-    ("streams_bench.py", [], ["## Open GET /mcp streams on one stream process",
+    ("streams_bench.py", [], ["## Open GET /mcp streams in one process",
                               "| 0 | ", "| 5 | "]),
     ("profile_mcp.py", [], ["tools/call navigate (decision page):", "SQL statements per call",
                             "tools/call navigate, 2026-07-28 stateless:",
