@@ -211,8 +211,11 @@ def browser() -> Iterator[object]:
     Function-scoped: Playwright's sync API keeps an event loop on the main thread while it is
     open, which would break later tests that call asyncio.run (the MCP SDK client tests).
     """
-    from playwright.sync_api import sync_playwright
+    from playwright.sync_api import expect, sync_playwright
 
+    # Assertions that wait (a preview rendered after a pause in typing, a live status) get the
+    # same patience as the pages' own actions (15 s): a busy CI machine is slower than 5 s.
+    expect.set_options(timeout=15_000)
     if not Path(CHROMIUM).exists():
         pytest.fail(f"Chromium not found at {CHROMIUM}: bin/test installs Debian's chromium")
     with sync_playwright() as pw:

@@ -63,7 +63,10 @@ RUN_SCHEMA: dict[str, Any] = {
         "events": {"type": "string", "description": "The run's events resource"},
         "steps": {"type": "object", "properties": {"done": {"type": "integer"},
                                                    "total": {"type": "integer"}}},
-        "result": {"description": "What the run returned, once it succeeded"},
+        # A workflow may return any JSON value: given as JSON text, so the schema stays typed
+        # (strict clients warn about an untyped property and about a union of types).
+        "result": {"type": "string",
+                   "description": "What the run returned once it succeeded, as JSON text"},
         "error": {"type": "string"},
     },
     "required": ["run", "workflow", "status", "path", "events"],
@@ -106,7 +109,7 @@ def describe(run: dict[str, Any]) -> dict[str, Any]:
                            "path": f"/runs/{short}", "events": queue.events_uri(run["id"]),
                            "steps": {"done": done, "total": total}}
     if run["status"] == "succeeded":
-        out["result"] = run.get("result")
+        out["result"] = json.dumps(run.get("result"), ensure_ascii=False, default=str)
     if run.get("error"):
         out["error"] = str(run["error"])
     return out
