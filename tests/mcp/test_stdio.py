@@ -271,7 +271,14 @@ def test_initialize_after_a_late_discover_says_to_probe_again(app: Flask, token:
         server = StdioProcess(app_env(app, HARMONIC_API_TOKEN=token))
         server.send({"jsonrpc": "2.0", "id": 1, "method": "server/discover",
                      "params": {"_meta": meta()}})
-        time.sleep(6)  # longer than LATE_DISCOVER_SECONDS: the server waits on the lock
+        # Once the server's token check waits on the lock (it read the probe long before: its
+        # app loads first), hold the lock past LATE_DISCOVER_SECONDS.
+        deadline = time.monotonic() + 120
+        while not locker.execute("SELECT count(*) FROM pg_locks WHERE NOT granted"
+                                 ).fetchone()[0]:  # type: ignore[index]
+            assert time.monotonic() < deadline, "the server never asked for the token"
+            time.sleep(0.1)
+        time.sleep(6)
     try:
         assert "2026-07-28" in server.read(60)["result"]["supportedVersions"]
         refused = server.request(2, "initialize", INIT)["error"]
