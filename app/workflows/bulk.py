@@ -3,10 +3,11 @@
 A worker's batch appends dozens of events and enqueues the jobs that follow in one
 transaction. On PostgreSQL each write is one INSERT ... SELECT FROM unnest(arrays): one
 parameter per column and a constant SQL text, so psycopg converts and prepares it once per
-connection. (An executemany sends one execution per row; SQLAlchemy's multi-row VALUES has a
-placeholder per value and a different text for every batch size, which psycopg parses anew each
-time: both cost more than the rows themselves.) SQLite runs in-process, where an executemany is
-already cheap: it keeps that.
+connection. The arrays are sent in binary (``%(name)b``): psycopg's text format quotes every
+element with a regular expression. (An executemany sends one execution per row; SQLAlchemy's
+multi-row VALUES has a placeholder per value and a different text for every batch size, which
+psycopg parses anew each time: both cost more than the rows themselves.) SQLite runs
+in-process, where an executemany is already cheap: it keeps that.
 """
 
 from __future__ import annotations
@@ -28,14 +29,14 @@ EVENTS = cast(Table, WorkflowEvent.__table__)
 
 _EVENTS_SQL = (
     "INSERT INTO workflow_events (run_id, seq, type, step, data, time) "
-    "SELECT r, s, t, p, d::json, %(time)s FROM unnest(%(run_id)s::uuid[], %(seq)s::int[], "
-    "%(type)s::text[], %(step)s::text[], %(data)s::text[]) AS e(r, s, t, p, d)")
+    "SELECT r, s, t, p, d::json, %(time)s FROM unnest(%(run_id)b::uuid[], %(seq)b::int[], "
+    "%(type)b::text[], %(step)b::text[], %(data)b::text[]) AS e(r, s, t, p, d)")
 _JOBS_SQL = (
     "INSERT INTO workflow_jobs (run_id, step, payload, status, attempts, max_attempts, "
     "available_at, created_at) "
-    "SELECT r, s, p::json, 'queued', 0, m, a, %(created_at)s FROM unnest(%(run_id)s::uuid[], "
-    "%(step)s::text[], %(payload)s::text[], %(max_attempts)s::int[], "
-    "%(available_at)s::timestamptz[]) AS j(r, s, p, m, a) "
+    "SELECT r, s, p::json, 'queued', 0, m, a, %(created_at)s FROM unnest(%(run_id)b::uuid[], "
+    "%(step)b::text[], %(payload)b::text[], %(max_attempts)b::int[], "
+    "%(available_at)b::timestamptz[]) AS j(r, s, p, m, a) "
     "ON CONFLICT (run_id, step) DO NOTHING RETURNING run_id")
 
 
