@@ -7,10 +7,10 @@ rendering, PNG rasterisation at 800 x 600 (of the SVG the tool rasterises) and t
 ``render_floorplan`` tool call (PNG). It prints medians and the ratio of parse + validate to
 the raw lark parse. Then it times ``modify_floorplan`` operations on the largest plan (each
 call re-analyses the plan after every operation, so its floor is one parse + validate).
-Beside the PNG stage, "blank png" rasterises an empty SVG of the same pixel size: resvg's own
-pixel and PNG-encoding cost, a floor no SVG of ours can go under. Last, in a fresh process, the
-resident memory (RSS) after 1, 10 and 100 PNG renders of the largest plan
-(``render_floorplan``): it should stay flat from 10 to 100.
+Beside the PNG stage, "blank png" rasterises an empty SVG of the same pixel size through the same
+``svg_to_png``: the pixmap and the PNG encoding alone, a floor no SVG of ours can go under.
+Last, in a fresh process, the resident memory (RSS) after 1, 10 and 100 PNG renders of the
+largest plan (``render_floorplan``): it should stay flat from 10 to 100.
 
 The stages are timed in turn within each round (interleaved), so load changes on a shared
 machine hit all of them alike. The default clock is this process's CPU time, which a busy

@@ -173,21 +173,31 @@ def latest_id(connection: Any = None) -> int:
     return int(runner.execute(query).scalar() or 0)
 
 
+# PostgreSQL: take the writers' lock, insert, and queue the NOTIFY (sent at commit) in one round
+# trip. The lock is taken before any row is produced (the insert's rows come out of a join with
+# the lock's one-row CTE), so before any id is drawn from the sequence.
+_WRITE_PG = text(
+    "WITH locked AS (SELECT pg_advisory_xact_lock(:key), pg_notify(:channel, '')) "
+    "INSERT INTO change_events (uri, created_at) "
+    "SELECT u.uri, :now FROM locked, unnest(CAST(:uris AS text[])) WITH ORDINALITY AS u(uri, n) "
+    "ORDER BY u.n RETURNING id")
+
+
 def _write(runner: Any, uris: list[str]) -> None:
     """Insert change events for ``uris`` (just before the commit of ``runner``'s transaction)."""
     if not uris:
         return
     connection = runner.connection() if isinstance(runner, Session) else runner
-    if connection.dialect.name == "postgresql":
-        runner.execute(text("SELECT pg_advisory_xact_lock(:key)"), {"key": _ADVISORY_KEY})
     now = utcnow()
-    ids = runner.execute(insert(ChangeEvent).values([{"uri": u, "created_at": now}
-                                                     for u in uris])
-                         .returning(ChangeEvent.id)).scalars().all()
+    if connection.dialect.name == "postgresql":
+        ids = runner.execute(_WRITE_PG, {"key": _ADVISORY_KEY, "channel": NOTIFY_CHANNEL,
+                                         "now": now, "uris": uris}).scalars().all()
+    else:
+        ids = runner.execute(insert(ChangeEvent).values([{"uri": u, "created_at": now}
+                                                         for u in uris])
+                             .returning(ChangeEvent.id)).scalars().all()
     for hook in list(_written_hooks):
         hook(list(ids))
-    if connection.dialect.name == "postgresql":
-        runner.execute(text("SELECT pg_notify(:channel, '')"), {"channel": NOTIFY_CHANNEL})
     if any(i % PRUNE_EVERY == 0 for i in ids):
         runner.execute(delete(ChangeEvent).where(ChangeEvent.created_at < now - KEEP))
 

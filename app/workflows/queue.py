@@ -14,20 +14,20 @@ subscribers hear of it after the commit.
 from __future__ import annotations
 
 import functools
+import json
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any, cast
 
 from sqlalchemy import Connection, Table, and_, bindparam, case, func, or_, select, update
-from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.exc import IntegrityError
 
 from app.core import changes
 from app.models.base import utcnow
 from app.models.workflows import WorkflowEvent, WorkflowJob, WorkflowRun
-from app.workflows import wakeup
+from app.workflows import bulk, wakeup
 from app.workflows.engine import is_postgres, reading, transaction
 
 # Declarative models' __table__ is typed as any FromClause; these are plain Tables.
@@ -114,7 +114,7 @@ def _append(conn: Connection, run_id: uuid.UUID, last: int, events: list[Event])
         return
     now = utcnow()
     changes.record(events_uri(run_id), conn=conn)
-    conn.execute(EVENTS.insert(), [
+    bulk.insert_events(conn, [
         {"run_id": run_id, "seq": last + i + 1, "type": e.type, "step": e.step,
          "data": e.data, "time": now} for i, e in enumerate(events)])
 
@@ -157,14 +157,7 @@ def enqueue(conn: Connection, run_id: uuid.UUID, jobs: list[JobSpec], max_attemp
     it is. Returns how many were new."""
     if not jobs:
         return 0
-    now = utcnow()
-    rows = [{"run_id": run_id, "step": job.step, "payload": job.payload, "status": "queued",
-             "attempts": 0, "max_attempts": job.max_attempts or max_attempts,
-             "available_at": now + timedelta(seconds=job.delay), "created_at": now}
-            for job in jobs]
-    dialect = postgresql if is_postgres() else sqlite
-    return conn.execute(dialect.insert(JOBS).values(rows)
-                        .on_conflict_do_nothing(index_elements=["run_id", "step"])).rowcount
+    return len(_enqueue_many(conn, [(run_id, job, max_attempts) for job in jobs]))
 
 
 def get_run(run_id: uuid.UUID) -> dict[str, Any] | None:
@@ -207,10 +200,13 @@ def lease_batch(worker_id: str, lease_seconds: float, size: int,
     record step_started. ``inline(job)`` may then complete a job in that same transaction
     (``job.finished``): it must only compute, never touch the database or the world, since the
     transaction may still roll back (a worker that dies meanwhile leaves the jobs queued, as if
-    never leased). The completions are written together: one UPDATE marks them done, one INSERT
-    enqueues what follows, one INSERT appends every event; the statements per job therefore
-    shrink as the batch grows. The jobs that are not finished are the caller's to run, in
-    order, keeping their leases alive (``runner.Heartbeat``) until each is completed.
+    never leased). The completions are written together: one UPDATE marks them done (one per
+    distinct result), one INSERT enqueues what follows, one UPDATE finishes the runs left idle
+    (known from the runs' jobs read with their done results, no second query), one INSERT
+    appends every event (``bulk``: one statement whatever the number of rows); the statements
+    per job therefore shrink as the batch grows. The jobs that are not finished are the
+    caller's to run, in order, keeping their leases alive (``runner.Heartbeat``) until each is
+    completed.
     """
     now = utcnow()
     with transaction() as conn:
@@ -248,6 +244,11 @@ class _Batch:
         self.last_seq: dict[uuid.UUID, int] = {}
         self.events: dict[uuid.UUID, list[Event]] = {}
         self.done: list[tuple[Leased, Completion]] = []
+        # Per run: its done jobs (id, step, payload, result) and the ids of its open jobs, as
+        # read after the runs were locked. Until this transaction ends no one else can finish
+        # a job of these runs (that takes the run's lock), so they only change here.
+        self.done_rows: dict[uuid.UUID, list[dict[str, Any]]] = {}
+        self.open_ids: dict[uuid.UUID, set[int]] = {}
 
     def add(self, job: Leased, run: dict[str, Any]) -> None:
         self.jobs.append(job)
@@ -268,10 +269,22 @@ class _Batch:
                             {"action": action, "attempt": job.attempts}))
 
     def read_done(self) -> None:
-        """Every run's done jobs, in one query (each job gets its own list)."""
-        found = _done_jobs_of(self.conn, list(self.runs))
+        """Every run's jobs, in one query: the done ones (each leased job gets its own list)
+        and which are still open."""
+        self.done_rows, self.open_ids = _jobs_of(self.conn, list(self.runs))
         for job in self.jobs:
-            job.done = list(found.get(job.run_id, []))
+            job.done = list(self.done_rows.get(job.run_id, []))
+
+    def idle_runs(self, candidates: Iterable[uuid.UUID]) -> list[uuid.UUID]:
+        """Those of ``candidates`` with no open job once this batch's completions are done."""
+        finished = {job.id for job, _ in self.done}
+        return [r for r in candidates if not self.open_ids.get(r, set()) - finished]
+
+    def done_after(self, run_id: uuid.UUID) -> list[dict[str, Any]]:
+        """The run's done jobs once this batch's completions are done, in job order."""
+        mine = [{"id": job.id, "step": job.step, "payload": job.payload,
+                 "result": outcome.result} for job, outcome in self.done if job.run_id == run_id]
+        return sorted(self.done_rows.get(run_id, []) + mine, key=lambda row: row["id"])
 
     def finish(self, job: Leased, outcome: Completion) -> None:
         self.done.append((job, outcome))
@@ -280,16 +293,17 @@ class _Batch:
     def write(self, now: datetime) -> None:
         conn = self.conn
         if self.done:
-            conn.execute(_mark_done_many(), [
-                {"b_id": job.id, "b_result": outcome.result, "b_now": now}
-                for job, outcome in self.done])
+            for result, ids in _by_value((job.id, outcome.result) for job, outcome in self.done):
+                conn.execute(_mark_done_many(is_postgres()),
+                             {"b_ids": ids, "b_result": result, "b_now": now})
             # (The runs are running: inline completes nothing of a failed or finished run.)
             spawned = [(job.run_id, spec, outcome.max_attempts)
                        for job, outcome in self.done for spec in outcome.spawn]
-            grown = _enqueue_many(conn, spawned)
+            grown = set(_enqueue_many(conn, spawned))
             result_steps = {job.run_id: outcome.result_step for job, outcome in self.done}
-            idle = _idle_runs(conn, [r for r in result_steps if r not in grown])
-            for run_id, event in _finish_runs(conn, idle, result_steps).items():
+            idle = self.idle_runs(r for r in result_steps if r not in grown)
+            done = {r: self.done_after(r) for r in idle}
+            for run_id, event in _finish_runs(conn, done, result_steps).items():
                 self.events[run_id].append(event)
         rows: list[dict[str, Any]] = []
         for run_id, events in self.events.items():
@@ -298,59 +312,61 @@ class _Batch:
             last = self.last_seq[run_id]
             rows.extend({"run_id": run_id, "seq": last + i + 1, "type": e.type, "step": e.step,
                          "data": e.data, "time": now} for i, e in enumerate(events))
-        if rows:
-            conn.execute(EVENTS.insert(), rows)
+        bulk.insert_events(conn, rows)
+
+
+def _by_value(pairs: Iterable[tuple[Any, Any]]) -> list[tuple[Any, list[Any]]]:
+    """``(key, value)`` pairs grouped by equal value: ``[(value, [keys...]), ...]``, so that
+    rows that get the same value are written by one statement (a batch of no-op steps all
+    have the result None) instead of one execution each."""
+    groups: dict[str, tuple[Any, list[Any]]] = {}
+    for key, value in pairs:
+        tag = json.dumps(value, sort_keys=True, default=str)
+        groups.setdefault(tag, (value, []))[1].append(key)
+    return list(groups.values())
 
 
 @functools.cache
-def _mark_done_many() -> Any:
-    """Mark a leased job done (parameters b_id, b_result, b_now; run as an executemany)."""
+def _mark_done_many(postgres: bool) -> Any:
+    """Mark leased jobs done with one result (parameters b_ids, b_result, b_now)."""
     now = bindparam("b_now", type_=JOBS.c.finished_at.type)
-    return update(JOBS).where(JOBS.c.id == bindparam("b_id")).values(
+    return update(JOBS).where(bulk.one_of(JOBS.c.id, "b_ids")).values(
         status="done", result=bindparam("b_result", type_=JOBS.c.result.type), error=None,
         lease_until=None, finished_at=now)
 
 
 def _enqueue_many(conn: Connection,
-                  spawned: list[tuple[uuid.UUID, JobSpec, int]]) -> set[uuid.UUID]:
+                  spawned: list[tuple[uuid.UUID, JobSpec, int]]) -> list[uuid.UUID]:
     """Insert the jobs of several runs in one statement (a step already there is left as it
-    is: a join). Returns the runs that got a new job."""
-    if not spawned:
-        return set()
+    is: a join). Returns the run of each new job."""
     now = utcnow()
-    rows = [{"run_id": run_id, "step": job.step, "payload": job.payload, "status": "queued",
-             "attempts": 0, "max_attempts": job.max_attempts or max_attempts,
-             "available_at": now + timedelta(seconds=job.delay), "created_at": now}
-            for run_id, job, max_attempts in spawned]
-    dialect = postgresql if is_postgres() else sqlite
-    return set(conn.execute(dialect.insert(JOBS).values(rows)
-                            .on_conflict_do_nothing(index_elements=["run_id", "step"])
-                            .returning(JOBS.c.run_id)).scalars())
+    return bulk.insert_jobs(conn, [
+        {"run_id": run_id, "step": job.step, "payload": job.payload,
+         "max_attempts": job.max_attempts or max_attempts,
+         "available_at": now + timedelta(seconds=job.delay), "created_at": now}
+        for run_id, job, max_attempts in spawned])
 
 
-def _idle_runs(conn: Connection, run_ids: list[uuid.UUID]) -> list[uuid.UUID]:
-    """Those of ``run_ids`` with no queued or leased job left (their rows are locked)."""
-    if not run_ids:
-        return []
-    busy = set(conn.execute(select(JOBS.c.run_id).where(
-        JOBS.c.run_id.in_(run_ids), JOBS.c.status.in_(("queued", "leased")))
-        .group_by(JOBS.c.run_id)).scalars())
-    return [r for r in run_ids if r not in busy]
-
-
-def _finish_runs(conn: Connection, run_ids: list[uuid.UUID],
+def _finish_runs(conn: Connection, done: dict[uuid.UUID, list[dict[str, Any]]],
                  result_steps: dict[uuid.UUID, str | None]) -> dict[uuid.UUID, Event]:
-    """Mark idle runs succeeded with their results; the execution_completed event of each."""
-    if not run_ids:
+    """Mark idle runs (given with their done jobs, in order) succeeded with their results;
+    the execution_completed event of each."""
+    if not done:
         return {}
-    done = _done_jobs_of(conn, run_ids)
     now = utcnow()
-    results = {r: _run_result(done.get(r, []), result_steps.get(r)) for r in run_ids}
-    conn.execute(update(RUNS).where(RUNS.c.id == bindparam("b_id")).values(
+    results = {r: _run_result(rows, result_steps.get(r)) for r, rows in done.items()}
+    for result, ids in _by_value(results.items()):
+        conn.execute(_finish_runs_statement(is_postgres()),
+                     {"b_ids": ids, "b_result": result, "b_now": now})
+    return {r: Event("execution_completed", None, {"result": results[r]}) for r in done}
+
+
+@functools.cache
+def _finish_runs_statement(postgres: bool) -> Any:
+    """Mark runs succeeded with one result (parameters b_ids, b_result, b_now)."""
+    return update(RUNS).where(bulk.one_of(RUNS.c.id, "b_ids")).values(
         status="succeeded", result=bindparam("b_result", type_=RUNS.c.result.type),
-        finished_at=bindparam("b_now", type_=RUNS.c.finished_at.type)),
-        [{"b_id": r, "b_result": results[r], "b_now": now} for r in run_ids])
-    return {r: Event("execution_completed", None, {"result": results[r]}) for r in run_ids}
+        finished_at=bindparam("b_now", type_=RUNS.c.finished_at.type))
 
 
 def _run_result(done: list[dict[str, Any]], result_step: str | None) -> Any:
@@ -363,18 +379,29 @@ def _run_result(done: list[dict[str, Any]], result_step: str | None) -> Any:
     return result
 
 
-def _done_jobs_of(conn: Connection,
-                  run_ids: list[uuid.UUID]) -> dict[uuid.UUID, list[dict[str, Any]]]:
-    found: dict[uuid.UUID, list[dict[str, Any]]] = {}
+def _jobs_of(conn: Connection, run_ids: list[uuid.UUID]
+             ) -> tuple[dict[uuid.UUID, list[dict[str, Any]]], dict[uuid.UUID, set[int]]]:
+    """The runs' done jobs (id, step, payload, result; in job order) and their open jobs'
+    ids (queued or leased), in one query."""
+    done: dict[uuid.UUID, list[dict[str, Any]]] = {}
+    open_ids: dict[uuid.UUID, set[int]] = {}
     if not run_ids:
-        return found
-    rows = conn.execute(select(JOBS.c.run_id, JOBS.c.step, JOBS.c.payload, JOBS.c.result)
-                        .where(JOBS.c.run_id.in_(run_ids), JOBS.c.status == "done")
-                        .order_by(JOBS.c.id)).mappings().all()
-    for row in rows:
-        found.setdefault(row["run_id"], []).append(
-            {"step": row["step"], "payload": row["payload"], "result": row["result"]})
-    return found
+        return done, open_ids
+    for row in conn.execute(_jobs_of_statement(is_postgres()), {"b_ids": run_ids}).all():
+        run_id, job_id, status, step, payload, result = row
+        if status == "done":
+            done.setdefault(run_id, []).append(
+                {"id": job_id, "step": step, "payload": payload, "result": result})
+        elif status in ("queued", "leased"):
+            open_ids.setdefault(run_id, set()).add(job_id)
+    return done, open_ids
+
+
+@functools.cache
+def _jobs_of_statement(postgres: bool) -> Any:
+    """The jobs of the runs bound as b_ids, in job order."""
+    return select(JOBS.c.run_id, JOBS.c.id, JOBS.c.status, JOBS.c.step, JOBS.c.payload,
+                  JOBS.c.result).where(bulk.one_of(JOBS.c.run_id, "b_ids")).order_by(JOBS.c.id)
 
 
 def _take(conn: Connection, worker_id: str, now: datetime, lease_seconds: float,
