@@ -58,7 +58,8 @@ def load_identity() -> None:
         _limit(g.identity)
     elif current_user.is_authenticated:
         g.identity = Identity(user_id=current_user.id, via="session")
-    if g.identity is not None and g.user is None and request.blueprint not in core_identity.IDENTITY_ONLY:
+    needs_person = request.blueprint not in core_identity.IDENTITY_ONLY
+    if g.identity is not None and g.user is None and needs_person:
         g.user = db.session.get(User, g.identity.user_id)
         if g.user is None:
             raise Unauthorized("the account behind this identity no longer exists",
