@@ -141,9 +141,10 @@ def build_config(instance_path: str, overrides: dict | None = None) -> dict:
 
 
 def _engine_options(database_url: str) -> dict:
-    """Pool settings: every checkout is pinged first, so after a database restart the stale
-    connections are replaced by fresh ones and the app recovers without being restarted."""
-    options: dict = {"pool_pre_ping": True}
+    """Pool settings. No ``pool_pre_ping``: it costs a round trip per request; connections that
+    sat idle are pinged instead (``app.extensions.ping_after_idle``), and one cut while busy
+    makes SQLAlchemy replace the pool, so the app recovers from a database restart by itself."""
+    options: dict = {}
     if not database_url.startswith("sqlite"):
         options["pool_size"] = whole_number("HARMONIC_DB_POOL_SIZE", 5)
         options["max_overflow"] = whole_number("HARMONIC_DB_MAX_OVERFLOW", 10)
