@@ -6,7 +6,6 @@ from __future__ import annotations
 import threading
 
 import pytest
-
 from flask import Flask
 
 from tests.mcp.conftest import Http
