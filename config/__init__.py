@@ -57,6 +57,9 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("HARMONIC_STREAM_KEEPALIVE", "15", "seconds between keep-alive comments on a stream"),
     Setting("HARMONIC_STREAMS_PER_TOKEN", "8",
             "open GET /mcp streams a token may hold in one stream process (0: no bound)"),
+    Setting("HARMONIC_TOKEN_CACHE_SECONDS", "1",
+            "seconds a process may reuse a resolved API token (0 to 1; 0 reads it every time): "
+            "a revocation reaches every process within this time"),
     Setting("HARMONIC_MCP_AUTH", "on", "'off' disables the /mcp token (loopback binds only)"),
     Setting("HARMONIC_ALLOWED_ORIGINS", "", "extra Origin values accepted by /mcp (comma list)"),
     Setting("HARMONIC_ALLOWED_HOSTS", "", "extra Host values accepted by /mcp (comma list)"),
@@ -123,6 +126,7 @@ def build_config(instance_path: str, overrides: dict | None = None) -> dict:
         "HARMONIC_STREAM_KEEPALIVE": whole_number("HARMONIC_STREAM_KEEPALIVE", 15) or 15,
         "HARMONIC_STREAMS_PER_TOKEN": whole_number("HARMONIC_STREAMS_PER_TOKEN", 8),
         "HARMONIC_MCP_AUTH": (env("HARMONIC_MCP_AUTH") or "on").lower() != "off",
+        "HARMONIC_TOKEN_CACHE_SECONDS": token_cache_seconds(env("HARMONIC_TOKEN_CACHE_SECONDS")),
         "HARMONIC_HOST": env("HOST"),
         "HARMONIC_ALLOWED_ORIGINS": _split(env("HARMONIC_ALLOWED_ORIGINS")),
         "HARMONIC_ALLOWED_HOSTS": _split(env("HARMONIC_ALLOWED_HOSTS")),
@@ -137,9 +141,10 @@ def build_config(instance_path: str, overrides: dict | None = None) -> dict:
 
 
 def _engine_options(database_url: str) -> dict:
-    """Pool settings: every checkout is pinged first, so after a database restart the stale
-    connections are replaced by fresh ones and the app recovers without being restarted."""
-    options: dict = {"pool_pre_ping": True}
+    """Pool settings. No ``pool_pre_ping``: it costs a round trip per request; connections that
+    sat idle are pinged instead (``app.extensions.ping_after_idle``), and one cut while busy
+    makes SQLAlchemy replace the pool, so the app recovers from a database restart by itself."""
+    options: dict = {}
     if not database_url.startswith("sqlite"):
         options["pool_size"] = whole_number("HARMONIC_DB_POOL_SIZE", 5)
         options["max_overflow"] = whole_number("HARMONIC_DB_MAX_OVERFLOW", 10)
@@ -162,6 +167,21 @@ def whole_number(name: str, default: int) -> int:
     if value < 0:
         raise SettingError(f"{name} must not be negative, not {raw!r}")
     return value
+
+
+def token_cache_seconds(value: str | None) -> float:
+    """How long a resolved token may be reused: 0 to 1 second, so that a revocation made in one
+    process is honoured by every other within a second (the promise of app.services.token_cache)."""
+    raw = (value or "1").strip()
+    try:
+        seconds = float(raw)
+    except ValueError:
+        raise SettingError(f"HARMONIC_TOKEN_CACHE_SECONDS must be a number of seconds, not "
+                           f"{raw!r}") from None
+    if not 0 <= seconds <= 1:
+        raise SettingError(f"HARMONIC_TOKEN_CACHE_SECONDS must be between 0 and 1, not {raw!r}: "
+                           f"a revoked token must stop working everywhere within a second")
+    return seconds
 
 
 def rate_limit_storage(value: str | None) -> str:

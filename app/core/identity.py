@@ -23,6 +23,14 @@ if TYPE_CHECKING:
     from app.models import ApiToken
 
 IDENTITY_KEY = "harmonic.identity"
+# Blueprints whose views read only the identity, never the person's row (``identity_only``).
+IDENTITY_ONLY: set[str] = set()
+
+
+def identity_only(blueprint_name: str) -> None:
+    """Mark a blueprint whose views need only ``g.identity`` (the /mcp transport: the pages it
+    dispatches to load the person themselves), so its requests skip loading the person."""
+    IDENTITY_ONLY.add(blueprint_name)
 
 
 @dataclass(frozen=True)
@@ -52,12 +60,13 @@ def bearer_token(authorization: str | None) -> str | None:
 
 
 def identity_from_token(plaintext: str) -> Identity:
-    """Resolve a Bearer token to an Identity or raise Unauthorized (web, /mcp and stdio)."""
+    """Resolve a Bearer token to an Identity or raise Unauthorized (web, /mcp and stdio);
+    resolved tokens are reused for up to a second (``app.services.token_cache``)."""
     # Imported here: the type above stays importable without the models (the stdio server
     # starts answering before it loads the app).
-    from app.services import tokens
+    from app.services import token_cache
 
-    return from_token(tokens.resolve(plaintext))
+    return token_cache.resolve(plaintext)[0]
 
 
 def require_scope(identity: Identity, scope: str) -> None:

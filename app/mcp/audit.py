@@ -4,6 +4,13 @@ it went. Values are never stored; the owner of the token reads it at /u/<handle>
 Rows are written by group commit: a call returns only once its row is committed, but calls
 finishing at the same time in one process share one transaction, so under load one commit
 (one disk flush, one turn at SQLite's write lock) serves many calls instead of one each.
+
+A call that only reads has its row committed without waiting for the disk flush (SQLite
+``synchronous=NORMAL`` in write-ahead-log mode, PostgreSQL ``synchronous_commit=off``, for that
+transaction only): the row is visible to every process when the call returns, and it reaches
+the disk with the next flush, a moment later; only a crash of the machine in that moment could
+lose it, never corrupt anything. A call that may write keeps the full flush: the record of a
+change is as durable as the change.
 """
 
 from __future__ import annotations
@@ -17,6 +24,7 @@ from flask import current_app
 from sqlalchemy import Table, insert, select
 from sqlalchemy.engine import Engine
 
+from app.actions.effects import needs_write
 from app.extensions import db
 from app.mcp.context import ToolContext
 from app.mcp.registry import call_observer
@@ -28,8 +36,9 @@ WRITER_KEY = "harmonic.mcp.audit_writer"
 
 
 class _Row:
-    def __init__(self, values: dict[str, Any]) -> None:
+    def __init__(self, values: dict[str, Any], durable: bool) -> None:
         self.values = values
+        self.durable = durable
         self.turn = threading.Event()  # set when the row is stored, or when it must write
         self.writes = False
 
@@ -47,8 +56,8 @@ class GroupCommit:
         self._queue: list[_Row] = []
         self._writing = False
 
-    def write(self, engine: Engine, values: dict[str, Any]) -> None:
-        mine = _Row(values)
+    def write(self, engine: Engine, values: dict[str, Any], durable: bool = True) -> None:
+        mine = _Row(values, durable)
         with self._lock:
             self._queue.append(mine)
             mine.writes = not self._writing
@@ -60,7 +69,7 @@ class GroupCommit:
         with self._lock:
             batch, self._queue = self._queue, []
         try:
-            _store(engine, [row.values for row in batch])
+            _store(engine, [row.values for row in batch], any(row.durable for row in batch))
         finally:
             with self._lock:
                 if self._queue:
@@ -74,13 +83,11 @@ class GroupCommit:
                     row.turn.set()
 
 
-def _store(engine: Engine, rows: list[dict[str, Any]]) -> None:
+def _store(engine: Engine, rows: list[dict[str, Any]], durable: bool) -> None:
     """Insert the rows in one transaction; if that fails, each in its own, so one bad row
     never costs the others theirs."""
-    table = cast(Table, McpToolCall.__table__)  # typed as any FromClause; a declarative Table
     try:
-        with engine.begin() as conn:
-            conn.execute(insert(table), rows)
+        _insert(engine, rows, durable)
         return
     except Exception:
         if len(rows) == 1:
@@ -88,10 +95,30 @@ def _store(engine: Engine, rows: list[dict[str, Any]]) -> None:
             return
     for row in rows:
         try:
-            with engine.begin() as conn:
-                conn.execute(insert(table), [row])
+            _insert(engine, [row], durable)
         except Exception:
             log.exception("could not record the call of %s", row.get("tool"))
+
+
+def _insert(engine: Engine, rows: list[dict[str, Any]], durable: bool) -> None:
+    table = cast(Table, McpToolCall.__table__)  # typed as any FromClause; a declarative Table
+    sqlite = engine.dialect.name == "sqlite"
+    with engine.connect() as conn:
+        if sqlite and not durable:
+            # Outside a transaction (SQLite ignores it inside one); set back below, since the
+            # pooled connection goes on to serve writes that need the full flush.
+            conn.exec_driver_sql("PRAGMA synchronous=NORMAL")
+            conn.commit()
+        try:
+            if not durable and not sqlite:
+                conn.exec_driver_sql("SET LOCAL synchronous_commit = off")
+            conn.execute(insert(table), rows)
+            conn.commit()
+        finally:
+            if sqlite and not durable:
+                conn.rollback()  # a failed insert's transaction, if any
+                conn.exec_driver_sql("PRAGMA synchronous=FULL")
+                conn.commit()
 
 def _outcome(result: dict[str, Any] | None) -> tuple[str, str | None]:
     if result is None:
@@ -128,9 +155,15 @@ def record(ctx: ToolContext, tool: str, args: dict[str, Any], result: dict[str, 
     writer: GroupCommit = app.extensions.setdefault(WRITER_KEY, GroupCommit())
     try:
         db.session.rollback()
-        writer.write(db.engine, values)
+        writer.write(db.engine, values, durable=_may_write(app, tool, args))
     except Exception:
         log.exception("could not record the call of %s", tool)
+
+
+def _may_write(app: Any, tool: str, args: dict[str, Any]) -> bool:
+    """Whether the call may have changed something (unknown: assume it did)."""
+    found = app.extensions["mcp"].find_tool(tool) if "mcp" in app.extensions else None
+    return needs_write(found.call_effect(args) if found is not None else None)
 
 
 def _text(value: Any) -> str | None:

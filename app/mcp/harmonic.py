@@ -179,6 +179,12 @@ def _lean_text(page: Page) -> str:
     end = text.find("\n---\n", 4) if text.startswith("---\n") else -1
     if end < 0 or "actions" not in page.meta:
         return text
+    # The frontmatter ends with its "actions:" key (app.web.pages writes it last), the only
+    # line that starts with it: cutting there leaves the rest exactly as dumped, without
+    # serializing it again.
+    cut = text.find("\nactions:", 3, end + 1)
+    if cut >= 0 and list(page.meta)[-1] == "actions":
+        return f"{text[:cut + 1]}---\n{text[end + 5:]}"
     meta = {key: value for key, value in page.meta.items() if key != "actions"}
     block = yaml.safe_dump(meta, sort_keys=False, allow_unicode=True, width=1000)
     return f"---\n{block}---\n{text[end + 5:]}"

@@ -51,7 +51,7 @@ from werkzeug.exceptions import RequestEntityTooLarge, TooManyRequests
 
 from app.actions.effects import needs_write
 from app.core import changes, feed, jsonrpc, netpolicy, resource
-from app.core.identity import Identity, identity_from_token
+from app.core.identity import Identity, identity_from_token, identity_only
 from app.core.jsonrpc import INVALID_REQUEST, RpcError
 from app.extensions import db
 from app.mcp import http_modern, modern, store, wire
@@ -64,6 +64,7 @@ from app.services.errors import DomainError
 log = logging.getLogger("harmonic.mcp.http")
 
 bp = Blueprint("mcp", __name__)
+identity_only(bp.name)  # the dispatched pages load the person; the transport needs none
 
 STREAMING_METHODS = frozenset({"tools/call"})
 LISTEN_SECONDS = 600  # a listen stream ends after this; the client simply listens again

@@ -193,7 +193,8 @@ class StdioTransport:
             raise self._start_error
 
     def identity(self) -> Identity:
-        """Resolve the token again for every call, so a revoked token stops working at once."""
+        """Resolve the token again for every call, so a revoked token stops working within a
+        second (the token cache's bound; at once when revoked in this process)."""
         from app.services.errors import Unauthorized
 
         try:

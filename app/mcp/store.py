@@ -126,9 +126,11 @@ def find_session(session_id: str) -> DbSession | None:
     if not session_id or len(session_id) > 64:
         return None
     # On the request's own connection, which already holds the token lookup: a separate
-    # engine connection cost another pool checkout (pre-ping and rollback: three round trips on
+    # engine connection cost another pool checkout (a ping and a rollback: three round trips on
     # PostgreSQL) on every request of every session.
-    row = db.session.execute(_FIND_SESSION, {"sid": session_id}).mappings().first()
+    # Core execution on that connection: the ORM's execute path (compile state, identity
+    # handling of a statement that loads no entity) cost as much as the query itself.
+    row = db.session.connection().execute(_FIND_SESSION, {"sid": session_id}).mappings().first()
     if row is None or utcnow() - row["last_seen_at"] > IDLE_LIMIT:
         return None
     return DbSession(row)

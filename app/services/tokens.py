@@ -6,8 +6,9 @@ import hashlib
 import secrets
 from datetime import UTC, datetime
 
-from sqlalchemy import select
+from sqlalchemy import select, update
 from sqlalchemy.orm import joinedload
+from sqlalchemy.orm.attributes import set_committed_value
 
 from app.extensions import db
 from app.models import ApiToken, User
@@ -73,9 +74,13 @@ def resolve(plaintext: str) -> ApiToken:
         raise Unauthorized(f"the token expired at {_when(token.expires_at)}; create a new one",
                            reason="expired")
     # Only write last_used_at once a minute: a busy agent must not turn every read into a write.
+    # On a connection of its own: a commit of the request's session would expire the token and
+    # its person, and reading them again cost two more queries.
     if token.last_used_at is None or (now - token.last_used_at).total_seconds() > 60:
-        token.last_used_at = now
-        db.session.commit()
+        with db.engine.begin() as conn:
+            conn.execute(update(ApiToken).where(ApiToken.id == token.id)
+                         .values(last_used_at=now))
+        set_committed_value(token, "last_used_at", now)
     return token
 
 

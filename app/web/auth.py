@@ -16,7 +16,7 @@ from app.core import identity as core_identity
 from app.core.identity import IDENTITY_KEY, Identity
 from app.extensions import csrf, db, login_manager
 from app.models import User
-from app.services import tokens
+from app.services import token_cache
 from app.services.errors import Unauthorized
 from app.web import limits, ratelimit
 
@@ -51,13 +51,15 @@ def load_identity() -> None:
         plaintext = bearer_token()
         if plaintext is None:
             raise Unauthorized("use 'Authorization: Bearer <token>'", reason="missing")
-        token = tokens.resolve(plaintext)
-        g.identity = core_identity.from_token(token)
-        g.user = token.user  # loaded with the token: no second query
+        # The person comes with a token read from the database; a token reused from the
+        # per-process cache comes without, and the person is loaded below unless the view
+        # needs only the identity.
+        g.identity, g.user = token_cache.resolve(plaintext)
         _limit(g.identity)
     elif current_user.is_authenticated:
         g.identity = Identity(user_id=current_user.id, via="session")
-    if g.identity is not None and g.user is None:
+    needs_person = request.blueprint not in core_identity.IDENTITY_ONLY
+    if g.identity is not None and g.user is None and needs_person:
         g.user = db.session.get(User, g.identity.user_id)
         if g.user is None:
             raise Unauthorized("the account behind this identity no longer exists",

@@ -6,8 +6,9 @@ use (the reason goes to the log). It needs no token.
 
 While the database is unreachable (restarting, failing over, out of connections) any request
 that touches it fails with a SQLAlchemy ``OperationalError``/``InterfaceError``; those become
-503 with ``Retry-After`` instead of a 500. The pool pings each connection before use, so once
-the database is back the next request gets a fresh connection: no restart needed.
+503 with ``Retry-After`` instead of a 500. A connection found cut makes the pool replace all
+of its connections, and one that sat idle is pinged before use (``app.extensions``), so once
+the database is back the next requests get fresh connections: no restart needed.
 """
 
 from __future__ import annotations

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import threading
 
+import pytest
 from flask import Flask
 
 from tests.mcp.conftest import Http
@@ -55,3 +56,30 @@ def test_every_concurrent_call_has_its_own_audit_row(app: Flask, studio, live_se
         mine = sorted(r[1] or "" for r in rows if r[0] == http.session_id)
         assert mine == ["/studios"] * (CALLS // 2) + ["/studios/team"] * (CALLS // 2)
     assert {r[2] for r in rows} == {"ok"}
+
+
+def test_a_reads_row_skips_the_flush_but_the_connection_keeps_it_for_writes(
+        app: Flask, studio, live_server) -> None:  # type: ignore[no-untyped-def]
+    """A read's row is committed without waiting for the disk (SQLite synchronous=NORMAL for
+    that one transaction); the pooled connection must be back at FULL afterwards, since it goes
+    on to serve changes. The row is there when the call returns, as for any call."""
+    from sqlalchemy import text
+
+    from app.extensions import db
+
+    if not app.config["SQLALCHEMY_DATABASE_URI"].startswith("sqlite"):
+        pytest.skip("PostgreSQL sets synchronous_commit per transaction (SET LOCAL)")
+    http = Http(live_server, studio.token)
+    http.initialize()
+    assert not http.tool("navigate", path="/studios/team").get("isError")
+    assert [r[1] for r in _rows(app)] == ["/studios/team"]
+    with app.app_context():
+        # Every connection the pool holds (it keeps up to pool.size() idle ones), all at once,
+        # so the one the row was written on is among them. FULL is 2.
+        conns = [db.engine.connect() for _ in range(db.engine.pool.size() + 1)]  # type: ignore[attr-defined]
+        try:
+            levels = [c.execute(text("PRAGMA synchronous")).scalar() for c in conns]
+        finally:
+            for conn in conns:
+                conn.close()
+    assert levels == [2] * len(conns), levels

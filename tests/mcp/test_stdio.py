@@ -43,7 +43,7 @@ class StdioProcess:
         self.proc.stdin.write(raw + b"\n")
         self.proc.stdin.flush()
 
-    def read(self, timeout: float = 20) -> dict[str, Any]:
+    def read(self, timeout: float = 60) -> dict[str, Any]:
         line = self.lines.get(timeout=timeout)
         assert line is not None, "the server closed stdout"
         return json.loads(line)

@@ -1,0 +1,94 @@
+"""Resolved tokens are reused for up to a second per process (``app.services.token_cache``):
+a busy agent's requests skip the token query, a revocation made in the same process counts at
+once, and one made elsewhere reaches every server process within the second."""
+
+from __future__ import annotations
+
+import time
+
+import httpx
+import pytest
+from flask import Flask
+
+from app.extensions import db
+from app.models import ApiToken
+from bench.sqlcount import counting
+from config import SettingError, build_config
+from tests.mcp.conftest import gunicorn
+
+MD = "text/markdown"
+
+
+def _token_reads(app: Flask, token: str, path: str = "/studios/team") -> int:
+    client = app.test_client()
+    headers = {"Authorization": f"Bearer {token}", "Accept": MD}
+    with counting(app) as statements:
+        assert client.get(path, headers=headers).status_code == 200
+    return sum(s.lstrip().upper().startswith("SELECT") and "FROM api_tokens" in s
+               for s in statements)
+
+
+def test_a_token_just_used_is_not_read_again(app: Flask, studio) -> None:  # type: ignore[no-untyped-def]
+    assert _token_reads(app, studio.token) == 1
+    assert _token_reads(app, studio.token) == 0
+
+
+def test_with_the_cache_off_every_request_reads_the_token(app: Flask, studio) -> None:  # type: ignore[no-untyped-def]
+    app.config["HARMONIC_TOKEN_CACHE_SECONDS"] = 0.0
+    app.extensions.pop("harmonic.token_cache", None)
+    try:
+        assert _token_reads(app, studio.token) == 1
+        assert _token_reads(app, studio.token) == 1
+    finally:
+        app.extensions.pop("harmonic.token_cache", None)
+
+
+def test_expiry_is_honoured_on_a_cached_token(app: Flask, studio) -> None:  # type: ignore[no-untyped-def]
+    assert _token_reads(app, studio.token) == 1  # now cached
+    with app.app_context():
+        # A bulk UPDATE, not an ORM change: the cache notices both kinds.
+        db.session.execute(db.update(ApiToken).values(expires_at=db.func.now()))
+        db.session.commit()
+    answer = app.test_client().get("/studios/team", headers={
+        "Authorization": f"Bearer {studio.token}", "Accept": MD})
+    assert answer.status_code == 401 and "expired" in answer.get_data(as_text=True)
+
+
+def test_a_revocation_in_this_process_counts_at_once(app: Flask, studio, make_agent) -> None:  # type: ignore[no-untyped-def]
+    agent = make_agent("alice")
+    assert agent.get("/studios/team").status_code == 200  # cached now
+    with app.app_context():
+        token_id = str(db.session.scalars(db.select(ApiToken.id).where(
+            ApiToken.prefix == agent.token[:12])).one())
+    assert studio.act("/u/alice/settings/tokens", "revoke_api_token",
+                      token_id=token_id).status_code == 200
+    answer = agent.get("/studios/team")
+    assert answer.status_code == 401 and "revoked" in answer.get_data(as_text=True)
+
+
+def test_a_revocation_reaches_every_server_process_within_a_second(app: Flask, studio,
+                                                                   make_agent) -> None:  # type: ignore[no-untyped-def]
+    agent = make_agent("alice")
+    headers = {"Authorization": f"Bearer {agent.token}", "Accept": MD}
+    with gunicorn(app, workers=2, threads=4, HARMONIC_TOKEN_CACHE_SECONDS="1") as base, \
+            httpx.Client(base_url=base, headers=headers, timeout=30) as http:
+        # Enough requests over fresh connections that both workers have the token cached.
+        for _ in range(24):
+            assert http.get("/studios/team", headers={"Connection": "close"}).status_code == 200
+        with app.app_context():
+            token_id = str(db.session.scalars(db.select(ApiToken.id).where(
+                ApiToken.prefix == agent.token[:12])).one())
+        revoked = studio.act("/u/alice/settings/tokens", "revoke_api_token", token_id=token_id)
+        assert revoked.status_code == 200
+        time.sleep(1.05)  # the cache's bound, set above: no process may trust its copy longer
+        for _ in range(24):
+            answer = http.get("/studios/team", headers={"Connection": "close"})
+            assert answer.status_code == 401 and "revoked" in answer.text, answer.text[:300]
+
+
+@pytest.mark.parametrize("value", ["2", "-1", "soon"])
+def test_a_cache_longer_than_a_second_is_refused_by_name(value: str, tmp_path,
+                                                         monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    monkeypatch.setenv("HARMONIC_TOKEN_CACHE_SECONDS", value)
+    with pytest.raises(SettingError, match="HARMONIC_TOKEN_CACHE_SECONDS"):
+        build_config(str(tmp_path))
