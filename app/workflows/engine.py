@@ -6,7 +6,7 @@ is taken up front, so a lease's read-then-update cannot interleave with another 
 and wait for the lock instead of failing with "database is locked".
 
 A worker loop runs inside ``pinned()``: its queue transactions share one checked-out
-PostgreSQL connection instead of taking one from the pool (and pre-pinging it) each time.
+PostgreSQL connection instead of checking one out of the pool (and resetting it) each time.
 """
 
 from __future__ import annotations
@@ -82,9 +82,10 @@ _pin = _Pin()
 def pinned() -> Iterator[None]:
     """This thread's queue transactions share one connection until the block ends.
 
-    The app's pool pre-pings every checkout (so web processes recover after a database
-    restart); a worker's loop would pay that round trip several times per job. Here the
-    connection is checked out once (pinged then) and kept; when a transaction on it fails,
+    Each checkout from the app's pool costs a reset on its return (and a ping after the
+    connection sat idle, ``app.extensions.ping_after_idle``); a worker's loop would pay that
+    several times per job. Here the connection is checked out once and kept; when a
+    transaction on it fails,
     it is closed (SQLAlchemy invalidates it if the database went away) and the next
     transaction checks out a fresh one. SQLite connections are local files: no pin.
     """
