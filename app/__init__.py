@@ -45,10 +45,11 @@ def create_app(overrides: dict[str, Any] | None = None) -> Flask:
     importlib.import_module("app.models")  # registers every table
 
     db.init_app(app)
-    from app.extensions import use_sqlite_wal
+    from app.extensions import share_sqlite_uuids, use_sqlite_wal
 
     with app.app_context():
         use_sqlite_wal(db.engine)
+        share_sqlite_uuids(db.engine)
     migrate.init_app(app, db, directory=os.path.join(os.path.dirname(os.path.dirname(__file__)),
                                                      "migrations"))
     login_manager.init_app(app)

@@ -11,7 +11,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from sqlalchemy import select
+from sqlalchemy import bindparam, select
 
 from app.extensions import db
 from app.models import Studio
@@ -84,13 +84,24 @@ def get_many(keys: list[tuple[str, uuid.UUID]]) -> dict[tuple[str, uuid.UUID], A
             wanted.setdefault(item_type, set()).add(item_id)
     found: dict[tuple[str, uuid.UUID], Any] = {}
     for item_type, ids in wanted.items():
-        model = KINDS[item_type].model
-        query = select(model).where(model.id.in_(ids))
+        for item in db.session.scalars(_by_ids(KINDS[item_type].model), {"ids": list(ids)}):
+            found[(item_type, item.id)] = item
+    return found
+
+
+# A studio page calls get_many up to seven times (pins, the feed, backlinks): each kind's
+# statement is built once, its ids bound as an expanding parameter.
+_BY_IDS: dict[Any, Any] = {}
+
+
+def _by_ids(model: Any) -> Any:
+    found = _BY_IDS.get(model)
+    if found is None:
+        found = select(model).where(model.id.in_(bindparam("ids", expanding=True)))
         live = _live(model)
         if live is not None:
-            query = query.where(live)
-        for item in db.session.scalars(query):
-            found[(item_type, item.id)] = item
+            found = found.where(live)
+        _BY_IDS[model] = found
     return found
 
 

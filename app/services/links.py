@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 import uuid
 
-from sqlalchemy import func, select
+from sqlalchemy import bindparam, func, select
 
 from app.extensions import db
 from app.models import Link, Studio
@@ -56,9 +56,12 @@ def sync(studio: Studio, from_type: str, from_id: uuid.UUID, text: str, base_url
 
 
 def backlinks(item_type: str, item_id: uuid.UUID) -> list[Link]:
-    return list(db.session.scalars(
-        select(Link).where(Link.to_type == item_type, Link.to_id == item_id)
-        .order_by(Link.created_at)))
+    return list(db.session.scalars(_BACKLINKS, {"item_type": item_type, "item_id": item_id}))
+
+
+# Every item page reads it: built once, bound per call.
+_BACKLINKS = (select(Link).where(Link.to_type == bindparam("item_type"),
+                                 Link.to_id == bindparam("item_id")).order_by(Link.created_at))
 
 
 def leaderboard(studio: Studio, limit: int = 50) -> list[tuple[str, uuid.UUID, int]]:

@@ -169,9 +169,14 @@ def all_studios(limit: int = STUDIOS_SHOWN) -> list[Studio]:
 # Pins -------------------------------------------------------------------------------------
 
 def is_pinned(studio: Studio, item_type: str, item_id: uuid.UUID) -> bool:
-    return db.session.scalar(select(Pin.id).where(
-        Pin.studio_id == studio.id, Pin.item_type == item_type, Pin.item_id == item_id
-    ).limit(1)) is not None
+    return db.session.scalar(_IS_PINNED, {"studio_id": studio.id, "item_type": item_type,
+                                          "item_id": item_id}) is not None
+
+
+# Read by every item page and the studio home: built once (see _STUDIO_BY_HANDLE).
+_IS_PINNED = select(Pin.id).where(Pin.studio_id == bindparam("studio_id"),
+                                  Pin.item_type == bindparam("item_type"),
+                                  Pin.item_id == bindparam("item_id")).limit(1)
 
 
 def pin(studio: Studio, user: User, item_type: str, item_id: uuid.UUID) -> None:
@@ -195,5 +200,8 @@ def unpin(studio: Studio, item_type: str, item_id: uuid.UUID) -> None:
 
 
 def pins(studio: Studio) -> list[Pin]:
-    return list(db.session.scalars(select(Pin).where(Pin.studio_id == studio.id)
-                                   .order_by(Pin.pinned_at.desc()).limit(PINS_SHOWN)))
+    return list(db.session.scalars(_PINS, {"studio_id": studio.id}))
+
+
+_PINS = (select(Pin).where(Pin.studio_id == bindparam("studio_id"))
+         .order_by(Pin.pinned_at.desc()).limit(PINS_SHOWN))

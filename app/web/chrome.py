@@ -15,7 +15,7 @@ from flask import g
 from flask_wtf.csrf import generate_csrf
 from jinja2 import pass_context
 from jinja2.runtime import Context as JinjaContext
-from markupsafe import Markup
+from markupsafe import Markup, escape
 
 from app.core import sitemap
 from app.services import deadlines
@@ -142,8 +142,10 @@ def dt_filter(context: JinjaContext, value: datetime | None,
         text = local.strftime("%H:%M:%S")
     else:
         text = relative(value)
-    return Markup('<time datetime="{}" title="{}">{}</time>').format(
-        value.astimezone(UTC).isoformat(timespec="seconds"), exact(value, zone), text)
+    # Markup.format's escaping formatter cost more than the rest of the filter: the same
+    # escaping, by hand (a page shows thirty or more times).
+    return Markup(f'<time datetime="{escape(value.astimezone(UTC).isoformat(timespec="seconds"))}"'
+                  f' title="{escape(exact(value, zone))}">{escape(text)}</time>')
 
 
 def local_input(value: Any, zone: ZoneInfo) -> str:
