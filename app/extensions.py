@@ -109,7 +109,7 @@ def shared_reads(parse: Callable[[Any], Any]) -> Callable[[Any], Any]:
 _parsed_uuid = shared_reads(uuid.UUID)
 
 
-class _SharedUuid(Uuid):  # type: ignore[type-arg]
+class _SharedUuid(Uuid):
     """``Uuid`` as SQLite reads it, parsing each distinct text once (``_parsed_uuid``)."""
 
     cache_ok = True

@@ -201,7 +201,7 @@ def _build_items_statement(model: Any, q: Query, has_user: bool, limit: int) -> 
                     model.created_at < bindparam("end"), deadline > bindparam("start")))
     if model is Note:
         query = query.where(Note.commentable_type.is_(None))  # comments are not items
-    now = bindparam("now")
+    now: Any = bindparam("now")
     for name in q.filters:
         if name == "mine" and has_user:
             query = query.where(model.created_by_id == bindparam("user_id"))
