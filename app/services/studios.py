@@ -29,6 +29,11 @@ RESERVED_HANDLES = {"new", "actions"}
 _STUDIO_BY_HANDLE = select(Studio).where(Studio.handle == bindparam("handle")).limit(1)
 _MEMBERSHIP = select(Membership).where(Membership.studio_id == bindparam("studio_id"),
                                        Membership.user_id == bindparam("user_id"))
+_STUDIO_AND_MEMBERSHIP = (
+    select(Studio, Membership)
+    .outerjoin(Membership, (Membership.studio_id == Studio.id)
+               & (Membership.user_id == bindparam("user_id")))
+    .where(Studio.handle == bindparam("handle")).limit(1))
 
 
 def get_studio(handle: str, include_deleted: bool = False) -> Studio:
@@ -38,6 +43,17 @@ def get_studio(handle: str, include_deleted: bool = False) -> Studio:
     if studio is None or (studio.deleted_at is not None and not include_deleted):
         raise NotFound(f"no studio '{handle}'")
     return studio
+
+
+def studio_for(handle: str, user: User | None) -> tuple[Studio, Membership | None]:
+    """``get_studio(handle, include_deleted=True)`` and ``membership(studio, user)`` in one
+    statement: every studio page starts with both."""
+    row = db.session.execute(_STUDIO_AND_MEMBERSHIP, {
+        "handle": (handle or "").lower(),
+        "user_id": user.id if user is not None else None}).first()
+    if row is None:
+        raise NotFound(f"no studio '{handle}'")
+    return row[0], row[1]
 
 
 def membership(studio: Studio, user: User | None) -> Membership | None:

@@ -64,15 +64,18 @@ def studio_home(ctx: Context) -> Page:
                     {"heartbeat_needed": True, "cycle": window,
                      "present": heartbeats.present(ctx.studio)},
                     nav=studio_nav(ctx), inline_actions=("send_heartbeat",))
+    # The lists first, then the pins and the feed: the items these show are mostly among the
+    # lists', and items.get_many reads again only those the request has not loaded.
+    recent = notes.recent(ctx.studio)
+    this_cycle = cycles.items_in(ctx.studio, window, ctx.user, limit=HOME_CYCLE_ITEMS)
     pins = studios.pins(ctx.studio)
     found = items.get_many([(pin.item_type, pin.item_id) for pin in pins])
     pinned = [(pin.item_type, found[(pin.item_type, pin.item_id)]) for pin in pins
               if (pin.item_type, pin.item_id) in found]
     return Page(ctx, ctx.studio.name, "studios/show",
-                {"pinned": pinned, "recent": notes.recent(ctx.studio),
+                {"pinned": pinned, "recent": recent,
                  "sections": STUDIO_SECTIONS, "heartbeat_needed": False, "cycle": window,
-                 "this_cycle": cycles.items_in(ctx.studio, window, ctx.user,
-                                               limit=HOME_CYCLE_ITEMS),
+                 "this_cycle": this_cycle,
                  "activity": activity.recent(ctx.studio),
                  # Shown only by a studio that asks for heartbeats: no query for the others.
                  "present": heartbeats.present(ctx.studio) if ctx.studio.heartbeats_required
