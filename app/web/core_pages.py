@@ -138,9 +138,12 @@ def backlinks(ctx: Context) -> Page:
 
 def discussion(kind: str, item: Any) -> dict[str, Any]:
     """An item's comments and the items linking to it: every item page shows both."""
+    # The comments first: those that link to the item are among its backlinks' sources, which
+    # items.get_many then takes from the session instead of reading them again.
+    comments = notes.comments(kind, item.id)
     found = links.backlinks(kind, item.id)
     sources = items.get_many([(link.from_type, link.from_id) for link in found])
-    return {"comments": notes.comments(kind, item.id),
+    return {"comments": comments,
             "backlinks": [(link, sources.get((link.from_type, link.from_id)))
                           for link in found]}
 
