@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import re
 from datetime import UTC, datetime, timedelta
+from functools import lru_cache
 from typing import Any
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError, available_timezones
 
@@ -116,9 +117,10 @@ def relative(moment: datetime, now: datetime | None = None) -> str:
     return "just now"
 
 
+@lru_cache(maxsize=4096)  # a pure function of its arguments, asked for every time shown
 def exact(moment: datetime, zone: ZoneInfo) -> str:
     local = moment.astimezone(zone)
-    return f"{local.strftime('%a %d %b %Y, %H:%M')} {local.strftime('%Z')} ({zone.key})"
+    return f"{local.strftime('%a %d %b %Y, %H:%M %Z')} ({zone.key})"
 
 
 @pass_context
