@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 import uuid
+from typing import Any
 
 from sqlalchemy import bindparam, func, select
 
@@ -66,8 +67,15 @@ _BACKLINKS = (select(Link).where(Link.to_type == bindparam("item_type"),
 
 def leaderboard(studio: Studio, limit: int = 50) -> list[tuple[str, uuid.UUID, int]]:
     """Items of the studio ordered by how many items link to them."""
-    rows = db.session.execute(select(Link.to_type, Link.to_id, func.count(Link.id))
-                              .where(Link.studio_id == studio.id)
-                              .group_by(Link.to_type, Link.to_id)
-                              .order_by(func.count(Link.id).desc()).limit(limit)).all()
+    found = _LEADERBOARD.get(limit)
+    if found is None:  # built once per limit: the backlinks page runs it on every view
+        found = _LEADERBOARD[limit] = (
+            select(Link.to_type, Link.to_id, func.count(Link.id))
+            .where(Link.studio_id == bindparam("studio_id"))
+            .group_by(Link.to_type, Link.to_id)
+            .order_by(func.count(Link.id).desc()).limit(limit))
+    rows = db.session.execute(found, {"studio_id": studio.id}).all()
     return [(t, i, n) for t, i, n in rows]
+
+
+_LEADERBOARD: dict[int, Any] = {}
