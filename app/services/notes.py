@@ -135,10 +135,7 @@ READERS_SHOWN = 500
 
 
 def history(note: Note) -> list[NoteEvent]:
-    latest = list(db.session.scalars(select(NoteEvent).options(joinedload(NoteEvent.user))
-                                     .where(NoteEvent.note_id == note.id)
-                                     .order_by(NoteEvent.happened_at.desc())
-                                     .limit(HISTORY_SHOWN)))
+    latest = list(db.session.scalars(_HISTORY, {"note_id": note.id}))
     return latest[::-1]
 
 
@@ -158,10 +155,20 @@ def versions(note: Note) -> list[Version]:
 
 def readers(note: Note) -> list[User]:
     # One row per reader (not per confirmation), in the order they first confirmed.
-    return list(db.session.scalars(
-        select(User).join(NoteEvent, NoteEvent.user_id == User.id)
-        .where(NoteEvent.note_id == note.id, NoteEvent.event_type == "read_confirmation")
-        .group_by(User.id).order_by(func.min(NoteEvent.happened_at)).limit(READERS_SHOWN)))
+    return list(db.session.scalars(_READERS, {"note_id": note.id}))
+
+
+# The note page reads these on every view: built once, bound per call. Readers are grouped over
+# the note's confirmations first and joined to their people afterwards (as decision voters).
+_HISTORY = (select(NoteEvent).options(joinedload(NoteEvent.user))
+            .where(NoteEvent.note_id == bindparam("note_id"))
+            .order_by(NoteEvent.happened_at.desc()).limit(HISTORY_SHOWN))
+_FIRST_READ = (select(NoteEvent.user_id, func.min(NoteEvent.happened_at).label("first"))
+               .where(NoteEvent.note_id == bindparam("note_id"),
+                      NoteEvent.event_type == "read_confirmation")
+               .group_by(NoteEvent.user_id).subquery())
+_READERS = (select(User).join(_FIRST_READ, _FIRST_READ.c.user_id == User.id)
+            .order_by(_FIRST_READ.c.first, User.id).limit(READERS_SHOWN))
 
 
 def comments(item_type: str, item_id: uuid.UUID) -> list[Note]:

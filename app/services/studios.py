@@ -161,9 +161,12 @@ def join(studio: Studio, user: User, code: str | None = None) -> tuple[Membershi
 
 
 def members(studio: Studio) -> list[Membership]:
-    return list(db.session.scalars(select(Membership).options(joinedload(Membership.user))
-                                   .where(Membership.studio_id == studio.id)
-                                   .order_by(Membership.joined_at)))
+    return list(db.session.scalars(_MEMBERS, {"studio_id": studio.id}))
+
+
+_MEMBERS = (select(Membership).options(joinedload(Membership.user))
+            .where(Membership.studio_id == bindparam("studio_id"))
+            .order_by(Membership.joined_at))
 
 
 def studios_of(user: User) -> list[Studio]:
