@@ -45,13 +45,16 @@ def create_app(overrides: dict[str, Any] | None = None) -> Flask:
     importlib.import_module("app.models")  # registers every table
 
     db.init_app(app)
-    from app.extensions import share_sqlite_uuids, use_sqlite_wal
+    from app.extensions import use_sqlite_wal
 
     with app.app_context():
         use_sqlite_wal(db.engine)
-        share_sqlite_uuids(db.engine)
     migrate.init_app(app, db, directory=os.path.join(os.path.dirname(os.path.dirname(__file__)),
                                                      "migrations"))
+    from app.models.sqlite_reads import share_sqlite_uuids
+
+    with app.app_context():  # before the engine's first statement
+        share_sqlite_uuids(db.engine)
     login_manager.init_app(app)
     app.config["WTF_CSRF_CHECK_DEFAULT"] = False  # checked in app.web.auth for cookie sessions
     csrf.init_app(app)

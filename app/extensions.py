@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import sqlite3
-import uuid
-from collections.abc import Callable
 from typing import Any
 
 import click
@@ -12,7 +10,7 @@ from flask import Flask
 from flask_login import LoginManager
 from flask_sqlalchemy import SQLAlchemy
 from flask_wtf.csrf import CSRFProtect
-from sqlalchemy import MetaData, Uuid, event
+from sqlalchemy import MetaData, event
 from sqlalchemy.engine import Engine
 from sqlalchemy.orm import DeclarativeBase
 
@@ -79,53 +77,6 @@ def use_sqlite_wal(engine: Engine) -> None:
             dbapi_connection.execute("PRAGMA journal_mode=WAL")
         except sqlite3.OperationalError:  # another process holds a lock: it is WAL already
             pass
-
-
-# SQLite keeps a UUID as 32 hex characters and a time as text, and every row read turns each
-# of its UUID columns (id, studio, author, ...) back into a uuid.UUID and each time into an
-# aware datetime: a page of 200 rows parsed 500-650 UUIDs and ~400 times, the most expensive
-# steps of reading a row. The same rows come back on every page, and both values are
-# immutable, so parsed ones are shared, keyed by their text (bounded: emptied when full).
-SHARED_READS_MAX = 32_768
-
-
-def shared_reads(parse: Callable[[Any], Any]) -> Callable[[Any], Any]:
-    """``parse`` (a column's result processor) remembering its answer per stored value."""
-    seen: dict[Any, Any] = {}
-
-    def read(value: Any) -> Any:
-        if value is None:
-            return None
-        found = seen.get(value)
-        if found is None:
-            if len(seen) >= SHARED_READS_MAX:
-                seen.clear()
-            found = seen[value] = parse(value)
-        return found
-
-    return read
-
-
-_parsed_uuid = shared_reads(uuid.UUID)
-
-
-class _SharedUuid(Uuid):
-    """``Uuid`` as SQLite reads it, parsing each distinct text once (``_parsed_uuid``)."""
-
-    cache_ok = True
-
-    def result_processor(self, dialect: Any, coltype: Any) -> Any:
-        if not self.as_uuid or (dialect.supports_native_uuid and self.native_uuid):
-            return super().result_processor(dialect, coltype)
-        return _parsed_uuid
-
-
-def share_sqlite_uuids(engine: Engine) -> None:
-    """Have ``engine`` (SQLite only) read UUID columns through ``_parsed_uuid``. Set on the
-    engine's own dialect before its first statement, so no other engine is touched."""
-    if engine.dialect.name != "sqlite":
-        return
-    engine.dialect.colspecs = {**engine.dialect.colspecs, Uuid: _SharedUuid}
 
 
 db = SQLAlchemy(model_class=Base)

@@ -11,7 +11,8 @@ from typing import TYPE_CHECKING, Any, ClassVar
 from sqlalchemy import DateTime, String, TypeDecorator, Uuid, select
 from sqlalchemy.orm import Mapped, declared_attr, mapped_column
 
-from app.extensions import Base, db, shared_reads
+from app.extensions import Base, db
+from app.models.sqlite_reads import shared_reads
 
 if TYPE_CHECKING:
     # Flask-SQLAlchemy builds db.Model at run time from Base's body plus its own mixins, which
