@@ -8,6 +8,7 @@ from typing import Any
 from flask import Blueprint
 
 from app.actions import Context
+from app.actions.edit_delete import known_comments
 from app.services import (
     activity,
     cycles,
@@ -136,11 +137,13 @@ def backlinks(ctx: Context) -> Page:
 
 # Notes --------------------------------------------------------------------------------------
 
-def discussion(kind: str, item: Any) -> dict[str, Any]:
-    """An item's comments and the items linking to it: every item page shows both."""
+def discussion(ctx: Context) -> dict[str, Any]:
+    """The page item's comments and the items linking to it: every item page shows both."""
+    kind, item = ctx.extra["item_type"], ctx.item
     # The comments first: those that link to the item are among its backlinks' sources, which
     # items.get_many then takes from the session instead of reading them again.
     comments = notes.comments(kind, item.id)
+    known_comments(ctx, comments)  # the comment actions' availability needs no more queries
     found = links.backlinks(kind, item.id)
     sources = items.get_many([(link.from_type, link.from_id) for link in found])
     return {"comments": comments,
@@ -161,7 +164,7 @@ def note_show(ctx: Context) -> Page:
         "read_state": notes.read_state(note, ctx.user),
         "history": notes.history(note),
         "readers": notes.readers(note),
-        **discussion("note", note),
+        **discussion(ctx),
         "pinned": studios.is_pinned(ctx.studio, "note", note.id),
     }, nav=studio_nav(ctx))
 
