@@ -90,6 +90,11 @@ def decision_has_options(ctx: Context) -> bool:
     return bool(ctx.extra[key])
 
 
+def known_options(ctx: Context, options: list[Any]) -> None:
+    """The page read the decision's live options itself: no query for decision_has_options."""
+    ctx.extra[f"has_options:{ctx.item.id}"] = bool(options)
+
+
 def _vote_unavailable(ctx: Context) -> str | None:
     if not decision_has_options(ctx):
         return "the decision has no options yet: add one with add_option, then vote"

@@ -63,13 +63,28 @@ for _kind in ("note", "decision", "commitment"):
 
 # Comments ------------------------------------------------------------------------------------
 
+_SHOWN_COMMENTS = "shown_comments"
+
+
+def known_comments(ctx: Context, comments: list[Any]) -> None:
+    """The page read the item's live comments itself (``notes.comments``): the comment
+    actions' availability is answered from them instead of two more queries."""
+    ctx.extra[_SHOWN_COMMENTS] = comments
+
+
 def _my_comments(ctx: Context) -> bool:
+    shown = ctx.extra.get(_SHOWN_COMMENTS)
+    if shown is not None and len(shown) < notes.COMMENTS_SHOWN:  # all of them, not a page
+        return any(c.created_by_id == ctx.user.id for c in shown)
     return notes.has_comments(ctx.extra["item_type"], ctx.item.id, ctx.user.id)
 
 
 def _removable_comments(ctx: Context) -> bool:
     """Comments the caller could delete: their own, or any as a studio admin."""
     if permissions.is_admin(ctx.member):
+        shown = ctx.extra.get(_SHOWN_COMMENTS)
+        if shown is not None:
+            return bool(shown)
         return notes.has_comments(ctx.extra["item_type"], ctx.item.id)
     return _my_comments(ctx)
 

@@ -4,13 +4,15 @@ from __future__ import annotations
 
 import re
 import uuid
+from collections.abc import Callable
 from datetime import UTC, datetime
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from sqlalchemy import DateTime, String, TypeDecorator, Uuid, select
 from sqlalchemy.orm import Mapped, declared_attr, mapped_column
 
 from app.extensions import Base, db
+from app.models.sqlite_reads import shared_reads
 
 if TYPE_CHECKING:
     # Flask-SQLAlchemy builds db.Model at run time from Base's body plus its own mixins, which
@@ -43,6 +45,18 @@ class UTCDateTime(TypeDecorator):
         if value is not None and value.tzinfo is None:
             value = value.replace(tzinfo=UTC)
         return value
+
+    # SQLite stores text: one parse per distinct stored time (see shared_reads), shared by
+    # every column of this type (they all read the same way).
+    _sqlite_reads: ClassVar[Callable[[Any], Any] | None] = None
+
+    def result_processor(self, dialect, coltype):  # type: ignore[no-untyped-def]
+        process = super().result_processor(dialect, coltype)
+        if dialect.name != "sqlite" or process is None:
+            return process
+        if UTCDateTime._sqlite_reads is None:
+            UTCDateTime._sqlite_reads = shared_reads(process)
+        return UTCDateTime._sqlite_reads
 
 
 class IdMixin:

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
 
-from sqlalchemy import and_, func, or_, select, update
+from sqlalchemy import and_, bindparam, func, or_, select, update
 from sqlalchemy.dialects import postgresql, sqlite
 
 from app.extensions import db
@@ -116,8 +116,12 @@ def set_level(user: User, studio_handle: str, level: str) -> Studio:
 # Reading and marking ------------------------------------------------------------------------
 
 def unread_count(user: User) -> int:
-    return int(db.session.scalar(select(func.count(Notification.id)).where(
-        Notification.user_id == user.id, Notification.read_at.is_(None))) or 0)
+    return int(db.session.scalar(_UNREAD, {"user_id": user.id}) or 0)
+
+
+# Every HTML page's badge: built once, bound per request.
+_UNREAD = select(func.count(Notification.id)).where(
+    Notification.user_id == bindparam("user_id"), Notification.read_at.is_(None))
 
 
 def listing(user: User, before: str | None = None, unread_only: bool = False,

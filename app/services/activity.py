@@ -58,6 +58,8 @@ def _branch(rank: int, when: Any, user_id: Any, item_id: Any, *, comment_type: A
 
 
 _CANDIDATES: dict[int, Any] = {}  # by limit: the statement, built once (see _candidates)
+# The people of the events shown that the page has not loaded yet (see items.in_session).
+_PEOPLE = select(User).where(User.id.in_(bindparam("ids", expanding=True)))
 
 
 def _candidates(limit: int) -> Any:
@@ -131,7 +133,9 @@ def recent(studio: Studio, limit: int = 15) -> list[Event]:
             if len(shown) == limit:
                 break
     found = items.get_many([(c[3], c[4]) for c in shown])
-    people = {u.id: u for u in db.session.scalars(
-        select(User).where(User.id.in_({c[1] for c in shown})))} if shown else {}
+    held, missing = items.in_session(User, {c[1] for c in shown})
+    people = {u.id: u for u in held}
+    if missing:
+        people.update((u.id, u) for u in db.session.scalars(_PEOPLE, {"ids": missing}))
     return [Event(c[0], people[c[1]], c[2], c[3], found[(c[3], c[4])]) for c in shown
             if c[1] in people and (c[3], c[4]) in found]

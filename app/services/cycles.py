@@ -12,7 +12,7 @@ from datetime import UTC, date, datetime, timedelta
 from typing import Any
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
-from sqlalchemy import func, select
+from sqlalchemy import bindparam, func, select
 from sqlalchemy.orm import joinedload
 
 from app.extensions import db
@@ -174,26 +174,48 @@ def items_in(studio: Studio, window: Cycle, user: User | None, q: Query | None =
     most ``limit`` of each kind (a page never loads an unbounded number of rows)."""
     q = q or Query()
     now = now or utcnow()
-    found: dict[str, list[Any]] = {}
-    for kind, model in KINDS:
-        deadline = deadline_column(model)
-        query = _in_cycle(_base(model, studio), model, window)
-        for name in q.filters:
-            if name == "mine" and user is not None:
-                query = query.where(model.created_by_id == user.id)
-            elif name == "not_mine" and user is not None:
-                query = query.where(model.created_by_id != user.id)
-            elif name == "open":
-                query = query.where(deadline > now)
-            elif name == "closed":
-                query = query.where(deadline <= now)
-            elif name == "closing_soon":
-                query = query.where(deadline > now, deadline <= now + CLOSING_SOON)
-        column = model.created_at if q.sort == "created" else deadline
-        query = query.order_by(column.desc() if q.descending else column.asc(),
-                               model.created_at.desc())
-        found[kind] = list(db.session.scalars(query.limit(limit)))
+    params = {"studio_id": studio.id, "start": window.start, "end": window.end, "now": now,
+              "soon": now + CLOSING_SOON, "user_id": user.id if user is not None else None}
+    return {kind: list(db.session.scalars(_items_statement(kind, model, q, user is not None,
+                                                           limit), params))
+            for kind, model in KINDS}
+
+
+# Built once per (kind, filters, sort, limit) with bound parameters: building the three
+# statements cost more than SQLite running them (the studio home shows this on every view).
+_ITEMS_STATEMENTS: dict[tuple[Any, ...], Any] = {}
+
+
+def _items_statement(kind: str, model: Any, q: Query, has_user: bool, limit: int) -> Any:
+    key = (kind, q, has_user, limit)
+    found = _ITEMS_STATEMENTS.get(key)
+    if found is None:
+        found = _ITEMS_STATEMENTS[key] = _build_items_statement(model, q, has_user, limit)
     return found
+
+
+def _build_items_statement(model: Any, q: Query, has_user: bool, limit: int) -> Any:
+    deadline = deadline_column(model)
+    query = (select(model).options(joinedload(model.created_by))
+             .where(model.studio_id == bindparam("studio_id"), model.deleted_at.is_(None),
+                    model.created_at < bindparam("end"), deadline > bindparam("start")))
+    if model is Note:
+        query = query.where(Note.commentable_type.is_(None))  # comments are not items
+    now: Any = bindparam("now")
+    for name in q.filters:
+        if name == "mine" and has_user:
+            query = query.where(model.created_by_id == bindparam("user_id"))
+        elif name == "not_mine" and has_user:
+            query = query.where(model.created_by_id != bindparam("user_id"))
+        elif name == "open":
+            query = query.where(deadline > now)
+        elif name == "closed":
+            query = query.where(deadline <= now)
+        elif name == "closing_soon":
+            query = query.where(deadline > now, deadline <= bindparam("soon"))
+    column = model.created_at if q.sort == "created" else deadline
+    return query.order_by(column.desc() if q.descending else column.asc(),
+                          model.created_at.desc()).limit(limit)
 
 
 def counts(studio: Studio, window: Cycle) -> dict[str, int]:

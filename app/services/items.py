@@ -11,7 +11,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from sqlalchemy import select
+from sqlalchemy import bindparam, inspect, select
+from sqlalchemy.orm.util import identity_key
 
 from app.extensions import db
 from app.models import Studio
@@ -85,12 +86,52 @@ def get_many(keys: list[tuple[str, uuid.UUID]]) -> dict[tuple[str, uuid.UUID], A
     found: dict[tuple[str, uuid.UUID], Any] = {}
     for item_type, ids in wanted.items():
         model = KINDS[item_type].model
-        query = select(model).where(model.id.in_(ids))
+        loaded, missing = in_session(model, ids)
+        for item in loaded:
+            if getattr(item, "deleted_at", None) is None:
+                found[(item_type, item.id)] = item
+        if missing:
+            for item in db.session.scalars(_by_ids(model), {"ids": missing}):
+                found[(item_type, item.id)] = item
+    return found
+
+
+def in_session(model: Any, ids: set[uuid.UUID]) -> tuple[list[Any], list[uuid.UUID]]:
+    """The rows of ``model`` this session already holds, loaded and not expired, and the ids
+    it does not. A page reads the same items several times (the studio home: pins, this
+    cycle, recent notes, then the feed's items and people); a new SELECT would hand back these
+    very objects, unchanged (the ORM keeps what it loaded), so it is skipped."""
+    held = db.session.identity_map
+    columns = _COLUMNS.get(model)
+    if columns is None:
+        columns = _COLUMNS[model] = frozenset(a.key for a in inspect(model).column_attrs)
+    loaded, missing = [], []
+    for item_id in ids:
+        obj = held.get(identity_key(model, item_id))
+        # Every column loaded (none expired by a commit, none left out by a partial load).
+        if obj is not None and columns.isdisjoint(inspect(obj).unloaded):
+            loaded.append(obj)
+        else:
+            missing.append(item_id)
+    return loaded, missing
+
+
+_COLUMNS: dict[Any, frozenset[str]] = {}
+
+
+# A studio page calls get_many up to seven times (pins, the feed, backlinks): each kind's
+# statement is built once, its ids bound as an expanding parameter.
+_BY_IDS: dict[Any, Any] = {}
+
+
+def _by_ids(model: Any) -> Any:
+    found = _BY_IDS.get(model)
+    if found is None:
+        found = select(model).where(model.id.in_(bindparam("ids", expanding=True)))
         live = _live(model)
         if live is not None:
-            query = query.where(live)
-        for item in db.session.scalars(query):
-            found[(item_type, item.id)] = item
+            found = found.where(live)
+        _BY_IDS[model] = found
     return found
 
 

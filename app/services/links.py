@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import re
 import uuid
+from typing import Any
 
-from sqlalchemy import func, select
+from sqlalchemy import bindparam, func, select
 
 from app.extensions import db
 from app.models import Link, Studio
@@ -56,15 +57,25 @@ def sync(studio: Studio, from_type: str, from_id: uuid.UUID, text: str, base_url
 
 
 def backlinks(item_type: str, item_id: uuid.UUID) -> list[Link]:
-    return list(db.session.scalars(
-        select(Link).where(Link.to_type == item_type, Link.to_id == item_id)
-        .order_by(Link.created_at)))
+    return list(db.session.scalars(_BACKLINKS, {"item_type": item_type, "item_id": item_id}))
+
+
+# Every item page reads it: built once, bound per call.
+_BACKLINKS = (select(Link).where(Link.to_type == bindparam("item_type"),
+                                 Link.to_id == bindparam("item_id")).order_by(Link.created_at))
 
 
 def leaderboard(studio: Studio, limit: int = 50) -> list[tuple[str, uuid.UUID, int]]:
     """Items of the studio ordered by how many items link to them."""
-    rows = db.session.execute(select(Link.to_type, Link.to_id, func.count(Link.id))
-                              .where(Link.studio_id == studio.id)
-                              .group_by(Link.to_type, Link.to_id)
-                              .order_by(func.count(Link.id).desc()).limit(limit)).all()
+    found = _LEADERBOARD.get(limit)
+    if found is None:  # built once per limit: the backlinks page runs it on every view
+        found = _LEADERBOARD[limit] = (
+            select(Link.to_type, Link.to_id, func.count(Link.id))
+            .where(Link.studio_id == bindparam("studio_id"))
+            .group_by(Link.to_type, Link.to_id)
+            .order_by(func.count(Link.id).desc()).limit(limit))
+    rows = db.session.execute(found, {"studio_id": studio.id}).all()
     return [(t, i, n) for t, i, n in rows]
+
+
+_LEADERBOARD: dict[int, Any] = {}

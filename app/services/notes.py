@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
-from sqlalchemy import func, select
+from sqlalchemy import bindparam, func, select
 from sqlalchemy.orm import joinedload
 
 from app.extensions import db
@@ -135,10 +135,7 @@ READERS_SHOWN = 500
 
 
 def history(note: Note) -> list[NoteEvent]:
-    latest = list(db.session.scalars(select(NoteEvent).options(joinedload(NoteEvent.user))
-                                     .where(NoteEvent.note_id == note.id)
-                                     .order_by(NoteEvent.happened_at.desc())
-                                     .limit(HISTORY_SHOWN)))
+    latest = list(db.session.scalars(_HISTORY, {"note_id": note.id}))
     return latest[::-1]
 
 
@@ -158,27 +155,43 @@ def versions(note: Note) -> list[Version]:
 
 def readers(note: Note) -> list[User]:
     # One row per reader (not per confirmation), in the order they first confirmed.
-    return list(db.session.scalars(
-        select(User).join(NoteEvent, NoteEvent.user_id == User.id)
-        .where(NoteEvent.note_id == note.id, NoteEvent.event_type == "read_confirmation")
-        .group_by(User.id).order_by(func.min(NoteEvent.happened_at)).limit(READERS_SHOWN)))
+    return list(db.session.scalars(_READERS, {"note_id": note.id}))
+
+
+# The note page reads these on every view: built once, bound per call. Readers are grouped over
+# the note's confirmations first and joined to their people afterwards (as decision voters).
+_HISTORY = (select(NoteEvent).options(joinedload(NoteEvent.user))
+            .where(NoteEvent.note_id == bindparam("note_id"))
+            .order_by(NoteEvent.happened_at.desc()).limit(HISTORY_SHOWN))
+_FIRST_READ = (select(NoteEvent.user_id, func.min(NoteEvent.happened_at).label("first"))
+               .where(NoteEvent.note_id == bindparam("note_id"),
+                      NoteEvent.event_type == "read_confirmation")
+               .group_by(NoteEvent.user_id).subquery())
+_READERS = (select(User).join(_FIRST_READ, _FIRST_READ.c.user_id == User.id)
+            .order_by(_FIRST_READ.c.first, User.id).limit(READERS_SHOWN))
 
 
 def comments(item_type: str, item_id: uuid.UUID) -> list[Note]:
-    return list(db.session.scalars(
-        select(Note).options(joinedload(Note.created_by))
-        .where(Note.commentable_type == item_type, Note.commentable_id == item_id,
-               Note.deleted_at.is_(None))
-        .order_by(Note.created_at).limit(COMMENTS_SHOWN)))
+    return list(db.session.scalars(_COMMENTS, {"item_type": item_type, "item_id": item_id}))
 
 
 def has_comments(item_type: str, item_id: uuid.UUID, author_id: uuid.UUID | None = None) -> bool:
     """Whether the item has a live comment (by ``author_id`` when given): one cheap query."""
-    query = select(Note.id).where(Note.commentable_type == item_type,
-                                  Note.commentable_id == item_id, Note.deleted_at.is_(None))
-    if author_id is not None:
-        query = query.where(Note.created_by_id == author_id)
-    return db.session.scalar(query.limit(1)) is not None
+    if author_id is None:
+        return db.session.scalar(_HAS_COMMENTS, {"item_type": item_type,
+                                                 "item_id": item_id}) is not None
+    return db.session.scalar(_HAS_COMMENTS_BY, {"item_type": item_type, "item_id": item_id,
+                                                "author_id": author_id}) is not None
+
+
+# Every item page reads these (offered actions ask has_comments): built once, bound per call.
+_ON_ITEM = (Note.commentable_type == bindparam("item_type"),
+            Note.commentable_id == bindparam("item_id"), Note.deleted_at.is_(None))
+_COMMENTS = (select(Note).options(joinedload(Note.created_by)).where(*_ON_ITEM)
+             .order_by(Note.created_at).limit(COMMENTS_SHOWN))
+_HAS_COMMENTS = select(Note.id).where(*_ON_ITEM).limit(1)
+_HAS_COMMENTS_BY = (select(Note.id).where(*_ON_ITEM, Note.created_by_id == bindparam("author_id"))
+                    .limit(1))
 
 
 def add_comment(studio: Studio, user: User, item_type: str, item_id: uuid.UUID, text: str,
@@ -188,8 +201,14 @@ def add_comment(studio: Studio, user: User, item_type: str, item_id: uuid.UUID, 
 
 
 def recent(studio: Studio, limit: int = 20) -> list[Note]:
-    return list(db.session.scalars(
-        select(Note).options(joinedload(Note.created_by))
-        .where(Note.studio_id == studio.id, Note.commentable_type.is_(None),
-               Note.deleted_at.is_(None))
-        .order_by(Note.created_at.desc()).limit(limit)))
+    found = _RECENT.get(limit)
+    if found is None:  # built once per limit: the studio home runs it on every view
+        found = _RECENT[limit] = (
+            select(Note).options(joinedload(Note.created_by))
+            .where(Note.studio_id == bindparam("studio_id"), Note.commentable_type.is_(None),
+                   Note.deleted_at.is_(None))
+            .order_by(Note.created_at.desc()).limit(limit))
+    return list(db.session.scalars(found, {"studio_id": studio.id}))
+
+
+_RECENT: dict[int, Any] = {}

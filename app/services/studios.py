@@ -29,6 +29,11 @@ RESERVED_HANDLES = {"new", "actions"}
 _STUDIO_BY_HANDLE = select(Studio).where(Studio.handle == bindparam("handle")).limit(1)
 _MEMBERSHIP = select(Membership).where(Membership.studio_id == bindparam("studio_id"),
                                        Membership.user_id == bindparam("user_id"))
+_STUDIO_AND_MEMBERSHIP = (
+    select(Studio, Membership)
+    .outerjoin(Membership, (Membership.studio_id == Studio.id)
+               & (Membership.user_id == bindparam("user_id")))
+    .where(Studio.handle == bindparam("handle")).limit(1))
 
 
 def get_studio(handle: str, include_deleted: bool = False) -> Studio:
@@ -38,6 +43,17 @@ def get_studio(handle: str, include_deleted: bool = False) -> Studio:
     if studio is None or (studio.deleted_at is not None and not include_deleted):
         raise NotFound(f"no studio '{handle}'")
     return studio
+
+
+def studio_for(handle: str, user: User | None) -> tuple[Studio, Membership | None]:
+    """``get_studio(handle, include_deleted=True)`` and ``membership(studio, user)`` in one
+    statement: every studio page starts with both."""
+    row = db.session.execute(_STUDIO_AND_MEMBERSHIP, {
+        "handle": (handle or "").lower(),
+        "user_id": user.id if user is not None else None}).first()
+    if row is None:
+        raise NotFound(f"no studio '{handle}'")
+    return row[0], row[1]
 
 
 def membership(studio: Studio, user: User | None) -> Membership | None:
@@ -145,9 +161,12 @@ def join(studio: Studio, user: User, code: str | None = None) -> tuple[Membershi
 
 
 def members(studio: Studio) -> list[Membership]:
-    return list(db.session.scalars(select(Membership).options(joinedload(Membership.user))
-                                   .where(Membership.studio_id == studio.id)
-                                   .order_by(Membership.joined_at)))
+    return list(db.session.scalars(_MEMBERS, {"studio_id": studio.id}))
+
+
+_MEMBERS = (select(Membership).options(joinedload(Membership.user))
+            .where(Membership.studio_id == bindparam("studio_id"))
+            .order_by(Membership.joined_at))
 
 
 def studios_of(user: User) -> list[Studio]:
@@ -169,9 +188,14 @@ def all_studios(limit: int = STUDIOS_SHOWN) -> list[Studio]:
 # Pins -------------------------------------------------------------------------------------
 
 def is_pinned(studio: Studio, item_type: str, item_id: uuid.UUID) -> bool:
-    return db.session.scalar(select(Pin.id).where(
-        Pin.studio_id == studio.id, Pin.item_type == item_type, Pin.item_id == item_id
-    ).limit(1)) is not None
+    return db.session.scalar(_IS_PINNED, {"studio_id": studio.id, "item_type": item_type,
+                                          "item_id": item_id}) is not None
+
+
+# Read by every item page and the studio home: built once (see _STUDIO_BY_HANDLE).
+_IS_PINNED = select(Pin.id).where(Pin.studio_id == bindparam("studio_id"),
+                                  Pin.item_type == bindparam("item_type"),
+                                  Pin.item_id == bindparam("item_id")).limit(1)
 
 
 def pin(studio: Studio, user: User, item_type: str, item_id: uuid.UUID) -> None:
@@ -195,5 +219,8 @@ def unpin(studio: Studio, item_type: str, item_id: uuid.UUID) -> None:
 
 
 def pins(studio: Studio) -> list[Pin]:
-    return list(db.session.scalars(select(Pin).where(Pin.studio_id == studio.id)
-                                   .order_by(Pin.pinned_at.desc()).limit(PINS_SHOWN)))
+    return list(db.session.scalars(_PINS, {"studio_id": studio.id}))
+
+
+_PINS = (select(Pin).where(Pin.studio_id == bindparam("studio_id"))
+         .order_by(Pin.pinned_at.desc()).limit(PINS_SHOWN))

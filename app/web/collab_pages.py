@@ -9,6 +9,7 @@ from urllib.parse import urlencode
 from flask import Blueprint, request
 
 from app.actions import Context
+from app.actions.collab import known_options
 from app.actions.registry import ACTIONS
 from app.models import User
 from app.services import commitments, cycles, decisions, heartbeats, studios
@@ -67,6 +68,7 @@ def decision_new(ctx: Context) -> Page:
 def decision_show(ctx: Context) -> Page:
     decision = ctx.item
     options = decisions.options(decision)
+    known_options(ctx, options)  # the vote and option actions need no has_options query
     return Page(ctx, decision.question, "decisions/show", {
         "decision": decision,
         "closed": decision.closed,
@@ -78,7 +80,7 @@ def decision_show(ctx: Context) -> Page:
         "voters": decisions.voters(decision),
         "can_add_options": decisions.can_add_options(decision, ctx.user),
         "pinned": studios.is_pinned(ctx.studio, "decision", decision.id),
-        **core_pages.discussion("decision", decision),
+        **core_pages.discussion(ctx),
     }, nav=core_pages.studio_nav(ctx))
 
 
@@ -123,7 +125,7 @@ def commitment_show(ctx: Context) -> Page:
         "participants": commitments.participants(commitment),
         "joined": commitments.participant(commitment, ctx.user) is not None,
         "pinned": studios.is_pinned(ctx.studio, "commitment", commitment.id),
-        **core_pages.discussion("commitment", commitment),
+        **core_pages.discussion(ctx),
     }, nav=core_pages.studio_nav(ctx))
 
 

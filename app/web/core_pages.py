@@ -8,6 +8,7 @@ from typing import Any
 from flask import Blueprint
 
 from app.actions import Context
+from app.actions.edit_delete import known_comments
 from app.services import (
     activity,
     cycles,
@@ -64,15 +65,18 @@ def studio_home(ctx: Context) -> Page:
                     {"heartbeat_needed": True, "cycle": window,
                      "present": heartbeats.present(ctx.studio)},
                     nav=studio_nav(ctx), inline_actions=("send_heartbeat",))
+    # The lists first, then the pins and the feed: the items these show are mostly among the
+    # lists', and items.get_many reads again only those the request has not loaded.
+    recent = notes.recent(ctx.studio)
+    this_cycle = cycles.items_in(ctx.studio, window, ctx.user, limit=HOME_CYCLE_ITEMS)
     pins = studios.pins(ctx.studio)
     found = items.get_many([(pin.item_type, pin.item_id) for pin in pins])
     pinned = [(pin.item_type, found[(pin.item_type, pin.item_id)]) for pin in pins
               if (pin.item_type, pin.item_id) in found]
     return Page(ctx, ctx.studio.name, "studios/show",
-                {"pinned": pinned, "recent": notes.recent(ctx.studio),
+                {"pinned": pinned, "recent": recent,
                  "sections": STUDIO_SECTIONS, "heartbeat_needed": False, "cycle": window,
-                 "this_cycle": cycles.items_in(ctx.studio, window, ctx.user,
-                                               limit=HOME_CYCLE_ITEMS),
+                 "this_cycle": this_cycle,
                  "activity": activity.recent(ctx.studio),
                  # Shown only by a studio that asks for heartbeats: no query for the others.
                  "present": heartbeats.present(ctx.studio) if ctx.studio.heartbeats_required
@@ -133,11 +137,16 @@ def backlinks(ctx: Context) -> Page:
 
 # Notes --------------------------------------------------------------------------------------
 
-def discussion(kind: str, item: Any) -> dict[str, Any]:
-    """An item's comments and the items linking to it: every item page shows both."""
+def discussion(ctx: Context) -> dict[str, Any]:
+    """The page item's comments and the items linking to it: every item page shows both."""
+    kind, item = ctx.extra["item_type"], ctx.item
+    # The comments first: those that link to the item are among its backlinks' sources, which
+    # items.get_many then takes from the session instead of reading them again.
+    comments = notes.comments(kind, item.id)
+    known_comments(ctx, comments)  # the comment actions' availability needs no more queries
     found = links.backlinks(kind, item.id)
     sources = items.get_many([(link.from_type, link.from_id) for link in found])
-    return {"comments": notes.comments(kind, item.id),
+    return {"comments": comments,
             "backlinks": [(link, sources.get((link.from_type, link.from_id)))
                           for link in found]}
 
@@ -155,7 +164,7 @@ def note_show(ctx: Context) -> Page:
         "read_state": notes.read_state(note, ctx.user),
         "history": notes.history(note),
         "readers": notes.readers(note),
-        **discussion("note", note),
+        **discussion(ctx),
         "pinned": studios.is_pinned(ctx.studio, "note", note.id),
     }, nav=studio_nav(ctx))
 

@@ -34,7 +34,7 @@ def plain(page: str, path: str) -> Callable[..., Context]:
 
 def studio_ctx(page: str, user: User | None, handle: str, sub: str = "",
                members_only: bool = True) -> Context:
-    studio = studios.get_studio(handle, include_deleted=True)
+    studio, member = studios.studio_for(handle, user)
     gone = deletion.studio_gone(studio, user, page)
     if gone is not None:
         raise gone
@@ -43,7 +43,6 @@ def studio_ctx(page: str, user: User | None, handle: str, sub: str = "",
         if action_name not in (None, "restore_studio"):
             raise Conflict(f"the studio '{studio.handle}' is deleted: restore it first "
                            f"(restore_studio)")
-    member = studios.membership(studio, user)
     join_link = f"/studios/{studio.handle}/join"
     # Where a refused caller can fix it: the join page, or for a guest the team page (an
     # admin there makes them a member).

@@ -103,5 +103,16 @@ _LOOSE_UNDERSCORE = re.compile(r"(?<![^\W_])_|_(?![^\W_])")
 
 def inline(text: object) -> str:
     """A one-line field (title, name) made safe for Markdown running text and tables."""
-    flat = " ".join(str(text if text is not None else "").split())
+    flat = str(text if text is not None else "")
+    return _inline_cached(flat) if len(flat) <= INLINE_CACHE_MAX_CHARS else _inline(flat)
+
+
+def _inline(text: str) -> str:
+    flat = " ".join(text.split())
     return _LOOSE_UNDERSCORE.sub(r"\\_", _INLINE_SPECIAL.sub(r"\\\1", flat))
+
+
+# A Markdown page escapes a hundred or more names and titles (two regular expressions each),
+# mostly the same from one request to the next: kept per process like ``to_html``.
+INLINE_CACHE_MAX_CHARS = 512
+_inline_cached = lru_cache(maxsize=RENDER_CACHE_ENTRIES)(_inline)
