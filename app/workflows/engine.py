@@ -86,7 +86,8 @@ def pinned() -> Iterator[None]:
     connection sat idle, ``app.extensions.ping_after_idle``); a worker's loop would pay that
     several times per job. Here the connection is checked out once and kept; when a
     transaction on it fails, it is closed (SQLAlchemy invalidates it if the database went
-    away) and the next transaction checks out a fresh one. SQLite connections are local files: no pin.
+    away) and the next transaction checks out a fresh one. SQLite connections are local
+    files: no pin.
     """
     if _pin.active or not is_postgres():
         yield
