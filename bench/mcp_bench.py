@@ -1,6 +1,7 @@
 """MCP benchmarks, ours beside the alternatives in the same run (ratios, not absolutes).
 
     .venv/bin/python bench/mcp_bench.py [--quick | --smoke] [--postgres] [--only SECTIONS]
+                                        [--load wrk|python|both]
 
 Sections (``--only dispatch,wrapper,stdio,http``):
 
@@ -22,7 +23,9 @@ Sections (``--only dispatch,wrapper,stdio,http``):
   shared-socket row reports the spread it got). Also ``navigate`` on the busy decision page.
   Goals: at least 1.5x the SDK (1x on PostgreSQL), at least 50% of the ceiling on SQLite.
   The load comes from wrk (``wrk_jsonrpc.lua``) where it is installed, else (or with
-  ``--python-load``) from Python threads, which on two cores saturate before the servers do.
+  ``--load python``) from Python threads, which on two cores saturate before the servers do.
+  ``--load both`` measures the same servers with each generator in turn, one table each (the
+  smoke test's way to run both paths while starting the servers once).
 """
 
 from __future__ import annotations
@@ -395,24 +398,38 @@ class Row:
     urls: list[str]
     call: Call
     shared_port: int | None = None
-    loads: list[harness.Load] = field(default_factory=list)
-    spreads: list[str] = field(default_factory=list)
 
 
-def bench_http(inst: harness.Instance, paths: dict[str, str], use_wrk: bool) -> None:
-    """Every row's servers are started first, then the rows are measured in turn, round after
-    round: a change in the machine's load during the run hits every row alike instead of one."""
+def _measure(rows: list[Row], load_with: Callable[..., harness.Load], rounds: int,
+             seconds: float, clients: int) -> list[tuple[list[harness.Load], list[str]]]:
+    """Every row measured in turn, round after round: a change in the machine's load during the
+    run hits every row alike instead of one. Per row, its loads and (shared socket) spreads."""
+    measured: list[tuple[list[harness.Load], list[str]]] = [([], []) for _ in rows]
+    for _ in range(rounds):
+        for row, (loads, spreads) in zip(rows, measured, strict=True):
+            timer = None
+            if row.shared_port:  # connections are counted half-way through, while open
+                port = row.shared_port
+                timer = threading.Timer(seconds / 2, lambda spreads=spreads, port=port:
+                                        spreads.append(_connections_per_process(port)))
+                timer.start()
+            loads.append(load_with(row.call, row.urls, clients, seconds))
+            if timer:
+                timer.join()
+    return measured
+
+
+def bench_http(inst: harness.Instance, paths: dict[str, str], generators: list[str]) -> None:
+    """Every row's servers are started first, then measured with each load generator of
+    ``generators`` ("wrk", "python") in turn, one table per generator."""
     rounds = harness.size(5, 3, 1)
-    # wrk counts only the requests answered within its time, so a row loses about one request
-    # per connection each round: rounds are long enough that this is small for slow rows too.
-    seconds = harness.size(3, 2, 1) if use_wrk else harness.size(3, 2, 0.3)
     clients = harness.size(16, 16, 4)
-    load_with = _wrk_load if use_wrk else _python_load
     load_average = os.getloadavg()[0]
     ours_env = dict(inst.env, HARMONIC_MCP_AUTH="off", HARMONIC_MCP_CONFORMANCE="1",
                     HOST="127.0.0.1")
     two = 1 if harness.SMOKE else 2
     rows: list[Row] = []
+    results: list[tuple[str, float, list[tuple[list[harness.Load], list[str]]]]] = []
     with ExitStack() as stack:
         def add(label: str, cmd_of: Callable[[int], list[str]], env: dict[str, str],
                 call: Call, servers: int = two, shared: bool = False) -> None:
@@ -444,31 +461,44 @@ def bench_http(inst: harness.Instance, paths: dict[str, str], use_wrk: bool) -> 
             f"gunicorn 2 × (1 process, 8 threads)", harness.gunicorn, inst.env,
             Call("navigate", nav, era="stateless", token=inst.token))
 
-        if not harness.SMOKE:  # warm up every server (imports, connection pools, caches)
-            for row in rows:
-                load_with(row.call, row.urls, clients, 1)
-        for _ in range(rounds):
-            for row in rows:
-                timer = None
-                if row.shared_port:  # connections are counted half-way through, while open
-                    timer = threading.Timer(seconds / 2, lambda row=row: row.spreads.append(
-                        _connections_per_process(row.shared_port)))
-                    timer.start()
-                row.loads.append(load_with(row.call, row.urls, clients, seconds))
-                if timer:
-                    timer.join()
+        for generator in generators:
+            use_wrk = generator == "wrk"
+            load_with = _wrk_load if use_wrk else _python_load
+            # wrk counts only the requests answered within its time, so a row loses about one
+            # request per connection each round: rounds are long enough that this is small
+            # for slow rows too.
+            seconds = harness.size(3, 2, 1) if use_wrk else harness.size(3, 2, 0.3)
+            if not harness.SMOKE:  # warm up every server (imports, connection pools, caches)
+                for row in rows:
+                    load_with(row.call, row.urls, clients, 1)
+            results.append((generator, seconds,
+                            _measure(rows, load_with, rounds, seconds, clients)))
 
+    failed = 0
+    for generator, seconds, measured in results:
+        failed += _report_http(inst, rows, measured, generator == "wrk", rounds, seconds,
+                               clients, two, load_average)
+    if failed:
+        raise SystemExit(f"{failed} row(s) of the HTTP table(s) had bad answers: "
+                         f"their figures are not valid (see above)")
+
+
+def _report_http(inst: harness.Instance, rows: list[Row],
+                 measured: list[tuple[list[harness.Load], list[str]]], use_wrk: bool,
+                 rounds: int, seconds: float, clients: int, two: int,
+                 load_average: float) -> int:
+    """Print one generator's HTTP table; the number of rows with bad answers."""
     table: list[list[str]] = []
     rates: list[float] = []
     errors: list[str] = []
-    for row in rows:
-        rates.append(harness.median([load.sample.rate for load in row.loads]))
-        p50 = harness.median([load.sample.p50 for load in row.loads])
-        p99 = harness.median([load.sample.p99 for load in row.loads])
-        spread = (", ".join(row.spreads) if row.shared_port else
-                  "/".join(str(sum(load.per_url[url] for load in row.loads))
+    for row, (loads, spreads) in zip(rows, measured, strict=True):
+        rates.append(harness.median([load.sample.rate for load in loads]))
+        p50 = harness.median([load.sample.p50 for load in loads])
+        p99 = harness.median([load.sample.p99 for load in loads])
+        spread = (", ".join(spreads) if row.shared_port else
+                  "/".join(str(sum(load.per_url[url] for load in loads))
                            for url in row.urls))
-        wrong = [load.errors for load in row.loads if load.errors]
+        wrong = [load.errors for load in loads if load.errors]
         if wrong:
             errors.append(f"{row.label}: {'; '.join(wrong)}")
             spread += " — ERRORS (below)"
@@ -506,9 +536,7 @@ def bench_http(inst: harness.Instance, paths: dict[str, str], use_wrk: bool) -> 
          f"(goal ≥ {want:g}: {harness.goal(modern_rate / sdk_stateless >= want)}); ours / "
          f"ceiling: {modern_rate / ceiling:.2f}{ceiling_goal(modern_rate)}",
          *[f"**ERRORS** — {line}" for line in errors]])
-    if errors:
-        raise SystemExit(f"{len(errors)} row(s) of the HTTP table had bad answers: "
-                         f"their figures are not valid (see above)")
+    return len(errors)
 
 
 # main ----------------------------------------------------------------------------------------
@@ -519,8 +547,9 @@ def main() -> None:
     parser.add_argument("--smoke", action="store_true", help="a few iterations (CI)")
     parser.add_argument("--postgres", action="store_true", help="PostgreSQL instead of SQLite")
     parser.add_argument("--only", default="dispatch,wrapper,stdio,http")
-    parser.add_argument("--python-load", action="store_true",
-                        help="http: the Python load generator even where wrk is installed")
+    parser.add_argument("--load", choices=("wrk", "python", "both"), default="wrk",
+                        help="http: the load generator (wrk falls back to the Python one "
+                             "where wrk is not installed); both: one table each")
     args = parser.parse_args()
     sections = set(args.only.split(","))
     if sections & {"wrapper", "stdio", "http"}:  # the alternatives measured beside ours
@@ -544,7 +573,11 @@ def main() -> None:
         if "stdio" in sections:
             bench_stdio(inst)
         if "http" in sections:
-            bench_http(inst, paths, use_wrk=bool(harness.WRK) and not args.python_load)
+            generators = {"wrk": ["wrk"], "python": ["python"],
+                          "both": ["wrk", "python"]}[args.load]
+            if not harness.WRK:  # the fallback, named as such under its table
+                generators = ["python"]
+            bench_http(inst, paths, generators)
     harness.print_footer()
 
 

@@ -12,6 +12,7 @@ import uuid
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 
 import pytest
 from flask import Flask
@@ -204,27 +205,94 @@ def live_server(app: Flask) -> Iterator[str]:
 CHROMIUM = os.environ.get("HARMONIC_CHROMIUM", "/usr/bin/chromium")
 
 
+class _SharedChromium:
+    """One Playwright driver and one Chromium, kept open from one test that uses them to the
+    next, and closed as soon as the next test to run does not use them.
+
+    Starting them costs seconds per test on a busy machine (the Playwright driver is a Node
+    process that loads its whole bundle). They cannot simply live for the session: Playwright's
+    sync API keeps an event loop marked as running on the main thread while it is open, which
+    would break tests that call asyncio.run (the MCP SDK client tests). A test that uses the
+    browser never calls asyncio.run itself (it could not before either), and they are closed in
+    the last browser test's own teardown, before any fixture of a wider scope is torn down and
+    before any other test starts. Every test still gets its own browser context (cookies,
+    storage) from ``page``, or makes its own from ``browser``."""
+
+    def __init__(self) -> None:
+        self._playwright: Any = None
+        self._browser: Any = None
+        self.next_uses_it = False  # set when a test's teardown starts
+
+    def get(self) -> Any:
+        if self._browser is not None and not self._browser.is_connected():
+            self.close()  # a crashed Chromium is replaced, never reused
+        if self._browser is None:
+            from playwright.sync_api import sync_playwright
+
+            if not Path(CHROMIUM).exists():
+                pytest.fail(f"Chromium not found at {CHROMIUM}: bin/test installs Debian's "
+                            f"chromium")
+            self._playwright = sync_playwright().start()
+            self._browser = self._playwright.chromium.launch(
+                executable_path=CHROMIUM, headless=True,
+                args=["--no-sandbox", "--disable-background-networking", "--disable-gpu",
+                      "--disable-component-update", "--disable-sync", "--no-first-run"])
+        return self._browser
+
+    def close(self) -> None:
+        browser, playwright = self._browser, self._playwright
+        self._browser = self._playwright = None
+        try:
+            if browser is not None and browser.is_connected():
+                browser.close()
+        finally:
+            if playwright is not None:
+                playwright.stop()
+
+
+_CHROMIUM = _SharedChromium()
+
+
+def _uses_browser(item: pytest.Item | None) -> bool:
+    return item is not None and "browser" in getattr(item, "fixturenames", ())
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_runtest_teardown(item: pytest.Item, nextitem: pytest.Item | None) -> None:
+    # Runs before any fixture is torn down: ``browser``'s own teardown reads it.
+    _CHROMIUM.next_uses_it = _uses_browser(nextitem)
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_runtest_setup(item: pytest.Item) -> None:
+    if not _uses_browser(item):  # in case a browser test's teardown did not get that far
+        _CHROMIUM.close()
+
+
+def pytest_sessionfinish(session: pytest.Session) -> None:
+    _CHROMIUM.close()
+
+
 @pytest.fixture
 def browser() -> Iterator[object]:
-    """Debian's Chromium driven by Playwright (never a browser build downloaded by Playwright).
-
-    Function-scoped: Playwright's sync API keeps an event loop on the main thread while it is
-    open, which would break later tests that call asyncio.run (the MCP SDK client tests).
-    """
-    from playwright.sync_api import expect, sync_playwright
+    """Debian's Chromium driven by Playwright (never a browser build downloaded by Playwright),
+    shared with the neighbouring tests that use it (see ``_SharedChromium``)."""
+    from playwright.sync_api import expect
 
     # Assertions that wait (a preview rendered after a pause in typing, a live status) get the
     # same patience as the pages' own actions (15 s): a busy CI machine is slower than 5 s.
     expect.set_options(timeout=15_000)
-    if not Path(CHROMIUM).exists():
-        pytest.fail(f"Chromium not found at {CHROMIUM}: bin/test installs Debian's chromium")
-    with sync_playwright() as pw:
-        instance = pw.chromium.launch(
-            executable_path=CHROMIUM, headless=True,
-            args=["--no-sandbox", "--disable-background-networking", "--disable-gpu",
-                  "--disable-component-update", "--disable-sync", "--no-first-run"])
-        yield instance
-        instance.close()
+    browser = _CHROMIUM.get()
+    yield browser
+    if not _CHROMIUM.next_uses_it:
+        _CHROMIUM.close()
+        return
+    try:  # a context a test left open would carry its pages into the next test
+        for context in browser.contexts:
+            context.close()
+    except Exception:  # noqa: BLE001 - a browser that cannot close a context is not reused
+        _CHROMIUM.close()
+        raise
 
 
 @pytest.fixture
