@@ -13,10 +13,10 @@ from flask import current_app, g, request
 from flask_login import current_user
 
 from app.core import identity as core_identity
+from app.core import token_cache
 from app.core.identity import IDENTITY_KEY, Identity
 from app.extensions import csrf, db, login_manager
 from app.models import User
-from app.services import token_cache
 from app.services.errors import Unauthorized
 from app.web import limits, ratelimit
 

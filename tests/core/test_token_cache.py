@@ -1,4 +1,4 @@
-"""Resolved tokens are reused for up to a second per process (``app.services.token_cache``):
+"""Resolved tokens are reused for up to a second per process (``app.core.token_cache``):
 a busy agent's requests skip the token query, a revocation made in the same process counts at
 once, and one made elsewhere reaches every server process within the second."""
 
@@ -10,9 +10,9 @@ import httpx
 import pytest
 from flask import Flask
 
+from app.core import token_cache
 from app.extensions import db
 from app.models import ApiToken
-from app.services import token_cache
 from bench.sqlcount import counting
 from config import SettingError, build_config
 from tests.mcp.conftest import gunicorn
