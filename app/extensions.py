@@ -82,7 +82,10 @@ def use_sqlite_wal(engine: Engine) -> None:
 
 
 # A pooled connection idle this long is pinged before use; one used more recently is not.
-IDLE_PING_SECONDS = 10.0
+# Under load connections come back within milliseconds, so they are never pinged; a database
+# restart takes longer than this, so a connection of a quiet process that lived through one
+# is pinged (and replaced) before its next use, unseen.
+IDLE_PING_SECONDS = 1.0
 
 
 def ping_after_idle(engine: Engine) -> None:
