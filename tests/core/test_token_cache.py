@@ -5,6 +5,8 @@ once, and one made elsewhere reaches every server process within the second."""
 from __future__ import annotations
 
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 
 import httpx
 import pytest
@@ -29,28 +31,30 @@ def _token_reads(app: Flask, token: str, path: str = "/studios/team") -> int:
                for s in statements)
 
 
+@contextmanager
+def _cache_seconds(app: Flask, seconds: float) -> Iterator[None]:
+    """The app's token cache rebuilt with ``seconds``, then back to the default second."""
+    app.config["HARMONIC_TOKEN_CACHE_SECONDS"] = seconds
+    app.extensions.pop(token_cache.KEY, None)
+    try:
+        yield
+    finally:
+        app.config["HARMONIC_TOKEN_CACHE_SECONDS"] = 1.0
+        app.extensions.pop(token_cache.KEY, None)
+
+
 def test_a_token_just_used_is_not_read_again(app: Flask, studio) -> None:  # type: ignore[no-untyped-def]
     # A minute here (the setting itself allows at most a second): on a loaded machine the two
     # requests may be more than a second apart, and this test is about the reuse, not the bound.
-    app.config["HARMONIC_TOKEN_CACHE_SECONDS"] = 60.0
-    app.extensions.pop(token_cache.KEY, None)
-    try:
+    with _cache_seconds(app, 60.0):
         assert _token_reads(app, studio.token) == 1
         assert _token_reads(app, studio.token) == 0
-    finally:
-        app.config["HARMONIC_TOKEN_CACHE_SECONDS"] = 1.0
-        app.extensions.pop(token_cache.KEY, None)
 
 
 def test_with_the_cache_off_every_request_reads_the_token(app: Flask, studio) -> None:  # type: ignore[no-untyped-def]
-    app.config["HARMONIC_TOKEN_CACHE_SECONDS"] = 0.0
-    app.extensions.pop(token_cache.KEY, None)
-    try:
+    with _cache_seconds(app, 0.0):
         assert _token_reads(app, studio.token) == 1
         assert _token_reads(app, studio.token) == 1
-    finally:
-        app.config["HARMONIC_TOKEN_CACHE_SECONDS"] = 1.0
-        app.extensions.pop(token_cache.KEY, None)
 
 
 def test_expiry_is_honoured_on_a_cached_token(app: Flask, studio) -> None:  # type: ignore[no-untyped-def]
