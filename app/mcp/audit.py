@@ -6,11 +6,11 @@ finishing at the same time in one process share one transaction, so under load o
 (one disk flush, one turn at SQLite's write lock) serves many calls instead of one each.
 
 A call that only reads has its row committed without waiting for the disk flush (SQLite
-``synchronous=NORMAL`` in write-ahead-log mode, PostgreSQL ``synchronous_commit=off``, for that
-transaction only): the row is visible to every process when the call returns, and it reaches
-the disk with the next flush, a moment later; only a crash of the machine in that moment could
-lose it, never corrupt anything. A call that may write keeps the full flush: the record of a
-change is as durable as the change.
+``synchronous=NORMAL`` in write-ahead-log mode, PostgreSQL ``synchronous_commit=off``, on a
+connection kept for such rows: ``app.mcp.audit_rows``): the row is visible to every process
+when the call returns, and it reaches the disk with the next flush, a moment later; only a
+crash of the machine in that moment could lose it, never corrupt anything. A call that may
+write keeps the full flush: the record of a change is as durable as the change.
 """
 
 from __future__ import annotations
@@ -18,14 +18,15 @@ from __future__ import annotations
 import logging
 import threading
 import uuid
-from typing import Any, cast
+from typing import Any
 
 from flask import current_app
-from sqlalchemy import Table, insert, select
+from sqlalchemy import select
 from sqlalchemy.engine import Engine
 
 from app.actions.effects import needs_write
 from app.extensions import db
+from app.mcp import audit_rows
 from app.mcp.context import ToolContext
 from app.mcp.registry import call_observer
 from app.models.base import utcnow
@@ -55,6 +56,7 @@ class GroupCommit:
         self._lock = threading.Lock()
         self._queue: list[_Row] = []
         self._writing = False
+        self._rows = audit_rows.RowStore()
 
     def write(self, engine: Engine, values: dict[str, Any], durable: bool = True) -> None:
         mine = _Row(values, durable)
@@ -69,7 +71,8 @@ class GroupCommit:
         with self._lock:
             batch, self._queue = self._queue, []
         try:
-            _store(engine, [row.values for row in batch], any(row.durable for row in batch))
+            self._rows.store(engine, [row.values for row in batch],
+                             any(row.durable for row in batch))
         finally:
             with self._lock:
                 if self._queue:
@@ -82,43 +85,6 @@ class GroupCommit:
                     row.writes = False
                     row.turn.set()
 
-
-def _store(engine: Engine, rows: list[dict[str, Any]], durable: bool) -> None:
-    """Insert the rows in one transaction; if that fails, each in its own, so one bad row
-    never costs the others theirs."""
-    try:
-        _insert(engine, rows, durable)
-        return
-    except Exception:
-        if len(rows) == 1:
-            log.exception("could not record the call of %s", rows[0].get("tool"))
-            return
-    for row in rows:
-        try:
-            _insert(engine, [row], durable)
-        except Exception:
-            log.exception("could not record the call of %s", row.get("tool"))
-
-
-def _insert(engine: Engine, rows: list[dict[str, Any]], durable: bool) -> None:
-    table = cast(Table, McpToolCall.__table__)  # typed as any FromClause; a declarative Table
-    sqlite = engine.dialect.name == "sqlite"
-    with engine.connect() as conn:
-        if sqlite and not durable:
-            # Outside a transaction (SQLite ignores it inside one); set back below, since the
-            # pooled connection goes on to serve writes that need the full flush.
-            conn.exec_driver_sql("PRAGMA synchronous=NORMAL")
-            conn.commit()
-        try:
-            if not durable and not sqlite:
-                conn.exec_driver_sql("SET LOCAL synchronous_commit = off")
-            conn.execute(insert(table), rows)
-            conn.commit()
-        finally:
-            if sqlite and not durable:
-                conn.rollback()  # a failed insert's transaction, if any
-                conn.exec_driver_sql("PRAGMA synchronous=FULL")
-                conn.commit()
 
 def _outcome(result: dict[str, Any] | None) -> tuple[str, str | None]:
     if result is None:
@@ -149,12 +115,14 @@ def record(ctx: ToolContext, tool: str, args: dict[str, Any], result: dict[str, 
               "path": path, "action": action[:128] if action else None,
               "param_names": ",".join(str(n) for n in names)[:2000], "outcome": outcome,
               "message": message, "duration_ms": int(seconds * 1000)}
-    # Never commit a tool's half-done work: end the session's transaction; the row goes in on
-    # a connection of its own.
+    # Never commit a tool's half-done work: end the session's transaction (and so any lock it
+    # holds) before the row goes in on a connection of its own. close() rather than rollback():
+    # both roll back and let go of the connection, but rollback also expires every loaded
+    # object for a reload nobody will make (the call is over), at twice the cost.
     app = current_app._get_current_object()  # type: ignore[attr-defined]
     writer: GroupCommit = app.extensions.setdefault(WRITER_KEY, GroupCommit())
     try:
-        db.session.rollback()
+        db.session.close()
         writer.write(db.engine, values, durable=_may_write(app, tool, args))
     except Exception:
         log.exception("could not record the call of %s", tool)

@@ -162,13 +162,30 @@ def _with_annotations(actions: list[dict[str, Any]]) -> list[dict[str, Any]]:
     its parameters' JSON Schema as ``inputSchema``, the name MCP gives a tool's."""
     out = []
     for act in actions:
-        entry = {key: value for key, value in act.items() if key != "input_schema"}
-        if isinstance(act.get("input_schema"), dict):
-            entry["inputSchema"] = act["input_schema"]
-        effect = action_effect(act.get("name"))
-        out.append({**entry, "annotations": effect.annotations()} if effect is not None
-                   else entry)
+        entry = dict(act)
+        schema = entry.pop("input_schema", None)
+        if isinstance(schema, dict):
+            entry["inputSchema"] = schema
+        hints = _hints(act.get("name"))
+        if hints is not None:
+            entry["annotations"] = hints
+        out.append(entry)
     return out
+
+
+# An action's hints by its name: actions are registered once, at import, and never change,
+# and every navigate lists a page's actions again. (Shared by results, which are only read.)
+_HINTS: dict[str, dict[str, Any]] = {}
+
+
+def _hints(name: Any) -> dict[str, Any] | None:
+    hints = _HINTS.get(name) if isinstance(name, str) else None
+    if hints is None:
+        effect = action_effect(name)
+        if effect is None:
+            return None
+        hints = _HINTS[name] = effect.annotations()
+    return hints
 
 
 def _lean_text(page: Page) -> str:

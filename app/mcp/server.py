@@ -25,7 +25,7 @@ from typing import Any
 from app.core import jsonrpc
 from app.core.identity import Identity
 from app.core.jsonrpc import INVALID_PARAMS, INVALID_REQUEST, RpcError
-from app.mcp import modern, mrtr, negotiate, skills, tasks
+from app.mcp import modern, mrtr, negotiate, plain_schema, skills, tasks
 from app.mcp.content import ToolError, ToolResult, as_result, error_result
 from app.mcp.context import (
     LEVELS,
@@ -91,10 +91,16 @@ class _Validators:
 
     def __init__(self) -> None:
         self._cache: dict[int, Any] = {}
+        self._plans: dict[int, tuple[dict[str, Any], plain_schema.Plan | None]] = {}
         self._lock = threading.Lock()
 
     def errors(self, schema: dict[str, Any], value: Any) -> list[str]:
         key = id(schema)
+        known = self._plans.get(key)
+        if known is None or known[0] is not schema:  # (the schema itself is kept: ids recur)
+            known = self._plans[key] = (schema, plain_schema.plan(schema))
+        if known[1] is not None and plain_schema.plainly_valid(known[1], value):
+            return []
         validator = self._cache.get(key)
         if validator is None:
             from jsonschema import Draft202012Validator, validators

@@ -43,8 +43,8 @@ def owners(ctx: ToolContext) -> list[str]:
 def capture_tool_call(ctx: ToolContext, name: str, args: dict[str, Any],
                       result: dict[str, Any] | None, seconds: float) -> None:
     """A call observer: record a teaching session's tool call (never raises)."""
-    if name in NOT_CAPTURED or result is None:
-        return
+    if name in NOT_CAPTURED or result is None or not teach.anyone_teaching():
+        return  # (checked first: while nobody teaches, a call costs no more than this)
     line: dict[str, Any] = {"t": int(time.time() * 1000), "tool": name, "params": args}
     structured = result.get("structuredContent")
     texts = "\n".join(b.get("text", "") for b in result.get("content") or []

@@ -302,6 +302,11 @@ def _nobody_teaches() -> bool:
     return True
 
 
+def anyone_teaching() -> bool:
+    """Whether a teach session may be open anywhere (False: ``record`` would record nothing)."""
+    return not _nobody_teaches()
+
+
 def record(owners: list[str] | str, line: dict[str, Any]) -> bool:
     """Append ``line`` (redacted) to the owner's active capture; False when not teaching."""
     if _nobody_teaches():

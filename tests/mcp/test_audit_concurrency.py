@@ -60,9 +60,10 @@ def test_every_concurrent_call_has_its_own_audit_row(app: Flask, studio, live_se
 
 def test_a_reads_row_skips_the_flush_but_the_connection_keeps_it_for_writes(
         app: Flask, studio, live_server) -> None:  # type: ignore[no-untyped-def]
-    """A read's row is committed without waiting for the disk (SQLite synchronous=NORMAL for
-    that one transaction); the pooled connection must be back at FULL afterwards, since it goes
-    on to serve changes. The row is there when the call returns, as for any call."""
+    """A read's row is committed without waiting for the disk (SQLite synchronous=NORMAL, on
+    the audit's own connection, or for that one transaction when it goes through the pool);
+    every pooled connection must be at FULL afterwards, since they serve changes. The row is
+    there when the call returns, as for any call."""
     from sqlalchemy import text
 
     from app.extensions import db

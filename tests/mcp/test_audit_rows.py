@@ -1,0 +1,110 @@
+"""Where the audit's rows go: a read's row on the app's own connection, a write's through the
+pool, both stored alike; a lost audit connection loses no row and is replaced."""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+import pytest
+from flask import Flask
+from sqlalchemy import text
+
+from app.extensions import db
+from tests.mcp.conftest import Http
+
+PAGE = "/studios/team/note"
+
+
+def _rows(app: Flask) -> list[Any]:
+    from app.models.mcp import McpToolCall
+
+    with app.app_context():
+        rows = db.session.query(McpToolCall).order_by(McpToolCall.created_at).all()
+        db.session.expunge_all()
+        return rows
+
+
+def _is_postgres(app: Flask) -> bool:
+    return not app.config["SQLALCHEMY_DATABASE_URI"].startswith("sqlite")
+
+
+def _audit_backends(app: Flask) -> list[int]:
+    """PostgreSQL: the server processes of audit connections to this database."""
+    with app.app_context(), db.engine.connect() as conn:
+        return list(conn.execute(text(
+            "SELECT pid FROM pg_stat_activity WHERE application_name = 'harmonic-audit' "
+            "AND datname = current_database()")).scalars())
+
+
+def test_a_reads_row_and_a_writes_row_are_stored_alike(app: Flask, studio, live_server) -> None:  # type: ignore[no-untyped-def]
+    """navigate's row goes in on the audit's own connection, execute_action's (a write)
+    through the pool: both read back with the same types and, in SQLite's text, the same
+    formats."""
+    http = Http(live_server, studio.token)
+    http.initialize()
+    assert not http.tool("navigate", path=PAGE).get("isError")
+    done = http.tool("execute_action", action="create_note", path=PAGE,
+                     params={"title": "Audited", "text": "A write's row"})
+    assert not done.get("isError"), done
+    read, write = _rows(app)
+    assert (read.tool, read.path, read.outcome) == ("navigate", PAGE, "ok")
+    assert (write.tool, write.action, write.param_names) == ("execute_action", "create_note",
+                                                             "text,title")
+    for field in ("id", "user_id", "token_id", "created_at", "session_id", "duration_ms"):
+        assert type(getattr(read, field)) is type(getattr(write, field)), field
+    assert read.user_id == write.user_id and read.token_id == write.token_id
+    assert read.created_at.tzinfo is not None and read.created_at <= write.created_at
+    if not _is_postgres(app):
+        with app.app_context(), db.engine.connect() as conn:
+            stored = conn.execute(text(
+                "SELECT id, user_id, token_id, created_at FROM mcp_tool_calls "
+                "ORDER BY created_at")).all()
+        shapes = [tuple(re.sub(r"[0-9a-f]", "x", re.sub(r"\d", "9", str(v))) for v in row)
+                  for row in stored]
+        assert shapes[0] == shapes[1], stored
+    else:
+        assert _audit_backends(app), "the read's row went in on the audit's own connection"
+
+
+def test_a_lost_audit_connection_loses_no_row(app: Flask, studio, live_server) -> None:  # type: ignore[no-untyped-def]
+    http = Http(live_server, studio.token)
+    http.initialize()
+    assert not http.tool("navigate", path=PAGE).get("isError")
+    if _is_postgres(app):
+        with app.app_context(), db.engine.connect() as conn:
+            killed = conn.execute(text(
+                "SELECT pg_terminate_backend(pid) FROM pg_stat_activity "
+                "WHERE application_name = 'harmonic-audit' AND datname = current_database()"
+            )).scalars().all()
+        assert killed and all(killed)
+    else:
+        # SQLite has no server to cut the connection: close it under the app instead.
+        from app.mcp.audit import WRITER_KEY
+
+        side = app.extensions[WRITER_KEY]._rows._side
+        assert side is not None
+        side.dbapi.close()
+    # The next read finds its connection dead: its row goes through the pool instead...
+    assert not http.tool("navigate", path="/studios/team").get("isError")
+    # ...and the one after opens a new audit connection.
+    assert not http.tool("navigate", path="/studios").get("isError")
+    assert [r.path for r in _rows(app)] == [PAGE, "/studios/team", "/studios"]
+    if _is_postgres(app):
+        assert len(_audit_backends(app)) == 1
+
+
+def test_the_audit_connection_ends_with_the_engine(app: Flask, studio, live_server) -> None:  # type: ignore[no-untyped-def]
+    """Disposing of the engine (an app shutting down, a database about to be dropped) closes
+    the audit's connection too: none is left behind on the server."""
+    if not _is_postgres(app):
+        pytest.skip("a SQLite file has no server connections to leave behind")
+    http = Http(live_server, studio.token)
+    http.initialize()
+    assert not http.tool("navigate", path=PAGE).get("isError")
+    assert len(_audit_backends(app)) == 1
+    with app.app_context():
+        db.engine.dispose()
+    assert _audit_backends(app) == []
+    assert not http.tool("navigate", path="/studios").get("isError")
+    assert [r.path for r in _rows(app)] == [PAGE, "/studios"]
