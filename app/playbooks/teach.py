@@ -32,6 +32,7 @@ from datetime import UTC
 from pathlib import Path
 from typing import Any
 
+from flask import current_app
 from sqlalchemy import bindparam, select
 
 from app.core import changes
@@ -292,7 +293,9 @@ def _nobody_teaches() -> bool:
     """True when no teach session is open anywhere (``_NobodyTeaches``); False when one may
     be, and then ``active`` says whose."""
     _nobody.listen()
-    database = str(db.engine.url)
+    # The configured URL names the database: rendering the engine's URL again cost more than
+    # the rest of this check.
+    database = current_app.config["SQLALCHEMY_DATABASE_URI"]
     if _nobody.known(database):
         return True
     generation, at = _nobody.generation, time.monotonic()
