@@ -12,6 +12,7 @@ wrapping, which an in-process caller never needs.
 from __future__ import annotations
 
 import json as jsonlib
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -25,6 +26,10 @@ from app.core.identity import IDENTITY_KEY, Identity
 # (app.web.pages.render_page) appends its frontmatter there (the text block and the data it was
 # dumped from), so the caller need not parse it back.
 FRONTMATTER_KEY = "harmonic.frontmatter"
+# A callable the caller passes to run inside the action's own transaction, just before its
+# commit (app.web.pages.execute_action): the caller's record of the call (the MCP audit row)
+# then commits with the change or not at all, in one disk flush instead of two.
+BEFORE_COMMIT_KEY = "harmonic.before_commit"
 ENVIRON_BASE = {"REMOTE_ADDR": "127.0.0.1", "HTTP_USER_AGENT": "harmonic-dispatch"}
 
 
@@ -41,8 +46,12 @@ class Dispatched:
 
 
 def dispatch(method: str, path: str, identity: Identity | None, json: Any = None,
-             accept: str = "text/markdown") -> Dispatched:
-    """Run ``method path`` through the app as ``identity``; must be called in an app context."""
+             accept: str = "text/markdown",
+             before_commit: Callable[[], None] | None = None) -> Dispatched:
+    """Run ``method path`` through the app as ``identity``; must be called in an app context.
+
+    ``before_commit`` runs in an action's transaction just before it commits, if the request
+    runs an action that succeeds (never otherwise)."""
     app = current_app._get_current_object()  # type: ignore[attr-defined]
     # The nested request shares ``g`` and resets ``g.user`` first; holding the caller's User
     # keeps it in the session's (weak) identity map, so the nested request finds it there
@@ -52,6 +61,8 @@ def dispatch(method: str, path: str, identity: Identity | None, json: Any = None
     environ_base: dict[str, Any] = {**ENVIRON_BASE, FRONTMATTER_KEY: rendered}
     if identity is not None:
         environ_base[IDENTITY_KEY] = identity
+    if before_commit is not None:
+        environ_base[BEFORE_COMMIT_KEY] = before_commit
     kwargs: dict[str, Any] = {"headers": {"Accept": accept}, "environ_base": environ_base}
     if json is not None or method.upper() != "GET":
         kwargs["json"] = json if json is not None else {}

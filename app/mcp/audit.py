@@ -11,17 +11,24 @@ connection kept for such rows: ``app.mcp.audit_rows``): the row is visible to ev
 when the call returns, and it reaches the disk with the next flush, a moment later; only a
 crash of the machine in that moment could lose it, never corrupt anything. A call that may
 write keeps the full flush: the record of a change is as durable as the change.
+
+A call that runs an action (``execute_action``) has its row inserted in the action's own
+transaction, just before its commit (``with_the_change``): the change and its record commit
+together or not at all, with one flush instead of two. That row says "ok" and the time taken
+up to the commit; a call whose action fails gets its row after, like any other.
 """
 
 from __future__ import annotations
 
 import logging
 import threading
+import time
 import uuid
-from typing import Any
+from collections.abc import Callable
+from typing import Any, cast
 
 from flask import current_app
-from sqlalchemy import select
+from sqlalchemy import Table, insert, select, update
 from sqlalchemy.engine import Engine
 
 from app.actions.effects import needs_write
@@ -99,22 +106,15 @@ def _outcome(result: dict[str, Any] | None) -> tuple[str, str | None]:
 def record(ctx: ToolContext, tool: str, args: dict[str, Any], result: dict[str, Any] | None,
            seconds: float) -> None:
     """A call observer: one McpToolCall row per call, on both transports."""
-    identity = ctx.identity
-    if identity is None:  # /mcp with auth off (loopback development): nobody to show it to
-        return
-    params = args.get("params")
-    names = sorted(params) if isinstance(params, dict) else sorted(args)
     outcome, message = _outcome(result)
-    path = ctx.audit.get("path") or _text(args.get("path"))
-    action = ctx.audit.get("action") or _text(args.get("action"))
-    values = {"id": uuid.uuid4(), "created_at": utcnow(),
-              "user_id": identity.user_id,
-              "token_id": identity.token_id,
-              "session_id": None if ctx.session.stateless else ctx.session.id[:64],
-              "transport": getattr(ctx.session, "transport", "stdio"), "tool": tool[:128],
-              "path": path, "action": action[:128] if action else None,
-              "param_names": ",".join(str(n) for n in names)[:2000], "outcome": outcome,
-              "message": message, "duration_ms": int(seconds * 1000)}
+    stored = ctx.audit.get(STORED)
+    if stored is not None:  # committed with the action's change (``with_the_change``)
+        if outcome != "ok":  # e.g. cancelled after the change committed: say so
+            _correct(stored, outcome, message)
+        return
+    values = _values(ctx, tool, args, outcome, message, seconds)
+    if values is None:
+        return
     # Never commit a tool's half-done work: end the session's transaction (and so any lock it
     # holds) before the row goes in on a connection of its own. close() rather than rollback():
     # both roll back and let go of the connection, but rollback also expires every loaded
@@ -126,6 +126,56 @@ def record(ctx: ToolContext, tool: str, args: dict[str, Any], result: dict[str, 
         writer.write(db.engine, values, durable=_may_write(app, tool, args))
     except Exception:
         log.exception("could not record the call of %s", tool)
+
+
+STORED = "stored"  # ctx.audit key: the id of the row already committed with the change
+
+
+def with_the_change(ctx: ToolContext, tool: str, args: dict[str, Any]) -> Callable[[], None] | None:
+    """For ``app.core.dispatch``'s ``before_commit``: the call's row, inserted in the action's
+    own transaction, so the record of a change commits with it or not at all, in one flush
+    instead of two. The row says "ok" with the time taken so far; ``record`` then adds no
+    second row. None when this call is not recorded (no identity, a task's background run)."""
+    if ctx.identity is None or not ctx.observed:
+        return None
+
+    def insert_row() -> None:
+        values = _values(ctx, tool, args, "ok", None, time.perf_counter() - ctx.started)
+        if values is not None:
+            db.session.execute(insert(cast(Table, McpToolCall.__table__)), [values])
+            ctx.audit[STORED] = values["id"]
+
+    return insert_row
+
+
+def _values(ctx: ToolContext, tool: str, args: dict[str, Any], outcome: str,
+            message: str | None, seconds: float) -> dict[str, Any] | None:
+    identity = ctx.identity
+    if identity is None:  # /mcp with auth off (loopback development): nobody to show it to
+        return None
+    params = args.get("params")
+    names = sorted(params) if isinstance(params, dict) else sorted(args)
+    path = ctx.audit.get("path") or _text(args.get("path"))
+    action = ctx.audit.get("action") or _text(args.get("action"))
+    return {"id": uuid.uuid4(), "created_at": utcnow(),
+            "user_id": identity.user_id,
+            "token_id": identity.token_id,
+            "session_id": None if ctx.session.stateless else ctx.session.id[:64],
+            "transport": getattr(ctx.session, "transport", "stdio"), "tool": tool[:128],
+            "path": path, "action": action[:128] if action else None,
+            "param_names": ",".join(str(n) for n in names)[:2000], "outcome": outcome,
+            "message": message, "duration_ms": int(seconds * 1000)}
+
+
+def _correct(row_id: Any, outcome: str, message: str | None) -> None:
+    table = cast(Table, McpToolCall.__table__)
+    try:
+        db.session.close()
+        with db.engine.begin() as conn:
+            conn.execute(update(table).where(table.c.id == row_id)
+                         .values(outcome=outcome, message=message))
+    except Exception:
+        log.exception("could not correct the audit row %s", row_id)
 
 
 def _may_write(app: Any, tool: str, args: dict[str, Any]) -> bool:

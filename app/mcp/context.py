@@ -74,6 +74,11 @@ class ToolContext:
     logger_name: str = "harmonic"
     # What the audit log should record as the call's path and action, when a tool knows them.
     audit: dict[str, Any] = field(default_factory=dict)
+    # Whether call observers (the audit) hear of this call when it ends: only calls the
+    # server answers; not a task's background run (its call was recorded when the task was
+    # created) nor a playbook replay's steps.
+    observed: bool = False
+    started: float = field(default_factory=time.perf_counter)
     # Modern era: the answers this request brought (inputResponses and a verified
     # requestState); None in the 2025 era, where questions are requests to the client.
     inputs: dict[str, Any] | None = None

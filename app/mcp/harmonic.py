@@ -24,7 +24,7 @@ from flask import current_app
 
 from app.actions.effects import DESTRUCTIVE, READ, Effect
 from app.core import agent_guide, changes
-from app.mcp import content
+from app.mcp import audit, content
 from app.mcp.content import ToolError, ToolResult
 from app.mcp.context import ToolContext
 from app.mcp.registry import PromptArgument, prompt, resource, resource_template, tool
@@ -353,7 +353,8 @@ def execute_action(ctx: ToolContext, args: dict[str, Any]) -> ToolResult:
     ctx.check_cancelled()  # last moment to stop before anything changes
     for _ in range(MAX_REDIRECTS):
         target = f"{path.rstrip('/')}/actions/{action}"
-        result = dispatch("POST", target, ctx.identity, json=params, accept="application/json")
+        result = dispatch("POST", target, ctx.identity, json=params, accept="application/json",
+                          before_commit=audit.with_the_change(ctx, "execute_action", args))
         ctx.log("debug", f"POST {target} answered {result.status}")
         body = result.json if isinstance(result.json, dict) else {}
         error = body["error"] if isinstance(body.get("error"), dict) else {}

@@ -259,7 +259,8 @@ class McpServer:
         if not jsonrpc.valid_id(token):
             token = None
         return ToolContext(identity=identity, session=session, channel=channel,
-                           request_id=request_id, progress_token=token, origin=origin)
+                           request_id=request_id, progress_token=token, origin=origin,
+                           observed=True)  # this server tells its call observers
 
     def _notification(self, method: str, params: dict[str, Any], session: SessionState) -> None:
         if method == "notifications/cancelled":

@@ -27,12 +27,12 @@ import dataclasses
 import logging
 import time
 import uuid
+import weakref
 from collections.abc import Sequence
 from datetime import UTC
 from pathlib import Path
 from typing import Any
 
-from flask import current_app
 from sqlalchemy import bindparam, select
 
 from app.core import changes
@@ -293,9 +293,7 @@ def _nobody_teaches() -> bool:
     """True when no teach session is open anywhere (``_NobodyTeaches``); False when one may
     be, and then ``active`` says whose."""
     _nobody.listen()
-    # The configured URL names the database: rendering the engine's URL again cost more than
-    # the rest of this check.
-    database = current_app.config["SQLALCHEMY_DATABASE_URI"]
+    database = _database_key()
     if _nobody.known(database):
         return True
     generation, at = _nobody.generation, time.monotonic()
@@ -303,6 +301,19 @@ def _nobody_teaches() -> bool:
         return False
     _nobody.saw_nobody(database, generation, at)
     return True
+
+
+# Each engine's URL as text, made once: rendering it again on every tool call cost more than
+# the rest of the "nobody teaches" check. (Weak keys: an app's engine goes with its app.)
+_DATABASE_KEYS: weakref.WeakKeyDictionary[Any, str] = weakref.WeakKeyDictionary()
+
+
+def _database_key() -> str:
+    engine = db.engine
+    key = _DATABASE_KEYS.get(engine)
+    if key is None:
+        key = _DATABASE_KEYS[engine] = str(engine.url)
+    return key
 
 
 def anyone_teaching() -> bool:

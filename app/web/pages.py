@@ -21,7 +21,7 @@ from app.actions.effects import needs_write
 from app.actions.registry import ACTIONS, IGNORED_FORM_FIELDS, check_offered, validate_params
 from app.actions.summary import action_summary
 from app.core import changes, sitemap
-from app.core.dispatch import FRONTMATTER_KEY
+from app.core.dispatch import BEFORE_COMMIT_KEY, FRONTMATTER_KEY
 from app.extensions import db
 from app.services.errors import DomainError, Invalid, Unauthorized
 from app.web import forms
@@ -285,6 +285,9 @@ def execute_action(spec: PageSpec, action_name: str, args: dict[str, Any]) -> Re
     # Written in this transaction; subscribers hear of it after the commit, whatever the door.
     changes.record(*act.changed(ctx, result))
     observers.run(ctx, act, result)  # in the same transaction (e.g. notifications, webhooks)
+    ride_along = request.environ.get(BEFORE_COMMIT_KEY)
+    if ride_along is not None:  # an in-process caller's record of this call (the MCP audit)
+        ride_along()
     db.session.commit()
     status = 201 if result.created else 200
     fmt = wants()

@@ -108,3 +108,82 @@ def test_the_audit_connection_ends_with_the_engine(app: Flask, studio, live_serv
     assert _audit_backends(app) == []
     assert not http.tool("navigate", path="/studios").get("isError")
     assert [r.path for r in _rows(app)] == [PAGE, "/studios"]
+
+
+def _transactions(app: Flask) -> tuple[list[list[str]], Any]:
+    """Statements the app's engine commits, one list per transaction (and a detach function)."""
+    from sqlalchemy import event
+
+    open_: dict[int, list[str]] = {}
+    committed: list[list[str]] = []
+
+    def statement(conn: Any, _cursor: Any, sql: str, *_args: Any) -> None:
+        open_.setdefault(id(conn), []).append(sql)
+
+    def commit(conn: Any) -> None:
+        committed.append(open_.pop(id(conn), []))
+
+    def rollback(conn: Any) -> None:
+        open_.pop(id(conn), None)
+
+    with app.app_context():
+        engine = db.engine
+    event.listen(engine, "before_cursor_execute", statement)
+    event.listen(engine, "commit", commit)
+    event.listen(engine, "rollback", rollback)
+
+    def detach() -> None:
+        event.remove(engine, "before_cursor_execute", statement)
+        event.remove(engine, "commit", commit)
+        event.remove(engine, "rollback", rollback)
+
+    return committed, detach
+
+
+def test_a_writes_row_commits_with_the_change(app: Flask, studio, client) -> None:  # type: ignore[no-untyped-def]
+    """execute_action's row is inserted in the action's own transaction: the note and the
+    record of its creation commit together (one flush), and no second row is written."""
+    from tests.mcp.test_http import _FlaskClient
+
+    http = Http("http://localhost", studio.token, _FlaskClient(client))
+    http.initialize()
+    committed, detach = _transactions(app)
+    try:
+        done = http.tool("execute_action", action="create_note", path=PAGE,
+                         params={"title": "Together", "text": "One commit"})
+        refused = http.tool("execute_action", action="create_note", path=PAGE, params={})
+    finally:
+        detach()
+    assert not done.get("isError") and refused["isError"] is True
+    audited = [tx for tx in committed if any("INSERT INTO mcp_tool_calls" in s for s in tx)]
+    assert len(audited) == 2, committed
+    assert any("INSERT INTO notes" in s for s in audited[0]), audited[0]
+    assert not any("INSERT INTO notes" in s for s in audited[1]), audited[1]
+    rows = _rows(app)
+    assert [(r.action, r.outcome) for r in rows] == [("create_note", "ok"),
+                                                     ("create_note", "tool_error")]
+    assert rows[1].message and "text" in rows[1].message
+
+
+def test_a_change_recorded_then_cancelled_says_so(app: Flask, studio) -> None:  # type: ignore[no-untyped-def]
+    """A call cancelled after its action committed keeps its one row, marked cancelled."""
+    from app.core.identity import identity_from_token
+    from app.mcp import audit
+    from app.mcp.context import SessionState, ToolContext
+
+    class Quiet:
+        def notify(self, message: dict[str, Any]) -> None:
+            pass
+
+    with app.app_context():
+        ctx = ToolContext(identity=identity_from_token(studio.token),
+                          session=SessionState("test"), channel=Quiet(),  # type: ignore[arg-type]
+                          observed=True)
+        ctx.audit.update(path=PAGE, action="create_note")
+        insert_row = audit.with_the_change(ctx, "execute_action", {"action": "create_note"})
+        assert insert_row is not None
+        insert_row()
+        db.session.commit()
+        audit.record(ctx, "execute_action", {"action": "create_note"}, None, 0.01)
+    rows = _rows(app)
+    assert [(r.action, r.outcome) for r in rows] == [("create_note", "cancelled")]
