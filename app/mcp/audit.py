@@ -108,9 +108,10 @@ def record(ctx: ToolContext, tool: str, args: dict[str, Any], result: dict[str, 
     """A call observer: one McpToolCall row per call, on both transports."""
     outcome, message = _outcome(result)
     stored = ctx.audit.get(STORED)
-    if stored is not None:  # committed with the action's change (``with_the_change``)
-        if outcome != "ok":  # e.g. cancelled after the change committed: say so
-            _correct(stored, outcome, message)
+    # Inserted with the action's change (``with_the_change``): nothing to add if it went well;
+    # otherwise the row says how it ended (cancelled after the commit), or, when the commit
+    # itself failed and took the row with it, a row is written below like any other.
+    if stored is not None and (outcome == "ok" or _correct(stored, outcome, message)):
         return
     values = _values(ctx, tool, args, outcome, message, seconds)
     if values is None:
@@ -167,15 +168,18 @@ def _values(ctx: ToolContext, tool: str, args: dict[str, Any], outcome: str,
             "message": message, "duration_ms": int(seconds * 1000)}
 
 
-def _correct(row_id: Any, outcome: str, message: str | None) -> None:
+def _correct(row_id: Any, outcome: str, message: str | None) -> bool:
+    """Set the outcome of a row stored with its change; False if there is no such row."""
     table = cast(Table, McpToolCall.__table__)
     try:
         db.session.close()
         with db.engine.begin() as conn:
-            conn.execute(update(table).where(table.c.id == row_id)
-                         .values(outcome=outcome, message=message))
+            found = conn.execute(update(table).where(table.c.id == row_id)
+                                 .values(outcome=outcome, message=message))
+        return bool(found.rowcount)
     except Exception:
         log.exception("could not correct the audit row %s", row_id)
+        return True  # the row may be there: never risk a second one
 
 
 def _may_write(app: Any, tool: str, args: dict[str, Any]) -> bool:

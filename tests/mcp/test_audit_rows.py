@@ -187,3 +187,30 @@ def test_a_change_recorded_then_cancelled_says_so(app: Flask, studio) -> None:  
         audit.record(ctx, "execute_action", {"action": "create_note"}, None, 0.01)
     rows = _rows(app)
     assert [(r.action, r.outcome) for r in rows] == [("create_note", "cancelled")]
+
+
+def test_a_change_whose_commit_failed_still_has_its_row(app: Flask, studio) -> None:  # type: ignore[no-untyped-def]
+    """The row inserted with the change is lost with it when the commit fails: the call's
+    row is then written afterwards, saying how it ended."""
+    from app.core.identity import identity_from_token
+    from app.mcp import audit
+    from app.mcp.context import SessionState, ToolContext
+
+    class Quiet:
+        def notify(self, message: dict[str, Any]) -> None:
+            pass
+
+    failed = {"isError": True, "content": [{"type": "text", "text": "POST answered 503"}]}
+    with app.app_context():
+        ctx = ToolContext(identity=identity_from_token(studio.token),
+                          session=SessionState("test"), channel=Quiet(),  # type: ignore[arg-type]
+                          observed=True)
+        ctx.audit.update(path=PAGE, action="create_note")
+        insert_row = audit.with_the_change(ctx, "execute_action", {"action": "create_note"})
+        assert insert_row is not None
+        insert_row()
+        db.session.rollback()  # the action's commit failed
+        audit.record(ctx, "execute_action", {"action": "create_note"}, failed, 0.01)
+    rows = _rows(app)
+    assert [(r.action, r.outcome, r.message) for r in rows] == [
+        ("create_note", "tool_error", "POST answered 503")]
