@@ -23,7 +23,7 @@ from app.extensions import db
 from app.models import Studio, User
 from app.models.base import utcnow
 from app.models.collab import Decision, Option, Vote
-from app.services import cycles, deadlines, items, links, permissions, revisions
+from app.services import cycles, deadlines, items, links, people, permissions, revisions
 from app.services.errors import Conflict, Forbidden, Invalid, invalid_param
 from app.services.locking import lock_row
 
@@ -254,9 +254,9 @@ def my_votes(decision: Decision, user: User | None) -> dict[uuid.UUID, Vote]:
         _MY_VOTES, {"decision_id": decision.id, "user_id": user.id})}
 
 
-def voters(decision: Decision) -> list[User]:
-    """Everyone who voted, in the order of their first vote."""
-    return list(db.session.scalars(_VOTERS, {"decision_id": decision.id}))
+def voters(decision: Decision) -> list[people.Person]:
+    """Everyone who voted, in the order of their first vote (plain rows: a page links each)."""
+    return people.from_rows(db.session.execute(_VOTERS, {"decision_id": decision.id}))
 
 
 # The decision page runs all of these on every view: built once, bound per call. The tally and
@@ -281,7 +281,7 @@ def _voters() -> Any:
     first = (select(Vote.user_id, func.min(Vote.created_at).label("first"))
              .where(Vote.decision_id == bindparam("decision_id"))
              .group_by(Vote.user_id).subquery())
-    return (select(User).join(first, first.c.user_id == User.id)
+    return (select(*people.COLUMNS).join(first, first.c.user_id == User.id)
             .order_by(first.c.first, User.id))
 
 

@@ -8,6 +8,7 @@ from typing import Any
 from flask import Blueprint
 
 from app.actions import Context
+from app.actions.core import known_read_state
 from app.actions.edit_delete import known_comments
 from app.services import (
     activity,
@@ -159,10 +160,12 @@ def note_new(ctx: Context) -> Page:
 @page(bp, "note", "/studios/<handle>/n/<note_id>", loaders.item_page("note", "note", "note_id"))
 def note_show(ctx: Context) -> Page:
     note = ctx.item
+    read_state = notes.read_state(note, ctx.user)
+    known_read_state(ctx, read_state)  # confirm_read's availability and label need no query
     return Page(ctx, note.title, "notes/show", {
         "note": note,
-        "read_state": notes.read_state(note, ctx.user),
-        "history": notes.history(note),
+        "read_state": read_state,
+        "history": notes.history_lines(note),
         "readers": notes.readers(note),
         **discussion(ctx),
         "pinned": studios.is_pinned(ctx.studio, "note", note.id),
