@@ -27,7 +27,7 @@ from sqlalchemy import (
 )
 
 from app.extensions import db
-from app.models import Note, Studio, User
+from app.models import Note, Studio, User, plain_reads
 from app.models.collab import Commitment, CommitmentParticipant, Decision, Option, Vote
 from app.services import items
 
@@ -106,7 +106,7 @@ def _build_candidates(studio_id: Any, limit: int) -> Any:
 def recent(studio: Studio, limit: int = 15) -> list[Event]:
     # Plain tuples (rank, at, user_id, item_id, ctype, cid, detail), unpacked once each: reading
     # a Row's fields by name cost more than the rest of this loop.
-    rows = sorted(db.session.execute(_candidates(limit), {"studio_id": studio.id}).tuples(),
+    rows = sorted(plain_reads.execute(_candidates(limit), {"studio_id": studio.id}).tuples(),
                   key=itemgetter(0))  # branch order, as the lists were joined before sorting
     # A comment counts only while what it is on exists (a deleted target drops it).
     targets = items.get_many([(ctype, cid) for rank, _at, _u, _i, ctype, cid, _d in rows

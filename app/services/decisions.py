@@ -20,7 +20,7 @@ from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 from sqlalchemy.exc import IntegrityError
 
 from app.extensions import db
-from app.models import Studio, User
+from app.models import Studio, User, plain_reads
 from app.models.base import utcnow
 from app.models.collab import Decision, Option, Vote
 from app.services import cycles, deadlines, items, links, people, permissions, revisions
@@ -256,7 +256,7 @@ def my_votes(decision: Decision, user: User | None) -> dict[uuid.UUID, Vote]:
 
 def voters(decision: Decision) -> list[people.Person]:
     """Everyone who voted, in the order of their first vote (plain rows: a page links each)."""
-    return people.from_rows(db.session.execute(_VOTERS, {"decision_id": decision.id}))
+    return people.from_rows(plain_reads.execute(_VOTERS, {"decision_id": decision.id}))
 
 
 # The decision page runs all of these on every view: built once, bound per call. The tally and

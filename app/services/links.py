@@ -9,7 +9,7 @@ from typing import Any
 from sqlalchemy import bindparam, func, select
 
 from app.extensions import db
-from app.models import Link, Studio
+from app.models import Link, Studio, plain_reads
 from app.services import items
 
 # Absolute URLs of this app or site-relative paths: /studios/<handle>/<letter>/<key>, where the
@@ -74,7 +74,7 @@ def leaderboard(studio: Studio, limit: int = 50) -> list[tuple[str, uuid.UUID, i
             .where(Link.studio_id == bindparam("studio_id"))
             .group_by(Link.to_type, Link.to_id)
             .order_by(func.count(Link.id).desc()).limit(limit))
-    rows = db.session.execute(found, {"studio_id": studio.id}).all()
+    rows = plain_reads.execute(found, {"studio_id": studio.id}).all()
     return [(t, i, n) for t, i, n in rows]
 
 

@@ -11,7 +11,7 @@ from sqlalchemy import bindparam, func, select
 from sqlalchemy.orm import joinedload
 
 from app.extensions import db
-from app.models import Note, NoteEvent, Studio, User
+from app.models import Note, NoteEvent, Studio, User, plain_reads
 from app.services import items, links, people, permissions, revisions
 from app.services.errors import Invalid, NotFound
 from app.services.timeparse import parse_datetime
@@ -102,22 +102,23 @@ def find_comment(studio: Studio, item_type: str, item_id: uuid.UUID, ident: str)
     return comment
 
 
-def last_confirmation(note: Note, user: User | None) -> NoteEvent | None:
-    if user is None:
-        return None
-    return db.session.scalar(
-        select(NoteEvent)
-        .where(NoteEvent.note_id == note.id, NoteEvent.user_id == user.id,
-               NoteEvent.event_type == "read_confirmation")
-        .order_by(NoteEvent.happened_at.desc()).limit(1))
-
-
 def read_state(note: Note, user: User | None) -> str:
     """'unread', 'read', or 'stale' (confirmed before the note last changed)."""
-    event = last_confirmation(note, user)
-    if event is None:
+    if user is None:
         return "unread"
-    return "read" if event.happened_at >= note.updated_at else "stale"
+    # When the last confirmation happened is all it needs: a column, not the event's entity.
+    happened_at = plain_reads.scalar(_LAST_CONFIRMED, {"note_id": note.id, "user_id": user.id})
+    if happened_at is None:
+        return "unread"
+    return "read" if happened_at >= note.updated_at else "stale"
+
+
+# Every note page (and every confirm_read) reads it: built once, bound per call.
+_LAST_CONFIRMED = (select(NoteEvent.happened_at)
+                   .where(NoteEvent.note_id == bindparam("note_id"),
+                          NoteEvent.user_id == bindparam("user_id"),
+                          NoteEvent.event_type == "read_confirmation")
+                   .order_by(NoteEvent.happened_at.desc()).limit(1))
 
 
 def confirm_read(note: Note, user: User) -> NoteEvent | None:
@@ -149,7 +150,7 @@ class HistoryLine(NamedTuple):
 def history_lines(note: Note) -> list[HistoryLine]:
     """``history`` as the note page shows it, the same events in the same order, read as
     plain rows (not up to 200 events and their people as entities)."""
-    rows = db.session.execute(_HISTORY_LINES, {"note_id": note.id}).all()
+    rows = plain_reads.execute(_HISTORY_LINES, {"note_id": note.id}).all()
     return [HistoryLine(at, kind, people.Person(*person)) for at, kind, *person in rows[::-1]]
 
 
@@ -170,7 +171,7 @@ def versions(note: Note) -> list[Version]:
 def readers(note: Note) -> list[people.Person]:
     # One row per reader (not per confirmation), in the order they first confirmed; plain
     # rows, as the page only links each.
-    return people.from_rows(db.session.execute(_READERS, {"note_id": note.id}))
+    return people.from_rows(plain_reads.execute(_READERS, {"note_id": note.id}))
 
 
 # The note page reads these on every view: built once, bound per call. Readers are grouped over

@@ -15,7 +15,7 @@ from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import joinedload
 
 from app.extensions import db
-from app.models import Membership, Pin, Studio, User
+from app.models import Membership, Pin, Studio, User, plain_reads
 from app.models.studios import HANDLE_PATTERN, JOIN_POLICIES, NEW_STUDIO_DEFAULTS, TEMPOS
 from app.services.errors import Conflict, Forbidden, Invalid, NotFound
 
@@ -188,7 +188,7 @@ def all_studios(limit: int = STUDIOS_SHOWN) -> list[Studio]:
 # Pins -------------------------------------------------------------------------------------
 
 def is_pinned(studio: Studio, item_type: str, item_id: uuid.UUID) -> bool:
-    return db.session.scalar(_IS_PINNED, {"studio_id": studio.id, "item_type": item_type,
+    return plain_reads.scalar(_IS_PINNED, {"studio_id": studio.id, "item_type": item_type,
                                           "item_id": item_id}) is not None
 
 
