@@ -12,7 +12,7 @@ import secrets
 import uuid
 from dataclasses import dataclass
 from datetime import timedelta
-from typing import Any
+from typing import Any, NamedTuple
 
 from sqlalchemy import bindparam, case, func, select
 from sqlalchemy.dialects.postgresql import insert as pg_insert
@@ -225,9 +225,15 @@ def vote(decision: Decision, user: User, votes: list[Ballot]) -> list[Option]:
 
 # Reading --------------------------------------------------------------------------------------
 
+class OptionRow(NamedTuple):
+    """An option as the pages list it (plain columns: they show its title, vote by its id)."""
+    id: uuid.UUID
+    title: str
+
+
 @dataclass(frozen=True)
 class ResultRow:
-    option: Option
+    option: OptionRow
     accepted: int
     preferred: int
     votes: int
@@ -235,12 +241,14 @@ class ResultRow:
 
 def results(decision: Decision) -> list[ResultRow]:
     """Options by accepted desc, then preferred desc, then their fixed random tiebreak."""
-    return [ResultRow(o, int(a), int(p), int(n)) for o, a, p, n in
-            db.session.execute(_RESULTS, {"decision_id": decision.id}).all()]
+    return [ResultRow(OptionRow(i, t), int(a), int(p), int(n)) for i, t, a, p, n in
+            plain_reads.execute(_RESULTS, {"decision_id": decision.id})]
 
 
-def options(decision: Decision) -> list[Option]:
-    return list(db.session.scalars(_OPTIONS, {"decision_id": decision.id}))
+def options(decision: Decision) -> list[OptionRow]:
+    """The live options, oldest first."""
+    return [OptionRow(*row) for row in
+            plain_reads.execute(_OPTIONS, {"decision_id": decision.id})]
 
 
 def has_options(decision: Decision) -> bool:
@@ -271,7 +279,8 @@ def _tally() -> Any:
              .group_by(Vote.option_id).subquery())
     accepted = func.coalesce(votes.c.accepted, 0)
     preferred = func.coalesce(votes.c.preferred, 0)
-    return (select(Option, accepted, preferred, func.coalesce(votes.c.votes, 0))
+    return (select(Option.id, Option.title, accepted, preferred,
+                   func.coalesce(votes.c.votes, 0))
             .outerjoin(votes, votes.c.option_id == Option.id)
             .where(Option.decision_id == bindparam("decision_id"), Option.deleted_at.is_(None))
             .order_by(accepted.desc(), preferred.desc(), Option.random_id.desc()))
@@ -287,7 +296,7 @@ def _voters() -> Any:
 
 _RESULTS = _tally()
 _VOTERS = _voters()
-_OPTIONS = (select(Option).where(Option.decision_id == bindparam("decision_id"),
+_OPTIONS = (select(Option.id, Option.title).where(Option.decision_id == bindparam("decision_id"),
                                  Option.deleted_at.is_(None))
             .order_by(Option.created_at, Option.title))
 _HAS_OPTIONS = (select(Option.id).where(Option.decision_id == bindparam("decision_id"),
