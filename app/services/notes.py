@@ -198,10 +198,10 @@ def comments(item_type: str, item_id: uuid.UUID) -> list[Note]:
 def has_comments(item_type: str, item_id: uuid.UUID, author_id: uuid.UUID | None = None) -> bool:
     """Whether the item has a live comment (by ``author_id`` when given): one cheap query."""
     if author_id is None:
-        return db.session.scalar(_HAS_COMMENTS, {"item_type": item_type,
-                                                 "item_id": item_id}) is not None
-    return db.session.scalar(_HAS_COMMENTS_BY, {"item_type": item_type, "item_id": item_id,
-                                                "author_id": author_id}) is not None
+        return plain_reads.scalar(_HAS_COMMENTS, {"item_type": item_type,
+                                                  "item_id": item_id}) is not None
+    return plain_reads.scalar(_HAS_COMMENTS_BY, {"item_type": item_type, "item_id": item_id,
+                                                 "author_id": author_id}) is not None
 
 
 # Every item page reads these (offered actions ask has_comments): built once, bound per call.

@@ -214,7 +214,7 @@ def heartbeat_gate(ctx: Context) -> None:
                     f"then come back", link=home)
 
 
-def _last_heartbeats(studio: Any, users: list[User]) -> dict[Any, str]:
+def _last_heartbeats(studio: Any, users: list[studios.Teammate]) -> dict[Any, str]:
     latest = heartbeats.latest_of(studio, [user.id for user in users])
     return {user.id: latest[user.id].strftime("%Y-%m-%d %H:%M UTC") if user.id in latest
             else "never" for user in users}

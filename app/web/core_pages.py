@@ -121,7 +121,8 @@ def studio_team(ctx: Context) -> Page:
 
 
 # Extra per-member columns on the team page (e.g. last heartbeat): (label, fn(studio, users))
-# where fn answers {user id: text} for all members at once, so a column costs one query.
+# where fn answers {user id: text} for all members at once, so a column costs one query. The
+# users are studios.Teammate rows (id, handle, name, user_type, owner), not entities.
 TEAM_DETAILS: list[tuple[str, Callable[[Any, list[Any]], dict[Any, str]]]] = []
 
 
