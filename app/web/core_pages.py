@@ -68,8 +68,10 @@ def studio_home(ctx: Context) -> Page:
                     nav=studio_nav(ctx), inline_actions=("send_heartbeat",))
     # The lists first, then the pins and the feed: the items these show are mostly among the
     # lists', and items.get_many reads again only those the request has not loaded.
-    recent = notes.recent(ctx.studio)
-    this_cycle = cycles.items_in(ctx.studio, window, ctx.user, limit=HOME_CYCLE_ITEMS)
+    recent = notes.recent(ctx.studio, limit=HOME_RECENT_NOTES)
+    # This cycle's notes are usually the newest ones just read: taken from them when so.
+    this_cycle = cycles.items_in(ctx.studio, window, ctx.user, limit=HOME_CYCLE_ITEMS,
+                                 newest_notes=(recent, HOME_RECENT_NOTES))
     pins = studios.pins(ctx.studio)
     found = items.get_many([(pin.item_type, pin.item_id) for pin in pins])
     pinned = [(pin.item_type, found[(pin.item_type, pin.item_id)]) for pin in pins
@@ -85,6 +87,7 @@ def studio_home(ctx: Context) -> Page:
 
 
 HOME_CYCLE_ITEMS = 20  # of each kind on the studio page; the lists page through all of them
+HOME_RECENT_NOTES = 20
 
 # Links to "new item" pages and other studio pages; feature packages append their own.
 STUDIO_SECTIONS: list[tuple[str, str]] = [
