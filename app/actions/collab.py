@@ -95,6 +95,20 @@ def known_options(ctx: Context, options: list[Any]) -> None:
     ctx.extra[f"has_options:{ctx.item.id}"] = bool(options)
 
 
+def known_participation(ctx: Context, joined: bool) -> None:
+    """The page read the commitment's participants itself: whether the caller joined is
+    answered from them for join and leave, instead of a query each (a page view only; an
+    action POST, which runs no view, still asks)."""
+    ctx.extra[f"joined:{ctx.item.id}"] = joined
+
+
+def _joined(ctx: Context) -> bool:
+    key = f"joined:{ctx.item.id}"
+    if key in ctx.extra:
+        return bool(ctx.extra[key])
+    return commitments.participant(ctx.item, ctx.user) is not None
+
+
 def _vote_unavailable(ctx: Context) -> str | None:
     if not decision_has_options(ctx):
         return "the decision has no options yet: add one with add_option, then vote"
@@ -222,8 +236,8 @@ def create_commitment(ctx: Context, p: dict[str, Any]) -> Result:
 
 @action("join_commitment", "Join this commitment", "commitment", rules.member,
         available=lambda ctx: (not ctx.item.closed
-                               and commitments.participant(ctx.item, ctx.user) is None),
-        done=lambda ctx: commitments.participant(ctx.item, ctx.user) is not None,
+                               and not _joined(ctx)),
+        done=_joined,
         unavailable_reason=_join_unavailable,
         effect=IDEMPOTENT_WRITE)
 def join_commitment(ctx: Context, p: dict[str, Any]) -> Result:
@@ -238,7 +252,7 @@ def join_commitment(ctx: Context, p: dict[str, Any]) -> Result:
 def _leave_unavailable(ctx: Context) -> str | None:
     if ctx.item.closed:
         return f"the commitment closed at {_since(ctx)}; its participants are final"
-    if commitments.participant(ctx.item, ctx.user) is None:
+    if not _joined(ctx):
         return "you have not joined this commitment"
     return None
 
@@ -246,9 +260,9 @@ def _leave_unavailable(ctx: Context) -> str | None:
 @action("leave_commitment", "Leave this commitment you joined, while it is open", "commitment",
         rules.member,
         available=lambda ctx: (not ctx.item.closed
-                               and commitments.participant(ctx.item, ctx.user) is not None),
+                               and _joined(ctx)),
         done=lambda ctx: (not ctx.item.closed
-                          and commitments.participant(ctx.item, ctx.user) is None),
+                          and not _joined(ctx)),
         unavailable_reason=_leave_unavailable,
         effect=IDEMPOTENT_WRITE)
 def leave_commitment(ctx: Context, p: dict[str, Any]) -> Result:

@@ -91,12 +91,29 @@ def create_note(ctx: Context, p: dict[str, Any]) -> Result:
                   created=True, data={"id": note.short_id, "title": note.title})
 
 
+_SHOWN_READ_STATE = "shown_read_state"
+
+
+def known_read_state(ctx: Context, state: str) -> None:
+    """The note page read the caller's read state itself (``notes.read_state``): the
+    confirm_read action's availability and label are answered from it, not a query each."""
+    ctx.extra[_SHOWN_READ_STATE] = (ctx.item.id, state)
+
+
+def _read_state(ctx: Context) -> str:
+    # Only a page view sets it, before any action runs: an action POST still queries.
+    shown = ctx.extra.get(_SHOWN_READ_STATE)
+    if shown is not None and shown[0] == ctx.item.id:
+        return str(shown[1])
+    return notes.read_state(ctx.item, ctx.user)
+
+
 def _confirm_label(ctx: Context) -> str:
-    return "Reconfirm read" if notes.read_state(ctx.item, ctx.user) == "stale" else "Confirm read"
+    return "Reconfirm read" if _read_state(ctx) == "stale" else "Confirm read"
 
 
 @action("confirm_read", "Confirm that you have read this note", "note", rules.member,
-        available=lambda ctx: notes.read_state(ctx.item, ctx.user) != "read",
+        available=lambda ctx: _read_state(ctx) != "read",
         label=_confirm_label, effect=IDEMPOTENT_WRITE)
 def confirm_read(ctx: Context, p: dict[str, Any]) -> Result:
     notes.confirm_read(ctx.item, ctx.user)

@@ -20,7 +20,7 @@ from sqlalchemy import and_, bindparam, func, or_, select, update
 from sqlalchemy.dialects import postgresql, sqlite
 
 from app.extensions import db
-from app.models import Membership, Studio, User
+from app.models import Membership, Studio, User, plain_reads
 from app.models.base import utcnow
 from app.models.collab import Commitment, Decision
 from app.models.notifications import LEVELS, Notification, NotificationSetting
@@ -116,7 +116,7 @@ def set_level(user: User, studio_handle: str, level: str) -> Studio:
 # Reading and marking ------------------------------------------------------------------------
 
 def unread_count(user: User) -> int:
-    return int(db.session.scalar(_UNREAD, {"user_id": user.id}) or 0)
+    return int(plain_reads.scalar(_UNREAD, {"user_id": user.id}) or 0)
 
 
 # Every HTML page's badge: built once, bound per request.

@@ -9,17 +9,17 @@ time: no duplicate participant and never more than the limit.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from datetime import datetime
+from typing import Any, NamedTuple
 
-from sqlalchemy import func, select
+from sqlalchemy import bindparam, func, select
 from sqlalchemy.exc import IntegrityError
-from sqlalchemy.orm import joinedload
 
 from app.extensions import db
-from app.models import Studio, User
+from app.models import Studio, User, plain_reads
 from app.models.base import utcnow
 from app.models.collab import Commitment, CommitmentParticipant
-from app.services import cycles, deadlines, items, links, permissions, revisions
+from app.services import cycles, deadlines, items, links, people, permissions, revisions
 from app.services.errors import Conflict, invalid_param
 from app.services.locking import lock_row
 
@@ -166,12 +166,23 @@ def count(commitment: Commitment) -> int:
         .where(CommitmentParticipant.commitment_id == commitment.id)) or 0
 
 
-def participants(commitment: Commitment) -> list[CommitmentParticipant]:
-    return list(db.session.scalars(
-        select(CommitmentParticipant)
-        .options(joinedload(CommitmentParticipant.user))
-        .where(CommitmentParticipant.commitment_id == commitment.id)
-        .order_by(CommitmentParticipant.committed_at)))
+class Participation(NamedTuple):
+    """A participant as the commitment page lists them: who, and when they joined."""
+    user: people.Person
+    committed_at: datetime
+
+
+def participants(commitment: Commitment) -> list[Participation]:
+    """Everyone who joined, in the order they joined (plain rows: a page links each)."""
+    rows = plain_reads.execute(_PARTICIPANTS, {"commitment_id": commitment.id})
+    return [Participation(people.Person(*person), at) for at, *person in rows]
+
+
+# The commitment page reads it on every view: built once, bound per call.
+_PARTICIPANTS = (select(CommitmentParticipant.committed_at, *people.COLUMNS)
+                 .outerjoin(User, User.id == CommitmentParticipant.user_id)
+                 .where(CommitmentParticipant.commitment_id == bindparam("commitment_id"))
+                 .order_by(CommitmentParticipant.committed_at))
 
 
 @dataclass(frozen=True)
@@ -211,6 +222,7 @@ class Progress:
         return f"[{'#' * filled}{'_' * (BAR_WIDTH - filled)}] {self.joined}/{self.critical_mass}"
 
 
-def progress(commitment: Commitment) -> Progress:
-    return Progress(count(commitment), commitment.critical_mass, commitment.participant_limit,
-                    commitment.closed)
+def progress(commitment: Commitment, joined: int | None = None) -> Progress:
+    """``joined``: the number of participants when the caller has just read them all."""
+    return Progress(count(commitment) if joined is None else joined, commitment.critical_mass,
+                    commitment.participant_limit, commitment.closed)

@@ -169,16 +169,41 @@ ITEMS_SHOWN = 100  # per kind on a cycle page; the studio's lists page through t
 
 
 def items_in(studio: Studio, window: Cycle, user: User | None, q: Query | None = None,
-             now: datetime | None = None, limit: int = ITEMS_SHOWN) -> dict[str, list[Any]]:
+             now: datetime | None = None, limit: int = ITEMS_SHOWN,
+             newest_notes: tuple[list[Note], int] | None = None) -> dict[str, list[Any]]:
     """The studio's notes, decisions and commitments in ``window``, filtered and sorted: at
-    most ``limit`` of each kind (a page never loads an unbounded number of rows)."""
+    most ``limit`` of each kind (a page never loads an unbounded number of rows).
+
+    ``newest_notes``: the studio's newest notes the caller has read (``notes.recent``) and the
+    limit it read them with; the window's notes are taken from them when they hold all of
+    them (see ``_notes_among``), not read again."""
     q = q or Query()
     now = now or utcnow()
     params = {"studio_id": studio.id, "start": window.start, "end": window.end, "now": now,
               "soon": now + CLOSING_SOON, "user_id": user.id if user is not None else None}
-    return {kind: list(db.session.scalars(_items_statement(kind, model, q, user is not None,
-                                                           limit), params))
-            for kind, model in KINDS}
+    found: dict[str, list[Any]] = {}
+    for kind, model in KINDS:
+        known = _notes_among(newest_notes, window, q, limit) if model is Note else None
+        found[kind] = known if known is not None else list(db.session.scalars(
+            _items_statement(kind, model, q, user is not None, limit), params))
+    return found
+
+
+def _notes_among(newest: tuple[list[Note], int] | None, window: Cycle, q: Query,
+                 limit: int) -> list[Note] | None:
+    """The window's newest ``limit`` notes (no filter, newest first: the default query) from
+    the studio's newest notes, or None when those may not hold them all. Fewer than their
+    limit: they are all the studio's notes. Otherwise they are its newest, so when ``limit``
+    of them fall in the window, no note outside them comes before those."""
+    if newest is None or q != Query():
+        return None
+    notes, read_limit = newest
+    # What _build_items_statement and _in_cycle ask in SQL, in Python.
+    inside = [n for n in notes
+              if n.created_at < window.end and (n.deadline or n.created_at) > window.start]
+    if len(notes) < read_limit or len(inside) >= limit:
+        return inside[:limit]
+    return None
 
 
 # Built once per (kind, filters, sort, limit) with bound parameters: building the three

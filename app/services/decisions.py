@@ -12,7 +12,7 @@ import secrets
 import uuid
 from dataclasses import dataclass
 from datetime import timedelta
-from typing import Any
+from typing import Any, NamedTuple
 
 from sqlalchemy import bindparam, case, func, select
 from sqlalchemy.dialects.postgresql import insert as pg_insert
@@ -20,10 +20,10 @@ from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 from sqlalchemy.exc import IntegrityError
 
 from app.extensions import db
-from app.models import Studio, User
+from app.models import Studio, User, plain_reads
 from app.models.base import utcnow
 from app.models.collab import Decision, Option, Vote
-from app.services import cycles, deadlines, items, links, permissions, revisions
+from app.services import cycles, deadlines, items, links, people, permissions, revisions
 from app.services.errors import Conflict, Forbidden, Invalid, invalid_param
 from app.services.locking import lock_row
 
@@ -225,9 +225,15 @@ def vote(decision: Decision, user: User, votes: list[Ballot]) -> list[Option]:
 
 # Reading --------------------------------------------------------------------------------------
 
+class OptionRow(NamedTuple):
+    """An option as the pages list it (plain columns: they show its title, vote by its id)."""
+    id: uuid.UUID
+    title: str
+
+
 @dataclass(frozen=True)
 class ResultRow:
-    option: Option
+    option: OptionRow
     accepted: int
     preferred: int
     votes: int
@@ -235,12 +241,14 @@ class ResultRow:
 
 def results(decision: Decision) -> list[ResultRow]:
     """Options by accepted desc, then preferred desc, then their fixed random tiebreak."""
-    return [ResultRow(o, int(a), int(p), int(n)) for o, a, p, n in
-            db.session.execute(_RESULTS, {"decision_id": decision.id}).all()]
+    return [ResultRow(OptionRow(i, t), int(a), int(p), int(n)) for i, t, a, p, n in
+            plain_reads.execute(_RESULTS, {"decision_id": decision.id})]
 
 
-def options(decision: Decision) -> list[Option]:
-    return list(db.session.scalars(_OPTIONS, {"decision_id": decision.id}))
+def options(decision: Decision) -> list[OptionRow]:
+    """The live options, oldest first."""
+    return [OptionRow(*row) for row in
+            plain_reads.execute(_OPTIONS, {"decision_id": decision.id})]
 
 
 def has_options(decision: Decision) -> bool:
@@ -254,9 +262,9 @@ def my_votes(decision: Decision, user: User | None) -> dict[uuid.UUID, Vote]:
         _MY_VOTES, {"decision_id": decision.id, "user_id": user.id})}
 
 
-def voters(decision: Decision) -> list[User]:
-    """Everyone who voted, in the order of their first vote."""
-    return list(db.session.scalars(_VOTERS, {"decision_id": decision.id}))
+def voters(decision: Decision) -> list[people.Person]:
+    """Everyone who voted, in the order of their first vote (plain rows: a page links each)."""
+    return people.from_rows(plain_reads.execute(_VOTERS, {"decision_id": decision.id}))
 
 
 # The decision page runs all of these on every view: built once, bound per call. The tally and
@@ -271,7 +279,8 @@ def _tally() -> Any:
              .group_by(Vote.option_id).subquery())
     accepted = func.coalesce(votes.c.accepted, 0)
     preferred = func.coalesce(votes.c.preferred, 0)
-    return (select(Option, accepted, preferred, func.coalesce(votes.c.votes, 0))
+    return (select(Option.id, Option.title, accepted, preferred,
+                   func.coalesce(votes.c.votes, 0))
             .outerjoin(votes, votes.c.option_id == Option.id)
             .where(Option.decision_id == bindparam("decision_id"), Option.deleted_at.is_(None))
             .order_by(accepted.desc(), preferred.desc(), Option.random_id.desc()))
@@ -281,13 +290,13 @@ def _voters() -> Any:
     first = (select(Vote.user_id, func.min(Vote.created_at).label("first"))
              .where(Vote.decision_id == bindparam("decision_id"))
              .group_by(Vote.user_id).subquery())
-    return (select(User).join(first, first.c.user_id == User.id)
+    return (select(*people.COLUMNS).join(first, first.c.user_id == User.id)
             .order_by(first.c.first, User.id))
 
 
 _RESULTS = _tally()
 _VOTERS = _voters()
-_OPTIONS = (select(Option).where(Option.decision_id == bindparam("decision_id"),
+_OPTIONS = (select(Option.id, Option.title).where(Option.decision_id == bindparam("decision_id"),
                                  Option.deleted_at.is_(None))
             .order_by(Option.created_at, Option.title))
 _HAS_OPTIONS = (select(Option.id).where(Option.decision_id == bindparam("decision_id"),

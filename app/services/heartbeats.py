@@ -13,11 +13,11 @@ from __future__ import annotations
 import uuid
 from datetime import datetime
 
-from sqlalchemy import func, select
+from sqlalchemy import bindparam, func, select
 from sqlalchemy.exc import IntegrityError
 
 from app.extensions import db
-from app.models import Membership, Studio, User
+from app.models import Membership, Studio, User, plain_reads
 from app.models.base import utcnow
 from app.models.collab import Heartbeat
 from app.services import cycles
@@ -91,11 +91,15 @@ def latest_of(studio: Studio, user_ids: list[uuid.UUID]) -> dict[uuid.UUID, date
     """When each of these people last sent a heartbeat to the studio (absent: never)."""
     if not user_ids:
         return {}
-    rows = db.session.execute(
-        select(Heartbeat.user_id, func.max(Heartbeat.created_at))
-        .where(Heartbeat.studio_id == studio.id, Heartbeat.user_id.in_(user_ids))
-        .group_by(Heartbeat.user_id)).all()
+    rows = plain_reads.execute(_LATEST_OF, {"studio_id": studio.id, "user_ids": user_ids})
     return {user_id: when for user_id, when in rows}
+
+
+# The team page reads it on every view: built once, the ids bound as an expanding parameter.
+_LATEST_OF = (select(Heartbeat.user_id, func.max(Heartbeat.created_at))
+              .where(Heartbeat.studio_id == bindparam("studio_id"),
+                     Heartbeat.user_id.in_(bindparam("user_ids", expanding=True)))
+              .group_by(Heartbeat.user_id))
 
 
 def present(studio: Studio, now: datetime | None = None) -> list[User]:

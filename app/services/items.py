@@ -102,21 +102,26 @@ def in_session(model: Any, ids: set[uuid.UUID]) -> tuple[list[Any], list[uuid.UU
     cycle, recent notes, then the feed's items and people); a new SELECT would hand back these
     very objects, unchanged (the ORM keeps what it loaded), so it is skipped."""
     held = db.session.identity_map
-    columns = _COLUMNS.get(model)
-    if columns is None:
-        columns = _COLUMNS[model] = frozenset(a.key for a in inspect(model).column_attrs)
+    shape = _SHAPES.get(model)
+    if shape is None:
+        # The identity map's key is (class, (id,), token): the class and token of any id.
+        cls, _pk, token = identity_key(model, uuid.UUID(int=0))
+        shape = _SHAPES[model] = (cls, token,
+                                  frozenset(a.key for a in inspect(model).column_attrs))
+    cls, token, columns = shape
     loaded, missing = [], []
     for item_id in ids:
-        obj = held.get(identity_key(model, item_id))
-        # Every column loaded (none expired by a commit, none left out by a partial load).
-        if obj is not None and columns.isdisjoint(inspect(obj).unloaded):
+        obj = held.get((cls, (item_id,), token))
+        # Every column loaded: an expired or deferred column is absent from the instance's
+        # __dict__ (what ``inspect(obj).unloaded`` reports, without building that set).
+        if obj is not None and columns.issubset(obj.__dict__):
             loaded.append(obj)
         else:
             missing.append(item_id)
     return loaded, missing
 
 
-_COLUMNS: dict[Any, frozenset[str]] = {}
+_SHAPES: dict[Any, tuple[Any, Any, frozenset[str]]] = {}
 
 
 # A studio page calls get_many up to seven times (pins, the feed, backlinks): each kind's

@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import re
 import uuid
-from typing import Any
+from typing import Any, NamedTuple
 
 from sqlalchemy import bindparam, func, select
 
 from app.extensions import db
-from app.models import Link, Studio
+from app.models import Link, Studio, plain_reads
 from app.services import items
 
 # Absolute URLs of this app or site-relative paths: /studios/<handle>/<letter>/<key>, where the
@@ -56,12 +56,20 @@ def sync(studio: Studio, from_type: str, from_id: uuid.UUID, text: str, base_url
                             to_type=to_type, to_id=to_id))
 
 
-def backlinks(item_type: str, item_id: uuid.UUID) -> list[Link]:
-    return list(db.session.scalars(_BACKLINKS, {"item_type": item_type, "item_id": item_id}))
+class Backlink(NamedTuple):
+    """An item linking to the one shown: what a page needs to find and show it."""
+    from_type: str
+    from_id: uuid.UUID
+
+
+def backlinks(item_type: str, item_id: uuid.UUID) -> list[Backlink]:
+    """Who links here, oldest link first (plain rows, not the links' entities)."""
+    return [Backlink(*row) for row in
+            plain_reads.execute(_BACKLINKS, {"item_type": item_type, "item_id": item_id})]
 
 
 # Every item page reads it: built once, bound per call.
-_BACKLINKS = (select(Link).where(Link.to_type == bindparam("item_type"),
+_BACKLINKS = (select(Link.from_type, Link.from_id).where(Link.to_type == bindparam("item_type"),
                                  Link.to_id == bindparam("item_id")).order_by(Link.created_at))
 
 
@@ -74,7 +82,7 @@ def leaderboard(studio: Studio, limit: int = 50) -> list[tuple[str, uuid.UUID, i
             .where(Link.studio_id == bindparam("studio_id"))
             .group_by(Link.to_type, Link.to_id)
             .order_by(func.count(Link.id).desc()).limit(limit))
-    rows = db.session.execute(found, {"studio_id": studio.id}).all()
+    rows = plain_reads.execute(found, {"studio_id": studio.id}).all()
     return [(t, i, n) for t, i, n in rows]
 
 

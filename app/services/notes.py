@@ -5,14 +5,14 @@ from __future__ import annotations
 import uuid
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import Any
+from typing import Any, NamedTuple
 
 from sqlalchemy import bindparam, func, select
 from sqlalchemy.orm import joinedload
 
 from app.extensions import db
-from app.models import Note, NoteEvent, Studio, User
-from app.services import items, links, permissions, revisions
+from app.models import Note, NoteEvent, Studio, User, plain_reads
+from app.services import items, links, people, permissions, revisions
 from app.services.errors import Invalid, NotFound
 from app.services.timeparse import parse_datetime
 
@@ -102,22 +102,23 @@ def find_comment(studio: Studio, item_type: str, item_id: uuid.UUID, ident: str)
     return comment
 
 
-def last_confirmation(note: Note, user: User | None) -> NoteEvent | None:
-    if user is None:
-        return None
-    return db.session.scalar(
-        select(NoteEvent)
-        .where(NoteEvent.note_id == note.id, NoteEvent.user_id == user.id,
-               NoteEvent.event_type == "read_confirmation")
-        .order_by(NoteEvent.happened_at.desc()).limit(1))
-
-
 def read_state(note: Note, user: User | None) -> str:
     """'unread', 'read', or 'stale' (confirmed before the note last changed)."""
-    event = last_confirmation(note, user)
-    if event is None:
+    if user is None:
         return "unread"
-    return "read" if event.happened_at >= note.updated_at else "stale"
+    # When the last confirmation happened is all it needs: a column, not the event's entity.
+    happened_at = plain_reads.scalar(_LAST_CONFIRMED, {"note_id": note.id, "user_id": user.id})
+    if happened_at is None:
+        return "unread"
+    return "read" if happened_at >= note.updated_at else "stale"
+
+
+# Every note page (and every confirm_read) reads it: built once, bound per call.
+_LAST_CONFIRMED = (select(NoteEvent.happened_at)
+                   .where(NoteEvent.note_id == bindparam("note_id"),
+                          NoteEvent.user_id == bindparam("user_id"),
+                          NoteEvent.event_type == "read_confirmation")
+                   .order_by(NoteEvent.happened_at.desc()).limit(1))
 
 
 def confirm_read(note: Note, user: User) -> NoteEvent | None:
@@ -139,6 +140,20 @@ def history(note: Note) -> list[NoteEvent]:
     return latest[::-1]
 
 
+class HistoryLine(NamedTuple):
+    """An event as the note page lists it: when, what and who."""
+    happened_at: datetime
+    event_type: str
+    user: people.Person
+
+
+def history_lines(note: Note) -> list[HistoryLine]:
+    """``history`` as the note page shows it, the same events in the same order, read as
+    plain rows (not up to 200 events and their people as entities)."""
+    rows = plain_reads.execute(_HISTORY_LINES, {"note_id": note.id}).all()
+    return [HistoryLine(at, kind, people.Person(*person)) for at, kind, *person in rows[::-1]]
+
+
 @dataclass(frozen=True)
 class Version:
     number: int  # 1 is the note as created
@@ -153,9 +168,10 @@ def versions(note: Note) -> list[Version]:
     return [Version(i, e, e.title, e.text) for i, e in enumerate(events, start=1)]
 
 
-def readers(note: Note) -> list[User]:
-    # One row per reader (not per confirmation), in the order they first confirmed.
-    return list(db.session.scalars(_READERS, {"note_id": note.id}))
+def readers(note: Note) -> list[people.Person]:
+    # One row per reader (not per confirmation), in the order they first confirmed; plain
+    # rows, as the page only links each.
+    return people.from_rows(plain_reads.execute(_READERS, {"note_id": note.id}))
 
 
 # The note page reads these on every view: built once, bound per call. Readers are grouped over
@@ -163,11 +179,15 @@ def readers(note: Note) -> list[User]:
 _HISTORY = (select(NoteEvent).options(joinedload(NoteEvent.user))
             .where(NoteEvent.note_id == bindparam("note_id"))
             .order_by(NoteEvent.happened_at.desc()).limit(HISTORY_SHOWN))
+_HISTORY_LINES = (select(NoteEvent.happened_at, NoteEvent.event_type, *people.COLUMNS)
+                  .outerjoin(User, User.id == NoteEvent.user_id)  # as _HISTORY's joinedload
+                  .where(NoteEvent.note_id == bindparam("note_id"))
+                  .order_by(NoteEvent.happened_at.desc()).limit(HISTORY_SHOWN))
 _FIRST_READ = (select(NoteEvent.user_id, func.min(NoteEvent.happened_at).label("first"))
                .where(NoteEvent.note_id == bindparam("note_id"),
                       NoteEvent.event_type == "read_confirmation")
                .group_by(NoteEvent.user_id).subquery())
-_READERS = (select(User).join(_FIRST_READ, _FIRST_READ.c.user_id == User.id)
+_READERS = (select(*people.COLUMNS).join(_FIRST_READ, _FIRST_READ.c.user_id == User.id)
             .order_by(_FIRST_READ.c.first, User.id).limit(READERS_SHOWN))
 
 
@@ -178,10 +198,10 @@ def comments(item_type: str, item_id: uuid.UUID) -> list[Note]:
 def has_comments(item_type: str, item_id: uuid.UUID, author_id: uuid.UUID | None = None) -> bool:
     """Whether the item has a live comment (by ``author_id`` when given): one cheap query."""
     if author_id is None:
-        return db.session.scalar(_HAS_COMMENTS, {"item_type": item_type,
-                                                 "item_id": item_id}) is not None
-    return db.session.scalar(_HAS_COMMENTS_BY, {"item_type": item_type, "item_id": item_id,
-                                                "author_id": author_id}) is not None
+        return plain_reads.scalar(_HAS_COMMENTS, {"item_type": item_type,
+                                                  "item_id": item_id}) is not None
+    return plain_reads.scalar(_HAS_COMMENTS_BY, {"item_type": item_type, "item_id": item_id,
+                                                 "author_id": author_id}) is not None
 
 
 # Every item page reads these (offered actions ask has_comments): built once, bound per call.

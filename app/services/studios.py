@@ -7,16 +7,18 @@ from __future__ import annotations
 
 import re
 import uuid
-from typing import Any
+from datetime import datetime
+from typing import Any, NamedTuple
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from sqlalchemy import bindparam, select
 from sqlalchemy.exc import IntegrityError
-from sqlalchemy.orm import joinedload
+from sqlalchemy.orm import aliased
 
 from app.extensions import db
-from app.models import Membership, Pin, Studio, User
+from app.models import Membership, Pin, Studio, User, plain_reads
 from app.models.studios import HANDLE_PATTERN, JOIN_POLICIES, NEW_STUDIO_DEFAULTS, TEMPOS
+from app.services import people
 from app.services.errors import Conflict, Forbidden, Invalid, NotFound
 
 HANDLE = re.compile(HANDLE_PATTERN)
@@ -160,11 +162,41 @@ def join(studio: Studio, user: User, code: str | None = None) -> tuple[Membershi
     return member, True
 
 
-def members(studio: Studio) -> list[Membership]:
-    return list(db.session.scalars(_MEMBERS, {"studio_id": studio.id}))
+class Teammate(NamedTuple):
+    """A member's person as the team page shows them; ``owner``: an agent's owner."""
+    id: uuid.UUID
+    handle: str
+    name: str
+    user_type: str
+    owner: people.Person | None
 
 
-_MEMBERS = (select(Membership).options(joinedload(Membership.user))
+class Member(NamedTuple):
+    """A membership as the team page lists it."""
+    user: Teammate
+    role: str
+    joined_at: datetime
+
+    @property
+    def user_id(self) -> uuid.UUID:
+        return self.user.id
+
+
+def members(studio: Studio) -> list[Member]:
+    """Everyone in the studio, in the order they joined: plain rows (the team page shows
+    fifty or more, and their entities cost more than the rest of the page's reads)."""
+    return [Member(Teammate(uid, handle, name, kind,
+                            people.Person(oid, ohandle, oname) if oid is not None else None),
+                   role, joined_at)
+            for role, joined_at, uid, handle, name, kind, oid, ohandle, oname
+            in plain_reads.execute(_MEMBERS, {"studio_id": studio.id})]
+
+
+_OWNER = aliased(User)
+_MEMBERS = (select(Membership.role, Membership.joined_at, User.id, User.handle, User.name,
+                   User.user_type, _OWNER.id, _OWNER.handle, _OWNER.name)
+            .outerjoin(User, User.id == Membership.user_id)  # as the joinedload it replaces
+            .outerjoin(_OWNER, _OWNER.id == User.owner_id)
             .where(Membership.studio_id == bindparam("studio_id"))
             .order_by(Membership.joined_at))
 
@@ -188,7 +220,7 @@ def all_studios(limit: int = STUDIOS_SHOWN) -> list[Studio]:
 # Pins -------------------------------------------------------------------------------------
 
 def is_pinned(studio: Studio, item_type: str, item_id: uuid.UUID) -> bool:
-    return db.session.scalar(_IS_PINNED, {"studio_id": studio.id, "item_type": item_type,
+    return plain_reads.scalar(_IS_PINNED, {"studio_id": studio.id, "item_type": item_type,
                                           "item_id": item_id}) is not None
 
 
@@ -218,9 +250,16 @@ def unpin(studio: Studio, item_type: str, item_id: uuid.UUID) -> None:
     db.session.delete(found)
 
 
-def pins(studio: Studio) -> list[Pin]:
-    return list(db.session.scalars(_PINS, {"studio_id": studio.id}))
+class Pinned(NamedTuple):
+    """A pin as the studio home reads it: which item."""
+    item_type: str
+    item_id: uuid.UUID
 
 
-_PINS = (select(Pin).where(Pin.studio_id == bindparam("studio_id"))
+def pins(studio: Studio) -> list[Pinned]:
+    """The studio's pins, newest first (plain rows: the page then loads the items)."""
+    return [Pinned(*row) for row in plain_reads.execute(_PINS, {"studio_id": studio.id})]
+
+
+_PINS = (select(Pin.item_type, Pin.item_id).where(Pin.studio_id == bindparam("studio_id"))
          .order_by(Pin.pinned_at.desc()).limit(PINS_SHOWN))

@@ -123,6 +123,36 @@ def exact(moment: datetime, zone: ZoneInfo) -> str:
     return f"{local.strftime('%a %d %b %Y, %H:%M %Z')} ({zone.key})"
 
 
+@lru_cache(maxsize=4096)  # a pure function of its arguments, asked for every time shown
+def _utc_text(value: datetime, _zone: Any, fmt: str) -> str:
+    # ``_zone`` (value's own tzinfo) is in the key: equal instants in two zones format apart.
+    return value.strftime(fmt)
+
+
+@lru_cache(maxsize=4096)  # a pure function of its arguments, asked for every time shown
+def _time_tag(value: datetime, zone: ZoneInfo, shape: str) -> tuple[str, str]:
+    """The ``<time>`` element's opening tag and, for a date or a time of day, its text (a
+    relative text depends on now: the caller adds it)."""
+    local = value.astimezone(zone)
+    text = local.strftime("%Y-%m-%d") if shape == "date" else \
+        local.strftime("%H:%M:%S") if shape == "time" else ""
+    # Markup.format's escaping formatter cost more than the rest of the filter: the same
+    # escaping, by hand.
+    return (f'<time datetime="{escape(value.astimezone(UTC).isoformat(timespec="seconds"))}"'
+            f' title="{escape(exact(value, zone))}">', str(escape(text)))
+
+
+def _render_zone(context: JinjaContext) -> ZoneInfo:
+    """The viewer's zone for this render of a template: one zone per page, looked up once
+    per render (kept on its EvalContext, which Jinja makes per render and lets extensions
+    extend), not once per time shown (seventy on a note page)."""
+    found: ZoneInfo | None = getattr(context.eval_ctx, "harmonic_viewer_zone", None)
+    if found is None:
+        found = viewer_zone(getattr(context.get("ctx"), "studio", None))
+        context.eval_ctx.harmonic_viewer_zone = found  # type: ignore[attr-defined]
+    return found
+
+
 @pass_context
 def dt_filter(context: JinjaContext, value: datetime | None,
               fmt: str = "%Y-%m-%d %H:%M UTC") -> str:
@@ -134,20 +164,13 @@ def dt_filter(context: JinjaContext, value: datetime | None,
     if value.tzinfo is None:
         value = value.replace(tzinfo=UTC)
     if not context.eval_ctx.autoescape:
-        return value.strftime(fmt)
-    ctx = context.get("ctx")
-    zone = viewer_zone(getattr(ctx, "studio", None))
-    local = value.astimezone(zone)
-    if "%H" not in fmt:
-        text = local.strftime("%Y-%m-%d")
-    elif "%Y" not in fmt:
-        text = local.strftime("%H:%M:%S")
-    else:
-        text = relative(value)
-    # Markup.format's escaping formatter cost more than the rest of the filter: the same
-    # escaping, by hand (a page shows thirty or more times).
-    return Markup(f'<time datetime="{escape(value.astimezone(UTC).isoformat(timespec="seconds"))}"'
-                  f' title="{escape(exact(value, zone))}">{escape(text)}</time>')
+        return _utc_text(value, value.tzinfo, fmt)
+    zone = _render_zone(context)
+    shape = "date" if "%H" not in fmt else "time" if "%Y" not in fmt else "relative"
+    head, text = _time_tag(value, zone, shape)
+    if shape == "relative":
+        text = str(escape(relative(value)))
+    return Markup(f"{head}{text}</time>")
 
 
 def local_input(value: Any, zone: ZoneInfo) -> str:

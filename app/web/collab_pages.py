@@ -9,7 +9,7 @@ from urllib.parse import urlencode
 from flask import Blueprint, request
 
 from app.actions import Context
-from app.actions.collab import known_options
+from app.actions.collab import known_options, known_participation
 from app.actions.registry import ACTIONS
 from app.models import User
 from app.services import commitments, cycles, decisions, heartbeats, studios
@@ -117,13 +117,18 @@ def commitment_new(ctx: Context) -> Page:
       loaders.item_page("commitment", "commitment", "commitment_id"))
 def commitment_show(ctx: Context) -> Page:
     commitment = ctx.item
+    # Everyone who joined, read once: the count, whether the caller is among them and the
+    # join/leave actions' availability come from this list instead of three more queries.
+    joined_by = commitments.participants(commitment)
+    joined = ctx.user is not None and any(p.user.id == ctx.user.id for p in joined_by)
+    known_participation(ctx, joined)
     return Page(ctx, commitment.title, "commitments/show", {
         "commitment": commitment,
         "closed": commitment.closed,
         "deadline": chrome.deadline_text(commitment, ctx.studio),
-        "progress": commitments.progress(commitment),
-        "participants": commitments.participants(commitment),
-        "joined": commitments.participant(commitment, ctx.user) is not None,
+        "progress": commitments.progress(commitment, joined=len(joined_by)),
+        "participants": joined_by,
+        "joined": joined,
         "pinned": studios.is_pinned(ctx.studio, "commitment", commitment.id),
         **core_pages.discussion(ctx),
     }, nav=core_pages.studio_nav(ctx))
@@ -209,7 +214,7 @@ def heartbeat_gate(ctx: Context) -> None:
                     f"then come back", link=home)
 
 
-def _last_heartbeats(studio: Any, users: list[User]) -> dict[Any, str]:
+def _last_heartbeats(studio: Any, users: list[studios.Teammate]) -> dict[Any, str]:
     latest = heartbeats.latest_of(studio, [user.id for user in users])
     return {user.id: latest[user.id].strftime("%Y-%m-%d %H:%M UTC") if user.id in latest
             else "never" for user in users}

@@ -8,6 +8,7 @@ from typing import Any
 from flask import Blueprint
 
 from app.actions import Context
+from app.actions.core import known_read_state
 from app.actions.edit_delete import known_comments
 from app.services import (
     activity,
@@ -67,8 +68,10 @@ def studio_home(ctx: Context) -> Page:
                     nav=studio_nav(ctx), inline_actions=("send_heartbeat",))
     # The lists first, then the pins and the feed: the items these show are mostly among the
     # lists', and items.get_many reads again only those the request has not loaded.
-    recent = notes.recent(ctx.studio)
-    this_cycle = cycles.items_in(ctx.studio, window, ctx.user, limit=HOME_CYCLE_ITEMS)
+    recent = notes.recent(ctx.studio, limit=HOME_RECENT_NOTES)
+    # This cycle's notes are usually the newest ones just read: taken from them when so.
+    this_cycle = cycles.items_in(ctx.studio, window, ctx.user, limit=HOME_CYCLE_ITEMS,
+                                 newest_notes=(recent, HOME_RECENT_NOTES))
     pins = studios.pins(ctx.studio)
     found = items.get_many([(pin.item_type, pin.item_id) for pin in pins])
     pinned = [(pin.item_type, found[(pin.item_type, pin.item_id)]) for pin in pins
@@ -84,6 +87,7 @@ def studio_home(ctx: Context) -> Page:
 
 
 HOME_CYCLE_ITEMS = 20  # of each kind on the studio page; the lists page through all of them
+HOME_RECENT_NOTES = 20
 
 # Links to "new item" pages and other studio pages; feature packages append their own.
 STUDIO_SECTIONS: list[tuple[str, str]] = [
@@ -120,7 +124,8 @@ def studio_team(ctx: Context) -> Page:
 
 
 # Extra per-member columns on the team page (e.g. last heartbeat): (label, fn(studio, users))
-# where fn answers {user id: text} for all members at once, so a column costs one query.
+# where fn answers {user id: text} for all members at once, so a column costs one query. The
+# users are studios.Teammate rows (id, handle, name, user_type, owner), not entities.
 TEAM_DETAILS: list[tuple[str, Callable[[Any, list[Any]], dict[Any, str]]]] = []
 
 
@@ -159,10 +164,12 @@ def note_new(ctx: Context) -> Page:
 @page(bp, "note", "/studios/<handle>/n/<note_id>", loaders.item_page("note", "note", "note_id"))
 def note_show(ctx: Context) -> Page:
     note = ctx.item
+    read_state = notes.read_state(note, ctx.user)
+    known_read_state(ctx, read_state)  # confirm_read's availability and label need no query
     return Page(ctx, note.title, "notes/show", {
         "note": note,
-        "read_state": notes.read_state(note, ctx.user),
-        "history": notes.history(note),
+        "read_state": read_state,
+        "history": notes.history_lines(note),
         "readers": notes.readers(note),
         **discussion(ctx),
         "pinned": studios.is_pinned(ctx.studio, "note", note.id),

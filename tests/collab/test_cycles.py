@@ -232,3 +232,32 @@ def test_cycles_tile_time_and_start_at_local_midnight(moment: datetime, zone_nam
         assert (local.hour, local.minute) == (0, 0) or local.hour == 1
         if b.unit == "week":
             assert local.weekday() == 0
+
+
+def test_a_cycles_notes_taken_from_the_newest_notes_are_the_ones_it_reads(app, studio) -> None:  # type: ignore[no-untyped-def]
+    """The studio home hands items_in the notes it just read (notes.recent): whatever their
+    number and however the window falls among them, the cycle's notes are those that
+    items_in reads itself (notes before the window with a deadline inside it included)."""
+    from app.extensions import db
+    from app.models import User
+    from app.services import notes, studios
+
+    with app.app_context():
+        alice = db.session.query(User).filter(User.handle == "alice").one()
+        place = studios.create_studio(alice, handle="many", name="many", timezone="UTC",
+                                      heartbeats_required=False)
+        start = utc(2026, 11, 23)  # a Monday: this-week runs to the 30th
+        for day in range(-6, 7):  # a week before, the week itself (some with deadlines)
+            note = notes.create_note(place, alice, text=f"day {day}", title=f"day {day}")
+            note.created_at = start + timedelta(days=day, hours=1)
+            note.deadline = start + timedelta(days=2) if day in (-5, -2) else None
+        db.session.flush()
+        window = cycles.cycle("this-week", ZoneInfo("UTC"), utc(2026, 11, 26))
+        read = [n.title for n in cycles.items_in(place, window, alice)["note"]]
+        for read_limit in (1, 3, 7, 8, 13, 20):
+            for limit in (1, 3, 7, 20):
+                newest = notes.recent(place, limit=read_limit)
+                taken = cycles.items_in(place, window, alice, limit=limit,
+                                        newest_notes=(newest, read_limit))["note"]
+                assert [n.title for n in taken] == read[:limit], (read_limit, limit)
+        db.session.rollback()

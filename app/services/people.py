@@ -1,0 +1,28 @@
+"""A person as a list shows them: id, handle and name, read as plain columns.
+
+Lists of many people (a decision's voters, a note's readers) show only a link per person.
+Loading each as a ``User`` entity (identity map, every column, instance state) cost more than
+the rest of their statement; these rows carry what the templates read (``u.handle``,
+``u.name``) and the id, and nothing a caller could change or save by mistake.
+"""
+
+from __future__ import annotations
+
+import uuid
+from typing import Any, NamedTuple
+
+from app.models import User
+
+
+class Person(NamedTuple):
+    id: uuid.UUID
+    handle: str
+    name: str
+
+
+# The columns of a Person, in its field order, for a statement's select list.
+COLUMNS: tuple[Any, ...] = (User.id, User.handle, User.name)
+
+
+def from_rows(rows: Any) -> list[Person]:
+    return [Person(*row) for row in rows]
