@@ -82,9 +82,14 @@ class RowStore:
     def _connection(self, engine: Engine) -> SideConnection | None:
         with self._lock:
             side = self._side
-            # A forked worker must not share its parent's connection: it opens its own.
             if side is not None and side.engine is engine and side.pid == os.getpid():
                 return side
+            if side is not None and side.pid != os.getpid():
+                # A forked worker opens its own, and never closes its parent's: closing a
+                # SQLite file's descriptor drops every lock this process holds on that file.
+                _INHERITED.append(side)
+            if not _has_side_connection(engine):
+                return None
             try:
                 self._side = side = SideConnection(engine)
             except Exception as exc:
@@ -193,6 +198,17 @@ class SideConnection:
             self.dbapi.close()
         except Exception:  # already gone with the server: nothing left to release
             pass
+
+
+_INHERITED: list[SideConnection] = []  # a parent's, kept open and unused in a forked child
+
+
+def _has_side_connection(engine: Engine) -> bool:
+    """False for an in-memory SQLite database: another connection would open another one."""
+    if engine.dialect.name != "sqlite":
+        return True
+    database = engine.url.database or ""
+    return database not in ("", ":memory:") and "mode=memory" not in str(engine.url)
 
 
 def _first_line(exc: Exception) -> str:

@@ -214,3 +214,68 @@ def test_a_change_whose_commit_failed_still_has_its_row(app: Flask, studio) -> N
     rows = _rows(app)
     assert [(r.action, r.outcome, r.message) for r in rows] == [
         ("create_note", "tool_error", "POST answered 503")]
+
+
+def _row() -> dict[str, Any]:
+    import uuid
+
+    from app.models.base import utcnow
+
+    return {"id": uuid.uuid4(), "created_at": utcnow(), "user_id": None,
+            "token_id": uuid.uuid4(), "session_id": "s", "transport": "http", "tool": "navigate",
+            "path": PAGE, "action": None, "param_names": "path", "outcome": "ok",
+            "message": None, "duration_ms": 1}
+
+
+def _audit_engine(url: str) -> Any:
+    from sqlalchemy import create_engine
+    from sqlalchemy.pool import StaticPool
+
+    from app.models.mcp import McpToolCall
+
+    engine = create_engine(url, poolclass=StaticPool) if url == "sqlite://" \
+        else create_engine(url)
+    McpToolCall.__table__.create(engine)  # type: ignore[attr-defined]
+    return engine
+
+
+def test_an_in_memory_database_is_written_through_the_pool(
+        caplog: pytest.LogCaptureFixture) -> None:
+    """Another connection to ``sqlite://`` would open another, empty database: no side
+    connection, no warning, every row stored."""
+    from app.mcp.audit_rows import RowStore
+
+    engine = _audit_engine("sqlite://")
+    store = RowStore()
+    for _ in range(3):
+        store.store(engine, [_row()], durable=False)
+    with engine.connect() as conn:
+        assert conn.execute(text("SELECT count(*) FROM mcp_tool_calls")).scalar() == 3
+    assert store._side is None and not caplog.records
+
+
+def test_a_forked_worker_opens_its_own_and_leaves_its_parents(tmp_path: Any) -> None:
+    import os
+
+    from app.mcp.audit_rows import RowStore
+
+    engine = _audit_engine(f"sqlite:///{tmp_path / 'audit.db'}")
+    store = RowStore()
+    store.store(engine, [_row()], durable=False)
+    parent = store._side
+    assert parent is not None
+    child = os.fork()
+    if child == 0:  # the child: a new connection of its own, the row stored
+        code = 1
+        try:
+            store.store(engine, [_row()], durable=False)
+            mine = store._side
+            code = 0 if mine is not None and mine is not parent else 2
+        finally:
+            os._exit(code)
+    _, status = os.waitpid(child, 0)
+    assert os.waitstatus_to_exitcode(status) == 0
+    store.store(engine, [_row()], durable=False)  # the parent's connection still works
+    assert store._side is parent
+    with engine.connect() as conn:
+        assert conn.execute(text("SELECT count(*) FROM mcp_tool_calls")).scalar() == 3
