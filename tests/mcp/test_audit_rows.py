@@ -165,8 +165,17 @@ def test_a_writes_row_commits_with_the_change(app: Flask, studio, client) -> Non
     assert rows[1].message and "text" in rows[1].message
 
 
-def test_a_change_recorded_then_cancelled_says_so(app: Flask, studio) -> None:  # type: ignore[no-untyped-def]
-    """A call cancelled after its action committed keeps its one row, marked cancelled."""
+FAILED = {"isError": True, "content": [{"type": "text", "text": "POST answered 503"}]}
+
+
+@pytest.mark.parametrize(("committed", "result", "expected"), [
+    # Cancelled after the action committed: its one row, marked cancelled.
+    (True, None, ("create_note", "cancelled", None)),
+    # The commit failed and took the row with it: the row is written afterwards.
+    (False, FAILED, ("create_note", "tool_error", "POST answered 503")),
+])
+def test_a_row_stored_with_its_change_says_how_the_call_ended(
+        app: Flask, studio, committed: bool, result: Any, expected: tuple[Any, ...]) -> None:  # type: ignore[no-untyped-def]
     from app.core.identity import identity_from_token
     from app.mcp import audit
     from app.mcp.context import SessionState, ToolContext
@@ -183,37 +192,12 @@ def test_a_change_recorded_then_cancelled_says_so(app: Flask, studio) -> None:  
         insert_row = audit.with_the_change(ctx, "execute_action", {"action": "create_note"})
         assert insert_row is not None
         insert_row()
-        db.session.commit()
-        audit.record(ctx, "execute_action", {"action": "create_note"}, None, 0.01)
-    rows = _rows(app)
-    assert [(r.action, r.outcome) for r in rows] == [("create_note", "cancelled")]
-
-
-def test_a_change_whose_commit_failed_still_has_its_row(app: Flask, studio) -> None:  # type: ignore[no-untyped-def]
-    """The row inserted with the change is lost with it when the commit fails: the call's
-    row is then written afterwards, saying how it ended."""
-    from app.core.identity import identity_from_token
-    from app.mcp import audit
-    from app.mcp.context import SessionState, ToolContext
-
-    class Quiet:
-        def notify(self, message: dict[str, Any]) -> None:
-            pass
-
-    failed = {"isError": True, "content": [{"type": "text", "text": "POST answered 503"}]}
-    with app.app_context():
-        ctx = ToolContext(identity=identity_from_token(studio.token),
-                          session=SessionState("test"), channel=Quiet(),  # type: ignore[arg-type]
-                          observed=True)
-        ctx.audit.update(path=PAGE, action="create_note")
-        insert_row = audit.with_the_change(ctx, "execute_action", {"action": "create_note"})
-        assert insert_row is not None
-        insert_row()
-        db.session.rollback()  # the action's commit failed
-        audit.record(ctx, "execute_action", {"action": "create_note"}, failed, 0.01)
-    rows = _rows(app)
-    assert [(r.action, r.outcome, r.message) for r in rows] == [
-        ("create_note", "tool_error", "POST answered 503")]
+        if committed:
+            db.session.commit()
+        else:
+            db.session.rollback()  # the action's commit failed
+        audit.record(ctx, "execute_action", {"action": "create_note"}, result, 0.01)
+    assert [(r.action, r.outcome, r.message) for r in _rows(app)] == [expected]
 
 
 def _row() -> dict[str, Any]:
