@@ -102,6 +102,30 @@ def test_a_note_with_preview_and_a_comment(app, make_agent, browser, live_server
     assert "We **ship** on Friday." in changes.locator("li.del").inner_text()
 
 
+def test_text_typed_before_the_preview_script_runs_is_previewed(  # type: ignore[no-untyped-def]
+        app, make_agent, browser, live_server) -> None:
+    """The preview script is deferred: text typed while it is still on its way fires no input
+    event it hears, and the preview must not keep showing the saved text."""
+    pat = person(app, make_agent, browser, live_server, "pat", studio_owner=True)
+    pat.goto("/studios/team/note")
+    form = pat.locator("form[data-action=create_note]")
+    form.locator("[name=title]").fill("Friday plan")
+    form.locator("[name=text]").fill("We ship on Friday.")
+    form.locator("button[type=submit]").click()
+    pat.wait_for_url("**/studios/team/n/*")
+    held: list = []
+    # The script's answer is held until the text is typed.
+    pat.route("**/pages/markdown-preview.js", lambda route: held.append(route))
+    pat.goto(pat.url + "/edit", wait_until="commit")
+    pat.locator("form[data-action=update_note] [name=text]").fill("We **ship** on Monday.")
+    expect(pat.locator("[data-preview]")).to_contain_text("Friday")  # the server's render
+    while not held:
+        pat.wait_for_timeout(50)
+    held[0].continue_()
+    expect(pat.locator("[data-preview] strong")).to_have_text("ship")
+    expect(pat.locator("[data-preview]")).to_contain_text("Monday")
+
+
 def test_a_decision_from_options_to_outcome(app, make_agent, browser, live_server) -> None:  # type: ignore[no-untyped-def]
     pat = person(app, make_agent, browser, live_server, "pat", studio_owner=True)
     quinn = person(app, make_agent, browser, live_server, "quinn")

@@ -37,5 +37,9 @@
       clearTimeout(timer);
       timer = setTimeout(render, 300);
     });
+    // Text typed before this script ran (it is deferred), or put back by the browser on a
+    // return to the page, fired no input event we heard: the server rendered the page's own
+    // text, so render again when the box holds something else.
+    if (area.value !== area.defaultValue) { render(); }
   });
 })();
