@@ -126,6 +126,29 @@ def test_text_typed_before_the_preview_script_runs_is_previewed(  # type: ignore
     expect(pat.locator("[data-preview]")).to_contain_text("Monday")
 
 
+def test_fields_filled_before_the_floorplan_script_runs_are_drawn(  # type: ignore[no-untyped-def]
+        app, make_agent, browser, live_server) -> None:
+    """The same for the floorplan page: a room's fields filled in while its deferred script is
+    on its way are drawn when it starts, and left as typed."""
+    pat = person(app, make_agent, browser, live_server, "pat", studio_owner=True)
+    assert make_agent("pat").act("/studios/team/floorplans", "create_floorplan", name="office",
+                                 dsl=PLAN).status_code == 201
+    held: list = []
+    pat.route("**/pages/floorplan.js", lambda route: held.append(route))
+    pat.goto("/studios/team/f/office", wait_until="commit")
+    add = pat.locator("form[data-action=add_room]")
+    add.get_by_label("Name").fill("Kitchen")
+    add.get_by_label("Width").fill("10")
+    add.get_by_label("Height").fill("6")
+    add.get_by_label("Next to room").select_option("Office")
+    add.get_by_label("Direction").select_option("below")
+    while not held:
+        pat.wait_for_timeout(50)
+    held[0].continue_()
+    expect(pat.locator('[data-plan-drawing] svg rect.room[data-room="Kitchen"]')).to_have_count(1)
+    assert add.get_by_label("Width").input_value() == "10"
+
+
 def test_a_decision_from_options_to_outcome(app, make_agent, browser, live_server) -> None:  # type: ignore[no-untyped-def]
     pat = person(app, make_agent, browser, live_server, "pat", studio_owner=True)
     quinn = person(app, make_agent, browser, live_server, "quinn")

@@ -76,14 +76,39 @@
     });
   }
 
+  function picksTarget(target) {
+    return target.matches && target.matches("[data-room-select][name=target]");
+  }
+
+  function typedIn(form) {  // a field changed from its page value, the room choice aside
+    return Array.prototype.some.call(form.elements, function (field) {
+      if (field.type === "hidden" || field.type === "submit" || picksTarget(field)) {
+        return false;
+      }
+      if (field.options && !field.multiple) {
+        var first = 0;  // what the page selects: the last option marked so, else the first
+        Array.prototype.forEach.call(field.options, function (o, i) {
+          if (o.defaultSelected) { first = i; }
+        });
+        return field.selectedIndex !== first;
+      }
+      if (field.options) {
+        return Array.prototype.some.call(field.options, function (o) {
+          return o.selected !== o.defaultSelected;
+        });
+      }
+      if (field.type === "checkbox" || field.type === "radio") {
+        return field.checked !== field.defaultChecked;
+      }
+      return "defaultValue" in field && field.value !== field.defaultValue;
+    });
+  }
+
   document.querySelectorAll("form[data-preview]").forEach(function (form) {
     var timer = null;
     function later() {
       clearTimeout(timer);
       timer = setTimeout(function () { preview(form); }, 250);
-    }
-    function picksTarget(target) {
-      return target.matches && target.matches("[data-room-select][name=target]");
     }
     form.addEventListener("input", function (event) {
       if (!picksTarget(event.target)) { later(); }
@@ -100,6 +125,11 @@
     if (details) {
       details.addEventListener("toggle", function () { if (!details.open) { restore(); } });
     }
-    form.querySelectorAll("[data-room-select][name=target]").forEach(fill);
+    // This script is deferred: what was typed before it ran (or put back by the browser on a
+    // return to the page) fired no event it heard. Draw that, and leave it as typed; a room
+    // chosen with nothing typed gets its values filled in, as a choice made later would.
+    if (typedIn(form)) { later(); } else {
+      form.querySelectorAll("[data-room-select][name=target]").forEach(fill);
+    }
   });
 })();
