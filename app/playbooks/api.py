@@ -22,13 +22,16 @@ from typing import Any
 from flask import Blueprint, Response, current_app, g, jsonify, request
 
 from app.core import jsonrpc, netpolicy
-from app.core.identity import Identity, require_scope
+from app.core.identity import Identity, identity_only, require_scope
 from app.extensions import db
 from app.playbooks import service, settings, teach
 from app.playbooks.replay import replay
 from app.services.errors import DomainError, Invalid, Unauthorized
 
 bp = Blueprint("playbooks_api", __name__)
+# These views read only the caller's identity (a replay's steps load the person in their own
+# dispatched requests): a proxied call skips loading the person's row.
+identity_only(bp.name)
 
 
 def caller() -> tuple[Identity | None, str]:

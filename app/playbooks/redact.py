@@ -34,19 +34,38 @@ class Redactor:
         return value
 
     def value(self, value: Any, depth: int = 0) -> Any:
+        # Exact types first: an upstream's answer is thousands of numbers, short strings and
+        # small objects, and this walk runs on every proxied call (subclasses fall through).
+        kind = type(value)
+        if kind is int or kind is float or value is None or kind is bool:
+            return value
         if depth > 64:
             return MARK  # absurdly deep input: drop it rather than recurse forever
-        if isinstance(value, (int, float)) or value is None:
-            return value  # most of an upstream's answer: nothing to scan
-        if isinstance(value, dict):
+        if kind is str:
+            return self.text(value)
+        if kind is dict or isinstance(value, dict):
             return {k: (MARK if isinstance(k, str) and _secret_key(k) and v not in
                         (None, "", False) else self.value(v, depth + 1))
                     for k, v in value.items()}
-        if isinstance(value, list):
+        if kind is list or isinstance(value, list):
             return [self.value(v, depth + 1) for v in value]
         if isinstance(value, str):
             return self.text(value)
         return value
+
+
+_REDACTORS: dict[tuple[str, ...], Redactor] = {}
+
+
+def redactor(patterns: tuple[str, ...]) -> Redactor:
+    """The redactor of these operator patterns, compiled once per process (bounded: the
+    patterns come from settings, which change only when an operator changes them)."""
+    found = _REDACTORS.get(patterns)
+    if found is None:
+        if len(_REDACTORS) >= 16:
+            _REDACTORS.clear()
+        found = _REDACTORS[patterns] = Redactor(patterns)
+    return found
 
 
 _KEYS: dict[str, bool] = {}  # key -> names a secret; an answer repeats the same few keys

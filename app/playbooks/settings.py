@@ -44,7 +44,9 @@
 from __future__ import annotations
 
 import os
+from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import Any
 
 from app.core import netpolicy
 from app.core.config import app_config, in_app
@@ -77,8 +79,8 @@ class Settings:
         return not self.upstream or method in self.dryrun_methods
 
 
-def _raw(name: str) -> str | None:
-    config = app_config()
+def _raw(name: str, config: Mapping[str, Any] | None = None) -> str | None:
+    config = app_config() if config is None else config
     if config.get(name) not in (None, ""):
         return str(config[name])
     value = os.environ.get(name)
@@ -97,23 +99,40 @@ def _seconds(value: str | None, default: float) -> float:
 
 
 def current() -> Settings:
-    data_dir = app_config()["HARMONIC_DATA_DIR"] if in_app() else os.path.abspath(
+    """The settings as the app config and the environment say now (remembered per distinct
+    set of raw values: this runs on every proxied and every MCP call, and building one costs
+    more than reading the values)."""
+    config = app_config()
+    data_dir = config["HARMONIC_DATA_DIR"] if in_app() else os.path.abspath(
         os.environ.get("HARMONIC_DATA_DIR") or "instance/data")
+    raw = (str(data_dir), *(_raw(name, config) for name in NAMES))
+    found = _BUILT.get(raw)
+    if found is None:
+        if len(_BUILT) >= 64:  # bounded: tests and operators change settings, rarely
+            _BUILT.clear()
+        found = _BUILT[raw] = _build(str(data_dir), dict(zip(NAMES, raw[1:], strict=True)))
+    return found
+
+
+_BUILT: dict[tuple[str | None, ...], Settings] = {}
+
+
+def _build(data_dir: str, values: dict[str, str | None]) -> Settings:
     return Settings(
-        upstream=_raw("PLAYBOOK_UPSTREAM"),
-        allowed=netpolicy.parse_allow_list(_raw("PLAYBOOK_UPSTREAMS") or "loopback"),
-        timeout=_seconds(_raw("PLAYBOOK_TIMEOUT"), 10.0),
-        job_timeout=_seconds(_raw("PLAYBOOK_JOB_TIMEOUT"), 60.0),
-        auth=(_raw("PLAYBOOK_AUTH") or "on").lower() not in ("off", "false", "0"),
-        redact_patterns=_split(_raw("PLAYBOOK_REDACT_PATTERNS")),
-        volatile=_split(_raw("PLAYBOOK_VOLATILE")) or DEFAULT_VOLATILE,
-        dryrun_methods=_split(_raw("PLAYBOOK_DRYRUN_METHODS")),
-        data_dir=str(data_dir),
-        capture_fsync=_fsync_mode(_raw("PLAYBOOK_CAPTURE_FSYNC")),
-        dryrun_window=_seconds(_raw("PLAYBOOK_DRYRUN_WINDOW"), 900.0),
-        teacher_replay=(_raw("PLAYBOOK_TEACHER_REPLAY") or "on").lower()
+        upstream=values["PLAYBOOK_UPSTREAM"],
+        allowed=netpolicy.parse_allow_list(values["PLAYBOOK_UPSTREAMS"] or "loopback"),
+        timeout=_seconds(values["PLAYBOOK_TIMEOUT"], 10.0),
+        job_timeout=_seconds(values["PLAYBOOK_JOB_TIMEOUT"], 60.0),
+        auth=(values["PLAYBOOK_AUTH"] or "on").lower() not in ("off", "false", "0"),
+        redact_patterns=_split(values["PLAYBOOK_REDACT_PATTERNS"]),
+        volatile=_split(values["PLAYBOOK_VOLATILE"]) or DEFAULT_VOLATILE,
+        dryrun_methods=_split(values["PLAYBOOK_DRYRUN_METHODS"]),
+        data_dir=data_dir,
+        capture_fsync=_fsync_mode(values["PLAYBOOK_CAPTURE_FSYNC"]),
+        dryrun_window=_seconds(values["PLAYBOOK_DRYRUN_WINDOW"], 900.0),
+        teacher_replay=(values["PLAYBOOK_TEACHER_REPLAY"] or "on").lower()
         not in ("off", "false", "0"),
-        teach_idle=_idle(_raw("PLAYBOOK_TEACH_IDLE")),
+        teach_idle=_idle(values["PLAYBOOK_TEACH_IDLE"]),
     )
 
 

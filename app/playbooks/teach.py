@@ -41,7 +41,7 @@ from app.extensions import db
 from app.models.base import utcnow
 from app.models.playbooks import Playbook
 from app.playbooks import capture, names, settings, upstream
-from app.playbooks.redact import Redactor
+from app.playbooks.redact import redactor
 from app.services.errors import DomainError
 
 LOCAL = "local"
@@ -334,7 +334,7 @@ def record(owners: list[str] | str, line: dict[str, Any]) -> bool:
 
 
 def _append(path: Path, line: dict[str, Any], conf: settings.Settings) -> None:
-    capture.append(path, Redactor(conf.redact_patterns).value(line), fsync=conf.capture_fsync)
+    capture.append(path, redactor(conf.redact_patterns).value(line), fsync=conf.capture_fsync)
 
 
 def rpc_entry(payload: dict[str, Any], response: dict[str, Any], started: float

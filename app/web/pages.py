@@ -144,10 +144,32 @@ def _action_block(act: Action) -> str:
     return cached[1]
 
 
+# A top-level entry's text does not depend on its neighbours (each starts at the margin), so a
+# head of text values is the concatenation of its entries, each dumped once per distinct value:
+# a page's path and title repeat from request to request, its timestamp for a second.
+_ENTRIES: dict[tuple[str, str], str] = {}
+
+
+def _entry(key: str, value: str) -> str:
+    found = _ENTRIES.get((key, value))
+    if found is None:
+        if len(_ENTRIES) >= 4096:  # bounded: titles and paths are many over a process's life
+            _ENTRIES.clear()
+        found = _ENTRIES[(key, value)] = _yaml({key: value})
+    return found
+
+
+def head_yaml(head: dict[str, Any]) -> str:
+    """``_yaml(head)`` text for text; entries whose key and value are text come cached."""
+    if head and all(type(key) is str and type(value) is str for key, value in head.items()):
+        return "".join(_entry(key, value) for key, value in head.items())
+    return _yaml(head)
+
+
 def frontmatter_yaml(head: dict[str, Any], actions: list[Action]) -> str:
     """``_yaml({**head, "actions": [action_summary(a) for a in actions]})`` text for text, from
     cached action blocks (``head``: the frontmatter without its actions)."""
-    text = _yaml({key: value for key, value in head.items() if key != "actions"})
+    text = head_yaml({key: value for key, value in head.items() if key != "actions"})
     if not actions:
         return text + "actions: []\n"
     return text + "actions:\n" + "".join(_action_block(a) for a in actions)
