@@ -38,6 +38,7 @@ from sqlalchemy import bindparam, select
 from app.core import changes
 from app.core.identity import Identity
 from app.extensions import db
+from app.models import plain_reads
 from app.models.base import utcnow
 from app.models.playbooks import Playbook
 from app.playbooks import capture, names, settings, upstream
@@ -130,7 +131,9 @@ def _active_session(owners: list[str] | str) -> str | None:
     """The session id of ``active(owners)``, without loading the playbook."""
     expire_idle()
     keys = _keys(owners)
-    row = _first(keys, db.session.execute(_TEACHING_SESSION, {"keys": keys}).all())
+    # Plain columns on the session's connection (app.models.plain_reads): a third of the time
+    # Session.execute takes, on every proxied call.
+    row = _first(keys, plain_reads.execute(_TEACHING_SESSION, {"keys": keys}).all())
     return row.session_id if row is not None else None
 
 
