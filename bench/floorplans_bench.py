@@ -67,7 +67,8 @@ def stages_for(text: str, bare: Lark) -> dict[str, Callable[[], object]]:
     language = default_language()
     analysis = analyze(text)
     assert analysis.valid, analysis.errors[:3]
-    svg = render_svg(analysis, RenderOptions(min_text_px=tools.MIN_TEXT_PX))  # as for PNG
+    # As the tool draws a PNG: illegible text left out, labels as glyph outlines.
+    svg = render_svg(analysis, RenderOptions(min_text_px=tools.MIN_TEXT_PX, glyph_text=True))
     head = svg.split(">", 1)[0]
     size = [head.split(f' {k}="', 1)[1].split('"', 1)[0] for k in ("width", "height")]
     blank = (f'<svg xmlns="http://www.w3.org/2000/svg" width="{size[0]}" height="{size[1]}">'

@@ -16,33 +16,20 @@ from __future__ import annotations
 import struct
 import zlib
 from functools import cache
-from pathlib import Path
 
 import svg2png_py
 
+from .glyphs import font_files
+
 SANS = "DejaVu Sans"
-_FONT_DIRS = ("/usr/share/fonts", "/usr/local/share/fonts", "/Library/Fonts",
-              "C:/Windows/Fonts")
-_FACES = ("DejaVuSans.ttf", "DejaVuSans-Bold.ttf", "DejaVuSans-Oblique.ttf")
 _WHITE = (255, 255, 255, 255)
 _PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
 
 
 @cache
-def _font_files() -> tuple[str, ...]:
-    found: list[str] = []
-    for folder in _FONT_DIRS:
-        base = Path(folder)
-        if base.is_dir():
-            found.extend(str(p) for p in sorted(base.rglob("DejaVuSans*.ttf"))
-                         if p.name in _FACES)
-    return tuple(found)
-
-
-@cache
 def _fonts() -> svg2png_py.FontDatabase:
     """The process's font database (thread-safe; shared by every render)."""
-    files = _font_files()
+    files = tuple(font_files().values())  # the faces the labels use (app.floorplans.glyphs)
     if not files:
         return svg2png_py.FontDatabase.system()
     database = svg2png_py.FontDatabase()

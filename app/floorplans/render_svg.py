@@ -10,8 +10,10 @@ floor shows its total area. The output is a pure function of the input (same inp
 from __future__ import annotations
 
 from dataclasses import dataclass
-from xml.sax.saxutils import escape, quoteattr
+from typing import Any
+from xml.sax.saxutils import quoteattr
 
+from . import glyphs
 from .geometry import Rect, bounding
 from .model import Floor, Room
 from .validate import Analysis, ConnectionGeometry
@@ -38,6 +40,9 @@ class RenderOptions:
     # Room text smaller than this many pixels at the fitted size is left out. Raster output sets
     # it: such text is an unreadable smudge and costs most of the rasterising time.
     min_text_px: float = 0.0
+    # Labels as glyph outlines (app.floorplans.glyphs) rather than <text>: for raster output,
+    # where resvg's own text layout cost most of the time; the browser's SVG keeps <text>.
+    glyph_text: bool = False
 
 
 def fmt(value: float) -> str:
@@ -106,6 +111,7 @@ def render_svg(analysis: Analysis, options: RenderOptions) -> str:
     for floor, bounds, ox, oy in frames:
         drawer = _FloorDrawer(analysis, floor, bounds, multi, doors_by_floor.get(id(floor), []))
         drawer.min_text = options.min_text_px / (out_w / vw)  # in plan units
+        drawer.glyph_text = options.glyph_text
         parts.append(drawer.draw(ox, oy))
     parts.append("</svg>")
     return "\n".join(parts)
@@ -124,6 +130,16 @@ class _FloorDrawer:
         # (room id, side) -> list of (lo, hi) stretches cut out of that wall
         self.cuts: dict[tuple[int, str], list[tuple[float, float]]] = {}
         self.min_text = 0.0
+        self.glyph_text = False
+
+    def text(self, text: str, x: float, y: float, size: float, **how: Any) -> str:
+        """One label: glyph outlines for raster output where the face has every character,
+        else ``<text>`` (see app.floorplans.glyphs)."""
+        if self.glyph_text:
+            drawn = glyphs.label(text, x, y, size, fmt=fmt, **how)
+            if drawn is not None:
+                return drawn
+        return glyphs.text_element(text, x, y, size, fmt=fmt, **how)
 
     def rect(self, room: Room) -> Rect:
         placed = self.layout.get(room)
@@ -141,8 +157,8 @@ class _FloorDrawer:
                f'<rect class="floor-background" x="{fmt(b.x)}" y="{fmt(b.y)}" '
                f'width="{fmt(b.w)}" height="{fmt(b.h)}" fill="#f4f1e8" stroke="none"/>']
         if self.multi:
-            out.append(f'<text class="floor-label" x="{fmt(b.x)}" y="{fmt(b.y - 0.6)}" '
-                       f'font-size="1.2" font-weight="bold">{escape(self.floor.name)}</text>')
+            out.append(self.text(self.floor.name, b.x, b.y - 0.6, 1.2, style="bold",
+                                 attrs=' class="floor-label"'))
         out.append('<g class="rooms">')
         for room in self.rooms:
             r = self.rect(room)
@@ -163,8 +179,8 @@ class _FloorDrawer:
             out.extend(self.texts(room))
         total = sum(r.size[0] * r.size[1] for r in self.floor.rooms
                     if self.layout.get(r) is not None and r.size)
-        out.append(f'<text class="total-area" x="{fmt(b.x)}" y="{fmt(b.y2 + 1.4)}" '
-                   f'font-size="0.9">Total area: {fmt(total)}</text>')
+        out.append(self.text(f"Total area: {fmt(total)}", b.x, b.y2 + 1.4, 0.9,
+                             attrs=' class="total-area"'))
         out.append("</g>")
         out.append("</g>")
         return "\n".join(out)
@@ -257,11 +273,13 @@ class _FloorDrawer:
         size_text = f"{fmt(w)} × {fmt(h)}"
         if room.height is not None:
             size_text += f" × {fmt(room.height)}"
-        lines = [("room-name", room.name, font, ' font-weight="bold"')]
+        # (class, text, size, style, fill)
+        lines: list[tuple[str, str, float, str, str | None]] = [
+            ("room-name", room.name, font, "bold", None)]
         if room.label:
-            lines.append(("room-label", room.label, font * 0.85, ' font-style="italic"'))
-        lines.append(("room-size", size_text, font * 0.75, ' fill="#555555"'))
-        lines.append(("room-area", f"area {fmt(w * h)}", font * 0.75, ' fill="#555555"'))
+            lines.append(("room-label", room.label, font * 0.85, "italic", None))
+        lines.append(("room-size", size_text, font * 0.75, "normal", "#555555"))
+        lines.append(("room-area", f"area {fmt(w * h)}", font * 0.75, "normal", "#555555"))
         step = font * 1.25
         cx = r.x + r.w / 2
         if room.sub_rooms:  # keep the parent's text clear of its sub-rooms: write it at the top
@@ -269,15 +287,14 @@ class _FloorDrawer:
         else:
             y = r.y + r.h / 2 - step * (len(lines) - 1) / 2 + font * 0.35
         out = []
-        for cls, text, size, extra in lines:
+        for cls, text, size, style, fill in lines:
             # shrink a line that would not fit the room's width (bold text is about 0.7 em a letter)
             size = max(0.1, min(size, 0.9 * r.w / (0.7 * max(1, len(text)))))
             if size < self.min_text:
                 y += step
                 continue
-            out.append(f'<text class="{cls}" data-room={quoteattr(room.name)} x="{fmt(cx)}" '
-                       f'y="{fmt(y)}" font-size="{fmt(size)}" text-anchor="middle"{extra}>'
-                       f'{escape(text)}</text>')
+            out.append(self.text(text, cx, y, size, anchor="middle", style=style, fill=fill,
+                                 attrs=f' class="{cls}" data-room={quoteattr(room.name)}'))
             y += step
         return out
 

@@ -98,7 +98,8 @@ def _render(args: dict[str, Any], language: Language
     options = RenderOptions(width=int(args.get("width", 800)), height=int(args.get("height", 600)),
                             floor_index=index, all_floors=all_floors,
                             layout=args.get("multiFloorLayout", "sideBySide"),
-                            min_text_px=MIN_TEXT_PX if fmt == "png" else 0.0)
+                            min_text_px=MIN_TEXT_PX if fmt == "png" else 0.0,
+                            glyph_text=fmt == "png")
     svg = render_svg(analysis, options)
     image: bytes | str = svg_to_png(svg) if fmt == "png" else svg
     size = _svg_size(svg)

@@ -220,3 +220,60 @@ def test_png_leaves_out_only_illegibly_small_text() -> None:
     raster = texts(big, width=400, height=300, min_text_px=MIN_TEXT_PX)
     assert raster < full
     assert texts(big, width=4000, height=3000, min_text_px=MIN_TEXT_PX) == full
+
+
+def _raster(svg: str) -> bytes:
+    import svg2png_py
+
+    from app.floorplans.render_png import _WHITE, _fonts, _options
+
+    return svg2png_py.svg_to_rgba(svg, _fonts(), bg_color=_WHITE, options=_options())[0]
+
+
+def test_png_labels_are_glyph_outlines_that_look_like_the_text() -> None:
+    """For a PNG each label is drawn from the face's outlines (resvg's own text layout cost most
+    of the rasterising); the picture matches the <text> one but for sub-pixel spacing, and the
+    browser's SVG keeps its <text>."""
+    from app.floorplans.render_svg import RenderOptions, render_svg
+    from app.floorplans.validate import analyze
+
+    analysis = analyze(OFFICE)
+    text_svg = render_svg(analysis, RenderOptions())
+    glyph_svg = render_svg(analysis, RenderOptions(glyph_text=True))
+    root = ET.fromstring(glyph_svg)
+    assert not [el for el in root.iter() if el.tag.endswith("}text")]
+    names = find(root, "room-name", data_room="Office")
+    assert [el.get("aria-label") for el in names] == ["Office"]
+    assert len(names[0].findall("s:path", NS)) == len("Office")
+    label = find(root, "room-label", data_room="Office")[0]
+    assert label.get("aria-label") == "main workspace"  # the space has no outline
+    assert len(label.findall("s:path", NS)) == len("mainworkspace")
+    assert find(root, "room-size", data_room="Office")[0].get("fill") == "#555555"
+    # The tool's PNG uses the outlines; the SVG format keeps real text.
+    assert b"<text" in tools.render_floorplan({"dsl": OFFICE, "format": "svg"})[0].encode()
+
+    with_text, with_glyphs = _raster(text_svg), _raster(glyph_svg)
+    assert with_text != with_glyphs
+    no_text = _raster(re.sub(r"<text[^>]*>.*?</text>", "", text_svg, flags=re.S))
+    pixels = range(0, len(with_text), 4)
+
+    def differing(a: bytes, b: bytes) -> int:
+        return sum(1 for i in pixels if max(abs(a[i + k] - b[i + k]) for k in range(3)) > 64)
+
+    inked, far = differing(with_text, no_text), differing(with_text, with_glyphs)
+    # The glyphs land where resvg put its own (7% of the inked pixels differ much here, at the
+    # edges of strokes; without the kerning pairs it was 40%).
+    assert far * 8 < inked, (far, inked)
+
+
+def test_a_label_the_face_cannot_draw_stays_text() -> None:
+    from app.floorplans.render_svg import RenderOptions, render_svg
+    from app.floorplans.validate import analyze
+
+    plan = OFFICE.replace('label "main workspace"', 'label "会议室"')
+    root = ET.fromstring(render_svg(analyze(plan), RenderOptions(glyph_text=True)))
+    (label,) = find(root, "room-label", data_room="Office")
+    assert label.tag.endswith("}text") and label.text == "会议室"
+    assert find(root, "room-name", data_room="Office")[0].tag.endswith("}g")
+    image, _, result = tools.render_floorplan({"dsl": plan})
+    assert result["success"] and png_size(image)[0] > 0
