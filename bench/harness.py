@@ -236,28 +236,43 @@ def app_for(instance: Instance) -> Any:
 def server(cmd: list[str], env: dict[str, str], url: str,
            probe: Callable[[str], Any] | None = None) -> Iterator[subprocess.Popen[bytes]]:
     """Start a server process and wait until ``url`` answers; stop it afterwards."""
+    with servers([(cmd, env, url)], probe) as procs:
+        yield procs[0]
+
+
+@contextmanager
+def servers(specs: list[tuple[list[str], dict[str, str], str]],
+            probe: Callable[[str], Any] | None = None
+            ) -> Iterator[list[subprocess.Popen[bytes]]]:
+    """Start every (command, environment, url) server at once, then wait until each url
+    answers (their imports overlap instead of queueing); stop them all afterwards."""
     import httpx
 
-    proc = subprocess.Popen(cmd, env=env, cwd=ROOT, stdout=subprocess.DEVNULL,
-                            stderr=subprocess.DEVNULL)
+    procs: list[subprocess.Popen[bytes]] = []
     try:
-        deadline = time.monotonic() + 60
-        while True:
-            try:
-                (probe or (lambda u: httpx.post(u, json={}, timeout=2)))(url)
-                break
-            except httpx.TransportError:
-                if time.monotonic() > deadline or proc.poll() is not None:
-                    raise RuntimeError(f"{' '.join(cmd)} did not start") from None
-                time.sleep(0.1)
-        yield proc
+        for cmd, env, _url in specs:
+            procs.append(subprocess.Popen(cmd, env=env, cwd=ROOT, stdout=subprocess.DEVNULL,
+                                          stderr=subprocess.DEVNULL))
+        deadline = time.monotonic() + 60 + 10 * len(specs)
+        for proc, (cmd, _env, url) in zip(procs, specs, strict=True):
+            while True:
+                try:
+                    (probe or (lambda u: httpx.post(u, json={}, timeout=2)))(url)
+                    break
+                except httpx.TransportError:
+                    if time.monotonic() > deadline or proc.poll() is not None:
+                        raise RuntimeError(f"{' '.join(cmd)} did not start") from None
+                    time.sleep(0.1)
+        yield procs
     finally:
-        proc.terminate()
-        try:
-            proc.wait(10)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
+        for proc in procs:
+            proc.terminate()
+        for proc in procs:
+            try:
+                proc.wait(10)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.wait()
 
 
 def gunicorn(port: int, app: str = "wsgi:app", workers: int = 1, threads: int = 8) -> list[str]:

@@ -367,14 +367,6 @@ def _wrk_load(call: Call, urls: list[str], clients: int, seconds: float) -> harn
     return harness.wrk_load(targets, per, max(1, round(seconds)), call.body(), call.headers())
 
 
-@contextmanager
-def _servers(cmds: list[list[str]], env: dict[str, str], urls: list[str]) -> Iterator[None]:
-    with ExitStack() as stack:
-        for cmd, url in zip(cmds, urls, strict=True):
-            stack.enter_context(harness.server(cmd, env, url))
-        yield
-
-
 def _connections_per_process(port: int) -> str:
     """How the established connections to ``port`` are spread over server processes."""
     out = subprocess.run(["ss", "-tnpH", "state", "established"],
@@ -430,12 +422,13 @@ def bench_http(inst: harness.Instance, paths: dict[str, str], generators: list[s
     two = 1 if harness.SMOKE else 2
     rows: list[Row] = []
     results: list[tuple[str, float, list[tuple[list[harness.Load], list[str]]]]] = []
+    specs: list[tuple[list[str], dict[str, str], str]] = []
     with ExitStack() as stack:
         def add(label: str, cmd_of: Callable[[int], list[str]], env: dict[str, str],
                 call: Call, servers: int = two, shared: bool = False) -> None:
             ports = [harness.free_port() for _ in range(servers)]
             urls = [f"http://127.0.0.1:{p}/mcp" for p in ports]
-            stack.enter_context(_servers([cmd_of(p) for p in ports], env, urls))
+            specs.extend((cmd_of(p), env, url) for p, url in zip(ports, urls, strict=True))
             rows.append(Row(label, urls, call, ports[0] if shared else None))
 
         add("ceiling: bare Flask JSON-RPC, gunicorn 2 × (1 process, 8 threads)",
@@ -460,6 +453,8 @@ def bench_http(inst: harness.Instance, paths: dict[str, str], generators: list[s
         add(f"ours: /mcp navigate, same page, {MODERN} stateless, token auth, "
             f"gunicorn 2 × (1 process, 8 threads)", harness.gunicorn, inst.env,
             Call("navigate", nav, era="stateless", token=inst.token))
+        # Every row's servers start together (a port is only taken when its server binds it).
+        stack.enter_context(harness.servers(specs))
 
         for generator in generators:
             use_wrk = generator == "wrk"

@@ -59,11 +59,11 @@ def main() -> None:
         model_port, app_port = harness.free_port(), harness.free_port()
         direct = f"http://127.0.0.1:{model_port}/rpc"
         proxy = f"http://127.0.0.1:{app_port}/rpc"
-        stack.enter_context(harness.server(
-            [PY, str(ROOT / "bin" / "model-server"), "--port", str(model_port), "--load-demo",
-             "--threads", "8"], inst.env, direct))
         env = dict(inst.env, PLAYBOOK_UPSTREAM=f"http://127.0.0.1:{model_port}")
-        stack.enter_context(harness.server(harness.gunicorn(app_port), env, proxy))
+        stack.enter_context(harness.servers([
+            ([PY, str(ROOT / "bin" / "model-server"), "--port", str(model_port), "--load-demo",
+              "--threads", "8"], inst.env, direct),
+            (harness.gunicorn(app_port), env, proxy)]))
         auth = {"Authorization": f"Bearer {inst.token}"}
         quiet = {"Authorization": f"Bearer {second_token(inst)}"}  # a user who is not teaching
         started = httpx.post(f"http://127.0.0.1:{app_port}/teach/start?name=bench",

@@ -77,8 +77,12 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
 
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
     # Parametrize at session scope so all tests of one backend share one migrated database.
+    # A test marked one_backend checks what the database cannot change (a page's styles, its
+    # accessibility): it runs on the first backend only, to keep the suite's time down.
     if "database_url" in metafunc.fixturenames:
-        metafunc.parametrize("database_url", BACKENDS, indirect=True, scope="session")
+        one = metafunc.definition.get_closest_marker("one_backend") is not None
+        metafunc.parametrize("database_url", BACKENDS[:1] if one else BACKENDS, indirect=True,
+                             scope="session")
 
 
 def make_app(database_url: str, instance: Path, **overrides: object) -> Flask:

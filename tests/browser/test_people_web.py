@@ -203,6 +203,7 @@ def _axe_in_both_themes(page: Any, label: str) -> list[tuple[str, str, str, Any]
     return problems
 
 
+@pytest.mark.one_backend
 def test_axe_finds_no_serious_problem_on_any_page_kind_in_either_theme(seeded, page) -> None:  # type: ignore[no-untyped-def]
     log_in(page, "alice", "alice-password")
     problems = []
@@ -217,6 +218,7 @@ def test_axe_finds_no_serious_problem_on_any_page_kind_in_either_theme(seeded, p
     assert problems == [], "\n".join(map(str, problems))
 
 
+@pytest.mark.one_backend
 def test_no_page_scrolls_sideways_at_390px(seeded, browser, live_server) -> None:  # type: ignore[no-untyped-def]
     context = browser.new_context(base_url=live_server, viewport={"width": 390, "height": 844})
     tab = context.new_page()
@@ -237,6 +239,7 @@ def test_no_page_scrolls_sideways_at_390px(seeded, browser, live_server) -> None
         context.close()
 
 
+@pytest.mark.one_backend
 def test_screenshots_light_dark_and_phone(seeded, browser, live_server, tmp_path) -> None:  # type: ignore[no-untyped-def]
     # HARMONIC_SCREENSHOTS=1 refreshes the README's pictures; otherwise they go to a temporary
     # folder, so an ordinary test run leaves the work tree clean.
