@@ -48,6 +48,8 @@ CASES = [
                                  "Dispatch (rpc.handle) adds"]),
     ("streams_bench.py", [], ["## Open GET /mcp streams in one process",
                               "| 0 | ", "| 5 | "]),
+    ("statement_cost.py", [], ["### One small read per layer", "| driver cursor (baseline) |",
+                               "| ORM session, expanding IN (Session.execute) |"]),
     ("profile_mcp.py", [], ["tools/call navigate (decision page):", "SQL statements per call",
                             "tools/call navigate, 2026-07-28 stateless:",
                             "cumtime"]),
