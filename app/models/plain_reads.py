@@ -4,27 +4,131 @@
 ORM compile state, the ORM result setup) even when it selects no entity: about 150 µs a
 statement on a loaded two-core machine, more than SQLite needs to answer the counts and short
 lists every page reads. A statement of plain columns gets the same rows, of the same types, from
-the session's connection — the same transaction, so the same snapshot — in about a third of
-that. What ``Session.execute`` does first is kept: pending changes are flushed when autoflush is
-on, so a read sees what the request wrote. Entities (anything the identity map must know) still
-go through the session.
+the session's connection — the same transaction, so the same snapshot. What ``Session.execute``
+does first is kept: pending changes are flushed when autoflush is on, so a read sees what the
+request wrote. Entities (anything the identity map must know) still go through the session.
+
+The statements given here are built once at import, so each is also compiled once per dialect
+and then run on the driver's cursor of that same connection, with SQLAlchemy's own bind and
+result processors for its column types (``bench/statement_cost.py``: SQLAlchemy Core's
+execution around a short read cost about 90 µs against the driver's 15 on SQLite). Core still
+runs a statement when something listens to the engine's statements (``before_cursor_execute``:
+the statement counters of the tests and benchmarks see every statement), when it has an
+expanding ``IN`` parameter, and again whenever the driver raises: SQLAlchemy then raises its
+own error and, for a lost connection, replaces the pool's connections as everywhere else.
 """
 
 from __future__ import annotations
 
+from collections import namedtuple
 from typing import Any
 
-from sqlalchemy import Executable, Result
+from sqlalchemy import Executable
 
 from app.extensions import db
 
 
-def execute(statement: Executable,
-            params: dict[str, Any] | None = None) -> Result[*tuple[Any, ...]]:
+class Rows(list[Any]):
+    """The rows of a read (tuples that also answer to their column names), with the
+    ``Result`` methods callers use."""
+
+    def all(self) -> list[Any]:
+        return list(self)
+
+    def tuples(self) -> Rows:
+        return self
+
+    def scalar(self) -> Any:
+        return self[0][0] if self else None
+
+
+class _Prepared:
+    """A statement compiled for one dialect, run on the driver's cursor."""
+
+    def __init__(self, statement: Executable, compiled: Any) -> None:
+        self.statement = statement  # kept: the cache is keyed by its id
+        self.compiled = compiled
+        self.sql: str = compiled.string
+        self.binds: dict[str, Any] = dict(compiled._bind_processors)
+        self.order: tuple[str, ...] | None = (tuple(compiled.positiontup)
+                                              if compiled.positional else None)
+        columns = compiled._result_columns
+        self.types = [column[3] for column in columns]
+        self.row = namedtuple("Row", [column[0] for column in columns],  # type: ignore[misc]
+                              rename=True)
+        self.results: list[Any] | None = None  # per column, set from the first answer
+
+    def run(self, dbapi_connection: Any, dialect: Any, params: dict[str, Any]) -> Rows:
+        values = self.compiled.construct_params(params)
+        for name, process in self.binds.items():
+            values[name] = process(values[name])
+        cursor = dbapi_connection.cursor()
+        try:
+            cursor.execute(self.sql, tuple(values[name] for name in self.order)
+                           if self.order is not None else values)
+            fetched = cursor.fetchall()
+            if self.results is None:
+                self.results = [kind._cached_result_processor(dialect, described[1])
+                                for kind, described in zip(self.types, cursor.description,
+                                                           strict=True)]
+        finally:
+            cursor.close()
+        make, results = self.row._make, self.results  # type: ignore[attr-defined]
+        if not any(results):
+            return Rows(make(row) for row in fetched)
+        steps = list(enumerate(results))
+        return Rows(make([process(row[i]) if process else row[i] for i, process in steps])
+                    for row in fetched)
+
+
+# (id of the statement, dialect name) -> the prepared statement, or None: Core runs it. The
+# statements are module constants, so this stays as small as the code that builds them.
+_PREPARED: dict[tuple[int, str], _Prepared | None] = {}
+_SEEN: dict[tuple[int, str], Executable] = {}
+_PARAMSTYLES = ("qmark", "pyformat")  # SQLite's driver and psycopg's
+
+
+def _prepared(statement: Executable, dialect: Any) -> _Prepared | None:
+    key = (id(statement), dialect.name)
+    if key in _PREPARED:
+        found = _PREPARED[key]
+        if found is None or found.statement is statement:
+            return found
+    # Compiled on its second run only: a statement built anew for each call (never seen twice)
+    # is left to Core's cache, which knows it by its structure.
+    if _SEEN.get(key) is not statement:
+        if len(_SEEN) >= 1024:
+            _SEEN.clear()
+        _SEEN[key] = statement
+        return None
+    compiled = statement.compile(dialect=dialect)  # type: ignore[attr-defined]
+    simple = (dialect.paramstyle in _PARAMSTYLES and not compiled.post_compile_params
+              and not compiled.literal_execute_params and not compiled.escaped_bind_names
+              and not any(bind.expanding for bind in compiled.binds.values())
+              and bool(compiled._result_columns))
+    found = _Prepared(statement, compiled) if simple else None
+    if len(_PREPARED) >= 1024:  # bounded, should statements ever be built per call
+        _PREPARED.clear()
+    _PREPARED[key] = found
+    return found
+
+
+def execute(statement: Executable, params: dict[str, Any] | None = None) -> Rows:
     session = db.session()
     if session.autoflush:  # off inside ``no_autoflush``, as for Session.execute
         session.flush()  # returns at once when nothing is pending
-    return session.connection().execute(statement, params or {})
+    connection = session.connection()
+    params = params or {}
+    engine = connection.engine
+    if not engine.dispatch.before_cursor_execute:
+        prepared = _prepared(statement, engine.dialect)
+        if prepared is not None:
+            try:
+                return prepared.run(connection.connection.dbapi_connection, engine.dialect,
+                                    params)
+            except Exception:  # noqa: BLE001 - Core runs it again and raises its own error
+                pass
+    return Rows(connection.execute(statement, params))
 
 
 def scalar(statement: Executable, params: dict[str, Any] | None = None) -> Any:
