@@ -105,6 +105,10 @@ _TEACHING_WHERE = (Playbook.owner.in_(bindparam("keys", expanding=True)),
 _TEACHING = select(Playbook).where(*_TEACHING_WHERE).order_by(Playbook.created_at.desc())
 _TEACHING_SESSION = select(Playbook.owner, Playbook.session_id).where(
     *_TEACHING_WHERE).order_by(Playbook.created_at.desc())
+_FIXED_KEYS = 3  # recording_keys gives at most three
+_TEACHING_SESSION_FIXED = select(Playbook.owner, Playbook.session_id).where(
+    Playbook.owner.in_([bindparam(f"k{i}") for i in range(_FIXED_KEYS)]),
+    Playbook.teaching.is_(True)).order_by(Playbook.created_at.desc())
 
 
 def _keys(owners: list[str] | str) -> list[str]:
@@ -131,9 +135,14 @@ def _active_session(owners: list[str] | str) -> str | None:
     """The session id of ``active(owners)``, without loading the playbook."""
     expire_idle()
     keys = _keys(owners)
-    # Plain columns on the session's connection (app.models.plain_reads): a third of the time
-    # Session.execute takes, on every proxied call.
-    row = _first(keys, plain_reads.execute(_TEACHING_SESSION, {"keys": keys}).all())
+    # Plain columns on the driver's cursor (app.models.plain_reads), on every proxied call:
+    # fixed parameters (the last key repeated) rather than an expanding IN, which Core runs.
+    if 0 < len(keys) <= _FIXED_KEYS:
+        padded = {f"k{i}": keys[min(i, len(keys) - 1)] for i in range(_FIXED_KEYS)}
+        found = plain_reads.execute(_TEACHING_SESSION_FIXED, padded).all()
+    else:
+        found = plain_reads.execute(_TEACHING_SESSION, {"keys": keys}).all()
+    row = _first(keys, found)
     return row.session_id if row is not None else None
 
 
