@@ -208,12 +208,21 @@ class Instance:
 
 
 def make_instance(database_url: str | None = None) -> Instance:
-    """A fresh instance folder; SQLite inside it unless ``database_url`` is given."""
+    """A fresh instance folder; SQLite inside it unless ``database_url`` is given.
+
+    With ``HARMONIC_BENCH_TEMPLATE`` naming a folder made by ``write_template`` (the smoke
+    tests make one per test worker), a SQLite instance is a copy of it: the same migrated
+    database and demo studio without migrating and seeding again."""
     folder = tempfile.mkdtemp(prefix="harmonic-bench-")
     atexit.register(shutil.rmtree, folder, ignore_errors=True)
     url = database_url or f"sqlite:///{folder}/harmonic.db"
     env = dict(os.environ, HARMONIC_INSTANCE=folder, FLASK_APP="wsgi.py", DATABASE_URL=url,
                SECRET_KEY="bench", WORKFLOWS_WORKER="off", HARMONIC_MCP_LOG="ERROR")
+    template = Path(os.environ.get("HARMONIC_BENCH_TEMPLATE") or "/nonexistent")
+    if database_url is None and (template / TEMPLATE_TOKEN).is_file():
+        shutil.copytree(template, folder, dirs_exist_ok=True)
+        token = (Path(folder) / TEMPLATE_TOKEN).read_text().strip()
+        return Instance(env=env, token=token, path=folder)
     subprocess.run([PY, "-m", "flask", "db", "upgrade", "heads"], env=env, cwd=ROOT,
                    check=True, capture_output=True)
     seeded = subprocess.run([PY, "-m", "flask", "seed-demo"], env=env, cwd=ROOT, check=True,
@@ -221,6 +230,18 @@ def make_instance(database_url: str | None = None) -> Instance:
     token = next(line.split("=", 1)[1] for line in seeded.splitlines()
                  if line.startswith("HARMONIC_API_TOKEN="))
     return Instance(env=env, token=token, path=folder)
+
+
+TEMPLATE_TOKEN = "bench-template-token"
+
+
+def write_template(folder: str) -> None:
+    """A migrated SQLite instance with the demo studio in ``folder``, for make_instance to copy
+    (its demo token beside it)."""
+    os.environ.pop("HARMONIC_BENCH_TEMPLATE", None)
+    made = make_instance()
+    shutil.copytree(made.path, folder, dirs_exist_ok=True)
+    (Path(folder) / TEMPLATE_TOKEN).write_text(made.token)
 
 
 def app_for(instance: Instance) -> Any:

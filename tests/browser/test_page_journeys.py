@@ -113,6 +113,7 @@ def release(tab, held: list) -> None:  # type: ignore[no-untyped-def]
     held[0].continue_()
 
 
+@pytest.mark.one_backend  # the page's script, not the database
 def test_text_typed_before_the_preview_script_runs_is_previewed(  # type: ignore[no-untyped-def]
         app, make_agent, browser, live_server) -> None:
     """The preview script is deferred: text typed while it is still on its way fires no input
@@ -135,6 +136,7 @@ def test_text_typed_before_the_preview_script_runs_is_previewed(  # type: ignore
     expect(pat.locator("[data-preview]")).to_contain_text("Monday")
 
 
+@pytest.mark.one_backend  # the page's script, not the database
 def test_fields_filled_before_the_floorplan_script_runs_are_drawn(  # type: ignore[no-untyped-def]
         app, make_agent, browser, live_server) -> None:
     """The same for the floorplan page: a room's fields filled in while its deferred script is
