@@ -1,5 +1,6 @@
-"""What one small read costs at each layer: the ORM session, SQLAlchemy Core on the session's
-own connection (``app.models.plain_reads``), and the driver's cursor, in the same run.
+"""What one small read costs at each layer: the ORM session, ``app.models.plain_reads`` (the
+driver's cursor for a prebuilt select, SQLAlchemy Core on the session's connection otherwise),
+and the driver's cursor alone, in the same run.
 
 The statement is the one the playbook proxy runs on every call (the caller's teaching session:
 two columns, an indexed filter, an ORDER BY), once with an expanding ``IN`` parameter as the app
@@ -70,17 +71,17 @@ def main() -> None:
 
             calls: dict[str, Callable[[], Any]] = {
                 "driver cursor (baseline)": driver,
-                "Core, fixed parameters (plain_reads)": lambda: plain_reads.execute(
-                    fixed, fixed_params).all(),
-                "Core, expanding IN (plain_reads)": lambda: plain_reads.execute(
+                "plain_reads, fixed parameters (the driver's cursor from its 2nd run)":
+                    lambda: plain_reads.execute(fixed, fixed_params).all(),
+                "plain_reads, expanding IN (left to Core)": lambda: plain_reads.execute(
                     teach._TEACHING_SESSION, {"keys": keys}).all(),
                 "ORM session, expanding IN (Session.execute)": lambda: session.execute(
                     teach._TEACHING_SESSION, {"keys": keys}).all(),
                 "SELECT 1: driver cursor": lambda: raw.cursor().execute("SELECT 1").fetchall(),
-                "SELECT 1: Core (plain_reads)": lambda: plain_reads.execute(
+                "SELECT 1: plain_reads (text(): left to Core)": lambda: plain_reads.execute(
                     text("SELECT 1")).all(),
                 "SELECT 1: ORM session": lambda: session.execute(text("SELECT 1")).all(),
-                "Core read, then the session's end (rollback, pool return)": ended,
+                "plain_reads read, then the session's end (rollback, pool return)": ended,
             }
             samples = harness.interleaved(calls, rounds=5, per_round=max(count // 5, 1))
             session.remove()
