@@ -16,6 +16,7 @@ left as ``<text>`` for resvg to draw as before.
 
 from __future__ import annotations
 
+import threading
 from dataclasses import dataclass, field
 from functools import cache
 from pathlib import Path
@@ -41,6 +42,9 @@ def font_files() -> dict[str, str]:
     return found
 
 
+_DRAWING = threading.Lock()
+
+
 @dataclass
 class Face:
     units_per_em: int
@@ -59,9 +63,12 @@ class Face:
                 return None
             from fontTools.pens.svgPathPen import SVGPathPen
 
-            pen = SVGPathPen(self.glyphs, ntos=_number)
-            self.glyphs[name].draw(pen)
-            found = self.outlines[char] = (pen.getCommands(), self.advances[name], name)
+            # The face is read lazily and shared by every thread rendering a PNG: one drawing
+            # of a new character at a time (a known one is read above without the lock).
+            with _DRAWING:
+                pen = SVGPathPen(self.glyphs, ntos=_number)
+                self.glyphs[name].draw(pen)
+                found = self.outlines[char] = (pen.getCommands(), self.advances[name], name)
         return found
 
 
