@@ -37,7 +37,8 @@ def _lookup(studio: Studio, name: str) -> Floorplan | None:
 
 
 items.register(items.ItemKind("floorplan", "f", Floorplan, lambda plan: plan.name,
-                              key=lambda plan: plan.name, lookup=_lookup))
+                              key=lambda plan: plan.name, lookup=_lookup,
+                              label=("name",)))
 
 
 def check_name(name: str) -> str:

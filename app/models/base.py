@@ -8,7 +8,7 @@ from collections.abc import Callable
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any, ClassVar
 
-from sqlalchemy import DateTime, String, TypeDecorator, Uuid, select
+from sqlalchemy import DateTime, String, TypeDecorator, Uuid, bindparam, select
 from sqlalchemy.orm import Mapped, declared_attr, mapped_column
 
 from app.extensions import Base, db
@@ -103,11 +103,18 @@ class SoftDeleteMixin:
         return self.deleted_at is not None
 
 
+_BY_SHORT_ID: dict[Any, Any] = {}
+
+
 def find_by_id(model, ident: str):  # type: ignore[no-untyped-def]
     """Look up ``model`` by an 8-hex short id or a full UUID; None when neither matches."""
     ident = (ident or "").strip().lower()
     if SHORT_ID.match(ident):
-        return db.session.scalars(select(model).where(model.short_id == ident)).one_or_none()
+        by_short_id = _BY_SHORT_ID.get(model)
+        if by_short_id is None:  # every item page looks its item up: built once per model
+            by_short_id = _BY_SHORT_ID[model] = select(model).where(
+                model.short_id == bindparam("short_id"))
+        return db.session.scalars(by_short_id, {"short_id": ident}).one_or_none()
     try:
         full = uuid.UUID(ident)
     except ValueError:

@@ -32,7 +32,8 @@ DESCRIPTION_MAX = 20_000
 OPTION_MAX = 256
 OPTIONS_AT_CREATION_MAX = 100  # options given with the question; add_option adds more
 
-items.register(items.ItemKind("decision", "d", Decision, lambda d: d.question))
+items.register(items.ItemKind("decision", "d", Decision, lambda d: d.question,
+                                label=("short_id", "question")))
 
 
 def _line(value: str | None, param: str, limit: int) -> str:

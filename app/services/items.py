@@ -30,6 +30,9 @@ class ItemKind:
     # item names itself in its URL, and how to find it in a studio by that key.
     key: Callable[[Any], str] | None = None
     lookup: Callable[[Studio, str], Any] | None = None
+    # The columns ``title`` and ``key`` (or the short id) read: a list of items that only
+    # names and links them (backlinks) reads these as plain columns, not whole entities.
+    label: tuple[str, ...] = ("short_id", "title")
 
 
 KINDS: dict[str, ItemKind] = {}

@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import re
 import uuid
+from collections import namedtuple
 from typing import Any, NamedTuple
 
-from sqlalchemy import bindparam, func, select
+from sqlalchemy import and_, bindparam, func, select
+from sqlalchemy.orm import aliased
 
 from app.extensions import db
 from app.models import Link, Studio, plain_reads
@@ -57,20 +59,57 @@ def sync(studio: Studio, from_type: str, from_id: uuid.UUID, text: str, base_url
 
 
 class Backlink(NamedTuple):
-    """An item linking to the one shown: what a page needs to find and show it."""
+    """An item linking to the one shown: its kind, id and, to name and link it, its ``source``
+    (the columns of its kind's ``label`` as attributes), or None when it is deleted."""
     from_type: str
     from_id: uuid.UUID
+    source: Any
 
 
 def backlinks(item_type: str, item_id: uuid.UUID) -> list[Backlink]:
-    """Who links here, oldest link first (plain rows, not the links' entities)."""
-    return [Backlink(*row) for row in
-            plain_reads.execute(_BACKLINKS, {"item_type": item_type, "item_id": item_id})]
+    """Who links here, oldest link first, each with what names it: one statement (the links
+    joined to each kind's table) of plain columns, whatever the number of kinds and links."""
+    statement, kinds = _backlinks()
+    found = []
+    for row in plain_reads.execute(statement, {"item_type": item_type, "item_id": item_id}):
+        from_type, from_id, at = row[0], row[1], 2
+        source = None
+        for kind, (label, width) in kinds.items():
+            if kind == from_type and row[at] is not None:
+                source = label._make(row[at:at + width])
+            at += width
+        found.append(Backlink(from_type, from_id, source))
+    return found
 
 
-# Every item page reads it: built once, bound per call.
-_BACKLINKS = (select(Link.from_type, Link.from_id).where(Link.to_type == bindparam("item_type"),
-                                 Link.to_id == bindparam("item_id")).order_by(Link.created_at))
+# Every item page reads it: built once the kinds are registered (feature packages register
+# theirs on import), bound per call. kind -> (its label's row type, its number of columns).
+_BACKLINKS: dict[tuple[str, ...], tuple[Any, dict[str, tuple[Any, int]]]] = {}
+
+
+def _backlinks() -> tuple[Any, dict[str, tuple[Any, int]]]:
+    registered = tuple(items.KINDS)
+    built = _BACKLINKS.get(registered)
+    if built is None:
+        columns: list[Any] = [Link.from_type, Link.from_id]
+        kinds: dict[str, tuple[Any, int]] = {}
+        joins = []
+        for kind in items.KINDS.values():
+            table = aliased(kind.model)
+            names = ("id", *kind.label)
+            columns += [getattr(table, name) for name in names]
+            kinds[kind.type] = (namedtuple("Label", names), len(names))
+            matches = [Link.from_type == kind.type, table.id == Link.from_id]
+            if getattr(table, "deleted_at", None) is not None:
+                matches.append(table.deleted_at.is_(None))
+            joins.append((table, and_(*matches)))
+        statement = select(*columns).select_from(Link)
+        for table, joined_on in joins:
+            statement = statement.outerjoin(table, joined_on)
+        statement = statement.where(Link.to_type == bindparam("item_type"),
+                                    Link.to_id == bindparam("item_id")).order_by(Link.created_at)
+        built = _BACKLINKS[registered] = (statement, kinds)
+    return built
 
 
 def leaderboard(studio: Studio, limit: int = 50) -> list[tuple[str, uuid.UUID, int]]:

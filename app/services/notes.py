@@ -191,8 +191,24 @@ _READERS = (select(*people.COLUMNS).join(_FIRST_READ, _FIRST_READ.c.user_id == U
             .order_by(_FIRST_READ.c.first, User.id).limit(READERS_SHOWN))
 
 
-def comments(item_type: str, item_id: uuid.UUID) -> list[Note]:
-    return list(db.session.scalars(_COMMENTS, {"item_type": item_type, "item_id": item_id}))
+class Comment(NamedTuple):
+    """A comment as an item page shows it, read as plain columns with its author (a
+    ``people.Person``): the page never changes it, so it needs no entity."""
+    id: uuid.UUID
+    short_id: str
+    text: str
+    created_at: datetime
+    updated_at: datetime
+    created_by_id: uuid.UUID
+    created_by: people.Person
+
+
+def comments(item_type: str, item_id: uuid.UUID) -> list[Comment]:
+    """The item's live comments, oldest first (at most ``COMMENTS_SHOWN``)."""
+    rows = plain_reads.execute(_COMMENTS, {"item_type": item_type, "item_id": item_id})
+    return [Comment(note_id, short_id, text, created, updated, author_id,
+                    people.Person(*person))
+            for note_id, short_id, text, created, updated, author_id, *person in rows]
 
 
 def has_comments(item_type: str, item_id: uuid.UUID, author_id: uuid.UUID | None = None) -> bool:
@@ -207,8 +223,10 @@ def has_comments(item_type: str, item_id: uuid.UUID, author_id: uuid.UUID | None
 # Every item page reads these (offered actions ask has_comments): built once, bound per call.
 _ON_ITEM = (Note.commentable_type == bindparam("item_type"),
             Note.commentable_id == bindparam("item_id"), Note.deleted_at.is_(None))
-_COMMENTS = (select(Note).options(joinedload(Note.created_by)).where(*_ON_ITEM)
-             .order_by(Note.created_at).limit(COMMENTS_SHOWN))
+_COMMENTS = (select(Note.id, Note.short_id, Note.text, Note.created_at, Note.updated_at,
+                    Note.created_by_id, *people.COLUMNS)
+             .join(User, User.id == Note.created_by_id).where(*_ON_ITEM)
+             .order_by(Note.created_at, Note.id).limit(COMMENTS_SHOWN))
 _HAS_COMMENTS = select(Note.id).where(*_ON_ITEM).limit(1)
 _HAS_COMMENTS_BY = (select(Note.id).where(*_ON_ITEM, Note.created_by_id == bindparam("author_id"))
                     .limit(1))

@@ -145,15 +145,10 @@ def backlinks(ctx: Context) -> Page:
 def discussion(ctx: Context) -> dict[str, Any]:
     """The page item's comments and the items linking to it: every item page shows both."""
     kind, item = ctx.extra["item_type"], ctx.item
-    # The comments first: those that link to the item are among its backlinks' sources, which
-    # items.get_many then takes from the session instead of reading them again.
     comments = notes.comments(kind, item.id)
     known_comments(ctx, comments)  # the comment actions' availability needs no more queries
-    found = links.backlinks(kind, item.id)
-    sources = items.get_many([(link.from_type, link.from_id) for link in found])
     return {"comments": comments,
-            "backlinks": [(link, sources.get((link.from_type, link.from_id)))
-                          for link in found]}
+            "backlinks": [(link, link.source) for link in links.backlinks(kind, item.id)]}
 
 
 @page(bp, "note_new", "/studios/<handle>/note", loaders.studio_page("note_new", "/note"))
