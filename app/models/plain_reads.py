@@ -23,7 +23,9 @@ from __future__ import annotations
 from collections import namedtuple
 from typing import Any
 
-from sqlalchemy import Executable
+from sqlalchemy import Executable, bindparam, inspect, select
+from sqlalchemy.orm import make_transient_to_detached
+from sqlalchemy.orm.util import identity_key
 
 from app.extensions import db
 
@@ -133,3 +135,36 @@ def execute(statement: Executable, params: dict[str, Any] | None = None) -> Rows
 
 def scalar(statement: Executable, params: dict[str, Any] | None = None) -> Any:
     return execute(statement, params).scalar()
+
+
+def get(model: Any, ident: Any) -> Any:
+    """``Session.get(model, ident)`` for a row the session does not hold yet, read as plain
+    columns and made the same entity a query would have loaded: persistent in the session,
+    every column loaded and unchanged, its relationships loaded when first touched.
+
+    Every request loads its person this way (``Session.get`` took about 250 µs of ORM work
+    around a 15 µs read on SQLite). A model with deferred columns or a composite key, or a
+    row the session already holds, goes through ``Session.get`` itself."""
+    session = db.session()
+    built = _GETS.get(model)
+    if built is None:
+        mapper = inspect(model)
+        simple = (len(mapper.primary_key) == 1 and
+                  not any(prop.deferred for prop in mapper.column_attrs))
+        keys = tuple(prop.key for prop in mapper.column_attrs)
+        built = _GETS[model] = (
+            (select(*(getattr(model, key) for key in keys))
+             .where(mapper.primary_key[0] == bindparam("ident")), keys) if simple else None)
+    if built is None or session.identity_map.get(identity_key(model, ident)) is not None:
+        return session.get(model, ident)
+    statement, keys = built
+    rows = execute(statement, {"ident": ident})
+    if not rows:
+        return None
+    found = model(**dict(zip(keys, rows[0], strict=True)))
+    make_transient_to_detached(found)  # its values become what was loaded, not changes
+    session.add(found)
+    return found
+
+
+_GETS: dict[Any, tuple[Any, tuple[str, ...]] | None] = {}

@@ -15,8 +15,8 @@ from flask_login import current_user
 from app.core import identity as core_identity
 from app.core import token_cache
 from app.core.identity import IDENTITY_KEY, Identity
-from app.extensions import csrf, db, login_manager
-from app.models import User
+from app.extensions import csrf, login_manager
+from app.models import User, plain_reads
 from app.services.errors import Unauthorized
 from app.web import limits, ratelimit
 
@@ -24,7 +24,7 @@ from app.web import limits, ratelimit
 @login_manager.user_loader
 def _load_user(user_id: str) -> User | None:
     try:
-        return db.session.get(User, uuid.UUID(user_id))
+        return plain_reads.get(User, uuid.UUID(user_id))
     except ValueError:
         return None
 
@@ -60,7 +60,7 @@ def load_identity() -> None:
         g.identity = Identity(user_id=current_user.id, via="session")
     needs_person = request.blueprint not in core_identity.IDENTITY_ONLY
     if g.identity is not None and g.user is None and needs_person:
-        g.user = db.session.get(User, g.identity.user_id)
+        g.user = plain_reads.get(User, g.identity.user_id)
         if g.user is None:
             raise Unauthorized("the account behind this identity no longer exists",
                                reason="account_gone")

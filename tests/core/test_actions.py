@@ -113,6 +113,32 @@ def test_links_and_backlinks(studio) -> None:  # type: ignore[no-untyped-def]
     assert "| note: [target](" in board and "| 2 |" in board
 
 
+def test_an_item_page_names_and_links_each_source_and_its_comments(studio) -> None:  # type: ignore[no-untyped-def]
+    """Backlinks of every kind, by title and path, in both formats; a deleted source leaves
+    them; comments come with their authors, oldest first."""
+    target = note_of(studio, text="target", title="Target")
+    linking = note_of(studio, text=f"see {target}", title="Linking note")
+    gone = note_of(studio, text=f"also {target}", title="Deleted soon")
+    decision = studio.act("/studios/team/decide", "create_decision", question="Which way?",
+                          description=f"Read {target} first")
+    assert decision.status_code == 201
+    assert studio.act(target, "add_comment", text="first!").status_code == 201
+    assert studio.act(target, "add_comment", text="second, see above").status_code == 201
+    assert studio.act(gone, "delete_note").status_code == 200
+    page = studio.get(target).get_data(as_text=True)
+    backlinks = page.split("## Backlinks", 1)[1].split("## Comments", 1)[0]
+    assert f"* [Linking note]({linking})" in backlinks
+    assert f"* [Which way?]({decision.json['location']})" in backlinks
+    assert "Deleted soon" not in backlinks
+    comments = page.split("## Comments (2)", 1)[1]
+    assert comments.index("first!") < comments.index("second, see")
+    assert comments.count("### Alice") == 2
+    html = studio.get(target, accept="text/html").get_data(as_text=True)
+    assert f'<a href="{linking}">Linking note</a>' in html
+    assert f'<a href="{decision.json["location"]}">Which way?</a>' in html
+    assert "Deleted soon" not in html and html.count('class="comment"') == 2
+
+
 def test_studio_create_join_and_settings(studio, make_agent) -> None:  # type: ignore[no-untyped-def]
     r = studio.act("/studios/new", "create_studio", name="Lab", handle="lab",
                    join_policy="invite", tempo="daily", timezone="Europe/Paris",

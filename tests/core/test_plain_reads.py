@@ -82,3 +82,38 @@ def test_a_read_sees_the_request_s_pending_writes(app: Flask) -> None:
             assert len(plain_reads.execute(COLUMNS, {"owner": "cy"})) == number + 1
         db.session.rollback()
         assert plain_reads.execute(COLUMNS, {"owner": "cy"}) == []
+
+
+def test_get_loads_the_entity_session_get_would(app: Flask) -> None:
+    """plain_reads.get: the same values as Session.get, a persistent unchanged entity whose
+    relationships load when touched and whose changes are saved; None for no such row; the
+    session's own object when it holds one."""
+    from app.models import ApiToken, User
+
+    with app.app_context():
+        user = User(handle="getter", name="Get Ter", timezone="Europe/Paris")
+        db.session.add(user)
+        db.session.flush()
+        db.session.add(ApiToken(user_id=user.id, name="t", token_hash="h" * 64,
+                                prefix="hk_abcd"))
+        db.session.commit()
+        user_id = user.id
+        db.session.remove()
+        expected = {prop.key: getattr(db.session.get(User, user_id), prop.key)
+                    for prop in db.inspect(User).column_attrs}
+        db.session.remove()
+        for _ in range(2):  # the second read runs on the driver's cursor
+            found = plain_reads.get(User, user_id)
+            assert found is not None and found in db.session
+            assert {key: getattr(found, key) for key in expected} == expected
+            state = db.inspect(found)
+            assert state.persistent and not state.modified and not db.session.dirty
+            assert [t.name for t in found.tokens] == ["t"]  # a lazy load, as after a query
+            assert plain_reads.get(User, user_id) is found  # held: the session's own
+            db.session.remove()
+        found = plain_reads.get(User, user_id)
+        found.name = "Renamed"
+        db.session.commit()
+        db.session.remove()
+        assert db.session.get(User, user_id).name == "Renamed"
+        assert plain_reads.get(User, uuid.uuid4()) is None
