@@ -73,15 +73,17 @@ def _zone(name: str | None) -> ZoneInfo | None:
 
 def viewer_zone(studio: Any = None) -> ZoneInfo:
     """The person's own zone, else the studio's, else UTC: one zone for a whole page."""
-    user = g.get("user")
     # Asked once per time shown (sixty times on a team page): answered once per request for
-    # the same person and studio zone names.
+    # the same person and studio zone names, from ``g`` looked up once (each lookup through
+    # its proxy costs more than the rest of this function).
+    store = g._get_current_object()
+    user = getattr(store, "user", None)
     key = (getattr(user, "timezone", None), getattr(studio, "timezone", None))
-    known = g.get("_viewer_zone")
+    known = getattr(store, "_viewer_zone", None)
     if known is not None and known[0] == key:
         return known[1]
     zone = _zone(key[0]) or _zone(key[1]) or ZoneInfo("UTC")
-    g._viewer_zone = (key, zone)
+    store._viewer_zone = (key, zone)
     return zone
 
 
@@ -196,6 +198,7 @@ ACRONYMS = {"dsl": "DSL", "id": "ID", "url": "URL", "uri": "URI", "svg": "SVG", 
             "json": "JSON", "api": "API", "mcp": "MCP", "x": "x", "y": "y"}
 
 
+@lru_cache(maxsize=1024)  # a pure function of its arguments, asked for every form field shown
 def humane(name: str, title: str | None = None) -> str:
     """A field's label: its schema ``title`` if any, else its name in words
     ("relativePosition" → "Relative position", "new_name" → "New name", "dsl" → "DSL")."""

@@ -13,6 +13,7 @@ import json
 import re
 from dataclasses import dataclass, field
 from datetime import datetime
+from functools import lru_cache
 from typing import Any
 from zoneinfo import ZoneInfo
 
@@ -66,6 +67,7 @@ def _types(schema: dict[str, Any]) -> list[str]:
     return [k for k in kinds if k != "null"] or ["string"]
 
 
+@lru_cache(maxsize=1024)  # pure, and asked again for every form shown
 def _without_resources(text: str) -> str:
     """An agent's pointer to an MCP resource means nothing to a person: "X (see
     floorplan://schema; Y)" → "X (Y)", "X (see floorplan://schema)" → "X"."""
@@ -75,6 +77,7 @@ def _without_resources(text: str) -> str:
     return re.sub(rf"\s*\b{scheme}\S+", "", text).strip()
 
 
+@lru_cache(maxsize=1024)  # pure, and asked again for every form shown
 def _useful_hint(hint: str, name: str, label: str) -> str:
     """No hint that only repeats the field's name ("size", "relativePosition")."""
     def plain(text: str) -> str:
