@@ -27,11 +27,20 @@ class Redactor:
             except re.error:
                 continue  # a broken operator pattern must not stop recording
         self.patterns = tuple(compiled)
+        # Short strings answered before: an upstream's answers repeat the same names, types
+        # and ids on every call, and scanning each with every pattern was most of the walk.
+        self._texts: dict[str, str] = {}
 
     def text(self, value: str) -> str:
+        known = self._texts.get(value)
+        if known is not None:
+            return known
+        redacted = value
         for pattern in self.patterns:
-            value = pattern.sub(MARK, value)
-        return value
+            redacted = pattern.sub(MARK, redacted)
+        if len(value) <= _SHORT and len(self._texts) < _TEXTS_KEPT:  # bounded memory
+            self._texts[value] = redacted
+        return redacted
 
     def value(self, value: Any, depth: int = 0) -> Any:
         # Exact types first: an upstream's answer is thousands of numbers, short strings and
@@ -44,8 +53,10 @@ class Redactor:
         if kind is str:
             return self.text(value)
         if kind is dict or isinstance(value, dict):
-            return {k: (MARK if isinstance(k, str) and _secret_key(k) and v not in
-                        (None, "", False) else self.value(v, depth + 1))
+            keys = _KEYS
+            return {k: (MARK if isinstance(k, str) and (keys.get(k) if k in keys else
+                                                        _secret_key(k))
+                        and v not in (None, "", False) else self.value(v, depth + 1))
                     for k, v in value.items()}
         if kind is list or isinstance(value, list):
             return [self.value(v, depth + 1) for v in value]
@@ -53,6 +64,9 @@ class Redactor:
             return self.text(value)
         return value
 
+
+_SHORT = 128  # characters: a string this long or shorter is remembered once redacted
+_TEXTS_KEPT = 4096
 
 _REDACTORS: dict[tuple[str, ...], Redactor] = {}
 
