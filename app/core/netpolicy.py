@@ -28,6 +28,7 @@ import enum
 import ipaddress
 import re
 from collections.abc import Iterable
+from functools import lru_cache
 from typing import NamedTuple
 from urllib.parse import urlsplit
 
@@ -35,6 +36,7 @@ LOOPBACK_NAME = "localhost"
 LOOPBACK_ENTRY = "loopback"  # the allow-list word for every loopback host
 
 
+@lru_cache(maxsize=256)  # pure; asked on every /mcp request about the same few peers
 def is_loopback(host: str | None) -> bool:
     """Whether ``host`` (a name or an address, IPv6 bracketed or not) is loopback."""
     if not host:

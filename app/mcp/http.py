@@ -43,11 +43,15 @@ import time
 import uuid
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
+from functools import lru_cache
 from typing import Any
 from urllib.parse import urlsplit
 
 from flask import Blueprint, Flask, Response, current_app, g, request
+from werkzeug.datastructures import MIMEAccept
 from werkzeug.exceptions import RequestEntityTooLarge, TooManyRequests
+from werkzeug.http import parse_accept_header
+from werkzeug.sansio.utils import get_current_url
 
 from app.actions.effects import needs_write
 from app.core import changes, feed, jsonrpc, netpolicy, resource
@@ -433,8 +437,11 @@ def _listen(message: dict[str, Any], identity: Identity | None) -> Response:
     return _event_stream(stream())
 
 
-def _logged_headers() -> dict[str, str]:
-    """The request headers worth a debug line (wire.message redacts Authorization)."""
+def _logged_headers() -> dict[str, str] | None:
+    """The request headers worth a debug line (wire.message redacts Authorization); None when
+    messages are not logged."""
+    if not wire.enabled():
+        return None
     return {k: v for k, v in request.headers.items()
             if k.lower() in ("authorization", "mcp-session-id", "mcp-protocol-version",
                              "mcp-method", "mcp-name", "origin")}
@@ -443,7 +450,12 @@ def _logged_headers() -> dict[str, str]:
 def _origin() -> str:
     """This request's own scheme://host: absolute URLs there are links into this app (the
     Host already passed the allow-list)."""
-    return request.host_url.rstrip("/")
+    return _host_url(request.scheme, request.host)
+
+
+@lru_cache(maxsize=64)  # the same few hosts on every request; werkzeug builds it anew each time
+def _host_url(scheme: str, host: str) -> str:
+    return get_current_url(scheme, host).rstrip("/")  # as request.host_url builds it
 
 
 def _initialize(message: Any, identity: Identity | None) -> Response:
@@ -456,8 +468,12 @@ def _initialize(message: Any, identity: Identity | None) -> Response:
 
 
 def _accepts_sse() -> bool:
-    return request.accept_mimetypes.find("text/event-stream") >= 0 or "*/*" in request.headers.get(
-        "Accept", "")
+    return _accept_has_sse(request.headers.get("Accept", ""))
+
+
+@lru_cache(maxsize=64)  # a client sends the same Accept header with every request
+def _accept_has_sse(accept: str) -> bool:
+    return parse_accept_header(accept, MIMEAccept).find("text/event-stream") >= 0 or "*/*" in accept
 
 
 class _NullChannel:

@@ -27,6 +27,7 @@ from app.core import changes
 from app.core.identity import Identity
 from app.extensions import db
 from app.mcp.context import SessionState
+from app.models import plain_reads
 from app.models.base import utcnow
 from app.models.changes import ChangeEvent
 from app.models.mcp import McpCancellation, McpClientRequest, McpSession
@@ -130,10 +131,11 @@ def find_session(session_id: str) -> DbSession | None:
     # PostgreSQL) on every request of every session.
     # Core execution on that connection: the ORM's execute path (compile state, identity
     # handling of a statement that loads no entity) cost as much as the query itself.
-    row = db.session.connection().execute(_FIND_SESSION, {"sid": session_id}).mappings().first()
-    if row is None or utcnow() - row["last_seen_at"] > IDLE_LIMIT:
+    # Plain columns on the driver's cursor (app.models.plain_reads) where it can.
+    rows = plain_reads.execute(_FIND_SESSION, {"sid": session_id})
+    if not rows or utcnow() - rows[0].last_seen_at > IDLE_LIMIT:
         return None
-    return DbSession(row)
+    return DbSession(rows[0]._asdict())
 
 
 PRUNE_AFTER = timedelta(days=7)

@@ -72,6 +72,11 @@ def _secret_field(key: Any, value: Any) -> bool:
             and value not in (None, "", False) and not isinstance(value, int | float))
 
 
+def enabled() -> bool:
+    """Whether messages are logged (callers skip gathering what only the log would show)."""
+    return log.isEnabledFor(logging.DEBUG)
+
+
 def message(transport: str, direction: str, payload: Any, headers: dict[str, str] | None = None
             ) -> None:
     """Log one message (a parsed object, or raw text that did not parse)."""

@@ -35,6 +35,17 @@ def _limit(identity: Identity, outer: bool = True) -> None:
     ratelimit.check(current_app.config, limiter, identity, request.path, outer=outer)
 
 
+def _may_have_login() -> bool:
+    """Whether the request carries a cookie a browser login lives in (the session or the
+    remember-me cookie). Without either, flask-login can only answer "anonymous", and asking
+    it costs a hash of the client's address and agent (its session protection) per request:
+    most of an agent's anonymous /mcp call on loopback."""
+    cookies = request.cookies
+    return bool(cookies) and (
+        current_app.config.get("SESSION_COOKIE_NAME", "session") in cookies
+        or current_app.config.get("REMEMBER_COOKIE_NAME", "remember_token") in cookies)
+
+
 def bearer_token() -> str | None:
     return core_identity.bearer_token(request.headers.get("Authorization"))
 
@@ -56,7 +67,7 @@ def load_identity() -> None:
         # needs only the identity.
         g.identity, g.user = token_cache.resolve(plaintext)
         _limit(g.identity)
-    elif current_user.is_authenticated:
+    elif _may_have_login() and current_user.is_authenticated:
         g.identity = Identity(user_id=current_user.id, via="session")
     needs_person = request.blueprint not in core_identity.IDENTITY_ONLY
     if g.identity is not None and g.user is None and needs_person:

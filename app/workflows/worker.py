@@ -13,7 +13,7 @@ import threading
 from contextlib import ExitStack
 from typing import Any
 
-from flask import Flask
+from flask import Flask, current_app, has_app_context
 
 from app.workflows import engine, queue, runner, settings, wakeup
 
@@ -99,8 +99,13 @@ _threads: dict[int, tuple[int, Worker]] = {}  # id(app) → (pid, worker)
 
 
 def thread_wanted(app: Flask) -> bool:
-    with app.app_context():
+    if has_app_context() and current_app._get_current_object() is app:  # type: ignore[attr-defined]
+        # Asked before every request: pushing another context of the same app cost more
+        # than reading the setting.
         choice = settings.get("WORKFLOWS_WORKER").lower()
+    else:
+        with app.app_context():
+            choice = settings.get("WORKFLOWS_WORKER").lower()
     if choice in ("on", "1", "true", "yes"):
         return True
     if choice in ("off", "0", "false", "no"):
