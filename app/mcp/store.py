@@ -126,13 +126,11 @@ def find_session(session_id: str) -> DbSession | None:
     """The live session for an Mcp-Session-Id, or None if unknown or ended."""
     if not session_id or len(session_id) > 64:
         return None
-    # On the request's own connection, which already holds the token lookup: a separate
-    # engine connection cost another pool checkout (a ping and a rollback: three round trips on
-    # PostgreSQL) on every request of every session.
-    # Core execution on that connection: the ORM's execute path (compile state, identity
-    # handling of a statement that loads no entity) cost as much as the query itself.
-    # Plain columns on the driver's cursor (app.models.plain_reads) where it can.
-    rows = plain_reads.execute(_FIND_SESSION, {"sid": session_id})
+    # Plain columns on the driver's cursor (app.models.plain_reads: the ORM's execute path
+    # cost as much as the query itself), alone in autocommit when nothing else of the request
+    # has begun a transaction (the usual case: the token came from the per-process cache),
+    # else on the request's own connection, which then already holds the token lookup.
+    rows = plain_reads.read_alone(_FIND_SESSION, {"sid": session_id})
     if not rows or utcnow() - rows[0].last_seen_at > IDLE_LIMIT:
         return None
     return DbSession(rows[0]._asdict())

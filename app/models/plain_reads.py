@@ -133,6 +133,28 @@ def execute(statement: Executable, params: dict[str, Any] | None = None) -> Rows
     return Rows(connection.execute(statement, params))
 
 
+def read_alone(statement: Executable, params: dict[str, Any] | None = None) -> Rows:
+    """One read that needs no transaction, made before the request has begun one: on a pooled
+    connection of its own in autocommit, so PostgreSQL gets the statement alone, without the
+    BEGIN before it and the ROLLBACK when the request ends (three round trips become one).
+    Once the request's session is in a transaction, the read joins it (``execute``)."""
+    if db.session().in_transaction():
+        return execute(statement, params)
+    params = params or {}
+    engine = db.engine
+    with engine.connect() as connection:
+        connection = connection.execution_options(isolation_level="AUTOCOMMIT")
+        if not engine.dispatch.before_cursor_execute:
+            prepared = _prepared(statement, engine.dialect)
+            if prepared is not None:
+                try:
+                    return prepared.run(connection.connection.dbapi_connection, engine.dialect,
+                                        params)
+                except Exception:  # noqa: BLE001 - Core runs it again and raises its own error
+                    pass
+        return Rows(connection.execute(statement, params))
+
+
 def scalar(statement: Executable, params: dict[str, Any] | None = None) -> Any:
     return execute(statement, params).scalar()
 

@@ -117,3 +117,43 @@ def test_get_loads_the_entity_session_get_would(app: Flask) -> None:
         db.session.remove()
         assert db.session.get(User, user_id).name == "Renamed"
         assert plain_reads.get(User, uuid.uuid4()) is None
+
+
+def test_read_alone_reads_outside_a_transaction_or_joins_the_open_one(app: Flask) -> None:
+    """Before the request has begun a transaction, read_alone begins none (the session stays
+    without one) and gives the committed rows; once one is open, it reads inside it and so
+    sees the request's own pending rows."""
+    with app.app_context():
+        db.session.add(_playbook("alone", 1))
+        db.session.commit()
+        db.session.remove()
+        for _ in range(3):  # the second run is the first on the driver's cursor
+            rows = plain_reads.read_alone(COLUMNS, {"owner": "alone"})
+            assert [r.owner for r in rows] == ["alone"]
+            assert not db.session().in_transaction()
+        db.session.add(_playbook("alone", 2))
+        db.session.flush()
+        assert db.session().in_transaction()
+        assert len(plain_reads.read_alone(COLUMNS, {"owner": "alone"})) == 2
+        db.session.rollback()
+        assert len(plain_reads.read_alone(COLUMNS, {"owner": "alone"})) == 1
+        with pytest.raises(exc.OperationalError if db.engine.dialect.name == "sqlite"
+                           else exc.ProgrammingError):
+            plain_reads.read_alone(MISSING)
+
+
+def test_read_alone_on_a_connection_pinged_at_checkout(app: Flask, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """A pooled PostgreSQL connection idle for a while is pinged when checked out; the ping
+    must leave it idle, or a read in autocommit could not switch it (it failed with "can't
+    change 'autocommit' now" before the ping ended its transaction)."""
+    import app.extensions as extensions
+
+    monkeypatch.setattr(extensions, "IDLE_PING_SECONDS", 0.0)  # every checkout pings
+    with app.app_context():
+        db.session.add(_playbook("pinged", 1))
+        db.session.commit()
+        db.session.remove()
+        for _ in range(3):
+            assert [r.owner for r in plain_reads.read_alone(COLUMNS, {"owner": "pinged"})] == [
+                "pinged"]
+            db.session.remove()
