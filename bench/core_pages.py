@@ -13,7 +13,14 @@ long request grows with every other process's turn, its CPU time much less, so t
 is the steadier one to compare runs by. The goals (issue 22) are read on the wall-time p50:
 every page within 30x the bare view's in the same run, and within 3 ms.
 
-    .venv/bin/python bench/core_pages.py [--quick | --smoke] [--postgres]
+``--both`` renders every page from a SQLite instance and a PostgreSQL one in the same run,
+alternately, for the goal "PostgreSQL within 1.5x of SQLite". Beside each ratio it shows what
+the database server's answers cost: a page's wall time less its thread's CPU time is the time
+it waited for PostgreSQL, and its round trips (its statements, plus the BEGIN and ROLLBACK of
+its transaction) times one bare ``SELECT 1`` round trip on each driver, measured in the same
+run, give the least any code running those statements would add over SQLite.
+
+    .venv/bin/python bench/core_pages.py [--quick | --smoke] [--postgres | --both]
 """
 
 from __future__ import annotations
@@ -22,7 +29,7 @@ import argparse
 import sys
 import time
 from collections.abc import Callable
-from contextlib import ExitStack
+from contextlib import ExitStack, closing
 from pathlib import Path
 from typing import Any
 
@@ -82,7 +89,12 @@ def main() -> None:
     parser.add_argument("--quick", action="store_true")
     parser.add_argument("--smoke", action="store_true")
     parser.add_argument("--postgres", action="store_true", help="PostgreSQL instead of SQLite")
+    parser.add_argument("--both", action="store_true",
+                        help="SQLite and PostgreSQL in the same run: their ratio per page")
     args = parser.parse_args()
+    if args.both:
+        both_backends()
+        return
     small_n, large_n = harness.size((4, 20), (4, 20), (2, 4))
     count = harness.size(300, 100, 3)
 
@@ -140,6 +152,143 @@ def main() -> None:
              f"{harness.goal(not over)}" + (f" (over: {', '.join(over)})" if over else ""),
              f"Goal: every page's p50 ≤ {GOAL_MS:g} ms — {harness.goal(not slow)}"
              + (f" (over: {', '.join(slow)})" if slow else "")])
+    harness.print_footer()
+
+
+GOAL_PG = 1.5  # PostgreSQL's p50 within this many times SQLite's, same run
+
+
+def page_sql(app: Any, token: str, path: str, accept: str) -> list[tuple[str, Any]]:
+    """The statements and parameters one GET of ``path`` hands the driver (caches warm)."""
+    from sqlalchemy import event
+
+    from app.extensions import db
+
+    client = app.test_client()
+    headers = {"Authorization": f"Bearer {token}", "Accept": accept}
+    assert client.get(path, headers=headers).status_code == 200
+    sent: list[tuple[str, Any]] = []
+
+    def keep(_conn: Any, _cursor: Any, statement: str, parameters: Any, *_args: Any) -> None:
+        sent.append((statement, parameters))
+
+    with app.app_context():
+        engine = db.engine
+    event.listen(engine, "before_cursor_execute", keep)
+    try:
+        assert client.get(path, headers=headers).status_code == 200
+    finally:
+        event.remove(engine, "before_cursor_execute", keep)
+    return sent
+
+
+def sql_alone(connection: Any, sent: list[tuple[str, Any]]) -> float:
+    """Seconds to run a page's statements on the bare driver, fetching every row, in one
+    transaction rolled back at the end (as the page's own)."""
+    started = time.perf_counter()
+    for statement, parameters in sent:
+        cursor = connection.cursor()
+        cursor.execute(statement, parameters)
+        if cursor.description is not None:
+            cursor.fetchall()
+        cursor.close()
+    connection.rollback()
+    return time.perf_counter() - started
+
+
+def sql_pipelined(connection: Any, sent: list[tuple[str, Any]]) -> float:
+    """``sql_alone`` with every statement sent before any answer is read (psycopg's pipeline
+    mode): what the page's reads would cost if none waited for another's answer."""
+    started = time.perf_counter()
+    cursors = []
+    with connection.pipeline():
+        for statement, parameters in sent:
+            cursor = connection.cursor()
+            cursor.execute(statement, parameters)
+            cursors.append(cursor)
+    for cursor in cursors:
+        if cursor.description is not None:
+            cursor.fetchall()
+        cursor.close()
+    connection.rollback()
+    return time.perf_counter() - started
+
+
+def both_backends() -> None:
+    import sqlite3
+
+    import psycopg
+
+    count = harness.size(300, 100, 3)
+    n = harness.size(20, 20, 4)
+    with ExitStack() as stack:
+        pg_url = stack.enter_context(harness.pg_database("bench_pages"))
+        apps = {}
+        for backend, url in (("SQLite", None), ("PostgreSQL", pg_url)):
+            instance = harness.make_instance(url)
+            app = harness.app_for(instance)
+            paths = seeds.busy_studio(app, n, prefix="l")
+            apps[backend] = (app, instance, paths)
+        pg_app, pg_instance, pg_paths = apps["PostgreSQL"]
+        statements = statements_per_page(pg_app, pg_instance.token, pg_paths)
+        calls: dict[str, Callable[[], Any]] = {}
+        for name in pg_paths:
+            for fmt, accept in FORMATS.items():
+                for backend, (app, instance, paths) in apps.items():
+                    calls[f"{name} ({fmt}) {backend}"] = page_getter(app, instance.token,
+                                                                     paths[name], accept)
+        # Each page's own statements on the bare drivers, alternated with the pages' renders.
+        sqlite_file = apps["SQLite"][1].env["DATABASE_URL"].removeprefix("sqlite:///")
+        connections = {"SQLite": stack.enter_context(closing(sqlite3.connect(sqlite_file))),
+                       "PostgreSQL": stack.enter_context(closing(psycopg.connect(
+                           pg_url.replace("postgresql+psycopg://", "postgresql://"))))}
+        alone: dict[str, harness.Sample] = {}
+        for name in pg_paths:
+            for fmt, accept in FORMATS.items():
+                for backend, (app, instance, paths) in apps.items():
+                    sent = page_sql(app, instance.token, paths[name], accept)
+                    connection = connections[backend]
+                    sample = alone[f"{name} ({fmt}) {backend}"] = harness.Sample()
+                    calls[f"{name} ({fmt}) {backend} SQL"] = (
+                        lambda sent=sent, connection=connection, sample=sample:
+                        sample.latencies.append(sql_alone(connection, sent)))
+                    if backend == "PostgreSQL":
+                        piped = alone[f"{name} ({fmt}) pipelined"] = harness.Sample()
+                        calls[f"{name} ({fmt}) pipelined"] = (
+                            lambda sent=sent, connection=connection, sample=piped:
+                            sample.latencies.append(sql_pipelined(connection, sent)))
+        wall, cpu = timed(calls, rounds=3, per_round=max(count // 3, 1))
+        rows, over = [], []
+        for name in pg_paths:
+            for fmt in FORMATS:
+                s, p = wall[f"{name} ({fmt}) SQLite"], wall[f"{name} ({fmt}) PostgreSQL"]
+                s_cpu, p_cpu = cpu[f"{name} ({fmt}) SQLite"], cpu[f"{name} ({fmt}) PostgreSQL"]
+                s_sql = alone[f"{name} ({fmt}) SQLite"].p50
+                p_sql = alone[f"{name} ({fmt}) PostgreSQL"].p50
+                # Our code's cost as on SQLite, the database's as PostgreSQL answers alone.
+                floor = s.p50 - s_sql + p_sql
+                if p.p50 > GOAL_PG * s.p50:
+                    over.append(f"{name} ({fmt})")
+                rows.append([f"{name} ({fmt})", str(statements[(name, fmt)]), f"{s.p50:.2f}",
+                             f"{p.p50:.2f}", f"{p.p50 / s.p50:.2f}×",
+                             f"{p_cpu.p50 / s_cpu.p50:.2f}×", f"{s_sql:.2f}", f"{p_sql:.2f}",
+                             f"{floor:.2f}", f"{floor / s.p50:.2f}×", f"{p.p50 / floor:.2f}×",
+                             f"{alone[f'{name} ({fmt}) pipelined'].p50:.2f}"])
+        harness.print_table(
+            f"PostgreSQL beside SQLite, same run (n = {n}, in-process WSGI, {count} requests "
+            f"each, alternated)",
+            ["page", "statements", "SQLite p50 ms", "PG p50 ms", "PG / SQLite",
+             "PG / SQLite CPU", "its SQL alone, SQLite ms", "its SQL alone, PG ms",
+             "floor ms", "floor / SQLite", "PG / floor", "its SQL pipelined, PG ms"],
+            rows,
+            ["Its SQL alone: the statements and parameters the page hands the driver, run on "
+             "a bare driver connection and rolled back (p50). The floor is the SQLite page "
+             "with its SQL's time replaced by PostgreSQL's: what the page would cost on "
+             "PostgreSQL if our code around the statements cost what it costs on SQLite. "
+             "Pipelined: the same statements all sent before any answer is read (psycopg's "
+             "pipeline mode), what they would cost if no read waited for another's answer.",
+             f"Goal: every page's PostgreSQL p50 ≤ {GOAL_PG:g}× its SQLite p50 — "
+             f"{harness.goal(not over)}" + (f" (over: {', '.join(over)})" if over else "")])
     harness.print_footer()
 
 

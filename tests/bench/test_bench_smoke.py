@@ -55,6 +55,9 @@ CASES = [
                             "cumtime"]),
 ]
 PG_CASES = [
+    ("core_pages.py", ["--both"], ["### PostgreSQL beside SQLite, same run", "| decision (md) |",
+                                   "its SQL pipelined, PG ms",
+                                   "Goal: every page's PostgreSQL p50"]),
     ("queue_bench.py", [], ["### Jobs per second on PostgreSQL",
                             "ceiling (bare SKIP LOCKED loop)", "### Enqueue → run succeeded"]),
 ]
