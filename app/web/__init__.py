@@ -22,6 +22,7 @@ def init_app(app: Flask) -> None:
         agent_activity,
         agent_web,
         collab_pages,
+        cookie_sessions,
         core_pages,
         health,
         list_pages,
@@ -32,6 +33,7 @@ def init_app(app: Flask) -> None:
     )
 
     app.wsgi_app = MarkdownSuffix(app.wsgi_app)  # type: ignore[method-assign]
+    cookie_sessions.init_app(app)
     # Escape HTML templates only: Markdown templates produce text, escaped by our own filters.
     app.jinja_env.autoescape = select_autoescape(enabled_extensions=("html.j2", "html"),
                                                  default_for_string=False, default=False)

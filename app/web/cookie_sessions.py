@@ -1,0 +1,41 @@
+"""The browser session cookie: Flask's signed cookie, without rebuilding its signer per request.
+
+Flask's ``SecureCookieSessionInterface`` builds a new ``URLSafeTimedSerializer`` (and with it
+the key list and signer settings) before every request, even one that carries no session
+cookie at all, which is every agent's request. Here a request without the cookie gets an empty
+session straight away, and the serializer is built once per set of keys (a change of
+``SECRET_KEY`` or its fallbacks builds a new one). Everything else, the cookie's format,
+signature, lifetime and the saving, is Flask's own.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from flask import Flask, Request
+from flask.sessions import SecureCookieSession, SecureCookieSessionInterface
+from itsdangerous import URLSafeTimedSerializer
+
+_KEY = "harmonic.session_serializer"
+
+
+class SignedCookieSessions(SecureCookieSessionInterface):
+    def get_signing_serializer(self, app: Flask) -> URLSafeTimedSerializer | None:
+        if not app.secret_key:
+            return None
+        keys: tuple[Any, ...] = (app.secret_key,
+                                 *(app.config.get("SECRET_KEY_FALLBACKS") or ()))
+        cached = app.extensions.get(_KEY)
+        if cached is None or cached[0] != keys:
+            cached = (keys, super().get_signing_serializer(app))
+            app.extensions[_KEY] = cached
+        return cached[1]
+
+    def open_session(self, app: Flask, request: Request) -> SecureCookieSession | None:
+        if app.secret_key and not request.cookies.get(self.get_cookie_name(app)):
+            return self.session_class()  # nothing to read: no serializer needed
+        return super().open_session(app, request)
+
+
+def init_app(app: Flask) -> None:
+    app.session_interface = SignedCookieSessions()
