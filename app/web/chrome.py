@@ -171,7 +171,12 @@ def dt_filter(context: JinjaContext, value: datetime | None,
     shape = "date" if "%H" not in fmt else "time" if "%Y" not in fmt else "relative"
     head, text = _time_tag(value, zone, shape)
     if shape == "relative":
-        text = str(escape(relative(value)))
+        # One "now" per render, as one zone: every relative time of a page is read against
+        # the same moment (and the clock is asked once, not once per time shown).
+        now: datetime | None = getattr(context.eval_ctx, "harmonic_now", None)
+        if now is None:
+            now = context.eval_ctx.harmonic_now = datetime.now(UTC)  # type: ignore[attr-defined]
+        text = str(escape(relative(value, now)))
     return Markup(f"{head}{text}</time>")
 
 
