@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from sqlalchemy import select
+from sqlalchemy import select, text
 
 
 def busy_studio(app: Any, n: int = 20, prefix: str = "p") -> dict[str, str]:
@@ -62,6 +62,12 @@ def busy_studio(app: Any, n: int = 20, prefix: str = "p") -> dict[str, str]:
         for kind, item in (("decision", decision), ("commitment", commitment), ("note", note)):
             studios.pin(studio, owner, kind, item.id)
         db.session.commit()
+        if db.engine.dialect.name == "postgresql":
+            # The planner's statistics of the tables just filled, as autovacuum gathers them
+            # within a minute of such a load: without them PostgreSQL plans the vote tally as
+            # for six votes, not a thousand (1.0 ms a read instead of 0.4).
+            db.session.execute(text("ANALYZE"))
+            db.session.commit()
         return {
             "studio": "/studios/demo",
             "decision": decision_path,
