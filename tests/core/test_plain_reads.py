@@ -157,3 +157,18 @@ def test_read_alone_on_a_connection_pinged_at_checkout(app: Flask, monkeypatch) 
             assert [r.owner for r in plain_reads.read_alone(COLUMNS, {"owner": "pinged"})] == [
                 "pinged"]
             db.session.remove()
+
+
+def test_read_alone_sees_the_sessions_unflushed_changes(app: Flask) -> None:
+    """An object added but not yet flushed: the read flushes it and reads in the session's
+    transaction, as ``execute`` does."""
+    with app.app_context():
+        db.session.remove()
+        pending = Playbook(name="p1", session_id="s-pending-1", owner="pending", upstream="",
+                           teaching=False, entries=1)
+        pending.id = uuid.uuid4()
+        pending.short_id = pending.id.hex[:8]  # set here: assign_ids would begin a transaction
+        db.session.add(pending)  # begins the session's transaction (no statement yet)
+        assert [r.owner for r in plain_reads.read_alone(COLUMNS, {"owner": "pending"})] == [
+            "pending"]
+        db.session.rollback()
