@@ -139,9 +139,12 @@ def test_without_the_extension_run_workflow_answers_at_once(  # type: ignore[no-
     result = over(transport, mode, version, request, app, studio.token, task)
     assert not result.is_error, text_of(result)
     info = result.structured_content
-    assert info["status"] == "queued" and info["workflow"] == "studio-check"
+    # The answer reads the run once it is queued; a stdio server on SQLite works its own
+    # queue, and its worker may already have leased (or even finished) the run by then.
+    assert info["status"] in ("queued", "running", "succeeded"), info
+    assert info["workflow"] == "studio-check"
     assert info["events"] == f"harmonic://runs/{info['run']}/events"
-    run, jobs, _ = _run_of(app, info["run"])  # (a stdio server on SQLite works its queue)
+    run, jobs, _ = _run_of(app, info["run"])
     assert run["workflow"] == "studio-check" and jobs and jobs[0]["step"] == "start"
 
 
