@@ -286,14 +286,19 @@ def servers(specs: list[tuple[list[str], dict[str, str], str]],
                     time.sleep(0.1)
         yield procs
     finally:
-        for proc in procs:
-            proc.terminate()
-        for proc in procs:
-            try:
-                proc.wait(10)
-            except subprocess.TimeoutExpired:
-                proc.kill()
-                proc.wait()
+        stop(procs, 10)
+
+
+def stop(procs: list[subprocess.Popen[Any]], grace: float) -> None:
+    """Ask every process to end, then kill those still running after ``grace`` seconds."""
+    for proc in procs:
+        proc.terminate()
+    for proc in procs:
+        try:
+            proc.wait(grace)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
 
 
 def gunicorn(port: int, app: str = "wsgi:app", workers: int = 1, threads: int = 8) -> list[str]:

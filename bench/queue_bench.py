@@ -144,17 +144,6 @@ def start_workers(env: dict[str, str], count: int) -> list[subprocess.Popen[str]
     return procs
 
 
-def stop_workers(procs: list[subprocess.Popen[str]]) -> None:
-    for proc in procs:
-        proc.terminate()
-    for proc in procs:
-        try:
-            proc.wait(20)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
-
-
 def _jobs_done(app: Any) -> tuple[int, datetime | None, int]:
     from sqlalchemy import func, select
 
@@ -197,7 +186,7 @@ def run_ours(app: Any, env: dict[str, str], runs: int, workers: int) -> float:
                 raise RuntimeError(f"only {done} of {2 * runs} jobs done ({total} enqueued)")
             time.sleep(0.2)
     finally:
-        stop_workers(procs)
+        harness.stop(procs, 20)
     assert last is not None
     return 2 * runs / (last - datetime.fromtimestamp(t0, UTC)).total_seconds()
 
@@ -225,7 +214,7 @@ def latency(app: Any, env: dict[str, str], count: int) -> harness.Sample:
                     break
                 time.sleep(0.005)
     finally:
-        stop_workers(procs)
+        harness.stop(procs, 20)
     return sample
 
 

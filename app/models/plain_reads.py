@@ -119,8 +119,11 @@ def execute(statement: Executable, params: dict[str, Any] | None = None) -> Rows
     session = db.session()
     if session.autoflush:  # off inside ``no_autoflush``, as for Session.execute
         session.flush()  # returns at once when nothing is pending
-    connection = session.connection()
-    params = params or {}
+    return _run(session.connection(), statement, params or {})
+
+
+def _run(connection: Any, statement: Executable, params: dict[str, Any]) -> Rows:
+    """``statement`` on ``connection``: on its driver cursor when prepared, else through Core."""
     engine = connection.engine
     if not engine.dispatch.before_cursor_execute:
         prepared = _prepared(statement, engine.dialect)
@@ -140,19 +143,9 @@ def read_alone(statement: Executable, params: dict[str, Any] | None = None) -> R
     Once the request's session is in a transaction, the read joins it (``execute``)."""
     if db.session().in_transaction():
         return execute(statement, params)
-    params = params or {}
-    engine = db.engine
-    with engine.connect() as connection:
-        connection = connection.execution_options(isolation_level="AUTOCOMMIT")
-        if not engine.dispatch.before_cursor_execute:
-            prepared = _prepared(statement, engine.dialect)
-            if prepared is not None:
-                try:
-                    return prepared.run(connection.connection.dbapi_connection, engine.dialect,
-                                        params)
-                except Exception:  # noqa: BLE001 - Core runs it again and raises its own error
-                    pass
-        return Rows(connection.execute(statement, params))
+    with db.engine.connect() as connection:
+        return _run(connection.execution_options(isolation_level="AUTOCOMMIT"), statement,
+                    params or {})
 
 
 def scalar(statement: Executable, params: dict[str, Any] | None = None) -> Any:

@@ -53,10 +53,8 @@ class Redactor:
         if kind is str:
             return self.text(value)
         if kind is dict or isinstance(value, dict):
-            keys = _KEYS
-            return {k: (MARK if isinstance(k, str) and (keys.get(k) if k in keys else
-                                                        _secret_key(k))
-                        and v not in (None, "", False) else self.value(v, depth + 1))
+            return {k: (MARK if isinstance(k, str) and _secret_key(k) and v not in
+                        (None, "", False) else self.value(v, depth + 1))
                     for k, v in value.items()}
         if kind is list or isinstance(value, list):
             return [self.value(v, depth + 1) for v in value]

@@ -11,6 +11,7 @@ import uuid
 
 from flask import current_app, g, request
 from flask_login import current_user
+from flask_login.config import COOKIE_NAME as REMEMBER_COOKIE
 
 from app.core import identity as core_identity
 from app.core import token_cache
@@ -41,9 +42,10 @@ def _may_have_login() -> bool:
     it costs a hash of the client's address and agent (its session protection) per request:
     most of an agent's anonymous /mcp call on loopback."""
     cookies = request.cookies
+    app = current_app._get_current_object()  # type: ignore[attr-defined]
     return bool(cookies) and (
-        current_app.config.get("SESSION_COOKIE_NAME", "session") in cookies
-        or current_app.config.get("REMEMBER_COOKIE_NAME", "remember_token") in cookies)
+        app.session_interface.get_cookie_name(app) in cookies
+        or app.config.get("REMEMBER_COOKIE_NAME", REMEMBER_COOKIE) in cookies)
 
 
 def bearer_token() -> str | None:
