@@ -128,7 +128,8 @@ def test_duckdb_reads_files_of_its_folder_only(app: Flask, studio, wf_settings, 
     folder = tmp_path / "data"
     folder.mkdir()
     (folder / "kb.csv").write_text("id,title,topic\n1,Refunds,billing\n2,Passwords,accounts\n")
-    (tmp_path / "outside.csv").write_text("secret\n42\n")
+    # A value no temporary path can hold (pytest numbers its folders: pytest-42/...).
+    (tmp_path / "outside.csv").write_text("secret\nzq-canary-81\n")
     monkeypatch.setitem(app.config, "WORKFLOWS_DUCKDB_DIR", str(folder))
 
     def run_sql(sql: str, tables: str = "{kb: kb.csv}") -> dict[str, Any]:
@@ -149,7 +150,7 @@ def test_duckdb_reads_files_of_its_folder_only(app: Flask, studio, wf_settings, 
     assert direct["result"] == {"columns": ["n"], "rows": [{"n": 2}]}, direct["error"]
     outside = run_sql(f"SELECT * FROM read_csv('{tmp_path / 'outside.csv'}')")
     assert outside["status"] == "failed" and "duckdb: Permission Error" in outside["error"]
-    assert "42" not in outside["error"]
+    assert "zq-canary-81" not in outside["error"]
     escaped = run_sql("SELECT * FROM t", "{t: ../outside.csv}")
     assert escaped["status"] == "failed"
     assert "no file '../outside.csv' in WORKFLOWS_DUCKDB_DIR" in escaped["error"]
