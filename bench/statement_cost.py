@@ -9,6 +9,14 @@ what a request pays to end its session (the connection's rollback and return to 
 one read. All rows run inside one app context holding one connection, interleaved, so the
 machine's drift hits them alike; the driver row is the baseline of the ratios.
 
+A second table times the read every call of a 2025-11-25 MCP session makes before anything
+else (its ``mcp_sessions`` row, ``app.mcp.store.find_session``), as a request makes it: in an
+app context of its own, with no transaction open, so each read must see what any process
+committed. Its baseline is the same statement on the driver's cursor of a connection kept
+open in autocommit (the floor of any read made on every call); then the app's reader
+connections (``plain_reads.read_aside``) and a pooled connection switched to autocommit
+(``read_alone``, the way before), each with the app context's own cost, shown alone.
+
     .venv/bin/python bench/statement_cost.py [--quick | --smoke] [--postgres]
 """
 
@@ -85,15 +93,69 @@ def main() -> None:
             }
             samples = harness.interleaved(calls, rounds=5, per_round=max(count // 5, 1))
             session.remove()
+        sessions = _session_row_reads(app, count)
+        with app.app_context():
             db.engine.dispose()  # a PostgreSQL database is dropped on the way out
-        base = samples["driver cursor (baseline)"].p50
-        harness.print_table(
-            f"One small read per layer ({'PostgreSQL' if args.postgres else 'SQLite'}, "
-            f"{count} calls each, interleaved)",
-            ["layer", "p50 µs", "p99 µs", "÷ driver p50"],
-            [[name, f"{s.p50 * 1000:.1f}", f"{s.p99 * 1000:.1f}",
-              f"{s.p50 / base:.1f}×" if base else "-"] for name, s in samples.items()])
+        backend = "PostgreSQL" if args.postgres else "SQLite"
+        for title, table in ((f"One small read per layer ({backend}, {count} calls each, "
+                              f"interleaved)", samples),
+                             (f"An MCP session's row, read as each call reads it ({backend}, "
+                              f"{count} calls each, interleaved)", sessions)):
+            base = next(iter(table.values())).p50
+            harness.print_table(title, ["layer", "p50 µs", "p99 µs", "÷ first row's p50"],
+                                [[name, f"{s.p50 * 1000:.1f}", f"{s.p99 * 1000:.1f}",
+                                  f"{s.p50 / base:.1f}×" if base else "-"]
+                                 for name, s in table.items()])
     harness.print_footer()
+
+
+def _session_row_reads(app: Any, count: int) -> dict[str, Any]:
+    """The session-row table: each read in an app context of its own, as a request runs."""
+    from app.extensions import db
+    from app.mcp import store
+    from app.models import plain_reads, side_connections
+
+    with app.app_context():
+        session_id = store.DbSession.new(None).id
+        row = store.DbSession({"id": session_id}, is_new=True)
+        row.save()
+        for _ in range(3):  # prepared from its second run on
+            plain_reads.read_aside(store._FIND_SESSION, {"sid": session_id})
+        dialect = db.engine.dialect
+        compiled = store._FIND_SESSION.compile(dialect=dialect)
+        sql = compiled.string
+        values = compiled.construct_params({"sid": session_id})
+        params: Any = (tuple(values[name] for name in compiled.positiontup or ())
+                       if compiled.positional else values)
+        floor = side_connections.open_dbapi(db.engine, "harmonic-bench")
+
+    def driver() -> Any:
+        cursor = floor.cursor()
+        cursor.execute(sql, params)
+        return cursor.fetchall()
+
+    def in_context(read: Any) -> Any:
+        def call() -> Any:
+            with app.app_context():
+                return read(store._FIND_SESSION, {"sid": session_id})
+        return call
+
+    def context_alone() -> None:
+        with app.app_context():
+            pass
+
+    calls: dict[str, Any] = {
+        "driver cursor, a connection kept in autocommit (baseline: the floor)": driver,
+        "app context alone (pushed and popped, no read)": context_alone,
+        "read_aside: one of the app's reader connections, in an app context":
+            in_context(plain_reads.read_aside),
+        "read_alone: a pooled connection switched to autocommit, in an app context":
+            in_context(plain_reads.read_alone),
+    }
+    try:
+        return harness.interleaved(calls, rounds=5, per_round=max(count // 5, 1))
+    finally:
+        side_connections.close_quietly(floor)
 
 
 if __name__ == "__main__":

@@ -25,9 +25,10 @@ import os
 import threading
 from typing import Any, cast
 
-from sqlalchemy import Table, event, insert
+from sqlalchemy import Table, insert
 from sqlalchemy.engine import Engine
 
+from app.models import side_connections
 from app.models.mcp import McpToolCall
 
 log = logging.getLogger("harmonic.mcp")
@@ -88,7 +89,7 @@ class RowStore:
                 # A forked worker opens its own, and never closes its parent's: closing a
                 # SQLite file's descriptor drops every lock this process holds on that file.
                 _INHERITED.append(side)
-            if not _has_side_connection(engine):
+            if not side_connections.usable(engine):
                 return None
             try:
                 self._side = side = SideConnection(engine)
@@ -101,7 +102,7 @@ class RowStore:
         if watch:
             # The engine disposed (its app shut down, tests ending, a database about to be
             # dropped): this connection must not outlive the pool's.
-            event.listen(engine, "engine_disposed", self._on_dispose)
+            side_connections.when_disposed(engine, self._on_dispose)
         return side
 
     def _on_dispose(self, _engine: Engine) -> None:
@@ -158,17 +159,11 @@ class SideConnection:
         mark = "?" if dialect.paramstyle == "qmark" else "%s"
         self._group = f"({', '.join([mark] * len(self.columns))})"
         self.sqlite = dialect.name == "sqlite"
-        cargs, cparams = dialect.create_connect_args(engine.url)
-        if not self.sqlite:  # how an operator tells it apart in pg_stat_activity
-            cparams.setdefault("application_name", APPLICATION_NAME)
-        self.dbapi = dialect.loaded_dbapi.connect(*cargs, **cparams)
+        # In autocommit: one statement, its own transaction.
+        self.dbapi = side_connections.open_dbapi(engine, APPLICATION_NAME)
         try:
-            if self.sqlite:
-                self.dbapi.isolation_level = None  # one statement, its own transaction
-                self.dbapi.execute("PRAGMA synchronous=NORMAL")
-            else:
-                self.dbapi.autocommit = True
-                self.dbapi.execute("SET synchronous_commit = off")
+            self.dbapi.execute("PRAGMA synchronous=NORMAL" if self.sqlite
+                               else "SET synchronous_commit = off")
         except Exception:
             self.close()
             raise
@@ -194,21 +189,10 @@ class SideConnection:
             cursor.close()
 
     def close(self) -> None:
-        try:
-            self.dbapi.close()
-        except Exception:  # already gone with the server: nothing left to release
-            pass
+        side_connections.close_quietly(self.dbapi)
 
 
 _INHERITED: list[SideConnection] = []  # a parent's, kept open and unused in a forked child
-
-
-def _has_side_connection(engine: Engine) -> bool:
-    """False for an in-memory SQLite database: another connection would open another one."""
-    if engine.dialect.name != "sqlite":
-        return True
-    database = engine.url.database or ""
-    return database not in ("", ":memory:") and "mode=memory" not in str(engine.url)
 
 
 def _first_line(exc: Exception) -> str:

@@ -58,7 +58,20 @@ class DbSession(SessionState):
         self.subscriptions = set(_loads(data.get("subscriptions"), []))
         self.last_seen_at: datetime | None = data.get("last_seen_at")
         self.events_seen: int | None = data.get("events_seen")
-        self._saved = self._values()
+        # What ``save`` compares against, made from the row when first needed: most calls
+        # change nothing and never save (a trivial tool), so they skip the serializing.
+        self._loaded = data
+        self._saved_values: dict[str, Any] | None = None
+
+    @property
+    def _saved(self) -> dict[str, Any]:
+        if self._saved_values is None:
+            self._saved_values = DbSession(self._loaded)._values()
+        return self._saved_values
+
+    @_saved.setter
+    def _saved(self, values: dict[str, Any]) -> None:
+        self._saved_values = values
 
     @classmethod
     def new(cls, identity: Identity | None) -> DbSession:
@@ -127,10 +140,12 @@ def find_session(session_id: str) -> DbSession | None:
     if not session_id or len(session_id) > 64:
         return None
     # Plain columns on the driver's cursor (app.models.plain_reads: the ORM's execute path
-    # cost as much as the query itself), alone in autocommit when nothing else of the request
-    # has begun a transaction (the usual case: the token came from the per-process cache),
-    # else on the request's own connection, which then already holds the token lookup.
-    rows = plain_reads.read_alone(_FIND_SESSION, {"sid": session_id})
+    # cost as much as the query itself), alone in autocommit on one of the app's reader
+    # connections when nothing else of the request has begun a transaction (the usual case:
+    # the token came from the per-process cache), else on the request's own connection,
+    # which then already holds the token lookup. Read on every call, never kept: requests of
+    # one session move between processes, and each must see the row as the last one left it.
+    rows = plain_reads.read_aside(_FIND_SESSION, {"sid": session_id})
     if not rows or utcnow() - rows[0].last_seen_at > IDLE_LIMIT:
         return None
     return DbSession(rows[0]._asdict())

@@ -43,7 +43,7 @@ from sqlalchemy.orm import Session
 
 from app.core import netpolicy
 from app.core.config import app_config
-from app.extensions import db
+from app.extensions import db, session_exists
 from app.models import Membership, Studio, User
 from app.models.base import utcnow
 from app.models.notifications import Webhook, WebhookAttempt, WebhookDelivery
@@ -199,6 +199,8 @@ def stage(studio: Studio, actor: User, action: str, page: str, location: str | N
 
 def committed_ids() -> list[uuid.UUID]:
     """Deliveries whose transaction has committed and are not enqueued yet (taken once)."""
+    if not session_exists():  # nothing was committed through a session that was never made
+        return []
     return list(db.session().info.pop(_COMMITTED, []))
 
 

@@ -41,6 +41,8 @@ def _may_have_login() -> bool:
     remember-me cookie). Without either, flask-login can only answer "anonymous", and asking
     it costs a hash of the client's address and agent (its session protection) per request:
     most of an agent's anonymous /mcp call on loopback."""
+    if "HTTP_COOKIE" not in request.environ:
+        return False
     cookies = request.cookies
     app = current_app._get_current_object()  # type: ignore[attr-defined]
     return bool(cookies) and (

@@ -32,7 +32,9 @@ class SignedCookieSessions(SecureCookieSessionInterface):
         return cached[1]
 
     def open_session(self, app: Flask, request: Request) -> SecureCookieSession | None:
-        if app.secret_key and not request.cookies.get(self.get_cookie_name(app)):
+        # No Cookie header at all (an agent): not even the header's parsing is needed.
+        if app.secret_key and ("HTTP_COOKIE" not in request.environ
+                               or not request.cookies.get(self.get_cookie_name(app))):
             return self.session_class()  # nothing to read: no serializer needed
         return super().open_session(app, request)
 

@@ -18,15 +18,18 @@ FORMS = ("application/x-www-form-urlencoded", "multipart/form-data")
 
 
 def check_request() -> None:
+    # The request object itself, once: each use of the ``request`` proxy looks it up again,
+    # and this runs before every request.
+    req = request._get_current_object()  # type: ignore[attr-defined]
     limit = current_app.config.get("MAX_CONTENT_LENGTH")
-    if limit and (request.content_length or 0) > limit:
+    if limit and (req.content_length or 0) > limit:
         raise RequestEntityTooLarge()
-    if "\x00" in request.path:
+    if "\x00" in req.path:
         raise NotFound("there is no such page: a path never contains a NUL character")
-    if request.method == "POST" and request.mimetype in FORMS:
-        # Keep the raw body readable after the form is parsed: seed 000's plain `curl -d`
-        # sends JSON as a form, and /rpc and /replay read it as JSON (app.playbooks.api).
-        request.get_data(cache=True, parse_form_data=False)
-    if request.method == "POST" and request.mimetype in FORMS and any(
-            "\x00" in value for values in request.form.listvalues() for value in values):
+    if req.method != "POST" or req.mimetype not in FORMS:
+        return
+    # Keep the raw body readable after the form is parsed: seed 000's plain `curl -d` sends
+    # JSON as a form, and /rpc and /replay read it as JSON (app.playbooks.api).
+    req.get_data(cache=True, parse_form_data=False)
+    if any("\x00" in value for values in req.form.listvalues() for value in values):
         raise BadRequest("form fields must not contain NUL characters")
