@@ -128,6 +128,8 @@ _FIND_SESSION = select(*_COLUMNS).where(McpSession.id == bindparam("sid"),
 
 
 def _loads(text: str | None, default: Any) -> Any:
+    if not text or text in ("{}", "[]"):  # what most rows hold: no parsing needed
+        return type(default)()
     try:
         value = json.loads(text or "")
     except ValueError:

@@ -55,37 +55,42 @@ def bearer_token() -> str | None:
 
 
 def load_identity() -> None:
-    g.identity = None
-    g.user = None
+    # The request and g themselves, once: every use of their proxies looks them up again, and
+    # this runs before every request.
+    req = request._get_current_object()  # type: ignore[attr-defined]
+    ctx = g._get_current_object()
+    ctx.identity = None
+    ctx.user = None
     limits.check_request()  # body size and NUL characters, before anything touches the database
-    trusted = request.environ.get(IDENTITY_KEY)
+    trusted = req.environ.get(IDENTITY_KEY)
     if isinstance(trusted, Identity):
-        g.identity = trusted
+        ctx.identity = trusted
         _limit(trusted, outer=False)
-    elif request.headers.get("Authorization"):
+    elif req.headers.get("Authorization"):
         plaintext = bearer_token()
         if plaintext is None:
             raise Unauthorized("use 'Authorization: Bearer <token>'", reason="missing")
         # The person comes with a token read from the database; a token reused from the
         # per-process cache comes without, and the person is loaded below unless the view
         # needs only the identity.
-        g.identity, g.user = token_cache.resolve(plaintext)
-        _limit(g.identity)
+        ctx.identity, ctx.user = token_cache.resolve(plaintext)
+        _limit(ctx.identity)
     elif _may_have_login() and current_user.is_authenticated:
-        g.identity = Identity(user_id=current_user.id, via="session")
-    needs_person = request.blueprint not in core_identity.IDENTITY_ONLY
-    if g.identity is not None and g.user is None and needs_person:
-        g.user = plain_reads.get(User, g.identity.user_id)
-        if g.user is None:
+        ctx.identity = Identity(user_id=current_user.id, via="session")
+    identity = ctx.identity
+    if identity is not None and ctx.user is None and (req.blueprint
+                                                      not in core_identity.IDENTITY_ONLY):
+        ctx.user = plain_reads.get(User, identity.user_id)
+        if ctx.user is None:
             raise Unauthorized("the account behind this identity no longer exists",
                                reason="account_gone")
-    if request.method not in ("GET", "HEAD", "OPTIONS"):
+    if req.method not in ("GET", "HEAD", "OPTIONS"):
         # Cookie sessions need CSRF protection; token and in-process callers cannot be forged
         # by a third-party page, because browsers never attach those credentials by themselves.
         # An anonymous JSON request has nobody to act as and cannot come from a third-party
         # form (JSON needs a CORS preflight): it goes on to its honest 401, not a CSRF error.
-        anonymous_json = g.identity is None and request.mimetype == "application/json"
-        if (g.identity is None or g.identity.via == "session") and not anonymous_json:
+        anonymous_json = identity is None and req.mimetype == "application/json"
+        if (identity is None or identity.via == "session") and not anonymous_json:
             # Views and blueprints marked with csrf.exempt() (agent-only JSON endpoints).
             if not csrf._is_exempt():
                 csrf.protect()
