@@ -35,6 +35,8 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("HARMONIC_ACCESS_LOG", "-", "bin/serve's access log: a file, '-' (stdout) or 'off'"),
     Setting("HARMONIC_DB_POOL_SIZE", "5", "database connections each process keeps open"),
     Setting("HARMONIC_DB_MAX_OVERFLOW", "10", "extra connections a process may open at peaks"),
+    Setting("HARMONIC_DB_READERS", "4", "connections a process may open beside its pool for the "
+                                        "MCP session read of every call (0: through the pool)"),
     Setting("HARMONIC_MAX_BODY", str(1024 * 1024), "largest accepted request body, in bytes"),
     Setting("HARMONIC_RATE_LIMIT", "12000",
             "requests per minute per API token (0 turns this tier off)"),
@@ -127,6 +129,7 @@ def build_config(instance_path: str, overrides: dict | None = None) -> dict:
         "HARMONIC_STREAMS_PER_TOKEN": whole_number("HARMONIC_STREAMS_PER_TOKEN", 8),
         "HARMONIC_MCP_AUTH": (env("HARMONIC_MCP_AUTH") or "on").lower() != "off",
         "HARMONIC_TOKEN_CACHE_SECONDS": token_cache_seconds(env("HARMONIC_TOKEN_CACHE_SECONDS")),
+        "HARMONIC_DB_READERS": whole_number("HARMONIC_DB_READERS", 4),
         "HARMONIC_HOST": env("HOST"),
         "HARMONIC_ALLOWED_ORIGINS": _split(env("HARMONIC_ALLOWED_ORIGINS")),
         "HARMONIC_ALLOWED_HOSTS": _split(env("HARMONIC_ALLOWED_HOSTS")),

@@ -23,6 +23,7 @@ from __future__ import annotations
 from collections import namedtuple
 from typing import Any
 
+from flask import current_app
 from sqlalchemy import Executable, bindparam, inspect, select
 from sqlalchemy.orm import make_transient_to_detached
 from sqlalchemy.orm.util import identity_key
@@ -157,15 +158,17 @@ def read_aside(statement: Executable, params: dict[str, Any] | None = None) -> R
 
     Like ``read_alone`` it joins the request's transaction once one is open; and it goes
     through the pool whenever the reader's way cannot serve: a statement not yet prepared or
-    one Core must run (``_run``), an engine whose statements are listened to, every reader lent,
-    an in-memory database, or a reader that fails (it is dropped, and the pool's own error
-    handling sees the statement)."""
+    one Core must run (``_run``), an engine whose statements are listened to, every reader lent
+    (``HARMONIC_DB_READERS`` per process, 0 for none), an in-memory database, or a reader that
+    fails (it is dropped, and the pool's own error handling sees the statement)."""
     if session_exists() and db.session().in_transaction():
         return execute(statement, params)
     engine = db.engine
     prepared = (None if engine.dispatch.before_cursor_execute
                 else _prepared(statement, engine.dialect))
-    readers = side_connections.readers(engine) if prepared is not None else None
+    readers = (side_connections.readers(engine, current_app.config.get(
+        "HARMONIC_DB_READERS", side_connections.READERS_PER_ENGINE))
+        if prepared is not None else None)
     connection = readers.take() if readers is not None else None
     if prepared is None or readers is None or connection is None:
         return read_alone(statement, params)

@@ -33,7 +33,7 @@ from sqlalchemy import event
 from sqlalchemy.engine import Engine
 
 READER_NAME = "harmonic-reader"
-READERS_PER_ENGINE = 4  # more requests reading at once than this go through the pool
+READERS_PER_ENGINE = 4  # the default of HARMONIC_DB_READERS; more reading at once use the pool
 
 
 def usable(engine: Engine) -> bool:
@@ -81,11 +81,12 @@ def when_disposed(engine: Engine, callback: Callable[[Engine], None]) -> None:
 
 
 class Readers:
-    """At most ``READERS_PER_ENGINE`` reader connections of one engine in one process, lent
-    one at a time. ``take`` answers None when all are lent (or none can be opened): the caller
-    then reads through the pool."""
+    """At most ``limit`` reader connections of one engine in one process, lent one at a time.
+    ``take`` answers None when all are lent (or none can be opened): the caller then reads
+    through the pool."""
 
-    def __init__(self, engine: Engine) -> None:
+    def __init__(self, engine: Engine, limit: int = READERS_PER_ENGINE) -> None:
+        self.limit = limit
         self._engine = weakref.ref(engine)
         self._idle: list[Any] = []
         self._opened = 0
@@ -97,7 +98,7 @@ class Readers:
         with self._lock:
             if self._idle:
                 return self._idle.pop()
-            if self._closed or self._opened >= READERS_PER_ENGINE:
+            if self._closed or self._opened >= self.limit:
                 return None
             self._opened += 1
         engine = self._engine()
@@ -140,12 +141,13 @@ _INHERITED: list[Readers] = []  # a parent's, kept open and unused in a forked c
 _LOCK = threading.Lock()
 
 
-def readers(engine: Engine) -> Readers | None:
-    """This process's reader connections of ``engine``, or None where it can have none."""
+def readers(engine: Engine, limit: int = READERS_PER_ENGINE) -> Readers | None:
+    """This process's reader connections of ``engine`` (at most ``limit``, fixed by the first
+    call), or None where it can have none."""
     found = _READERS.get(engine)
     if found is not None and found.pid == os.getpid():
         return found
-    if not usable(engine):
+    if limit <= 0 or not usable(engine):
         return None
     with _LOCK:
         found = _READERS.get(engine)
@@ -153,7 +155,7 @@ def readers(engine: Engine) -> Readers | None:
             return found
         if found is not None:
             _INHERITED.append(found)
-        found = _READERS[engine] = Readers(engine)
+        found = _READERS[engine] = Readers(engine, limit)
     when_disposed(engine, _close_readers)
     return found
 

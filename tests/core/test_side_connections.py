@@ -94,7 +94,7 @@ def test_every_reader_lent_the_read_goes_through_the_pool(app: Flask) -> None:
         for _ in range(2):
             plain_reads.read_aside(ONE, {"owner": "busy"})
         readers = _readers()
-        lent = [readers.take() for _ in range(side_connections.READERS_PER_ENGINE)]
+        lent = [readers.take() for _ in range(readers.limit)]
         try:
             assert all(connection is not None for connection in lent)
             assert readers.take() is None  # the bound
@@ -102,7 +102,7 @@ def test_every_reader_lent_the_read_goes_through_the_pool(app: Flask) -> None:
         finally:
             for connection in lent:
                 readers.give(connection)
-        assert len(readers._idle) == side_connections.READERS_PER_ENGINE
+        assert len(readers._idle) == readers.limit
 
 
 def test_a_listened_engine_sees_a_read_aside(app: Flask) -> None:
@@ -182,3 +182,23 @@ def test_a_forked_worker_opens_its_own_readers_and_leaves_its_parents(tmp_path: 
         assert reader.execute("SELECT x FROM t").fetchall() == [(7,)]
     finally:
         engine.dispose()
+
+
+def test_no_readers_where_the_setting_allows_none(tmp_path: Any) -> None:
+    """HARMONIC_DB_READERS=0: every read aside goes through the pool."""
+    engine = create_engine(f"sqlite:///{tmp_path / 'none.db'}")
+    try:
+        assert side_connections.readers(engine, 0) is None
+        assert side_connections.readers(engine, 2) is not None
+    finally:
+        engine.dispose()
+
+
+def test_the_reader_setting_is_a_whole_number(monkeypatch, tmp_path: Any) -> None:  # type: ignore[no-untyped-def]
+    from config import SettingError, build_config
+
+    monkeypatch.setenv("HARMONIC_DB_READERS", "2")
+    assert build_config(str(tmp_path))["HARMONIC_DB_READERS"] == 2
+    monkeypatch.setenv("HARMONIC_DB_READERS", "some")
+    with pytest.raises(SettingError, match="HARMONIC_DB_READERS must be a whole number"):
+        build_config(str(tmp_path))
