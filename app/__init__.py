@@ -7,6 +7,7 @@ One Flask app serves people (HTML), agents over HTTP (Markdown + actions) and ag
 from __future__ import annotations
 
 import importlib
+from collections.abc import Callable
 from typing import Any
 
 from flask import Flask
@@ -27,11 +28,33 @@ FEATURES: tuple[str, ...] = (
 )
 
 
+class HarmonicFlask(Flask):
+    """Flask, asking once per function whether it is a coroutine.
+
+    Flask asks ``inspect.iscoroutinefunction`` of every view and hook on every request (about
+    ten per request here, a microsecond each); the answer never changes for a function, so it
+    is kept. Flask documents ``ensure_sync`` as the method to override for this."""
+
+    def ensure_sync(self, func: Callable[..., Any]) -> Callable[..., Any]:
+        cache: dict[Callable[..., Any], Callable[..., Any]] = self.__dict__.setdefault(
+            "_ensured", {})
+        try:
+            return cache[func]
+        except KeyError:
+            pass
+        except TypeError:  # an unhashable callable: asked each time, as Flask does
+            return super().ensure_sync(func)
+        ensured = super().ensure_sync(func)
+        if len(cache) < 4096:  # views and hooks are a fixed set; a bound per-call one is not
+            cache[func] = ensured
+        return ensured
+
+
 def create_app(overrides: dict[str, Any] | None = None) -> Flask:
     """Build an app; ``overrides`` replaces settings (tests pass DATABASE_URL and friends)."""
     import os
 
-    app = Flask(
+    app = HarmonicFlask(
         __name__,
         instance_path=env("HARMONIC_INSTANCE") or os.path.join(os.getcwd(), "instance"),
         template_folder=os.path.join(os.path.dirname(os.path.dirname(__file__)), "templates"),

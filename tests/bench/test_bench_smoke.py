@@ -52,6 +52,8 @@ CASES = [
                                "| ORM session, expanding IN (Session.execute) |",
                                "### An MCP session's row, read as each call reads it",
                                "| read_aside: one of the app's reader connections"]),
+    ("trivial_call.py", [], ["### A trivial tools/call, the WSGI app alone",
+                             "| ours, 2025-11-25 session |", "| ours (app/) |", "| Werkzeug |"]),
     ("profile_mcp.py", [], ["tools/call navigate (decision page):", "SQL statements per call",
                             "tools/call navigate, 2026-07-28 stateless:",
                             "cumtime"]),

@@ -1,0 +1,158 @@
+"""Where a trivial ``/mcp`` ``tools/call`` spends its time, beside a bare Flask JSON-RPC view.
+
+In-process and without a network or a test client: each app is called as a WSGI application
+with a request built once (only its body stream is new each time), so what is timed is the
+app's own handling. Three series, interleaved round by round: the bare view of
+``bare_jsonrpc.py`` (the ceiling of ``mcp_bench.py``'s HTTP rows), and our ``/mcp`` answering
+``test_simple_text`` in a 2025-11-25 session and in the 2026-07-28 stateless era, with auth off
+on loopback as the HTTP rows run. Then a cProfile of each, its own time split by whose code it
+is: ours (``app/``), Flask and its extensions, Werkzeug, SQLAlchemy, the database driver, the
+standard library. The profiler slows every function call alike, so the split is a share, not
+a time.
+
+    .venv/bin/python bench/trivial_call.py [--quick | --smoke] [--postgres]
+"""
+
+from __future__ import annotations
+
+import argparse
+import cProfile
+import io
+import json
+import os
+import pstats
+import sys
+from collections.abc import Callable
+from contextlib import ExitStack
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+import harness  # noqa: E402
+
+ROOT = Path(__file__).resolve().parent.parent
+ACCEPT = "application/json, text/event-stream"
+MODERN = "2026-07-28"
+# Whose code a profiled function is, by where its file lives (the first match wins).
+OWNERS = (("ours (app/)", (str(ROOT / "app"),)),
+          ("the bare view and this script (bench/)", (str(ROOT / "bench"),)),
+          ("Flask and its extensions", ("/flask/", "/flask_login/", "/flask_sqlalchemy/",
+                                        "/flask_wtf/", "/itsdangerous/", "/blinker/")),
+          ("Werkzeug", ("/werkzeug/",)),
+          ("SQLAlchemy", ("/sqlalchemy/",)),
+          ("database driver", ("/psycopg/", "sqlite3")),
+          ("JSON", ("/json/", "_json")))
+
+
+def owner(filename: str, function: str) -> str:
+    where = f"{filename}:{function}"
+    for name, marks in OWNERS:
+        if any(mark in where for mark in marks):
+            return name
+    return "Python's standard library and builtins"
+
+
+def wsgi_call(app: Any, body: str, headers: dict[str, str]) -> Callable[[], None]:
+    """One call of ``app`` as a WSGI server makes it, with a request built once."""
+    from werkzeug.test import EnvironBuilder
+
+    builder = EnvironBuilder(path="/mcp", method="POST", data=body, headers=headers,
+                             environ_base={"REMOTE_ADDR": "127.0.0.1"})
+    base = builder.get_environ()
+    raw = body.encode()
+
+    def start_response(status: str, _headers: Any, _exc_info: Any = None) -> None:
+        assert status.startswith("200"), status
+
+    def call() -> None:
+        environ = dict(base)
+        environ["wsgi.input"] = io.BytesIO(raw)
+        answer = app(environ, start_response)
+        try:
+            content = b"".join(answer)
+        finally:
+            getattr(answer, "close", lambda: None)()
+        assert b'"result"' in content and b'"isError":true' not in content, content[:300]
+
+    return call
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true")
+    parser.add_argument("--smoke", action="store_true")
+    parser.add_argument("--postgres", action="store_true", help="PostgreSQL instead of SQLite")
+    args = parser.parse_args()
+    count = harness.size(10000, 3000, 30)
+
+    with ExitStack() as stack:
+        url = stack.enter_context(harness.pg_database("bench_trivial")) if args.postgres else None
+        inst = harness.make_instance(url)
+        os.environ.update(HARMONIC_MCP_AUTH="off", HARMONIC_MCP_CONFORMANCE="1", HOST="127.0.0.1")
+        app = harness.app_for(inst)
+        import bare_jsonrpc
+
+        client = app.test_client()
+        headers = {"Accept": ACCEPT, "Content-Type": "application/json"}
+        init = {"jsonrpc": "2.0", "id": 1, "method": "initialize",
+                "params": {"protocolVersion": "2025-11-25", "capabilities": {},
+                           "clientInfo": {"name": "trivial", "version": "1"}}}
+        answer = client.post("/mcp", json=init, headers=headers)
+        assert answer.status_code == 200, answer.get_data(as_text=True)[:300]
+        session = dict(headers, **{"Mcp-Session-Id": answer.headers["Mcp-Session-Id"],
+                                   "MCP-Protocol-Version": "2025-11-25"})
+        client.post("/mcp", json={"jsonrpc": "2.0", "method": "notifications/initialized"},
+                    headers=session)
+        call = {"name": "test_simple_text", "arguments": {}}
+        body = json.dumps({"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": call})
+        meta = {"io.modelcontextprotocol/protocolVersion": MODERN,
+                "io.modelcontextprotocol/clientCapabilities": {},
+                "io.modelcontextprotocol/clientInfo": {"name": "trivial", "version": "1"}}
+        modern = json.dumps({"jsonrpc": "2.0", "id": 2, "method": "tools/call",
+                             "params": dict(call, _meta=meta)})
+        stateless = dict(headers, **{"MCP-Protocol-Version": MODERN, "Mcp-Method": "tools/call",
+                                     "Mcp-Name": "test_simple_text"})
+        calls = {
+            "bare Flask JSON-RPC view (baseline)": wsgi_call(bare_jsonrpc.app, body, headers),
+            "ours, 2025-11-25 session": wsgi_call(app, body, session),
+            f"ours, {MODERN} stateless": wsgi_call(app, modern, stateless),
+        }
+        samples = harness.interleaved(calls, rounds=5, per_round=max(count // 5, 1), warmup=50)
+        base = next(iter(samples.values())).p50
+        backend = "PostgreSQL" if args.postgres else "SQLite"
+        harness.print_table(
+            f"A trivial tools/call, the WSGI app alone ({backend}, {count} calls each, "
+            f"interleaved)", ["series", "p50 µs", "p99 µs", "÷ bare p50"],
+            [[name, f"{s.p50 * 1000:.0f}", f"{s.p99 * 1000:.0f}", f"{s.p50 / base:.2f}×"]
+             for name, s in samples.items()])
+
+        shares: dict[str, dict[str, float]] = {}
+        for name, run in calls.items():
+            profile = cProfile.Profile()
+            profile.enable()
+            for _ in range(max(count // 5, 1)):
+                run()
+            profile.disable()
+            split: dict[str, float] = {}
+            stats: Any = pstats.Stats(profile).stats  # (file, line, function) -> (.., tottime, ..)
+            for (filename, _line, function), (_cc, _nc, tottime, _ct, _callers) in stats.items():
+                key = owner(filename, function)
+                split[key] = split.get(key, 0.0) + tottime
+            total = sum(split.values()) or 1.0
+            shares[name] = {key: value / total for key, value in split.items()}
+        owners = [name for name, _ in OWNERS] + ["Python's standard library and builtins"]
+        harness.print_table(
+            "Whose code the time is in (share of each series' profiled own time)",
+            ["code", *calls],
+            [[who, *(f"{shares[name].get(who, 0.0) * 100:.0f}%" for name in calls)]
+             for who in owners if any(shares[name].get(who) for name in calls)])
+        with app.app_context():
+            from app.extensions import db
+
+            db.engine.dispose()  # a PostgreSQL database is dropped on the way out
+    harness.print_footer()
+
+
+if __name__ == "__main__":
+    main()
