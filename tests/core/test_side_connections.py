@@ -27,6 +27,17 @@ def _playbook(owner: str, number: int) -> Playbook:
     return playbook
 
 
+def _fresh(owner: str) -> None:
+    """One playbook of ``owner`` committed, no reader left from earlier tests (the engine's
+    disposal closes them), and the statement prepared by two reads."""
+    db.engine.dispose()
+    db.session.add(_playbook(owner, 1))
+    db.session.commit()
+    db.session.remove()
+    for _ in range(2):
+        plain_reads.read_aside(ONE, {"owner": owner})
+
+
 def _readers() -> side_connections.Readers:
     found = side_connections.readers(db.engine)
     assert found is not None
@@ -43,15 +54,13 @@ def _reader_backends(app: Flask) -> int:
 
 def test_a_read_aside_is_read_alone_s_answer_and_sees_the_latest_commit(app: Flask) -> None:
     with app.app_context():
-        db.session.add(_playbook("aside", 1))
-        db.session.commit()
-        db.session.remove()
+        _fresh("aside")
         core = [tuple(r) for r in plain_reads.read_alone(ONE, {"owner": "aside"})]
         for _ in range(3):  # the first run is left to the pool (not prepared yet)
             rows = plain_reads.read_aside(ONE, {"owner": "aside"})
             assert [tuple(r) for r in rows] == core
             assert not db.session().in_transaction()
-        assert len(_readers()._idle) == 1  # the later runs were served by one reader
+        assert len(_readers()._idle) == 1  # the runs were served by one reader
         # Another connection commits: the very next read sees it (no snapshot is kept).
         with db.engine.begin() as other:
             other.execute(update(Playbook).where(Playbook.owner == "aside").values(entries=41))
@@ -71,11 +80,7 @@ def test_a_read_aside_joins_the_request_s_open_transaction(app: Flask) -> None:
 
 def test_a_failed_reader_is_dropped_and_the_read_still_answers(app: Flask) -> None:
     with app.app_context():
-        db.session.add(_playbook("failing", 1))
-        db.session.commit()
-        db.session.remove()
-        for _ in range(2):
-            plain_reads.read_aside(ONE, {"owner": "failing"})
+        _fresh("failing")
         readers = _readers()
         [reader] = readers._idle
         reader.close()  # as a server restart would leave it
@@ -88,11 +93,7 @@ def test_a_failed_reader_is_dropped_and_the_read_still_answers(app: Flask) -> No
 
 def test_every_reader_lent_the_read_goes_through_the_pool(app: Flask) -> None:
     with app.app_context():
-        db.session.add(_playbook("busy", 1))
-        db.session.commit()
-        db.session.remove()
-        for _ in range(2):
-            plain_reads.read_aside(ONE, {"owner": "busy"})
+        _fresh("busy")
         readers = _readers()
         lent = [readers.take() for _ in range(readers.limit)]
         try:
@@ -128,11 +129,9 @@ def test_the_readers_end_with_the_engine(app: Flask) -> None:
     if app.config["SQLALCHEMY_DATABASE_URI"].startswith("sqlite"):
         pytest.skip("a SQLite file has no server connections to leave behind")
     with app.app_context():
-        db.engine.dispose()  # the readers of earlier tests
-        assert _reader_backends(app) == 0
-        for _ in range(2):
-            plain_reads.read_aside(ONE, {"owner": "ending"})
+        _fresh("ending")
         readers = _readers()
+        assert _reader_backends(app) == 1
         lent = readers.take()  # the one idle reader
         plain_reads.read_aside(ONE, {"owner": "ending"})  # opens a second, left idle
         assert _reader_backends(app) == 2
