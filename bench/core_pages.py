@@ -25,7 +25,6 @@ run, give the least any code running those statements would add over SQLite.
 
 from __future__ import annotations
 
-import argparse
 import sys
 import time
 from collections.abc import Callable
@@ -85,10 +84,7 @@ def statements_per_page(app: Any, token: str, paths: dict[str, str]) -> dict[tup
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--quick", action="store_true")
-    parser.add_argument("--smoke", action="store_true")
-    parser.add_argument("--postgres", action="store_true", help="PostgreSQL instead of SQLite")
+    parser = harness.arguments(__doc__)
     parser.add_argument("--both", action="store_true",
                         help="SQLite and PostgreSQL in the same run: their ratio per page")
     args = parser.parse_args()

@@ -7,6 +7,7 @@ ratios measured in the same run, because a shared machine moves absolute figures
 
 from __future__ import annotations
 
+import argparse
 import atexit
 import json
 import os
@@ -55,6 +56,18 @@ def require(modules: dict[str, str], extras: str = "test") -> None:
         sys.exit("this benchmark needs modules that are not installed:\n" + "\n".join(lines)
                  + f"\ninstall them with: .venv/bin/pip install -e '.[{extras}]' "
                  "(bin/test does this too)")
+
+
+def arguments(doc: str | None, postgres: bool = True) -> argparse.ArgumentParser:
+    """The options every benchmark takes: ``--quick`` and ``--smoke`` (read by ``size``), and
+    ``--postgres`` where it can run there; a script adds its own to the parser it gets."""
+    parser = argparse.ArgumentParser(description=(doc or "").splitlines()[0])
+    parser.add_argument("--quick", action="store_true")
+    parser.add_argument("--smoke", action="store_true")
+    if postgres:
+        parser.add_argument("--postgres", action="store_true",
+                            help="PostgreSQL instead of SQLite")
+    return parser
 
 
 def size(full: float, quick: float, smoke: float) -> Any:

@@ -21,7 +21,6 @@ Goal: dispatch adds less than 10% to a typical model call.
 
 from __future__ import annotations
 
-import argparse
 import json
 import sys
 from pathlib import Path
@@ -39,9 +38,7 @@ METHODS_MEASURED = {
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--quick", action="store_true")
-    parser.add_argument("--smoke", action="store_true")
+    parser = harness.arguments(__doc__, postgres=False)
     parser.parse_args()
 
     inst = harness.make_instance()

@@ -12,7 +12,6 @@ throughput with concurrent keep-alive clients (goal at least 80% of direct).
 
 from __future__ import annotations
 
-import argparse
 import itertools
 import json
 import sys
@@ -43,10 +42,7 @@ def second_token(inst: harness.Instance) -> str:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--quick", action="store_true")
-    parser.add_argument("--smoke", action="store_true")
-    parser.add_argument("--postgres", action="store_true")
+    parser = harness.arguments(__doc__)
     parser.add_argument("--clients", type=int, default=8)
     args = parser.parse_args()
     import httpx

@@ -16,7 +16,6 @@ database for both series.
 
 from __future__ import annotations
 
-import argparse
 import os
 import subprocess
 import sys
@@ -219,9 +218,7 @@ def latency(app: Any, env: dict[str, str], count: int) -> harness.Sample:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--quick", action="store_true")
-    parser.add_argument("--smoke", action="store_true")
+    parser = harness.arguments(__doc__, postgres=False)
     parser.add_argument("--workers", default=None, help="comma list (default 1,2,4)")
     parser.add_argument("--ceiling-worker", metavar="URL")
     args = parser.parse_args()

@@ -13,7 +13,6 @@ session, interleaved round by round. Then the whole ``/search`` page (Markdown) 
 
 from __future__ import annotations
 
-import argparse
 import random
 import sys
 import time
@@ -140,10 +139,7 @@ def ours(text: str) -> Callable[[], Any]:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--quick", action="store_true")
-    parser.add_argument("--smoke", action="store_true")
-    parser.add_argument("--postgres", action="store_true", help="PostgreSQL instead of SQLite")
+    parser = harness.arguments(__doc__)
     args = parser.parse_args()
     items = harness.size(10_000, 10_000, 300)
     count = harness.size(200, 60, 3)

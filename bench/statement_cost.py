@@ -22,7 +22,6 @@ connections (``plain_reads.read_aside``) and a pooled connection switched to aut
 
 from __future__ import annotations
 
-import argparse
 import sys
 from collections.abc import Callable
 from contextlib import ExitStack
@@ -35,10 +34,7 @@ import harness  # noqa: E402
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--quick", action="store_true")
-    parser.add_argument("--smoke", action="store_true")
-    parser.add_argument("--postgres", action="store_true", help="PostgreSQL instead of SQLite")
+    parser = harness.arguments(__doc__)
     args = parser.parse_args()
     count = harness.size(5000, 2000, 20)
 

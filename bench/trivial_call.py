@@ -15,7 +15,6 @@ a time.
 
 from __future__ import annotations
 
-import argparse
 import cProfile
 import io
 import json
@@ -79,10 +78,7 @@ def wsgi_call(app: Any, body: str, headers: dict[str, str]) -> Callable[[], None
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--quick", action="store_true")
-    parser.add_argument("--smoke", action="store_true")
-    parser.add_argument("--postgres", action="store_true", help="PostgreSQL instead of SQLite")
+    parser = harness.arguments(__doc__)
     args = parser.parse_args()
     count = harness.size(10000, 3000, 30)
 
