@@ -89,3 +89,24 @@ def age_memberships(app, days: int = 2) -> None:  # type: ignore[no-untyped-def]
         for member in db.session.query(Membership):
             member.joined_at -= timedelta(days=days)
         db.session.commit()
+
+
+def server_backends(app: Any, application_name: str, expect: int | None = None,
+                    seconds: float = 5.0) -> list[int]:
+    """PostgreSQL: the server processes of the connections named ``application_name`` to the
+    app's database. With ``expect``, asked again until they number that many or ``seconds``
+    pass: a closed connection's server process leaves ``pg_stat_activity`` only once it has
+    exited, a moment after the client closed it (longer on a busy machine)."""
+    from sqlalchemy import text
+
+    from app.extensions import db
+
+    deadline = time.monotonic() + seconds
+    while True:
+        with app.app_context(), db.engine.connect() as conn:
+            pids = list(conn.execute(text(
+                "SELECT pid FROM pg_stat_activity WHERE application_name = :name "
+                "AND datname = current_database()"), {"name": application_name}).scalars())
+        if expect is None or len(pids) == expect or time.monotonic() >= deadline:
+            return pids
+        time.sleep(0.05)

@@ -15,6 +15,7 @@ from sqlalchemy import bindparam, create_engine, event, select, text, update
 from app.extensions import db
 from app.models import plain_reads, side_connections
 from app.models.playbooks import Playbook
+from tests.helpers import server_backends
 
 ONE = select(Playbook.owner, Playbook.entries, Playbook.created_at).where(
     Playbook.owner == bindparam("owner"))
@@ -44,12 +45,8 @@ def _readers() -> side_connections.Readers:
     return found
 
 
-def _reader_backends(app: Flask) -> int:
-    with app.app_context(), db.engine.connect() as conn:
-        return int(conn.execute(text(
-            "SELECT count(*) FROM pg_stat_activity WHERE application_name = :name"
-            " AND datname = current_database()"),
-            {"name": side_connections.READER_NAME}).scalar_one())
+def _reader_backends(app: Flask, expect: int) -> int:
+    return len(server_backends(app, side_connections.READER_NAME, expect))
 
 
 def test_a_read_aside_is_read_alone_s_answer_and_sees_the_latest_commit(app: Flask) -> None:
@@ -131,14 +128,14 @@ def test_the_readers_end_with_the_engine(app: Flask) -> None:
     with app.app_context():
         _fresh("ending")
         readers = _readers()
-        assert _reader_backends(app) == 1
+        assert _reader_backends(app, 1) == 1
         lent = readers.take()  # the one idle reader
         plain_reads.read_aside(ONE, {"owner": "ending"})  # opens a second, left idle
-        assert _reader_backends(app) == 2
+        assert _reader_backends(app, 2) == 2
         db.engine.dispose()
-        assert _reader_backends(app) == 1  # the lent one, until it comes back
+        assert _reader_backends(app, 1) == 1  # the lent one, until it comes back
         readers.give(lent)
-        assert _reader_backends(app) == 0
+        assert _reader_backends(app, 0) == 0
         assert side_connections.readers(db.engine) is not readers  # a new set from now on
 
 

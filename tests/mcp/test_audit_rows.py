@@ -11,6 +11,7 @@ from flask import Flask
 from sqlalchemy import text
 
 from app.extensions import db
+from tests.helpers import server_backends
 from tests.mcp.conftest import Http
 
 PAGE = "/studios/team/note"
@@ -29,12 +30,9 @@ def _is_postgres(app: Flask) -> bool:
     return not app.config["SQLALCHEMY_DATABASE_URI"].startswith("sqlite")
 
 
-def _audit_backends(app: Flask) -> list[int]:
+def _audit_backends(app: Flask, expect: int | None = None) -> list[int]:
     """PostgreSQL: the server processes of audit connections to this database."""
-    with app.app_context(), db.engine.connect() as conn:
-        return list(conn.execute(text(
-            "SELECT pid FROM pg_stat_activity WHERE application_name = 'harmonic-audit' "
-            "AND datname = current_database()")).scalars())
+    return server_backends(app, "harmonic-audit", expect)
 
 
 def test_a_reads_row_and_a_writes_row_are_stored_alike(app: Flask, studio, live_server) -> None:  # type: ignore[no-untyped-def]
@@ -91,7 +89,7 @@ def test_a_lost_audit_connection_loses_no_row(app: Flask, studio, live_server) -
     assert not http.tool("navigate", path="/studios").get("isError")
     assert [r.path for r in _rows(app)] == [PAGE, "/studios/team", "/studios"]
     if _is_postgres(app):
-        assert len(_audit_backends(app)) == 1
+        assert len(_audit_backends(app, expect=1)) == 1
 
 
 def test_the_audit_connection_ends_with_the_engine(app: Flask, studio, live_server) -> None:  # type: ignore[no-untyped-def]
@@ -102,10 +100,10 @@ def test_the_audit_connection_ends_with_the_engine(app: Flask, studio, live_serv
     http = Http(live_server, studio.token)
     http.initialize()
     assert not http.tool("navigate", path=PAGE).get("isError")
-    assert len(_audit_backends(app)) == 1
+    assert len(_audit_backends(app, expect=1)) == 1
     with app.app_context():
         db.engine.dispose()
-    assert _audit_backends(app) == []
+    assert _audit_backends(app, expect=0) == []
     assert not http.tool("navigate", path="/studios").get("isError")
     assert [r.path for r in _rows(app)] == [PAGE, "/studios"]
 
