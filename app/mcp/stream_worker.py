@@ -1,12 +1,14 @@
 """The gunicorn worker of ``bin/serve``: gthread, plus ``GET /mcp`` streams on an event loop.
 
-``StreamWorker`` is gunicorn's threaded worker unchanged for every request but one: a parsed
-``GET /mcp`` asking for ``text/event-stream``. That request's socket is taken from gunicorn (the
-pool thread returns at once, gunicorn forgets the connection) and served by the stream ASGI app
-(``app.mcp.stream``) on one asyncio event loop thread per worker process, through the minimal
-HTTP/1.1 adapter below (``serve_socket``). So the standalone stream of an MCP session is on the
-app's own port, where the official SDK clients look for it (they follow no redirect to another
-origin), and an open stream costs a coroutine and a socket, not a pool thread.
+``StreamWorker`` is ``app.core.keepalive_worker.KeepAliveWorker`` (gunicorn's threaded worker,
+answering a kept-alive connection's next request on the same thread) for every request but
+one: a parsed ``GET /mcp`` asking for ``text/event-stream``. That request's socket is taken
+from gunicorn (the pool thread returns at once, gunicorn forgets the connection) and served by
+the stream ASGI app (``app.mcp.stream``) on one asyncio event loop thread per worker process,
+through the minimal HTTP/1.1 adapter below (``serve_socket``). So the standalone stream of an
+MCP session is on the app's own port, where the official SDK clients look for it (they follow
+no redirect to another origin), and an open stream costs a coroutine and a socket, not a pool
+thread.
 
 Why not an ASGI server for everything: the Flask app and its tests are WSGI, gunicorn's gthread
 path is measured and tuned (docs/PERFORMANCE.md), and only this one long-lived request needs an
@@ -23,7 +25,7 @@ import threading
 from http import HTTPStatus
 from typing import Any
 
-from gunicorn.workers.gthread import ThreadWorker
+from app.core.keepalive_worker import KeepAliveWorker
 
 log = logging.getLogger("harmonic.mcp.stream")
 
@@ -37,8 +39,8 @@ def wants_stream(method: str, path: str, headers: list[tuple[str, str]]) -> bool
         for name, value in headers)
 
 
-class StreamWorker(ThreadWorker):
-    """gunicorn's gthread worker; ``GET /mcp`` streams go to this process's event loop."""
+class StreamWorker(KeepAliveWorker):
+    """KeepAliveWorker; ``GET /mcp`` streams go to this process's event loop."""
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
@@ -182,3 +184,7 @@ async def serve_socket(app: Any, sock: socket.socket, scope: dict[str, Any]) -> 
             await writer.wait_closed()
         except OSError:
             pass
+
+
+# gunicorn's --worker-class for this worker (bin/serve names it in its command line).
+WORKER_CLASS = f"{__name__}.{StreamWorker.__name__}"

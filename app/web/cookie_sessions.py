@@ -2,18 +2,19 @@
 
 Flask's ``SecureCookieSessionInterface`` builds a new ``URLSafeTimedSerializer`` (and with it
 the key list and signer settings) before every request, even one that carries no session
-cookie at all, which is every agent's request. Here a request without the cookie gets an empty
-session straight away, and the serializer is built once per set of keys (a change of
-``SECRET_KEY`` or its fallbacks builds a new one). Everything else, the cookie's format,
-signature, lifetime and the saving, is Flask's own.
+cookie at all, which is every agent's request, and after every request reads the cookie's
+seven settings before finding there is nothing to save. Here a request without the cookie gets
+an empty session straight away, a session nobody touched is not saved, and the serializer is
+built once per set of keys (a change of ``SECRET_KEY`` or its fallbacks builds a new one).
+Everything else, the cookie's format, signature, lifetime and the saving, is Flask's own.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from flask import Flask, Request
-from flask.sessions import SecureCookieSession, SecureCookieSessionInterface
+from flask import Flask, Request, Response
+from flask.sessions import SecureCookieSession, SecureCookieSessionInterface, SessionMixin
 from itsdangerous import URLSafeTimedSerializer
 
 _KEY = "harmonic.session_serializer"
@@ -37,6 +38,13 @@ class SignedCookieSessions(SecureCookieSessionInterface):
                                or not request.cookies.get(self.get_cookie_name(app))):
             return self.session_class()  # nothing to read: no serializer needed
         return super().open_session(app, request)
+
+    def save_session(self, app: Flask, session: SessionMixin, response: Response) -> None:
+        # Empty, never read and never changed: Flask would neither set, delete nor Vary a
+        # cookie (what it does for any other session is unchanged).
+        if not session and not session.modified and not session.accessed:
+            return
+        super().save_session(app, session, response)
 
 
 def init_app(app: Flask) -> None:

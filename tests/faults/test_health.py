@@ -87,11 +87,12 @@ def test_bin_serve_runs_threaded_gunicorn_on_loopback_by_default() -> None:
     assert done.stdout.count("\n") == 1  # one process: no stream endpoint of its own
 
 
-def test_bin_serve_with_a_stream_port_runs_plain_gthread_and_the_stream_endpoint() -> None:
+def test_bin_serve_with_a_stream_port_runs_the_keepalive_worker_and_the_stream_endpoint() -> None:
     done = _serve("--dry-run", HARMONIC_STREAM_PORT="8124")
     assert done.returncode == 0, done.stderr
     gunicorn, streams = (shlex.split(line) for line in done.stdout.splitlines())
-    assert gunicorn[gunicorn.index("--worker-class") + 1] == "gthread"
+    worker = gunicorn[gunicorn.index("--worker-class") + 1]
+    assert worker == "app.core.keepalive_worker.KeepAliveWorker"
     assert streams[streams.index("--port") + 1] == "8124"
     assert "app.mcp.stream:create" in streams
 

@@ -17,6 +17,7 @@ import httpx
 import pytest
 from flask import Flask
 
+from app.mcp.stream_worker import WORKER_CLASS
 from tests.helpers import stop
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -44,9 +45,11 @@ def app_env(app: Flask, **extra: str) -> dict[str, str]:
 
 @contextmanager
 def gunicorn(app: Flask, workers: int = 1, threads: int = 8, **env: str) -> Iterator[str]:
-    """Serve wsgi:app with gunicorn (gthread) on a free loopback port; yields the base URL."""
+    """Serve wsgi:app with gunicorn on a free loopback port, with bin/serve's worker class (gthread
+    keeping kept-alive connections on their thread, GET /mcp streams on an event loop); yields
+    the base URL."""
     port = free_port()
-    cmd = [sys.executable, "-m", "gunicorn", "-b", f"127.0.0.1:{port}", "-k", "gthread",
+    cmd = [sys.executable, "-m", "gunicorn", "-b", f"127.0.0.1:{port}", "-k", WORKER_CLASS,
            "--threads", str(threads), "-w", str(workers), "--graceful-timeout", "2",
            "wsgi:app"]
     proc = subprocess.Popen(cmd, cwd=ROOT, env=app_env(app, PORT=str(port), **env),
