@@ -181,10 +181,20 @@ def goal(ok: bool) -> str:
 
 # Instances and processes ---------------------------------------------------------------------
 
+_ports_given: set[int] = set()
+
+
 def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
+    """A free loopback port, never one given before in this process: servers started together
+    bind their ports only later, and the kernel may hand the same free port out twice (a second
+    server then fails to bind, and its clients silently reach the first)."""
+    while True:
+        with socket.socket() as sock:
+            sock.bind(("127.0.0.1", 0))
+            port = int(sock.getsockname()[1])
+        if port not in _ports_given:
+            _ports_given.add(port)
+            return port
 
 
 def pg_url(name: str) -> str:
@@ -314,8 +324,14 @@ def stop(procs: list[subprocess.Popen[Any]], grace: float) -> None:
             proc.wait()
 
 
-def gunicorn(port: int, app: str = "wsgi:app", workers: int = 1, threads: int = 8) -> list[str]:
-    return [PY, "-m", "gunicorn", "-b", f"127.0.0.1:{port}", "-k", "gthread", "--threads",
+def gunicorn(port: int, app: str = "wsgi:app", workers: int = 1, threads: int = 8,
+             worker_class: str | None = None) -> list[str]:
+    """gunicorn with bin/serve's worker class (gthread answering a kept-alive connection's next
+    request on the same thread, GET /mcp streams on an event loop) unless told another."""
+    from app.mcp.stream_worker import WORKER_CLASS
+
+    return [PY, "-m", "gunicorn", "-b", f"127.0.0.1:{port}", "-k", worker_class or WORKER_CLASS,
+            "--threads",
             str(threads), "-w", str(workers), "--log-level", "warning", app]
 
 

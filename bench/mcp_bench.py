@@ -16,11 +16,14 @@ Sections (``--only dispatch,wrapper,stdio,http``):
   tools/list (that one loads the Flask app and the database). Sequential stdio ping round trips.
   Goals: faster than the SDK, under 400 ms, under 80 MB.
 - ``http`` (item 2): ``tools/call`` of a trivial tool with 16 keep-alive clients against
-  /mcp under gunicorn (2 processes, gthread), beside the SDK's server under uvicorn and a bare
-  Flask endpoint returning a fixed JSON-RPC result under the same gunicorn settings (the
-  ceiling). Two processes are run as two single-process servers on two ports with the clients
-  split evenly (processes sharing one socket get a very uneven share of keep-alive clients; the
-  shared-socket row reports the spread it got). Also ``navigate`` on the busy decision page.
+  /mcp under gunicorn (2 processes, bin/serve's gthread worker), beside the SDK's server under
+  uvicorn and a bare Flask endpoint returning a fixed JSON-RPC result under the same gunicorn
+  settings (the ceiling). Two processes are run as two single-process servers on two ports with
+  the clients split evenly (processes sharing one socket get a very uneven share of keep-alive
+  clients; the shared-socket row reports the spread it got). Also ``navigate`` on the busy
+  decision page, and last three rows with one connection each (one agent's calls one after
+  another, ours in a session, under bin/serve's worker and under gunicorn's own gthread, and
+  the SDK's stateful server: latency, not saturation).
   Goals: at least 1.5x the SDK (1x on PostgreSQL), at least 50% of the ceiling on SQLite.
   The load comes from wrk (``wrk_jsonrpc.lua``) where it is installed, else (or with
   ``--load python``) from Python threads, which on two cores saturate before the servers do.
@@ -390,6 +393,7 @@ class Row:
     urls: list[str]
     call: Call
     shared_port: int | None = None
+    connections: int | None = None  # the row's own number of clients (else the table's)
 
 
 def _measure(rows: list[Row], load_with: Callable[..., harness.Load], rounds: int,
@@ -405,7 +409,7 @@ def _measure(rows: list[Row], load_with: Callable[..., harness.Load], rounds: in
                 timer = threading.Timer(seconds / 2, lambda spreads=spreads, port=port:
                                         spreads.append(_connections_per_process(port)))
                 timer.start()
-            loads.append(load_with(row.call, row.urls, clients, seconds))
+            loads.append(load_with(row.call, row.urls, row.connections or clients, seconds))
             if timer:
                 timer.join()
     return measured
@@ -425,11 +429,12 @@ def bench_http(inst: harness.Instance, paths: dict[str, str], generators: list[s
     specs: list[tuple[list[str], dict[str, str], str]] = []
     with ExitStack() as stack:
         def add(label: str, cmd_of: Callable[[int], list[str]], env: dict[str, str],
-                call: Call, servers: int = two, shared: bool = False) -> None:
+                call: Call, servers: int = two, shared: bool = False,
+                connections: int | None = None) -> None:
             ports = [harness.free_port() for _ in range(servers)]
             urls = [f"http://127.0.0.1:{p}/mcp" for p in ports]
             specs.extend((cmd_of(p), env, url) for p, url in zip(ports, urls, strict=True))
-            rows.append(Row(label, urls, call, ports[0] if shared else None))
+            rows.append(Row(label, urls, call, ports[0] if shared else None, connections))
 
         add("ceiling: bare Flask JSON-RPC, gunicorn 2 × (1 process, 8 threads)",
             lambda p: harness.gunicorn(p, "bare_jsonrpc:app"),
@@ -453,6 +458,20 @@ def bench_http(inst: harness.Instance, paths: dict[str, str], generators: list[s
         add(f"ours: /mcp navigate, same page, {MODERN} stateless, token auth, "
             f"gunicorn 2 × (1 process, 8 threads)", harness.gunicorn, inst.env,
             Call("navigate", nav, era="stateless", token=inst.token))
+        # One agent calling one tool after another on one connection: the latency of a call,
+        # with the servers far from saturated (the rows above run 16 connections at once).
+        # One client needs one database connection at a time: small pools leave PostgreSQL's
+        # 100 connections to the rows above, whose idle servers keep theirs open meanwhile.
+        one_env = dict(ours_env, HARMONIC_DB_POOL_SIZE="1", HARMONIC_DB_MAX_OVERFLOW="1",
+                       HARMONIC_DB_READERS="1")
+        add("one connection: ours, 2025-11-25 session, gunicorn 1 process, 8 threads",
+            harness.gunicorn, one_env, Call("test_simple_text"), servers=1, connections=1)
+        add("one connection: the same under gunicorn's own gthread worker",
+            lambda p: harness.gunicorn(p, worker_class="gthread"), one_env,
+            Call("test_simple_text"), servers=1, connections=1)
+        add("one connection: SDK MCPServer (FastMCP), uvicorn 1 process, JSON, stateful",
+            lambda p: [PY, str(BENCH / "mcp_sdk_server.py"), "http", str(p), "stateful"],
+            inst.env, echo, servers=1, connections=1)
         # Every row's servers start together (a port is only taken when its server binds it).
         stack.enter_context(harness.servers(specs))
 
@@ -465,7 +484,7 @@ def bench_http(inst: harness.Instance, paths: dict[str, str], generators: list[s
             seconds = harness.size(3, 2, 1) if use_wrk else harness.size(3, 2, 0.3)
             if not harness.SMOKE:  # warm up every server (imports, connection pools, caches)
                 for row in rows:
-                    load_with(row.call, row.urls, clients, 1)
+                    load_with(row.call, row.urls, row.connections or clients, 1)
             results.append((generator, seconds,
                             _measure(rows, load_with, rounds, seconds, clients)))
 
@@ -500,6 +519,7 @@ def _report_http(inst: harness.Instance, rows: list[Row],
         table.append([row.label, f"{rates[-1]:,.0f}", f"{p50:.2f}", f"{p99:.2f}", spread])
 
     ceiling, ours, modern_rate, _, sdk, sdk_stateless = rates[:6]
+    one_ours, one_gthread, one_sdk = rates[-3:]  # the one-connection rows, added last
     per = clients // two
     database = "PostgreSQL" if "postgresql" in inst.env["DATABASE_URL"] else "SQLite"
     # Issue 22's goals: ≥ 1.5× the SDK on SQLite and ≥ 1× on PostgreSQL (whose round trips the
@@ -530,6 +550,9 @@ def _report_http(inst: harness.Instance, rows: list[Row],
          f"{MODERN} stateless — ours / SDK stateless: {modern_rate / sdk_stateless:.2f} "
          f"(goal ≥ {want:g}: {harness.goal(modern_rate / sdk_stateless >= want)}); ours / "
          f"ceiling: {modern_rate / ceiling:.2f}{ceiling_goal(modern_rate)}",
+         f"One connection (one agent's calls one after another; no goal) — ours / SDK "
+         f"stateful: {one_ours / one_sdk:.2f}; bin/serve's worker / gunicorn's gthread: "
+         f"{one_ours / one_gthread:.2f}",
          *[f"**ERRORS** — {line}" for line in errors]])
     return len(errors)
 
