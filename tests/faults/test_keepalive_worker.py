@@ -8,12 +8,12 @@ from __future__ import annotations
 import json
 import socket
 import threading
-from pathlib import Path
+from collections.abc import Iterator
 
 import pytest
 from flask import Flask
 
-from tests.load.harness import serve_app
+from tests.load.harness import Server, serve_app
 
 pytestmark = pytest.mark.slow
 
@@ -52,14 +52,21 @@ class _Reader:
         return int(status_line.split()[1]), headers, body
 
 
+@pytest.fixture(scope="module")
+def server(app: Flask, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
+    """One bin/serve server with a single pool thread for the module (per database): with one
+    thread, any connection kept waiting shows."""
+    with serve_app(app, tmp_path_factory.mktemp("keepalive"), threads=1) as started:
+        yield started
+
+
 def _connect(url: str) -> socket.socket:
     host, port = url.removeprefix("http://").split(":")
     return socket.create_connection((host, int(port)), timeout=60)
 
 
-def test_one_connection_carries_request_after_request_and_a_pipeline(
-        app: Flask, tmp_path: Path) -> None:
-    with serve_app(app, tmp_path, threads=2) as server, _connect(server.url) as sock:
+def test_one_connection_carries_request_after_request_and_a_pipeline(server: Server) -> None:
+    with _connect(server.url) as sock:
         reader = _Reader(sock)
         for _ in range(50):  # each sent once the last answer is read: the thread's own path
             sock.sendall(_request("/healthz"))
@@ -73,15 +80,14 @@ def test_one_connection_carries_request_after_request_and_a_pipeline(
         assert sock.recv(1) == b""  # the server closed it, as the last request asked
 
 
-def test_a_busy_connection_does_not_keep_a_new_client_waiting(
-        app: Flask, tmp_path: Path) -> None:
+def test_a_busy_connection_does_not_keep_a_new_client_waiting(server: Server) -> None:
     """One pool thread; a client pipelines PIPELINED requests, which keeps that thread busy on
     its connection. A second client's request, sent once the first answer has come, is
     answered before the first client's last: the thread gives the busy connection back
     whenever another is waiting for it."""
     order: list[str] = []
     first_answered = threading.Event()
-    with serve_app(app, tmp_path, threads=1) as server, _connect(server.url) as busy:
+    with _connect(server.url) as busy:
         def read_busy() -> None:
             reader = _Reader(busy)
             for n in range(PIPELINED):
@@ -103,12 +109,11 @@ def test_a_busy_connection_does_not_keep_a_new_client_waiting(
         assert order == ["other answered", "busy done"]
 
 
-def test_a_client_that_closes_after_its_answer_is_let_go(app: Flask, tmp_path: Path) -> None:
-    with serve_app(app, tmp_path, threads=1) as server:
-        for _ in range(20):  # each closes while the thread may be waiting for its next request
-            with _connect(server.url) as sock:
-                sock.sendall(_request("/healthz"))
-                assert _Reader(sock).response()[0] == 200
-        with _connect(server.url) as sock:  # the one thread is free for the next client
-            sock.sendall(_request("/healthz", close=True))
+def test_a_client_that_closes_after_its_answer_is_let_go(server: Server) -> None:
+    for _ in range(20):  # each closes while the thread may be waiting for its next request
+        with _connect(server.url) as sock:
+            sock.sendall(_request("/healthz"))
             assert _Reader(sock).response()[0] == 200
+    with _connect(server.url) as sock:  # the one thread is free for the next client
+        sock.sendall(_request("/healthz", close=True))
+        assert _Reader(sock).response()[0] == 200
