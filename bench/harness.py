@@ -331,8 +331,7 @@ def gunicorn(port: int, app: str = "wsgi:app", workers: int = 1, threads: int = 
     from app.mcp.stream_worker import WORKER_CLASS
 
     return [PY, "-m", "gunicorn", "-b", f"127.0.0.1:{port}", "-k", worker_class or WORKER_CLASS,
-            "--threads",
-            str(threads), "-w", str(workers), "--log-level", "warning", app]
+            "--threads", str(threads), "-w", str(workers), "--log-level", "warning", app]
 
 
 def rss_mb(pid: int) -> tuple[float, float]:

@@ -447,10 +447,13 @@ def bench_http(inst: harness.Instance, paths: dict[str, str], generators: list[s
             lambda p: harness.gunicorn(p, workers=2), ours_env, Call("test_simple_text"),
             servers=1, shared=True)
         echo = Call("echo", {"text": "This is a simple text response for testing."})
+
+        def sdk(mode: str) -> Callable[[int], list[str]]:
+            return lambda p: [PY, str(BENCH / "mcp_sdk_server.py"), "http", str(p), mode]
+
         for mode in ("stateful", "stateless"):
-            add(f"SDK MCPServer (FastMCP), uvicorn 2 × 1 process, JSON, {mode}",
-                lambda p, mode=mode: [PY, str(BENCH / "mcp_sdk_server.py"), "http", str(p),
-                                      mode], inst.env, echo)
+            add(f"SDK MCPServer (FastMCP), uvicorn 2 × 1 process, JSON, {mode}", sdk(mode),
+                inst.env, echo)
         nav = {"path": paths["decision"]}
         add(f"ours: /mcp navigate, decision page ({paths['options']} options, "
             f"{paths['voters']} voters), token auth, gunicorn 2 × (1 process, 8 threads)",
@@ -470,8 +473,7 @@ def bench_http(inst: harness.Instance, paths: dict[str, str], generators: list[s
             lambda p: harness.gunicorn(p, worker_class="gthread"), one_env,
             Call("test_simple_text"), servers=1, connections=1)
         add("one connection: SDK MCPServer (FastMCP), uvicorn 1 process, JSON, stateful",
-            lambda p: [PY, str(BENCH / "mcp_sdk_server.py"), "http", str(p), "stateful"],
-            inst.env, echo, servers=1, connections=1)
+            sdk("stateful"), inst.env, echo, servers=1, connections=1)
         # Every row's servers start together (a port is only taken when its server binds it).
         stack.enter_context(harness.servers(specs))
 
