@@ -29,6 +29,11 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("PORT", "5000", "port bin/dev and bin/serve bind to"),
     Setting("HARMONIC_WORKERS", "2", "gunicorn worker processes bin/serve starts"),
     Setting("HARMONIC_THREADS", "8", "threads per worker (requests served at once by each)"),
+    Setting("HARMONIC_RUNNING", "2", "requests of one process that run at once; another waits "
+                                     "for one of them to end, up to HARMONIC_RUN_WAIT_MS "
+                                     "(0: all of HARMONIC_THREADS at once)"),
+    Setting("HARMONIC_RUN_WAIT_MS", "10", "milliseconds a request waits its turn before it "
+                                          "runs anyway"),
     Setting("HARMONIC_TIMEOUT", "60", "seconds a silent worker lives before it is replaced"),
     Setting("HARMONIC_GRACEFUL_TIMEOUT", "30", "seconds to finish requests on stop or reload"),
     Setting("HARMONIC_KEEPALIVE", "5", "seconds an idle client connection stays open"),

@@ -1,4 +1,5 @@
-"""gunicorn's threaded worker, keeping a kept-alive connection's next request on its thread.
+"""bin/serve's gunicorn worker: gthread, keeping a kept-alive connection's next request on its
+thread, running few requests at once, with the loaded app frozen out of garbage collection.
 
 gthread hands a connection back to the main thread's poller after every response. The
 client's next request on it then takes a trip through the poller, the pool's queue and a
@@ -10,17 +11,36 @@ worker is not stopping; otherwise the connection goes back to gunicorn's poller 
 Agents send call after call on one connection; this is the case it is for (measured in
 docs/PERFORMANCE.md, issue 22's eighth pass).
 
+At most ``HARMONIC_RUNNING`` requests of a process run at once (two by default); a thread with
+a request beyond them waits for one of them to end, up to ``HARMONIC_RUN_WAIT_MS`` (10), and
+then runs anyway. Under the GIL only one thread runs Python at a time, and every request of
+eight running together hands the GIL to another thread at each of its system calls: measured
+with eight busy connections on one process, a call took 20–30% more CPU time with eight
+threads running than with two (issue 22's ninth pass). The wait's bound keeps a slow request
+(an upstream call, a large page) from holding the others back for longer than that, and the
+pool keeps its threads for such requests. A streamed response (an SSE answer, a
+``subscriptions/listen`` stream that lasts minutes) gives its turn back once its headers are
+out: its body comes as events happen, not as work of this thread.
+
+It also freezes what loading the app created (``gc.freeze``): the app's objects (routes,
+models, templates, SQLAlchemy's metadata: about 165,000 of them) live as long as the process,
+and every full collection would walk them again, holding the GIL for tens of milliseconds, in
+the middle of a request on a loaded machine (issue 22's ninth pass in docs/PERFORMANCE.md).
+
 ``bin/serve`` runs it (through ``app.mcp.stream_worker.StreamWorker``, which adds the ``GET
 /mcp`` streams, or on its own when streams are served on a port of their own).
 """
 
 from __future__ import annotations
 
+import gc
 import select
 import threading
 from typing import Any
 
 from gunicorn.workers.gthread import ThreadWorker
+
+from config import whole_number
 
 # How long a pool thread waits for a kept-alive client's next request before handing the
 # connection back to the poller: a client that sends its next call as soon as it has read a
@@ -32,10 +52,23 @@ KEEPALIVE_WAIT = 0.002
 class KeepAliveWorker(ThreadWorker):
     """gthread, answering a kept-alive connection's next request on the same pool thread."""
 
+    wsgi: Any  # the app, as gunicorn's load_wsgi sets it
+
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self._queued = 0  # connections handed to the pool and not yet taken by a thread
         self._queued_lock = threading.Lock()
+        # Two by default: one can run while the other waits on the database. 0: no turns.
+        self.running = whole_number("HARMONIC_RUNNING", 2) or self.cfg.threads
+        self._run_wait = whole_number("HARMONIC_RUN_WAIT_MS", 10) / 1000
+        self._running = threading.BoundedSemaphore(self.running)
+        self._turn = threading.local()  # whether this thread's request holds a turn
+
+    def load_wsgi(self) -> None:
+        super().load_wsgi()
+        self.wsgi = self._streams_give_their_turn(self.wsgi)
+        # The loaded app lives as long as the worker: later full collections skip its objects.
+        gc.freeze()
 
     def enqueue_req(self, conn: Any) -> None:  # the main thread's
         with self._queued_lock:
@@ -45,10 +78,41 @@ class KeepAliveWorker(ThreadWorker):
     def handle(self, conn: Any) -> Any:  # a pool thread's
         with self._queued_lock:
             self._queued -= 1
-        result = super().handle(conn)
+        result = self._serve(conn)
         while result is True and self._next_request_here(conn):
-            result = super().handle(conn)
+            result = self._serve(conn)
         return result  # gthread's finish_request takes it from here, as for any request
+
+    def _serve(self, conn: Any) -> Any:
+        """One request of ``conn``, run in its turn (or once the wait for one is over)."""
+        self._turn.held = self._running.acquire(timeout=self._run_wait)
+        try:
+            return super().handle(conn)
+        finally:
+            self._give_turn()
+
+    def _give_turn(self) -> None:
+        if getattr(self._turn, "held", False):
+            self._turn.held = False
+            self._running.release()
+
+    def _streams_give_their_turn(self, app: Any) -> Any:
+        """``app``, giving its request's turn back as soon as it answers with a streamed body
+        (no Content-Length: an event stream whose body comes as things happen)."""
+        def wsgi(environ: dict[str, Any], start_response: Any) -> Any:
+            streamed = False
+
+            def start(status: str, headers: list[tuple[str, str]], exc_info: Any = None) -> Any:
+                nonlocal streamed
+                streamed = not any(name.lower() == "content-length" for name, _ in headers)
+                return start_response(status, headers, exc_info)
+
+            body = app(environ, start)
+            if streamed:
+                self._give_turn()
+            return body
+
+        return wsgi
 
     def _next_request_here(self, conn: Any) -> bool:
         """Whether this thread answers ``conn``'s next request itself (it has arrived, or does

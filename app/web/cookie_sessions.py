@@ -4,7 +4,8 @@ Flask's ``SecureCookieSessionInterface`` builds a new ``URLSafeTimedSerializer``
 the key list and signer settings) before every request, even one that carries no session
 cookie at all, which is every agent's request, and after every request reads the cookie's
 seven settings before finding there is nothing to save. Here a request without the cookie gets
-an empty session straight away, a session nobody touched is not saved, and the serializer is
+an empty session straight away, an empty session nobody changed is not saved (it only gets
+Flask's ``Vary: Cookie`` where it was read), and the serializer is
 built once per set of keys (a change of ``SECRET_KEY`` or its fallbacks builds a new one).
 Everything else, the cookie's format, signature, lifetime and the saving, is Flask's own.
 """
@@ -40,9 +41,12 @@ class SignedCookieSessions(SecureCookieSessionInterface):
         return super().open_session(app, request)
 
     def save_session(self, app: Flask, session: SessionMixin, response: Response) -> None:
-        # Empty, never read and never changed: Flask would neither set, delete nor Vary a
-        # cookie (what it does for any other session is unchanged).
-        if not session and not session.modified and not session.accessed:
+        # Empty and never changed: Flask would neither set nor delete a cookie, only add
+        # "Vary: Cookie" if the session was read (flask-login's after-request hook reads it
+        # on every request), after reading the cookie's seven settings first.
+        if not session and not session.modified:
+            if session.accessed:
+                response.vary.add("Cookie")
             return
         super().save_session(app, session, response)
 

@@ -5,6 +5,7 @@ rotated key still opens cookies while it is among the fallbacks)."""
 from __future__ import annotations
 
 from flask import Flask
+from flask.sessions import SecureCookieSessionInterface
 from werkzeug.test import EnvironBuilder
 from werkzeug.wrappers import Request
 
@@ -38,3 +39,34 @@ def test_the_cookie_opens_as_before_and_keys_can_rotate(app: Flask) -> None:
     finally:
         app.secret_key = old_key
         app.config["SECRET_KEY_FALLBACKS"] = []
+
+
+def _cookie_headers(app: Flask, requests: list[tuple[str, str, dict[str, str]]]
+                    ) -> list[tuple[set[str], bool]]:
+    """Per request, the response's Vary values and whether it sets a cookie (each request
+    on its own, without the cookies of the ones before)."""
+    client = app.test_client(use_cookies=False)
+    seen = []
+    for method, path, headers in requests:
+        response = client.open(path, method=method, headers=headers)
+        vary = {v.strip() for v in response.headers.get("Vary", "").split(",") if v.strip()}
+        seen.append((vary, "Set-Cookie" in response.headers))
+    return seen
+
+
+def test_saving_answers_as_flasks_own_interface(app: Flask) -> None:
+    # Skipping the save of an empty, unchanged session must not change a header: the same
+    # requests under Flask's stock interface and ours give the same Vary and Set-Cookie.
+    requests = [("GET", "/login", {}),  # a form: its CSRF token goes into a new cookie
+                ("GET", "/", {"Accept": "text/markdown"}),
+                ("POST", "/mcp", {"Content-Type": "application/json",
+                                  "Accept": "application/json, text/event-stream"})]
+    ours = _cookie_headers(app, requests)
+    app.session_interface = SecureCookieSessionInterface()
+    try:
+        stock = _cookie_headers(app, requests)
+    finally:
+        app.session_interface = SignedCookieSessions()
+    assert ours == stock
+    assert ours[0][1] and not ours[2][1]  # the form sets its cookie, the agent call does not
+    assert "Cookie" in ours[2][0]  # flask-login read the (empty) session: Vary as Flask does

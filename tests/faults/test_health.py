@@ -113,6 +113,12 @@ def test_bin_serve_refuses_a_bad_setting_with_a_clear_message() -> None:
     assert done.returncode != 0
     assert "HARMONIC_THREADS must be a whole number of at least 1, not 'many'" in done.stderr
     assert "Traceback" not in done.stderr
+    for name, value, why in (("HARMONIC_RUNNING", "two", "must be a whole number"),
+                             ("HARMONIC_RUN_WAIT_MS", "-5", "must not be negative")):
+        done = _serve("--dry-run", **{name: value})
+        assert done.returncode != 0
+        assert f"bin/serve: {name} {why}, not {value!r}" in done.stderr, done.stderr
+        assert "Traceback" not in done.stderr
 
 
 @pytest.mark.slow
