@@ -50,7 +50,8 @@ KEEPALIVE_WAIT = 0.002
 
 
 class KeepAliveWorker(ThreadWorker):
-    """gthread, answering a kept-alive connection's next request on the same pool thread."""
+    """gthread, answering a kept-alive connection's next request on the same pool thread, with
+    at most ``running`` requests running at once (the module's docstring says why)."""
 
     wsgi: Any  # the app, as gunicorn's load_wsgi sets it
 
