@@ -51,7 +51,7 @@ KEEPALIVE_WAIT = 0.002
 
 class KeepAliveWorker(ThreadWorker):
     """gthread, answering a kept-alive connection's next request on the same pool thread, with
-    at most ``running`` requests running at once (the module's docstring says why)."""
+    at most HARMONIC_RUNNING requests running at once (the module's docstring says why)."""
 
     wsgi: Any  # the app, as gunicorn's load_wsgi sets it
 
@@ -60,9 +60,9 @@ class KeepAliveWorker(ThreadWorker):
         self._queued = 0  # connections handed to the pool and not yet taken by a thread
         self._queued_lock = threading.Lock()
         # Two by default: one can run while the other waits on the database. 0: no turns.
-        self.running = whole_number("HARMONIC_RUNNING", 2) or self.cfg.threads
+        running = whole_number("HARMONIC_RUNNING", 2) or self.cfg.threads
         self._run_wait = whole_number("HARMONIC_RUN_WAIT_MS", 10) / 1000
-        self._running = threading.BoundedSemaphore(self.running)
+        self._running = threading.BoundedSemaphore(running)
         self._turn = threading.local()  # whether this thread's request holds a turn
 
     def load_wsgi(self) -> None:

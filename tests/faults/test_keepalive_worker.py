@@ -16,6 +16,8 @@ import pytest
 from flask import Flask
 
 from tests.load.harness import Server, serve_app
+from tests.mcp.conftest import ACCEPT
+from tests.mcp.test_modern import VERSION, meta
 
 pytestmark = pytest.mark.slow
 
@@ -26,6 +28,14 @@ def _request(path: str, close: bool = False) -> bytes:
     connection = "close" if close else "keep-alive"
     return (f"GET {path} HTTP/1.1\r\nHost: 127.0.0.1\r\nAccept: application/json\r\n"
             f"Connection: {connection}\r\n\r\n").encode()
+
+
+def _mcp_post(body: bytes, **headers: str) -> bytes:
+    """A whole POST /mcp request (the connection closes after its answer)."""
+    lines = {"Host": "127.0.0.1", "Content-Type": "application/json", "Accept": ACCEPT,
+             **headers, "Content-Length": str(len(body)), "Connection": "close"}
+    head = "".join(f"{name}: {value}\r\n" for name, value in lines.items())
+    return f"POST /mcp HTTP/1.1\r\n{head}\r\n".encode() + body
 
 
 class _Reader:
@@ -146,10 +156,8 @@ def strict_server(app: Flask, tmp_path_factory: pytest.TempPathFactory) -> Itera
 def _stall(url: str) -> socket.socket:
     """A POST whose body stops after five bytes: its request holds its thread, and its turn."""
     sock = _connect(url)
-    sock.sendall((f"POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
-                  f"Accept: application/json, text/event-stream\r\n"
-                  f"Content-Length: {len(STALL)}\r\nConnection: close\r\n\r\n").encode()
-                 + STALL[:5])
+    whole = _mcp_post(STALL)
+    sock.sendall(whole[:len(whole) - len(STALL) + 5])  # the head, five bytes of the body
     return sock
 
 
@@ -210,23 +218,15 @@ def test_streams_give_their_turn_back(strict_server: Server) -> None:
     """As many subscriptions/listen streams as may run at once (each lasts minutes) stay open
     while other requests are answered, one after another: a streamed answer runs without a
     turn once its headers are out."""
-    from app.mcp.info import MODERN_VERSIONS
-
-    version = MODERN_VERSIONS[0]
-    meta = {"io.modelcontextprotocol/protocolVersion": version,
-            "io.modelcontextprotocol/clientCapabilities": {},
-            "io.modelcontextprotocol/clientInfo": {"name": "turns", "version": "1"}}
     listen = json.dumps({"jsonrpc": "2.0", "id": 1, "method": "subscriptions/listen",
-                         "params": {"_meta": meta, "notifications": {
+                         "params": {"_meta": meta(), "notifications": {
                              "resourceSubscriptions": ["harmonic://page/studios/nowhere"]}}})
-    head = (f"POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
-            f"Accept: application/json, text/event-stream\r\nMCP-Protocol-Version: {version}\r\n"
-            f"Mcp-Method: subscriptions/listen\r\nContent-Length: {len(listen)}\r\n"
-            f"Connection: close\r\n\r\n")
+    request = _mcp_post(listen.encode(), **{"MCP-Protocol-Version": VERSION,
+                                            "Mcp-Method": "subscriptions/listen"})
     streams = [_connect(strict_server.url) for _ in range(RUNNING)]
     try:
         for sock in streams:
-            sock.sendall((head + listen).encode())
+            sock.sendall(request)
             seen = b""
             while b"subscriptions/acknowledged" not in seen:
                 chunk = sock.recv(65536)
