@@ -101,6 +101,7 @@ class Sample:
 
     latencies: list[float] = field(default_factory=list)
     elapsed: float = 0.0
+    cpu: float = 0.0  # this process's CPU seconds over the series (all its threads)
 
     @property
     def rate(self) -> float:
@@ -133,12 +134,13 @@ def sequential(call: Callable[[], object], count: int, warmup: int = 5) -> Sampl
     for _ in range(warmup):
         call()
     sample = Sample()
-    started = time.perf_counter()
+    started, cpu = time.perf_counter(), time.process_time()
     for _ in range(count):
         t = time.perf_counter()
         call()
         sample.latencies.append(time.perf_counter() - t)
     sample.elapsed = time.perf_counter() - started
+    sample.cpu = time.process_time() - cpu
     return sample
 
 
@@ -154,6 +156,7 @@ def interleaved(calls: dict[str, Callable[[], object]], rounds: int, per_round: 
             part = sequential(call, per_round, warmup=0)
             samples[name].latencies += part.latencies
             samples[name].elapsed += part.elapsed
+            samples[name].cpu += part.cpu
     return samples
 
 
@@ -364,6 +367,72 @@ class Load:
     sample: Sample | Rates
     per_url: dict[str, int]
     errors: str = ""
+    cpu: dict[str, float] = field(default_factory=dict)  # CPU seconds by meter, over the run
+    requests: int = 0  # answered in the run (wrk's count; 0 where not counted)
+
+
+# CPU meters ----------------------------------------------------------------------------------
+# Where a call's CPU goes under load: the server's processes, the database's, the load
+# generator's. On two shared cores the sum bounds throughput, so these split a gap between two
+# servers into what each part costs (read from /proc; Linux only, else the meters are empty).
+
+CLOCK_TICKS = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
+
+
+def _processes() -> dict[int, tuple[int, float, str]]:
+    """Every readable process: pid → (parent pid, CPU seconds of all its threads, command
+    line)."""
+    found: dict[int, tuple[int, float, str]] = {}
+    for entry in os.listdir("/proc") if os.path.isdir("/proc") else ():
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/stat") as stat:
+                # The command name may hold spaces and parentheses: fields follow the last ")".
+                fields = stat.read().rsplit(")", 1)[1].split()
+            with open(f"/proc/{entry}/cmdline", "rb") as cmd:
+                line = cmd.read().replace(b"\0", b" ").decode(errors="replace")
+        except OSError:  # ended while listed, or not ours to read
+            continue
+        found[int(entry)] = (int(fields[1]), (int(fields[11]) + int(fields[12])) / CLOCK_TICKS,
+                             line)
+    return found
+
+
+def process_cpu(roots: list[int]) -> Callable[[], float]:
+    """A meter: the CPU seconds so far of ``roots`` and all their descendants (a gunicorn
+    master and its workers)."""
+    def read() -> float:
+        table = _processes()
+        children: dict[int, list[int]] = {}
+        for pid, (parent, _cpu, _cmd) in table.items():
+            children.setdefault(parent, []).append(pid)
+        total, todo = 0.0, list(roots)
+        while todo:
+            pid = todo.pop()
+            total += table[pid][1] if pid in table else 0.0
+            todo.extend(children.get(pid, ()))
+        return total
+    return read
+
+
+def database_cpu(url: str) -> Callable[[], float]:
+    """A meter: the CPU seconds so far of the PostgreSQL server's processes serving the
+    database of ``url`` (its backends name the database in their process title)."""
+    name = url.rsplit("/", 1)[-1].split("?", 1)[0]
+
+    def read() -> float:
+        return sum(cpu for _parent, cpu, cmd in _processes().values()
+                   if cmd.startswith("postgres:") and f" {name} " in cmd)
+    return read
+
+
+def children_cpu() -> float:
+    """A meter: the CPU seconds of this process's ended (waited-for) children: wrk's."""
+    import resource
+
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
 
 
 def http_load(urls: list[str], clients: int, seconds: float,
@@ -432,15 +501,20 @@ def wrk_version() -> str:
 
 
 def wrk_load(targets: dict[str, list[str]], connections: int, seconds: int,
-             body: dict[str, Any], headers: dict[str, str]) -> Load:
+             body: dict[str, Any], headers: dict[str, str],
+             meters: dict[str, Callable[[], float]] | None = None) -> Load:
     """JSON-RPC load from wrk: one wrk process (one thread, ``connections`` keep-alive
     connections) per target URL, all started together. ``targets`` maps each URL to its MCP
     session ids (possibly none); ``body`` is the request without its id (wrk_jsonrpc.lua gives
     each request its own). Throughput is the sum over the processes; p50 and p99 are the
-    highest any process saw (a conservative merge, since the distributions are not kept)."""
+    highest any process saw (a conservative merge, since the distributions are not kept).
+    ``meters`` are read just before wrk starts and once every wrk process has ended: their
+    differences are the run's ``cpu``."""
+    meters = dict(meters or {}, **{"load generator": children_cpu})
     if not WRK:
         raise RuntimeError("wrk is not installed")
     flags = [f"-H{name}: {value}" for name, value in headers.items()]
+    before = {name: meter() for name, meter in meters.items()}
     procs = {url: subprocess.Popen(
         [WRK, "-t1", f"-c{connections}", f"-d{seconds}s", "--timeout", "30s", "--latency",
          *flags, "-s", str(WRK_SCRIPT), url, "--",
@@ -463,10 +537,12 @@ def wrk_load(targets: dict[str, list[str]], connections: int, seconds: int,
         first = next((x[10:] for x in out.splitlines() if x.startswith("FIRST_BAD ")), "")
         if wrong:
             problems.append(f"{url}: {', '.join(wrong)}" + (f"; first: {first}" if first else ""))
+    cpu = {name: meter() - before[name] for name, meter in meters.items()}
     rate = sum(r["requests"] / (r["duration_us"] / 1e6) for r in results.values())
     rates = Rates(rate, max(r["p50_us"] for r in results.values()) / 1000,
                   max(r["p99_us"] for r in results.values()) / 1000)
-    return Load(rates, {url: r["requests"] for url, r in results.items()}, "; ".join(problems))
+    return Load(rates, {url: r["requests"] for url, r in results.items()}, "; ".join(problems),
+                cpu, sum(r["requests"] for r in results.values()))
 
 
 def spread(load: Load) -> str:

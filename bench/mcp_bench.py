@@ -341,9 +341,10 @@ class Call:
         return session
 
 
-def _python_load(call: Call, urls: list[str], clients: int, seconds: float) -> harness.Load:
+def _python_load(call: Call, urls: list[str], clients: int, seconds: float,
+                 meters: dict[str, Callable[[], float]]) -> harness.Load:
     """The fallback: one thread and one keep-alive httpx connection per client; the first bad
-    answer ends the run with an error."""
+    answer ends the run with an error. (It meters no CPU: its own shares this process.)"""
     body = call.body()
 
     def setup(client: Any, url: str) -> dict[str, str]:
@@ -358,16 +359,18 @@ def _python_load(call: Call, urls: list[str], clients: int, seconds: float) -> h
     return harness.http_load(urls, clients, seconds, setup, request)
 
 
-def _wrk_load(call: Call, urls: list[str], clients: int, seconds: float) -> harness.Load:
+def _wrk_load(call: Call, urls: list[str], clients: int, seconds: float,
+              meters: dict[str, Callable[[], float]]) -> harness.Load:
     """wrk, its connections split evenly over ``urls``; in the session era each connection's
-    share of requests has a session of its own, opened here first."""
+    share of requests has a session of its own, opened here first (before ``meters`` start)."""
     import httpx
 
     per = clients // len(urls)
     with httpx.Client(timeout=30) as client:
         targets = {url: [s for s in (call.open_session(client, url) for _ in range(per)) if s]
                    for url in urls}
-    return harness.wrk_load(targets, per, max(1, round(seconds)), call.body(), call.headers())
+    return harness.wrk_load(targets, per, max(1, round(seconds)), call.body(), call.headers(),
+                            meters)
 
 
 def _connections_per_process(port: int) -> str:
@@ -394,6 +397,8 @@ class Row:
     call: Call
     shared_port: int | None = None
     connections: int | None = None  # the row's own number of clients (else the table's)
+    specs: range = range(0)  # its servers' places in the list of every row's servers
+    meters: dict[str, Callable[[], float]] = field(default_factory=dict)  # set once started
 
 
 def _measure(rows: list[Row], load_with: Callable[..., harness.Load], rounds: int,
@@ -409,7 +414,8 @@ def _measure(rows: list[Row], load_with: Callable[..., harness.Load], rounds: in
                 timer = threading.Timer(seconds / 2, lambda spreads=spreads, port=port:
                                         spreads.append(_connections_per_process(port)))
                 timer.start()
-            loads.append(load_with(row.call, row.urls, row.connections or clients, seconds))
+            loads.append(load_with(row.call, row.urls, row.connections or clients, seconds,
+                                   row.meters))
             if timer:
                 timer.join()
     return measured
@@ -433,8 +439,10 @@ def bench_http(inst: harness.Instance, paths: dict[str, str], generators: list[s
                 connections: int | None = None) -> None:
             ports = [harness.free_port() for _ in range(servers)]
             urls = [f"http://127.0.0.1:{p}/mcp" for p in ports]
+            first = len(specs)
             specs.extend((cmd_of(p), env, url) for p, url in zip(ports, urls, strict=True))
-            rows.append(Row(label, urls, call, ports[0] if shared else None, connections))
+            rows.append(Row(label, urls, call, ports[0] if shared else None, connections,
+                            range(first, len(specs))))
 
         add("ceiling: bare Flask JSON-RPC, gunicorn 2 × (1 process, 8 threads)",
             lambda p: harness.gunicorn(p, "bare_jsonrpc:app"),
@@ -475,7 +483,12 @@ def bench_http(inst: harness.Instance, paths: dict[str, str], generators: list[s
         add("one connection: SDK MCPServer (FastMCP), uvicorn 1 process, JSON, stateful",
             sdk("stateful"), inst.env, echo, servers=1, connections=1)
         # Every row's servers start together (a port is only taken when its server binds it).
-        stack.enter_context(harness.servers(specs))
+        procs = stack.enter_context(harness.servers(specs))
+        database_url = inst.env["DATABASE_URL"]
+        for row in rows:
+            row.meters = {"server": harness.process_cpu([procs[i].pid for i in row.specs])}
+            if database_url.startswith("postgresql"):  # SQLite works inside the server
+                row.meters["database"] = harness.database_cpu(database_url)
 
         for generator in generators:
             use_wrk = generator == "wrk"
@@ -486,7 +499,7 @@ def bench_http(inst: harness.Instance, paths: dict[str, str], generators: list[s
             seconds = harness.size(3, 2, 1) if use_wrk else harness.size(3, 2, 0.3)
             if not harness.SMOKE:  # warm up every server (imports, connection pools, caches)
                 for row in rows:
-                    load_with(row.call, row.urls, row.connections or clients, 1)
+                    load_with(row.call, row.urls, row.connections or clients, 1, {})
             results.append((generator, seconds,
                             _measure(rows, load_with, rounds, seconds, clients)))
 
@@ -556,7 +569,45 @@ def _report_http(inst: harness.Instance, rows: list[Row],
          f"stateful: {one_ours / one_sdk:.2f}; bin/serve's worker / gunicorn's gthread: "
          f"{one_ours / one_gthread:.2f}",
          *[f"**ERRORS** — {line}" for line in errors]])
+    if use_wrk:
+        _report_cpu(rows, measured, database)
     return len(errors)
+
+
+def _report_cpu(rows: list[Row], measured: list[tuple[list[harness.Load], list[str]]],
+                database: str) -> None:
+    """Where each row's calls spent CPU (µs per call, median of the rounds): the server's
+    processes, the database's, wrk's. The machine's cores are shared by all three, so a server
+    that pays a database's CPU on top of its own answers fewer calls than its own share alone
+    would allow: the sessions rows' own-CPU ratio separates that from the server's code."""
+    meters = ["server", "database", "load generator"]
+    table: list[list[str]] = []
+    per_call: list[dict[str, float]] = []
+    for row, (loads, _spreads) in zip(rows, measured, strict=True):
+        costs = {name: harness.median([load.cpu[name] / load.requests * 1e6 for load in loads
+                                       if load.requests and name in load.cpu])
+                 for name in meters}
+        costs["total"] = sum(v for v in costs.values() if v == v)  # NaN: not metered
+        per_call.append(costs)
+        table.append([row.label, *(f"{costs[n]:,.0f}" if costs[n] == costs[n] else "—"
+                                   for n in [*meters, "total"])])
+    ours, sdk = per_call[1], per_call[4]
+    modern, sdk_stateless = per_call[2], per_call[5]
+    notes = ["CPU seconds of each part over a round (read from /proc before and after wrk) "
+             "÷ the calls answered in it. The database column counts the PostgreSQL processes "
+             "serving the benchmark's database; on SQLite that work is inside the server.",
+             f"{VERSION} sessions — the server's own CPU per call, SDK stateful ÷ ours: "
+             f"{sdk['server'] / ours['server']:.2f}; with the database's added to ours: "
+             f"{sdk['server'] / (ours['server'] + _or0(ours['database'])):.2f}",
+             f"{MODERN} stateless — the same: {sdk_stateless['server'] / modern['server']:.2f}; "
+             f"with the database's: "
+             f"{sdk_stateless['server'] / (modern['server'] + _or0(modern['database'])):.2f}"]
+    harness.print_table(f"CPU per call, µs ({database}, the same rounds)",
+                        ["series", *meters, "total"], table, notes)
+
+
+def _or0(value: float) -> float:
+    return value if value == value else 0.0
 
 
 # main ----------------------------------------------------------------------------------------

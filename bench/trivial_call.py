@@ -21,8 +21,9 @@ import json
 import os
 import pstats
 import sys
-from collections.abc import Callable
-from contextlib import ExitStack
+import time
+from collections.abc import Callable, Iterator
+from contextlib import ExitStack, contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -77,6 +78,43 @@ def wsgi_call(app: Any, body: str, headers: dict[str, str]) -> Callable[[], None
     return call
 
 
+READ_ALONE = "the session row's read on the bare driver (its SQL, a connection kept open)"
+STATELESS_THEN_READ = f"ours, {MODERN} stateless, then that read on the bare driver"
+NAP = 50e-6  # about a PostgreSQL round trip on loopback
+SLEEP_ALONE = f"a {NAP * 1e6:.0f} µs sleep (no database)"
+STATELESS_THEN_SLEEP = f"ours, {MODERN} stateless, then that sleep"
+
+
+def nap() -> None:
+    time.sleep(NAP)
+
+
+@contextmanager
+def session_read_on_the_driver(app: Any, session_id: str) -> Iterator[Callable[[], Any]]:
+    """The statement ``find_session`` runs, with its parameters, on a DBAPI connection of its
+    own in autocommit (as the app's reader connections are): the driver's floor for that read."""
+    from app.extensions import db
+    from app.mcp import store
+    from app.models import side_connections
+
+    with app.app_context():
+        compiled = store._FIND_SESSION.compile(dialect=db.engine.dialect)
+        values = compiled.construct_params({"sid": session_id})
+        params: Any = (tuple(values[name] for name in compiled.positiontup or ())
+                       if compiled.positional else values)
+        connection = side_connections.open_dbapi(db.engine, "harmonic-bench")
+
+    def read() -> Any:
+        cursor = connection.cursor()
+        cursor.execute(compiled.string, params)
+        return cursor.fetchall()
+
+    try:
+        yield read
+    finally:
+        side_connections.close_quietly(connection)
+
+
 def main() -> None:
     parser = harness.arguments(__doc__)
     args = parser.parse_args()
@@ -114,14 +152,43 @@ def main() -> None:
             "ours, 2025-11-25 session": wsgi_call(app, body, session),
             f"ours, {MODERN} stateless": wsgi_call(app, modern, stateless),
         }
-        samples = harness.interleaved(calls, rounds=5, per_round=max(count // 5, 1), warmup=50)
+        with session_read_on_the_driver(app, answer.headers["Mcp-Session-Id"]) as read:
+            timed = dict(calls, **{
+                READ_ALONE: read,
+                STATELESS_THEN_READ: lambda: (calls[f"ours, {MODERN} stateless"](), read()),
+                SLEEP_ALONE: nap,
+                STATELESS_THEN_SLEEP: lambda: (calls[f"ours, {MODERN} stateless"](), nap()),
+            })
+            samples = harness.interleaved(timed, rounds=5, per_round=max(count // 5, 1),
+                                          warmup=50)
         base = next(iter(samples.values())).p50
         backend = "PostgreSQL" if args.postgres else "SQLite"
+
+        def cpu(name: str) -> float:
+            return samples[name].cpu / len(samples[name].latencies) * 1e6
+
+        session_cpu = cpu("ours, 2025-11-25 session")
+        stateless_cpu = cpu(f"ours, {MODERN} stateless")
+        around = cpu(STATELESS_THEN_READ) - stateless_cpu
+        napped = cpu(STATELESS_THEN_SLEEP) - stateless_cpu
         harness.print_table(
             f"A trivial tools/call, the WSGI app alone ({backend}, {count} calls each, "
-            f"interleaved)", ["series", "p50 µs", "p99 µs", "÷ bare p50"],
-            [[name, f"{s.p50 * 1000:.0f}", f"{s.p99 * 1000:.0f}", f"{s.p50 / base:.2f}×"]
-             for name, s in samples.items()])
+            f"interleaved)", ["series", "p50 µs", "p99 µs", "÷ bare p50", "CPU µs per call"],
+            [[name, f"{s.p50 * 1000:.0f}", f"{s.p99 * 1000:.0f}", f"{s.p50 / base:.2f}×",
+              f"{cpu(name):.0f}"] for name, s in samples.items()],
+            ["CPU: this process's, over each series ÷ its calls (the database server's own "
+             "is not in it).",
+             f"What the session row's read adds to a call, in CPU: the session call less the "
+             f"stateless one, {session_cpu - stateless_cpu:.0f} µs. Of that, the same read on "
+             f"the bare driver costs {cpu(READ_ALONE):.0f} µs alone and {around:.0f} µs after "
+             f"a stateless call, so {around - cpu(READ_ALONE):.0f} µs is what the read costs "
+             f"the call's other work; {session_cpu - stateless_cpu - around:.0f} µs is ours "
+             f"(the reader connection, the parameters, the row made a session).",
+             f"Where a read waits for a database server, the process sleeps, and sleeping "
+             f"itself costs the work around it on this machine: a bare {NAP * 1e6:.0f} µs "
+             f"sleep costs {cpu(SLEEP_ALONE):.0f} µs of CPU alone and "
+             f"{napped:.0f} µs after a stateless call ({napped - cpu(SLEEP_ALONE):.0f} µs "
+             f"more, with no database and no code of ours in it)."])
 
         shares: dict[str, dict[str, float]] = {}
         for name, run in calls.items():

@@ -38,7 +38,10 @@ CASES = [
       "shared socket", "/mcp navigate", "2026-07-28 stateless",
       "Load generator: the Python generator",
       # Without wrk the fallback runs alone (and is named so under its one table).
-      "Load generator: wrk" if shutil.which("wrk") else "wrk is not installed"]),
+      "Load generator: wrk" if shutil.which("wrk") else "wrk is not installed",
+      # Where the calls' CPU went: measured around wrk's runs only.
+      *(["### CPU per call, µs (SQLite", "the server's own CPU per call, SDK stateful ÷ ours"]
+        if shutil.which("wrk") else [])]),
     ("proxy_bench.py", [], ["### Sequential get_walls calls", "| proxied: app /rpc, recording on |",
                             "| proxied: app /rpc, not recording |",
                             "### Throughput", "Proxied / direct:"]),
@@ -53,7 +56,10 @@ CASES = [
                                "### An MCP session's row, read as each call reads it",
                                "| read_aside: one of the app's reader connections"]),
     ("trivial_call.py", [], ["### A trivial tools/call, the WSGI app alone",
-                             "| ours, 2025-11-25 session |", "| ours (app/) |", "| Werkzeug |"]),
+                             "| ours, 2025-11-25 session |", "| ours (app/) |", "| Werkzeug |",
+                             "| the session row's read on the bare driver",
+                             "What the session row's read adds to a call, in CPU",
+                             "sleep costs"]),
     ("profile_mcp.py", [], ["tools/call navigate (decision page):", "SQL statements per call",
                             "tools/call navigate, 2026-07-28 stateless:",
                             "cumtime"]),
