@@ -179,11 +179,12 @@ def main() -> None:
             ["CPU: this process's, over each series ÷ its calls (the database server's own "
              "is not in it).",
              f"What the session row's read adds to a call, in CPU: the session call less the "
-             f"stateless one, {session_cpu - stateless_cpu:.0f} µs. Of that, the same read on "
-             f"the bare driver costs {cpu(READ_ALONE):.0f} µs alone and {around:.0f} µs after "
-             f"a stateless call, so {around - cpu(READ_ALONE):.0f} µs is what the read costs "
-             f"the call's other work; {session_cpu - stateless_cpu - around:.0f} µs is ours "
-             f"(the reader connection, the parameters, the row made a session).",
+             f"stateless one, {session_cpu - stateless_cpu:.0f} µs (on PostgreSQL the read is "
+             f"sent as the request arrives and collected when the row is needed: "
+             f"app/models/read_ahead.py). The same read on the bare driver, made when needed "
+             f"and waited for, costs {cpu(READ_ALONE):.0f} µs alone and {around:.0f} µs after "
+             f"a stateless call: {around - cpu(READ_ALONE):.0f} µs is what waiting for it costs "
+             f"the call's other work.",
              f"Where a read waits for a database server, the process sleeps, and sleeping "
              f"itself costs the work around it on this machine: a bare {NAP * 1e6:.0f} µs "
              f"sleep costs {cpu(SLEEP_ALONE):.0f} µs of CPU alone and "

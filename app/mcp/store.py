@@ -22,12 +22,13 @@ from datetime import datetime, timedelta
 from typing import Any, cast
 
 from sqlalchemy import CursorResult, RowMapping, bindparam, delete, exists, insert, select, update
+from sqlalchemy.engine import Engine
 
 from app.core import changes
 from app.core.identity import Identity
 from app.extensions import db
 from app.mcp.context import SessionState
-from app.models import plain_reads
+from app.models import plain_reads, read_ahead
 from app.models.base import utcnow
 from app.models.changes import ChangeEvent
 from app.models.mcp import McpCancellation, McpClientRequest, McpSession
@@ -137,17 +138,30 @@ def _loads(text: str | None, default: Any) -> Any:
     return value if isinstance(value, type(default)) else default
 
 
-def find_session(session_id: str) -> DbSession | None:
-    """The live session for an Mcp-Session-Id, or None if unknown or ended."""
+def send_session_read(engine: Engine, session_id: str | None,
+                      readers_limit: int) -> read_ahead.Pending | None:
+    """Ask for a session's row now, for ``find_session`` to collect once the request needs it
+    (``app.models.read_ahead``: on PostgreSQL, so the process need not sleep for the answer);
+    None where it will be read then instead."""
     if not session_id or len(session_id) > 64:
         return None
+    return read_ahead.send(engine, _FIND_SESSION, {"sid": session_id}, readers_limit)
+
+
+def find_session(session_id: str, ahead: read_ahead.Pending | None = None) -> DbSession | None:
+    """The live session for an Mcp-Session-Id, or None if unknown or ended. ``ahead`` is its
+    read sent on the request's arrival (``send_session_read``), if one was."""
+    if not session_id or len(session_id) > 64:
+        return None
+    rows = ahead.rows() if ahead is not None else None
     # Plain columns on the driver's cursor (app.models.plain_reads: the ORM's execute path
     # cost as much as the query itself), alone in autocommit on one of the app's reader
     # connections when nothing else of the request has begun a transaction (the usual case:
     # the token came from the per-process cache), else on the request's own connection,
     # which then already holds the token lookup. Read on every call, never kept: requests of
     # one session move between processes, and each must see the row as the last one left it.
-    rows = plain_reads.read_aside(_FIND_SESSION, {"sid": session_id})
+    if rows is None:
+        rows = plain_reads.read_aside(_FIND_SESSION, {"sid": session_id})
     if not rows or utcnow() - rows[0].last_seen_at > IDLE_LIMIT:
         return None
     return DbSession(rows[0]._asdict())

@@ -46,7 +46,7 @@ class Rows(list[Any]):
         return self[0][0] if self else None
 
 
-class _Prepared:
+class PreparedRead:
     """A statement compiled for one dialect, run on the driver's cursor."""
 
     def __init__(self, statement: Executable, compiled: Any) -> None:
@@ -71,12 +71,17 @@ class _Prepared:
             cursor.execute(self.sql, tuple(values[name] for name in self.order)
                            if self.order is not None else values)
             fetched = cursor.fetchall()
-            if self.results is None:
-                self.results = [kind._cached_result_processor(dialect, described[1])
-                                for kind, described in zip(self.types, cursor.description,
-                                                           strict=True)]
+            type_codes = [described[1] for described in cursor.description]
         finally:
             cursor.close()
+        return self.rows_of(fetched, type_codes, dialect)
+
+    def rows_of(self, fetched: list[Any], type_codes: list[Any], dialect: Any) -> Rows:
+        """The driver's rows made ours: SQLAlchemy's result processors of the columns' types
+        (chosen once, from the first answer's type codes), rows named by column."""
+        if self.results is None:
+            self.results = [kind._cached_result_processor(dialect, code)
+                            for kind, code in zip(self.types, type_codes, strict=True)]
         make, results = self.row._make, self.results  # type: ignore[attr-defined]
         if not any(results):
             return Rows(make(row) for row in fetched)
@@ -87,12 +92,12 @@ class _Prepared:
 
 # (id of the statement, dialect name) -> the prepared statement, or None: Core runs it. The
 # statements are module constants, so this stays as small as the code that builds them.
-_PREPARED: dict[tuple[int, str], _Prepared | None] = {}
+_PREPARED: dict[tuple[int, str], PreparedRead | None] = {}
 _SEEN: dict[tuple[int, str], Executable] = {}
 _PARAMSTYLES = ("qmark", "pyformat")  # SQLite's driver and psycopg's
 
 
-def _prepared(statement: Executable, dialect: Any) -> _Prepared | None:
+def prepared_read(statement: Executable, dialect: Any) -> PreparedRead | None:
     key = (id(statement), dialect.name)
     if key in _PREPARED:
         found = _PREPARED[key]
@@ -110,7 +115,7 @@ def _prepared(statement: Executable, dialect: Any) -> _Prepared | None:
               and not compiled.literal_execute_params and not compiled.escaped_bind_names
               and not any(bind.expanding for bind in compiled.binds.values())
               and bool(compiled._result_columns))
-    found = _Prepared(statement, compiled) if simple else None
+    found = PreparedRead(statement, compiled) if simple else None
     if len(_PREPARED) >= 1024:  # bounded, should statements ever be built per call
         _PREPARED.clear()
     _PREPARED[key] = found
@@ -128,7 +133,7 @@ def _run(connection: Any, statement: Executable, params: dict[str, Any]) -> Rows
     """``statement`` on ``connection``: on its driver cursor when prepared, else through Core."""
     engine = connection.engine
     if not engine.dispatch.before_cursor_execute:
-        prepared = _prepared(statement, engine.dialect)
+        prepared = prepared_read(statement, engine.dialect)
         if prepared is not None:
             try:
                 return prepared.run(connection.connection.dbapi_connection, engine.dialect,
@@ -165,7 +170,7 @@ def read_aside(statement: Executable, params: dict[str, Any] | None = None) -> R
         return execute(statement, params)
     engine = db.engine
     prepared = (None if engine.dispatch.before_cursor_execute
-                else _prepared(statement, engine.dialect))
+                else prepared_read(statement, engine.dialect))
     readers = (side_connections.readers(engine, current_app.config.get(
         "HARMONIC_DB_READERS", side_connections.READERS_PER_ENGINE))
         if prepared is not None else None)
