@@ -10,7 +10,11 @@ from config import SETTINGS
 ROOT = Path(__file__).resolve().parents[2]
 README = (ROOT / "README.md").read_text()
 # Names the code reads from the environment but that are not settings for people.
-INTERNAL = {"PATH_INFO", "MODEL_SERVER_NO_REEXEC"}
+INTERNAL = {"MODEL_SERVER_NO_REEXEC"}
+# A WSGI request's own variables (PEP 3333's CGI names and the HTTP_ headers), read from a
+# request's ``environ``, not the process's.
+WSGI = {"REQUEST_METHOD", "SCRIPT_NAME", "PATH_INFO", "QUERY_STRING", "CONTENT_TYPE",
+        "CONTENT_LENGTH", "SERVER_NAME", "SERVER_PORT", "SERVER_PROTOCOL", "REMOTE_ADDR"}
 READS = re.compile(r"(?:environ\.get\(|environ\[|getenv\(|environ\.setdefault\()\s*\"([A-Z_]+)\"")
 
 
@@ -28,7 +32,7 @@ def setting_names() -> set[str]:
         for path in (ROOT / folder).rglob("*"):
             if path.is_file() and (path.suffix == ".py" or path.parent.name == "bin"):
                 names |= set(READS.findall(path.read_text(errors="replace")))
-    return names - INTERNAL
+    return {name for name in names - INTERNAL - WSGI if not name.startswith("HTTP_")}
 
 
 def test_every_setting_is_in_the_readme() -> None:
