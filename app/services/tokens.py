@@ -74,14 +74,33 @@ def resolve(plaintext: str) -> ApiToken:
         raise Unauthorized(f"the token expired at {_when(token.expires_at)}; create a new one",
                            reason="expired")
     # Only write last_used_at once a minute: a busy agent must not turn every read into a write.
-    # On a connection of its own: a commit of the request's session would expire the token and
-    # its person, and reading them again cost two more queries.
     if token.last_used_at is None or (now - token.last_used_at).total_seconds() > 60:
-        with db.engine.begin() as conn:
-            conn.execute(update(ApiToken).where(ApiToken.id == token.id)
-                         .values(last_used_at=now))
-        set_committed_value(token, "last_used_at", now)
+        _note_use(token, now)
     return token
+
+
+def _note_use(token: ApiToken, now: datetime) -> None:
+    """Write the token's last use in the session's own transaction and commit it there, keeping
+    the token and its person loaded. Not on a second pooled connection: the session already
+    holds one, and when every thread of a process held one while waiting for another (more
+    threads than the pool has connections, e.g. forty agents' first calls at once), none got
+    it until the pool's 30 s timeout turned each call into a 500. The caller has changed
+    nothing yet (the token is the first thing a request reads); a session that has, or that
+    is inside a savepoint, skips the write this time (it is a once-a-minute mark)."""
+    session = db.session()
+    if session.new or session.dirty or session.deleted or session.in_nested_transaction():
+        return
+    # On the transaction's connection, as Core: not a change of the token that the token cache
+    # must forget (``app.core.token_cache`` listens to the session's statements).
+    session.connection().execute(update(ApiToken).where(ApiToken.id == token.id)
+                                 .values(last_used_at=now))
+    keep = session.expire_on_commit
+    session.expire_on_commit = False  # the token and its person stay as read: no reload
+    try:
+        session.commit()
+    finally:
+        session.expire_on_commit = keep
+    set_committed_value(token, "last_used_at", now)
 
 
 def _when(moment: datetime) -> str:

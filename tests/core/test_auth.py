@@ -98,3 +98,27 @@ def test_login_next_never_leaves_the_site(app, client) -> None:  # type: ignore[
                         data={"login": "frank", "password": "frank-password",
                               "csrf_token": csrf})
         assert r.status_code == 303 and r.headers["Location"] == "/", target
+
+
+def test_a_tokens_first_use_needs_no_second_connection(app, database_url, studio) -> None:  # type: ignore[no-untyped-def]
+    # One pooled connection per process and no overflow: the request holds it from its token's
+    # read on, so writing the token's last use on another pooled connection would wait for the
+    # pool's timeout and answer a 500 (as forty agents' first calls at once did with the
+    # default pool).
+    from pathlib import Path
+
+    from tests.conftest import make_app
+
+    narrow = make_app(database_url, Path(app.instance_path), SQLALCHEMY_ENGINE_OPTIONS={
+        "pool_size": 1, "max_overflow": 0, "pool_timeout": 2})
+    try:
+        for _ in range(2):  # the first use writes last_used_at; the second reads it
+            r = narrow.test_client().get("/studios/team", headers=md(studio.token))
+            assert r.status_code == 200, r.get_data(as_text=True)[:300]
+        with narrow.app_context():
+            token = db.session.query(ApiToken).one()
+            assert token.last_used_at is not None
+            db.session.remove()
+    finally:
+        with narrow.app_context():
+            db.engine.dispose()
