@@ -35,6 +35,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import os
 import subprocess
 import sys
@@ -587,9 +588,9 @@ def _report_cpu(rows: list[Row], measured: list[tuple[list[harness.Load], list[s
         costs = {name: harness.median([load.cpu[name] / load.requests * 1e6 for load in loads
                                        if load.requests and name in load.cpu])
                  for name in meters}
-        costs["total"] = sum(v for v in costs.values() if v == v)  # NaN: not metered
+        costs["total"] = sum(v for v in costs.values() if not math.isnan(v))  # NaN: not metered
         per_call.append(costs)
-        table.append([row.label, *(f"{costs[n]:,.0f}" if costs[n] == costs[n] else "—"
+        table.append([row.label, *(f"{costs[n]:,.0f}" if not math.isnan(costs[n]) else "—"
                                    for n in [*meters, "total"])])
     ours, sdk = per_call[1], per_call[4]
     modern, sdk_stateless = per_call[2], per_call[5]
@@ -607,7 +608,7 @@ def _report_cpu(rows: list[Row], measured: list[tuple[list[harness.Load], list[s
 
 
 def _or0(value: float) -> float:
-    return value if value == value else 0.0
+    return 0.0 if math.isnan(value) else value
 
 
 # main ----------------------------------------------------------------------------------------

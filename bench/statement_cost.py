@@ -107,9 +107,8 @@ def main() -> None:
 
 def _session_row_reads(app: Any, count: int) -> dict[str, Any]:
     """The session-row table: each read in an app context of its own, as a request runs."""
-    from app.extensions import db
     from app.mcp import store
-    from app.models import plain_reads, side_connections
+    from app.models import plain_reads
 
     with app.app_context():
         session_id = store.DbSession.new(None).id
@@ -117,18 +116,6 @@ def _session_row_reads(app: Any, count: int) -> dict[str, Any]:
         row.save()
         for _ in range(3):  # prepared from its second run on
             plain_reads.read_aside(store._FIND_SESSION, {"sid": session_id})
-        dialect = db.engine.dialect
-        compiled = store._FIND_SESSION.compile(dialect=dialect)
-        sql = compiled.string
-        values = compiled.construct_params({"sid": session_id})
-        params: Any = (tuple(values[name] for name in compiled.positiontup or ())
-                       if compiled.positional else values)
-        floor = side_connections.open_dbapi(db.engine, "harmonic-bench")
-
-    def driver() -> Any:
-        cursor = floor.cursor()
-        cursor.execute(sql, params)
-        return cursor.fetchall()
 
     def in_context(read: Any) -> Any:
         def call() -> Any:
@@ -140,18 +127,16 @@ def _session_row_reads(app: Any, count: int) -> dict[str, Any]:
         with app.app_context():
             pass
 
-    calls: dict[str, Any] = {
-        "driver cursor, a connection kept in autocommit (baseline: the floor)": driver,
-        "app context alone (pushed and popped, no read)": context_alone,
-        "read_aside: one of the app's reader connections, in an app context":
-            in_context(plain_reads.read_aside),
-        "read_alone: a pooled connection switched to autocommit, in an app context":
-            in_context(plain_reads.read_alone),
-    }
-    try:
+    with harness.session_read_on_the_driver(app, session_id) as driver:
+        calls: dict[str, Any] = {
+            "driver cursor, a connection kept in autocommit (baseline: the floor)": driver,
+            "app context alone (pushed and popped, no read)": context_alone,
+            "read_aside: one of the app's reader connections, in an app context":
+                in_context(plain_reads.read_aside),
+            "read_alone: a pooled connection switched to autocommit, in an app context":
+                in_context(plain_reads.read_alone),
+        }
         return harness.interleaved(calls, rounds=5, per_round=max(count // 5, 1))
-    finally:
-        side_connections.close_quietly(floor)
 
 
 if __name__ == "__main__":

@@ -22,8 +22,8 @@ import os
 import pstats
 import sys
 import time
-from collections.abc import Callable, Iterator
-from contextlib import ExitStack, contextmanager
+from collections.abc import Callable
+from contextlib import ExitStack
 from pathlib import Path
 from typing import Any
 
@@ -89,32 +89,6 @@ def nap() -> None:
     time.sleep(NAP)
 
 
-@contextmanager
-def session_read_on_the_driver(app: Any, session_id: str) -> Iterator[Callable[[], Any]]:
-    """The statement ``find_session`` runs, with its parameters, on a DBAPI connection of its
-    own in autocommit (as the app's reader connections are): the driver's floor for that read."""
-    from app.extensions import db
-    from app.mcp import store
-    from app.models import side_connections
-
-    with app.app_context():
-        compiled = store._FIND_SESSION.compile(dialect=db.engine.dialect)
-        values = compiled.construct_params({"sid": session_id})
-        params: Any = (tuple(values[name] for name in compiled.positiontup or ())
-                       if compiled.positional else values)
-        connection = side_connections.open_dbapi(db.engine, "harmonic-bench")
-
-    def read() -> Any:
-        cursor = connection.cursor()
-        cursor.execute(compiled.string, params)
-        return cursor.fetchall()
-
-    try:
-        yield read
-    finally:
-        side_connections.close_quietly(connection)
-
-
 def main() -> None:
     parser = harness.arguments(__doc__)
     args = parser.parse_args()
@@ -152,7 +126,7 @@ def main() -> None:
             "ours, 2025-11-25 session": wsgi_call(app, body, session),
             f"ours, {MODERN} stateless": wsgi_call(app, modern, stateless),
         }
-        with session_read_on_the_driver(app, answer.headers["Mcp-Session-Id"]) as read:
+        with harness.session_read_on_the_driver(app, answer.headers["Mcp-Session-Id"]) as read:
             timed = dict(calls, **{
                 READ_ALONE: read,
                 STATELESS_THEN_READ: lambda: (calls[f"ours, {MODERN} stateless"](), read()),

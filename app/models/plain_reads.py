@@ -62,10 +62,15 @@ class PreparedRead:
                               rename=True)
         self.results: list[Any] | None = None  # per column, set from the first answer
 
-    def run(self, dbapi_connection: Any, dialect: Any, params: dict[str, Any]) -> Rows:
+    def bound(self, params: dict[str, Any]) -> dict[str, Any]:
+        """The statement's parameters by name, each made the driver's by its type."""
         values = self.compiled.construct_params(params)
         for name, process in self.binds.items():
             values[name] = process(values[name])
+        return values
+
+    def run(self, dbapi_connection: Any, dialect: Any, params: dict[str, Any]) -> Rows:
+        values = self.bound(params)
         cursor = dbapi_connection.cursor()
         try:
             cursor.execute(self.sql, tuple(values[name] for name in self.order)

@@ -38,21 +38,16 @@ except ImportError:  # pragma: no cover - SQLite-only installs
 
 
 class _Statement:
-    """A plain read compiled for libpq: ``$n`` placeholders, a server-side name."""
+    """A plain read compiled for libpq: ``$n`` placeholders in their parameters' order, a
+    server-side name. (Its parameters' values are the ``PreparedRead``'s, by name.)"""
 
     def __init__(self, statement: Executable, engine: Engine, name: bytes) -> None:
         dollar = type(engine.dialect)(paramstyle="numeric_dollar")  # type: ignore[call-arg]
         compiled = statement.compile(dialect=dollar)  # type: ignore[attr-defined]
+        self.statement = statement  # kept: the cache is keyed by its id
         self.sql = compiled.string.encode()
-        self.compiled = compiled
         self.order: list[str] = list(compiled.positiontup or ())
         self.name = name
-
-    def values(self, params: dict[str, Any]) -> list[Any]:
-        built = self.compiled.construct_params(params)
-        for key, process in self.compiled._bind_processors.items():
-            built[key] = process(built[key])
-        return [built[key] for key in self.order]
 
 
 # (id of the statement, id of the engine's dialect) -> compiled for libpq; the statements are
@@ -91,7 +86,8 @@ def send(engine: Engine, statement: Executable, params: dict[str, Any],
             raise RuntimeError("the reader is not idle")
         ahead = _statement(statement, engine)
         transformer = Transformer(connection)
-        values = ahead.values(params)
+        bound = prepared.bound(params)
+        values = [bound[key] for key in ahead.order]
         dumped = transformer.dump_sequence(values, [PyFormat.TEXT] * len(values))
         names = _PREPARED_ON.setdefault(connection, set())
         if ahead.name not in names:  # once per connection: a round trip, then never again
