@@ -44,14 +44,14 @@ def app_env(app: Flask, **extra: str) -> dict[str, str]:
 
 
 @contextmanager
-def gunicorn(app: Flask, workers: int = 1, threads: int = 8, **env: str) -> Iterator[str]:
-    """Serve wsgi:app with gunicorn on a free loopback port, with bin/serve's worker class (gthread
-    keeping kept-alive connections on their thread, GET /mcp streams on an event loop); yields
-    the base URL."""
+def gunicorn(app: Flask, workers: int = 1, threads: int = 8, target: str = "wsgi:app",
+             **env: str) -> Iterator[str]:
+    """Serve ``target`` (the app) with gunicorn on a free loopback port, with bin/serve's worker
+    class (gthread keeping kept-alive connections on their thread, GET /mcp streams on an event
+    loop); yields the base URL."""
     port = free_port()
     cmd = [sys.executable, "-m", "gunicorn", "-b", f"127.0.0.1:{port}", "-k", WORKER_CLASS,
-           "--threads", str(threads), "-w", str(workers), "--graceful-timeout", "2",
-           "wsgi:app"]
+           "--threads", str(threads), "-w", str(workers), "--graceful-timeout", "2", target]
     proc = subprocess.Popen(cmd, cwd=ROOT, env=app_env(app, PORT=str(port), **env),
                             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     url = f"http://127.0.0.1:{port}"
