@@ -4,9 +4,10 @@ the SDK's server keeps its sessions.
 
 It answers one question with a measurement: how much of a 2025-11-25 session call's cost is the
 read of the session's row from the database, which every call makes so that any process can
-serve any session (README, "Many hosts"). A row kept in memory is wrong for the app: a change
-made through another process (a page navigated to, a log level, the session's end) would not
-be seen here. The benchmark's calls change nothing, so for them it answers the same.
+serve any session (README, "Production: many processes on many hosts"). A row kept in memory
+is wrong for the app: a change made through another process (a page navigated to, a log
+level, the session's end) would not be seen here. The benchmark's calls change nothing, so for
+them it answers the same.
 
     gunicorn ... sessions_kept:app    (with ``bench/`` on PYTHONPATH)
 """
