@@ -21,20 +21,22 @@ from app.mcp import store
 from app.models import plain_reads
 from wsgi import app
 
-_rows: dict[str, list[Any]] = {}  # session id -> its row as first read (no row: not kept)
+_rows: dict[str, Any] = {}  # session id -> its row as first read (no row: not kept)
 _lock = threading.Lock()
-_touch = store.touch
+_read_aside, _touch = plain_reads.read_aside, store.touch
 
 
-def _find_session(session_id: str, ahead: Any = None) -> store.DbSession | None:
-    rows = _rows.get(session_id)
+def _kept_read(statement: Any, params: dict[str, Any] | None = None) -> Any:
+    # Only the session row's read is kept; ``store.find_session`` does the rest as in the app.
+    if statement is not store._FIND_SESSION or params is None:
+        return _read_aside(statement, params)
+    rows = _rows.get(params["sid"])
     if rows is None:
-        rows = plain_reads.read_aside(store._FIND_SESSION, {"sid": session_id})  # the app's read
-        if not rows:
-            return None
-        with _lock:
-            _rows[session_id] = rows
-    return store.DbSession(rows[0]._asdict())
+        rows = _read_aside(statement, params)
+        if rows:
+            with _lock:
+                _rows[params["sid"]] = rows
+    return rows
 
 
 def _touched(session: store.DbSession) -> None:
@@ -44,10 +46,11 @@ def _touched(session: store.DbSession) -> None:
     rows = _rows.get(session.id)
     if rows:
         with _lock:
-            _rows[session.id] = [rows[0]._replace(last_seen_at=session.last_seen_at)]
+            _rows[session.id] = plain_reads.Rows(
+                [rows[0]._replace(last_seen_at=session.last_seen_at)])
 
 
-store.find_session = _find_session  # type: ignore[assignment]
+plain_reads.read_aside = _kept_read
 store.touch = _touched
 store.send_session_read = lambda *args, **kwargs: None  # type: ignore[assignment]
 

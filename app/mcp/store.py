@@ -138,12 +138,17 @@ def _loads(text: str | None, default: Any) -> Any:
     return value if isinstance(value, type(default)) else default
 
 
+def _well_formed(session_id: str | None) -> bool:
+    """Whether an Mcp-Session-Id could name a session at all (``new`` makes 43 characters)."""
+    return bool(session_id) and len(session_id or "") <= 64
+
+
 def send_session_read(engine: Engine, session_id: str | None,
                       readers_limit: int) -> read_ahead.Pending | None:
     """Ask for a session's row now, for ``find_session`` to collect once the request needs it
     (``app.models.read_ahead``: on PostgreSQL, so the process need not sleep for the answer);
     None where it will be read then instead."""
-    if not session_id or len(session_id) > 64:
+    if not _well_formed(session_id):
         return None
     return read_ahead.send(engine, _FIND_SESSION, {"sid": session_id}, readers_limit)
 
@@ -151,7 +156,7 @@ def send_session_read(engine: Engine, session_id: str | None,
 def find_session(session_id: str, ahead: read_ahead.Pending | None = None) -> DbSession | None:
     """The live session for an Mcp-Session-Id, or None if unknown or ended. ``ahead`` is its
     read sent on the request's arrival (``send_session_read``), if one was."""
-    if not session_id or len(session_id) > 64:
+    if not _well_formed(session_id):
         return None
     rows = ahead.rows() if ahead is not None else None
     # Plain columns on the driver's cursor (app.models.plain_reads: the ORM's execute path
