@@ -9,7 +9,8 @@
   delivered to subscribers after commit;
 - ``config``, ``sitemap``, ``tool_catalog``: settings, page rules and MCP tools for code that
   may not import the layers that own them;
-- ``secrets_text``: what counts as a secret, for captures and the MCP debug log alike.
+- ``secrets_text``: what counts as a secret, for captures and the MCP debug log alike;
+- ``url_rules``: URL rules that compile their URL builders when first used.
 
 It sits above ``app.actions``, ``app.services`` and ``app.models`` and below everything else.
 """
