@@ -118,8 +118,9 @@ def ping_after_idle(engine: Engine) -> None:
                 cursor.close()
             # The ping began a transaction (the driver begins one before any statement): end
             # it, so the connection is handed out idle, as after any other checkout (a read in
-            # autocommit, app.models.plain_reads.read_alone, cannot switch it otherwise).
-            dbapi_connection.rollback()
+            # autocommit, app.models.plain_reads.read_alone, cannot switch it otherwise). The
+            # dialect's way keeps the connection's prepared statements (statement_reuse).
+            engine.dialect.do_rollback(dbapi_connection)
         except Exception as exc:
             # The pool discards this connection and checks out (or opens) another.
             raise DisconnectionError("the pooled connection is gone") from exc

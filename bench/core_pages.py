@@ -15,10 +15,11 @@ every page within 30x the bare view's in the same run, and within 3 ms.
 
 ``--both`` renders every page from a SQLite instance and a PostgreSQL one in the same run,
 alternately, for the goal "PostgreSQL within 1.5x of SQLite". Beside each ratio it shows what
-the database server's answers cost: a page's wall time less its thread's CPU time is the time
-it waited for PostgreSQL, and its round trips (its statements, plus the BEGIN and ROLLBACK of
-its transaction) times one bare ``SELECT 1`` round trip on each driver, measured in the same
-run, give the least any code running those statements would add over SQLite.
+the database's answers cost: each page's own statements, with their parameters, run alone on
+a bare driver connection of each database (one by one and, on PostgreSQL, pipelined), and the
+"floor", the SQLite page with its statements' time replaced by PostgreSQL's. Then a cProfile
+of each page on both, its time split by whose code it is (ours, Flask, SQLAlchemy, the
+driver, the wait for the database's answers...): where the time PostgreSQL adds goes.
 
     .venv/bin/python bench/core_pages.py [--quick | --smoke] [--postgres | --both]
 """
@@ -180,7 +181,8 @@ def page_sql(app: Any, token: str, path: str, accept: str) -> list[tuple[str, An
 
 def sql_alone(connection: Any, sent: list[tuple[str, Any]]) -> float:
     """Seconds to run a page's statements on the bare driver, fetching every row, in one
-    transaction rolled back at the end (as the page's own)."""
+    transaction ended by a commit, as the page's own ends when it wrote nothing (a rollback
+    would make psycopg forget the statements it prepared: app.models.statement_reuse)."""
     started = time.perf_counter()
     for statement, parameters in sent:
         cursor = connection.cursor()
@@ -188,7 +190,7 @@ def sql_alone(connection: Any, sent: list[tuple[str, Any]]) -> float:
         if cursor.description is not None:
             cursor.fetchall()
         cursor.close()
-    connection.rollback()
+    connection.commit()
     return time.perf_counter() - started
 
 
@@ -206,7 +208,7 @@ def sql_pipelined(connection: Any, sent: list[tuple[str, Any]]) -> float:
         if cursor.description is not None:
             cursor.fetchall()
         cursor.close()
-    connection.rollback()
+    connection.commit()
     return time.perf_counter() - started
 
 
@@ -278,14 +280,54 @@ def both_backends() -> None:
              "floor ms", "floor / SQLite", "PG / floor", "its SQL pipelined, PG ms"],
             rows,
             ["Its SQL alone: the statements and parameters the page hands the driver, run on "
-             "a bare driver connection and rolled back (p50). The floor is the SQLite page "
-             "with its SQL's time replaced by PostgreSQL's: what the page would cost on "
+             "a bare driver connection in one transaction ended by a commit (p50). The floor "
+             "is the SQLite page with its SQL's time replaced by PostgreSQL's: what the page "
+             "would cost on "
              "PostgreSQL if our code around the statements cost what it costs on SQLite. "
              "Pipelined: the same statements all sent before any answer is read (psycopg's "
              "pipeline mode), what they would cost if no read waited for another's answer.",
              f"Goal: every page's PostgreSQL p50 ≤ {GOAL_PG:g}× its SQLite p50 — "
              f"{harness.goal(not over)}" + (f" (over: {', '.join(over)})" if over else "")])
+        owners_table(apps, pg_paths, max(count // 3, 1))
     harness.print_footer()
+
+
+def owners_table(apps: dict[str, Any], paths: dict[str, str], times: int) -> None:
+    """A cProfile of each page's Markdown from both instances, its own time split by whose code
+    it is: where the time PostgreSQL adds to a page goes."""
+    split = {(name, backend): harness.owners_of(
+                 page_getter(app, instance.token, own_paths[name], FORMATS["md"]), times)
+             for name in paths for backend, (app, instance, own_paths) in apps.items()}
+    owners = [who for who in harness.owner_names() if any(found.get(who, 0.0) >= 5e-6
+                                                        for found in split.values())]
+
+    def cell(name: str, who: str | None) -> str:
+        values = []
+        for backend in ("SQLite", "PostgreSQL"):
+            found = split[(name, backend)]
+            values.append(sum(found.values()) if who is None else found.get(who, 0.0))
+        return f"{values[0] * 1e3:.2f} / {values[1] * 1e3:.2f}"
+
+    added = {name: sum(split[(name, "PostgreSQL")].values())
+             - sum(split[(name, "SQLite")].values()) for name in paths}
+    database = ("database driver", harness.WAITING)
+    theirs = {name: sum(split[(name, "PostgreSQL")].get(who, 0.0)
+                        - split[(name, "SQLite")].get(who, 0.0) for who in database)
+              for name in paths}
+    harness.print_table(
+        f"Whose code each page's time is in, SQLite / PostgreSQL (Markdown; profiled own "
+        f"time per request, ms; {times} requests each under cProfile)",
+        ["code", *paths],
+        [[who, *(cell(name, who) for name in paths)] for who in owners]
+        + [["all", *(cell(name, None) for name in paths)],
+           ["PostgreSQL's added time: the driver and its wait",
+            *(f"{theirs[name] / added[name] * 100:.0f}%" if added[name] > 0 else "—"
+              for name in paths)]],
+        ["The profiler slows every Python call alike, so these times are larger than the "
+         "unprofiled p50s above and only compare with one another. On PostgreSQL the driver's "
+         "row is psycopg's Python around each statement; the wait is the time the request "
+         "thread slept for the server's answers (in-process, the database's socket is the "
+         "only one)."])
 
 
 if __name__ == "__main__":

@@ -93,6 +93,59 @@ def machine() -> str:
             f"load average {LOAD_AT_START:.2f} at start, {os.getloadavg()[0]:.2f} at the end")
 
 
+# Profiles ------------------------------------------------------------------------------------
+
+# Whose code a profiled function is, by where its file lives or what it is called (the first
+# match wins). In-process benchmarks open no socket but the database's, so a wait in select or
+# poll is a wait for the database's answer.
+WAITING = "waiting for the database's answers"
+OWNERS = (("ours (app/)", (str(ROOT / "app"),)),
+          ("the bench scripts (bench/)", (str(ROOT / "bench"),)),
+          ("Flask and its extensions", ("/flask/", "/flask_login/", "/flask_sqlalchemy/",
+                                        "/flask_wtf/", "/itsdangerous/", "/blinker/")),
+          ("Werkzeug", ("/werkzeug/",)),
+          ("SQLAlchemy", ("/sqlalchemy/",)),
+          # psycopg waits in C, called from Connection.wait: profiled as that function's time
+          (WAITING, ("/psycopg/connection.py:wait", "select.", "/selectors.py")),
+          ("database driver", ("/psycopg/", "sqlite3")),
+          ("JSON", ("/json/", "_json")),
+          ("Jinja", ("/jinja2/", "/markupsafe/")),
+          ("YAML, Markdown, HTML cleaning", ("/yaml/", "/markdown_it/", "nh3")))
+OTHER_OWNER = "Python's standard library and builtins"
+
+
+def owner(filename: str, function: str) -> str:
+    where = f"{filename}:{function}"
+    for name, marks in OWNERS:
+        if any(mark in where for mark in marks):
+            return name
+    return OTHER_OWNER
+
+
+def owners_of(run: Callable[[], object], times: int) -> dict[str, float]:
+    """Seconds of profiled own time per call of ``run`` (cProfile, ``times`` calls), by whose
+    code they were spent in. The profiler slows every function call alike: compare shares, or
+    two profiles of the same kind, not a profile with an unprofiled time."""
+    import cProfile
+    import pstats
+
+    profile = cProfile.Profile()
+    profile.enable()
+    for _ in range(times):
+        run()
+    profile.disable()
+    split: dict[str, float] = {}
+    stats: Any = pstats.Stats(profile).stats  # (file, line, function) -> (.., tottime, ..)
+    for (filename, _line, function), (_cc, _nc, tottime, _ct, _callers) in stats.items():
+        key = owner(filename, function)
+        split[key] = split.get(key, 0.0) + tottime / times
+    return split
+
+
+def owner_names() -> list[str]:
+    return [name for name, _ in OWNERS] + [OTHER_OWNER]
+
+
 # Statistics ----------------------------------------------------------------------------------
 
 @dataclass

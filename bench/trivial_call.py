@@ -15,11 +15,9 @@ a time.
 
 from __future__ import annotations
 
-import cProfile
 import io
 import json
 import os
-import pstats
 import sys
 import time
 from collections.abc import Callable
@@ -31,26 +29,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import harness  # noqa: E402
 
-ROOT = Path(__file__).resolve().parent.parent
 ACCEPT = "application/json, text/event-stream"
 MODERN = "2026-07-28"
-# Whose code a profiled function is, by where its file lives (the first match wins).
-OWNERS = (("ours (app/)", (str(ROOT / "app"),)),
-          ("the bare view and this script (bench/)", (str(ROOT / "bench"),)),
-          ("Flask and its extensions", ("/flask/", "/flask_login/", "/flask_sqlalchemy/",
-                                        "/flask_wtf/", "/itsdangerous/", "/blinker/")),
-          ("Werkzeug", ("/werkzeug/",)),
-          ("SQLAlchemy", ("/sqlalchemy/",)),
-          ("database driver", ("/psycopg/", "sqlite3")),
-          ("JSON", ("/json/", "_json")))
-
-
-def owner(filename: str, function: str) -> str:
-    where = f"{filename}:{function}"
-    for name, marks in OWNERS:
-        if any(mark in where for mark in marks):
-            return name
-    return "Python's standard library and builtins"
 
 
 def wsgi_call(app: Any, body: str, headers: dict[str, str]) -> Callable[[], None]:
@@ -167,19 +147,10 @@ def main() -> None:
 
         shares: dict[str, dict[str, float]] = {}
         for name, run in calls.items():
-            profile = cProfile.Profile()
-            profile.enable()
-            for _ in range(max(count // 5, 1)):
-                run()
-            profile.disable()
-            split: dict[str, float] = {}
-            stats: Any = pstats.Stats(profile).stats  # (file, line, function) -> (.., tottime, ..)
-            for (filename, _line, function), (_cc, _nc, tottime, _ct, _callers) in stats.items():
-                key = owner(filename, function)
-                split[key] = split.get(key, 0.0) + tottime
+            split = harness.owners_of(run, max(count // 5, 1))
             total = sum(split.values()) or 1.0
             shares[name] = {key: value / total for key, value in split.items()}
-        owners = [name for name, _ in OWNERS] + ["Python's standard library and builtins"]
+        owners = harness.owner_names()
         harness.print_table(
             "Whose code the time is in (share of each series' profiled own time)",
             ["code", *calls],

@@ -70,7 +70,10 @@ CASES = [
 PG_CASES = [
     ("core_pages.py", ["--both"], ["### PostgreSQL beside SQLite, same run", "| decision (md) |",
                                    "its SQL pipelined, PG ms",
-                                   "Goal: every page's PostgreSQL p50"]),
+                                   "Goal: every page's PostgreSQL p50",
+                                   "### Whose code each page's time is in, SQLite / PostgreSQL",
+                                   "| ours (app/) |", "| database driver |",
+                                   "| PostgreSQL's added time: the driver and its wait |"]),
     ("queue_bench.py", [], ["### Jobs per second on PostgreSQL",
                             "ceiling (bare SKIP LOCKED loop)", "### Enqueue → run succeeded"]),
 ]
