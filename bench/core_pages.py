@@ -289,7 +289,48 @@ def both_backends() -> None:
              f"Goal: every page's PostgreSQL p50 ≤ {GOAL_PG:g}× its SQLite p50 — "
              f"{harness.goal(not over)}" + (f" (over: {', '.join(over)})" if over else "")])
         owners_table(apps, pg_paths, max(count // 3, 1))
+        reuse_table(pg_app, pg_instance.token, pg_paths, count)
     harness.print_footer()
+
+
+def reuse_table(app: Any, token: str, paths: dict[str, str], count: int) -> None:
+    """The PostgreSQL pages as the app ends a transaction that wrote nothing (a commit: the
+    connection keeps the statements psycopg prepared) beside psycopg's own way (a rollback: it
+    forgets them), alternated in one process (``app.models.statement_reuse``)."""
+    import types
+
+    from app.extensions import db
+
+    with app.app_context():
+        dialect = db.engine.dialect
+    kept = dialect.do_rollback
+    forgotten = types.MethodType(type(dialect).do_rollback, dialect)
+    calls: dict[str, Callable[[], Any]] = {}
+    for name in paths:
+        get = page_getter(app, token, paths[name], FORMATS["md"])
+        for label, way in (("kept", kept), ("forgotten", forgotten)):
+            def call(get: Callable[[], Any] = get, way: Any = way) -> None:
+                dialect.do_rollback = way
+                get()
+
+            calls[f"{name} {label}"] = call
+    try:
+        wall, _cpu = timed(calls, rounds=3, per_round=max(count // 3, 1))
+    finally:
+        dialect.do_rollback = kept
+    harness.print_table(
+        "PostgreSQL pages (Markdown), the connection's prepared statements kept or forgotten "
+        "at each transaction's end, alternated",
+        ["page", "kept (the app) p50 ms", "forgotten (a rollback) p50 ms",
+         "forgotten ÷ kept"],
+        [[name, f"{wall[f'{name} kept'].p50:.2f}", f"{wall[f'{name} forgotten'].p50:.2f}",
+          f"{wall[f'{name} forgotten'].p50 / wall[f'{name} kept'].p50:.2f}×"]
+         for name in paths],
+        ["Kept: a transaction that wrote nothing ends with a commit, and psycopg keeps the "
+         "statements it prepared (the app). Forgotten: it ends with a rollback, after which "
+         "psycopg forgets them and every statement is parsed and planned again. Each round "
+         "of the kept series starts after a forgotten one, so its first five requests "
+         "prepare their statements anew: the kept p50 is if anything too high."])
 
 
 def owners_table(apps: dict[str, Any], paths: dict[str, str], times: int) -> None:

@@ -73,7 +73,9 @@ PG_CASES = [
                                    "Goal: every page's PostgreSQL p50",
                                    "### Whose code each page's time is in, SQLite / PostgreSQL",
                                    "| ours (app/) |", "| database driver |",
-                                   "| PostgreSQL's added time: the driver and its wait |"]),
+                                   "| PostgreSQL's added time: the driver and its wait |",
+                                   "prepared statements kept or forgotten",
+                                   "| decision | "]),
     ("queue_bench.py", [], ["### Jobs per second on PostgreSQL",
                             "ceiling (bare SKIP LOCKED loop)", "### Enqueue → run succeeded"]),
 ]
