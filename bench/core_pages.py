@@ -290,6 +290,7 @@ def both_backends() -> None:
              f"{harness.goal(not over)}" + (f" (over: {', '.join(over)})" if over else "")])
         owners_table(apps, pg_paths, max(count // 3, 1))
         reuse_table(pg_app, pg_instance.token, pg_paths, count)
+        together_table(pg_app, pg_instance.token, pg_paths, count)
     harness.print_footer()
 
 
@@ -331,6 +332,53 @@ def reuse_table(app: Any, token: str, paths: dict[str, str], count: int) -> None
          "psycopg forgets them and every statement is parsed and planned again. Each round "
          "of the kept series starts after a forgotten one, so its first five requests "
          "prepare their statements anew: the kept p50 is if anything too high."])
+
+
+TOGETHER = ("decision", "commitment", "note")  # the pages whose reads go out together
+
+
+def together_table(app: Any, token: str, paths: dict[str, str], count: int) -> None:
+    """The PostgreSQL item pages with their independent reads sent together (one round trip,
+    ``app.models.plain_reads.together``) beside the same reads one after another, alternated
+    in one process."""
+    from app.models import plain_reads
+
+    sent = plain_reads._send
+
+    def one_by_one(_session: Any, _reads: Any) -> list[Any]:
+        return []
+
+    calls: dict[str, Callable[[], Any]] = {}
+    for name in TOGETHER:
+        for fmt, accept in FORMATS.items():
+            get = page_getter(app, token, paths[name], accept)
+            for label, way in (("together", sent), ("one by one", one_by_one)):
+                def call(get: Callable[[], Any] = get, way: Any = way) -> None:
+                    plain_reads._send = way
+                    get()
+
+                calls[f"{name} ({fmt}) {label}"] = call
+    try:
+        wall, _cpu = timed(calls, rounds=3, per_round=max(count // 3, 1))
+    finally:
+        plain_reads._send = sent
+    rows = []
+    for name in TOGETHER:
+        for fmt in FORMATS:
+            together, apart = (wall[f"{name} ({fmt}) {label}"].p50
+                               for label in ("together", "one by one"))
+            rows.append([f"{name} ({fmt})", f"{together:.2f}", f"{apart:.2f}",
+                         f"{apart / together:.2f}×"])
+    harness.print_table(
+        "PostgreSQL item pages, their independent reads sent together or one after another, "
+        "alternated",
+        ["page", "together (the app) p50 ms", "one after another p50 ms",
+         "one after another ÷ together"], rows,
+        ["Together: the reads a page makes after its item is loaded (its comments, backlinks, "
+         "pin, and the decision's options, tally, voters and the caller's votes; the "
+         "commitment's participants; the note's history, readers and read state) go to "
+         "PostgreSQL in one pipeline, one round trip for all (the app). One after another: "
+         "the same reads, each waiting for its answer."])
 
 
 def owners_table(apps: dict[str, Any], paths: dict[str, str], times: int) -> None:

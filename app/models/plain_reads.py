@@ -21,7 +21,9 @@ own error and, for a lost connection, replaces the pool's connections as everywh
 from __future__ import annotations
 
 from collections import namedtuple
-from typing import Any
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Any, NamedTuple
 
 from flask import current_app
 from sqlalchemy import Executable, bindparam, inspect, select
@@ -69,12 +71,15 @@ class PreparedRead:
             values[name] = process(values[name])
         return values
 
-    def run(self, dbapi_connection: Any, dialect: Any, params: dict[str, Any]) -> Rows:
+    def arguments(self, params: dict[str, Any]) -> Any:
+        """The parameters as the driver takes them: by position or by name."""
         values = self.bound(params)
+        return tuple(values[name] for name in self.order) if self.order is not None else values
+
+    def run(self, dbapi_connection: Any, dialect: Any, params: dict[str, Any]) -> Rows:
         cursor = dbapi_connection.cursor()
         try:
-            cursor.execute(self.sql, tuple(values[name] for name in self.order)
-                           if self.order is not None else values)
+            cursor.execute(self.sql, self.arguments(params))
             fetched = cursor.fetchall()
             type_codes = [described[1] for described in cursor.description]
         finally:
@@ -129,9 +134,97 @@ def prepared_read(statement: Executable, dialect: Any) -> PreparedRead | None:
 
 def execute(statement: Executable, params: dict[str, Any] | None = None) -> Rows:
     session = db.session()
+    waiting = session.info.get(_WAITING)
+    if waiting and (session.new or session.dirty or session.deleted):
+        waiting.clear()  # the answers predate changes this read must see
     if session.autoflush:  # off inside ``no_autoflush``, as for Session.execute
         session.flush()  # returns at once when nothing is pending
-    return _run(session.connection(), statement, params or {})
+    params = params or {}
+    if waiting:
+        for at, (asked, asked_with, rows) in enumerate(waiting):
+            if asked is statement and asked_with == params:
+                del waiting[at]
+                return rows
+    return _run(session.connection(), statement, params)
+
+
+class Read(NamedTuple):
+    """A read a service will make, as ``together`` takes it: ``execute(*read)`` makes it."""
+    statement: Executable
+    params: dict[str, Any]
+
+
+# session.info key: answers of reads sent together, each (statement, params, rows), taken by
+# the ``execute`` of the same statement with equal parameters.
+_WAITING = "harmonic.reads_waiting"
+
+
+@contextmanager
+def together(*reads: Read | None) -> Iterator[None]:
+    """Send ``reads`` to PostgreSQL all at once, before the code in the block makes them.
+
+    A page reads several things that do not depend on one another (an item's comments,
+    backlinks, votes, whether it is pinned); one after the other, each waits a round trip to
+    the server. Here they go out together in psycopg's pipeline mode, in the request's own
+    transaction and in this order, and one round trip brings every answer back; each
+    ``execute`` of the same statement with equal parameters inside the block then takes its
+    answer instead of asking. What the block reads otherwise, or reads again, is asked as
+    usual. Answers are dropped when the session has changes to write before a read (they could
+    not have seen them) and when the block ends.
+
+    Where nothing would be saved, nothing is sent ahead: SQLite (it answers in-process), a
+    statement not yet prepared or one only Core may run, an engine whose statements are
+    listened to (the statement counters see each read when it is made), fewer than two
+    reads. If the pipeline fails, its answers are dropped and the block's reads are made as
+    usual; on PostgreSQL the failure has ended the transaction, so they fail too, as SQLAlchemy
+    errors. ``None`` in ``reads`` (a read the page skips, such as an anonymous caller's own
+    votes) is left out. The block is for reads: a change written through Core in it (not
+    through the session) is not seen by answers already in.
+    """
+    session = db.session()
+    session.info[_WAITING] = _send(session, [read for read in reads if read is not None])
+    try:
+        yield
+    finally:
+        session.info.pop(_WAITING, None)
+
+
+def answers_waiting() -> int:
+    """How many answers sent ``together`` no read has taken yet (0 outside a block)."""
+    return len(db.session().info.get(_WAITING) or ())
+
+
+def _send(session: Any, reads: list[Read]) -> list[tuple[Executable, dict[str, Any], Rows]]:
+    if len(reads) < 2:
+        return []
+    if session.autoflush:
+        session.flush()
+    connection = session.connection()
+    engine = connection.engine
+    if engine.dialect.driver != "psycopg" or engine.dispatch.before_cursor_execute:
+        return []
+    ready = [(read, prepared) for read in reads
+             if (prepared := prepared_read(read.statement, engine.dialect)) is not None]
+    if len(ready) < 2:
+        return []
+    dbapi_connection = connection.connection.dbapi_connection
+    try:
+        cursors = []
+        with dbapi_connection.pipeline():
+            for read, prepared in ready:
+                cursor = dbapi_connection.cursor()
+                cursor.execute(prepared.sql, prepared.arguments(read.params))
+                cursors.append(cursor)
+        answers = []
+        for (read, prepared), cursor in zip(ready, cursors, strict=True):
+            with cursor:
+                fetched = cursor.fetchall()
+                kinds = [described[1] for described in cursor.description]
+            answers.append((read.statement, dict(read.params),
+                            prepared.rows_of(fetched, kinds, engine.dialect)))
+    except Exception:  # noqa: BLE001 - the block's reads run as usual and show any error
+        return []
+    return answers
 
 
 def _run(connection: Any, statement: Executable, params: dict[str, Any]) -> Rows:

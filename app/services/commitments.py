@@ -174,8 +174,12 @@ class Participation(NamedTuple):
 
 def participants(commitment: Commitment) -> list[Participation]:
     """Everyone who joined, in the order they joined (plain rows: a page links each)."""
-    rows = plain_reads.execute(_PARTICIPANTS, {"commitment_id": commitment.id})
+    rows = plain_reads.execute(*participants_read(commitment))
     return [Participation(people.Person(*person), at) for at, *person in rows]
+
+
+def participants_read(commitment: Commitment) -> plain_reads.Read:
+    return plain_reads.Read(_PARTICIPANTS, {"commitment_id": commitment.id})
 
 
 # The commitment page reads it on every view: built once, bound per call.

@@ -243,29 +243,52 @@ class ResultRow:
 def results(decision: Decision) -> list[ResultRow]:
     """Options by accepted desc, then preferred desc, then their fixed random tiebreak."""
     return [ResultRow(OptionRow(i, t), int(a), int(p), int(n)) for i, t, a, p, n in
-            plain_reads.execute(_RESULTS, {"decision_id": decision.id})]
+            plain_reads.execute(*results_read(decision))]
+
+
+def results_read(decision: Decision) -> plain_reads.Read:
+    return plain_reads.Read(_RESULTS, {"decision_id": decision.id})
 
 
 def options(decision: Decision) -> list[OptionRow]:
     """The live options, oldest first."""
-    return [OptionRow(*row) for row in
-            plain_reads.execute(_OPTIONS, {"decision_id": decision.id})]
+    return [OptionRow(*row) for row in plain_reads.execute(*options_read(decision))]
+
+
+def options_read(decision: Decision) -> plain_reads.Read:
+    return plain_reads.Read(_OPTIONS, {"decision_id": decision.id})
 
 
 def has_options(decision: Decision) -> bool:
     return db.session.scalar(_HAS_OPTIONS, {"decision_id": decision.id}) is not None
 
 
-def my_votes(decision: Decision, user: User | None) -> dict[uuid.UUID, Vote]:
-    if user is None:
-        return {}
-    return {v.option_id: v for v in db.session.scalars(
-        _MY_VOTES, {"decision_id": decision.id, "user_id": user.id})}
+class MyVote(NamedTuple):
+    """The caller's vote on one option, as the decision page shows it."""
+    option_id: uuid.UUID
+    accepted: bool
+    preferred: bool
+
+
+def my_votes(decision: Decision, user: User | None) -> dict[uuid.UUID, MyVote]:
+    """The caller's votes by option (plain rows: the page only shows them)."""
+    read = my_votes_read(decision, user)
+    return {} if read is None else {
+        row.option_id: MyVote(*row) for row in plain_reads.execute(*read)}
+
+
+def my_votes_read(decision: Decision, user: User | None) -> plain_reads.Read | None:
+    return None if user is None else plain_reads.Read(
+        _MY_VOTES, {"decision_id": decision.id, "user_id": user.id})
 
 
 def voters(decision: Decision) -> list[people.Person]:
     """Everyone who voted, in the order of their first vote (plain rows: a page links each)."""
-    return people.from_rows(plain_reads.execute(_VOTERS, {"decision_id": decision.id}))
+    return people.from_rows(plain_reads.execute(*voters_read(decision)))
+
+
+def voters_read(decision: Decision) -> plain_reads.Read:
+    return plain_reads.Read(_VOTERS, {"decision_id": decision.id})
 
 
 # The decision page runs all of these on every view: built once, bound per call. The tally and
@@ -302,5 +325,5 @@ _OPTIONS = (select(Option.id, Option.title).where(Option.decision_id == bindpara
             .order_by(Option.created_at, Option.title))
 _HAS_OPTIONS = (select(Option.id).where(Option.decision_id == bindparam("decision_id"),
                                         Option.deleted_at.is_(None)).limit(1))
-_MY_VOTES = select(Vote).where(Vote.decision_id == bindparam("decision_id"),
-                               Vote.user_id == bindparam("user_id"))
+_MY_VOTES = select(Vote.option_id, Vote.accepted, Vote.preferred).where(
+    Vote.decision_id == bindparam("decision_id"), Vote.user_id == bindparam("user_id"))

@@ -69,9 +69,9 @@ class Backlink(NamedTuple):
 def backlinks(item_type: str, item_id: uuid.UUID) -> list[Backlink]:
     """Who links here, oldest link first, each with what names it: one statement (the links
     joined to each kind's table) of plain columns, whatever the number of kinds and links."""
-    statement, kinds = _backlinks()
+    kinds = _backlinks()[1]
     found = []
-    for row in plain_reads.execute(statement, {"item_type": item_type, "item_id": item_id}):
+    for row in plain_reads.execute(*backlinks_read(item_type, item_id)):
         from_type, from_id, at = row[0], row[1], 2
         source = None
         for kind, (label, width) in kinds.items():
@@ -80,6 +80,10 @@ def backlinks(item_type: str, item_id: uuid.UUID) -> list[Backlink]:
             at += width
         found.append(Backlink(from_type, from_id, source))
     return found
+
+
+def backlinks_read(item_type: str, item_id: uuid.UUID) -> plain_reads.Read:
+    return plain_reads.Read(_backlinks()[0], {"item_type": item_type, "item_id": item_id})
 
 
 # Every item page reads it: built once the kinds are registered (feature packages register

@@ -104,13 +104,19 @@ def find_comment(studio: Studio, item_type: str, item_id: uuid.UUID, ident: str)
 
 def read_state(note: Note, user: User | None) -> str:
     """'unread', 'read', or 'stale' (confirmed before the note last changed)."""
-    if user is None:
+    read = read_state_read(note, user)
+    if read is None:
         return "unread"
     # When the last confirmation happened is all it needs: a column, not the event's entity.
-    happened_at = plain_reads.scalar(_LAST_CONFIRMED, {"note_id": note.id, "user_id": user.id})
+    happened_at = plain_reads.scalar(*read)
     if happened_at is None:
         return "unread"
     return "read" if happened_at >= note.updated_at else "stale"
+
+
+def read_state_read(note: Note, user: User | None) -> plain_reads.Read | None:
+    return None if user is None else plain_reads.Read(
+        _LAST_CONFIRMED, {"note_id": note.id, "user_id": user.id})
 
 
 # Every note page (and every confirm_read) reads it: built once, bound per call.
@@ -150,8 +156,12 @@ class HistoryLine(NamedTuple):
 def history_lines(note: Note) -> list[HistoryLine]:
     """``history`` as the note page shows it, the same events in the same order, read as
     plain rows (not up to 200 events and their people as entities)."""
-    rows = plain_reads.execute(_HISTORY_LINES, {"note_id": note.id}).all()
+    rows = plain_reads.execute(*history_lines_read(note)).all()
     return [HistoryLine(at, kind, people.Person(*person)) for at, kind, *person in rows[::-1]]
+
+
+def history_lines_read(note: Note) -> plain_reads.Read:
+    return plain_reads.Read(_HISTORY_LINES, {"note_id": note.id})
 
 
 @dataclass(frozen=True)
@@ -171,7 +181,11 @@ def versions(note: Note) -> list[Version]:
 def readers(note: Note) -> list[people.Person]:
     # One row per reader (not per confirmation), in the order they first confirmed; plain
     # rows, as the page only links each.
-    return people.from_rows(plain_reads.execute(_READERS, {"note_id": note.id}))
+    return people.from_rows(plain_reads.execute(*readers_read(note)))
+
+
+def readers_read(note: Note) -> plain_reads.Read:
+    return plain_reads.Read(_READERS, {"note_id": note.id})
 
 
 # The note page reads these on every view: built once, bound per call. Readers are grouped over
@@ -205,10 +219,14 @@ class Comment(NamedTuple):
 
 def comments(item_type: str, item_id: uuid.UUID) -> list[Comment]:
     """The item's live comments, oldest first (at most ``COMMENTS_SHOWN``)."""
-    rows = plain_reads.execute(_COMMENTS, {"item_type": item_type, "item_id": item_id})
+    rows = plain_reads.execute(*comments_read(item_type, item_id))
     return [Comment(note_id, short_id, text, created, updated, author_id,
                     people.Person(*person))
             for note_id, short_id, text, created, updated, author_id, *person in rows]
+
+
+def comments_read(item_type: str, item_id: uuid.UUID) -> plain_reads.Read:
+    return plain_reads.Read(_COMMENTS, {"item_type": item_type, "item_id": item_id})
 
 
 def has_comments(item_type: str, item_id: uuid.UUID, author_id: uuid.UUID | None = None) -> bool:

@@ -220,8 +220,12 @@ def all_studios(limit: int = STUDIOS_SHOWN) -> list[Studio]:
 # Pins -------------------------------------------------------------------------------------
 
 def is_pinned(studio: Studio, item_type: str, item_id: uuid.UUID) -> bool:
-    return plain_reads.scalar(_IS_PINNED, {"studio_id": studio.id, "item_type": item_type,
-                                          "item_id": item_id}) is not None
+    return plain_reads.scalar(*pinned_read(studio, item_type, item_id)) is not None
+
+
+def pinned_read(studio: Studio, item_type: str, item_id: uuid.UUID) -> plain_reads.Read:
+    return plain_reads.Read(_IS_PINNED, {"studio_id": studio.id, "item_type": item_type,
+                                         "item_id": item_id})
 
 
 # Read by every item page and the studio home: built once (see _STUDIO_BY_HANDLE).

@@ -11,7 +11,7 @@ from flask import Blueprint, request
 from app.actions import Context
 from app.actions.collab import known_options, known_participation
 from app.actions.registry import ACTIONS
-from app.models import User
+from app.models import User, plain_reads
 from app.services import commitments, cycles, decisions, heartbeats, studios
 from app.services.errors import Forbidden
 from app.web import chrome, core_pages, loaders
@@ -67,21 +67,27 @@ def decision_new(ctx: Context) -> Page:
       loaders.item_page("decision", "decision", "decision_id"))
 def decision_show(ctx: Context) -> Page:
     decision = ctx.item
-    options = decisions.options(decision)
-    known_options(ctx, options)  # the vote and option actions need no has_options query
-    return Page(ctx, decision.question, "decisions/show", {
-        "decision": decision,
-        "closed": decision.closed,
-        "deadline": chrome.deadline_text(decision, ctx.studio),
-        "options": options,
-        "vote_example": vote_example(ctx.path, options),
-        "mine": decisions.my_votes(decision, ctx.user),
-        "results": decisions.results(decision),
-        "voters": decisions.voters(decision),
-        "can_add_options": decisions.can_add_options(decision, ctx.user),
-        "pinned": studios.is_pinned(ctx.studio, "decision", decision.id),
-        **core_pages.discussion(ctx),
-    }, nav=core_pages.studio_nav(ctx))
+    with plain_reads.together(decisions.options_read(decision),
+                              decisions.my_votes_read(decision, ctx.user),
+                              decisions.results_read(decision), decisions.voters_read(decision),
+                              studios.pinned_read(ctx.studio, "decision", decision.id),
+                              *core_pages.discussion_reads(ctx)):
+        options = decisions.options(decision)
+        known_options(ctx, options)  # the vote and option actions need no has_options query
+        shown = {
+            "decision": decision,
+            "closed": decision.closed,
+            "deadline": chrome.deadline_text(decision, ctx.studio),
+            "options": options,
+            "vote_example": vote_example(ctx.path, options),
+            "mine": decisions.my_votes(decision, ctx.user),
+            "results": decisions.results(decision),
+            "voters": decisions.voters(decision),
+            "can_add_options": decisions.can_add_options(decision, ctx.user),
+            "pinned": studios.is_pinned(ctx.studio, "decision", decision.id),
+            **core_pages.discussion(ctx),
+        }
+    return Page(ctx, decision.question, "decisions/show", shown, nav=core_pages.studio_nav(ctx))
 
 
 @page(bp, "decision_close", "/studios/<handle>/d/<decision_id>/close",
@@ -117,21 +123,26 @@ def commitment_new(ctx: Context) -> Page:
       loaders.item_page("commitment", "commitment", "commitment_id"))
 def commitment_show(ctx: Context) -> Page:
     commitment = ctx.item
-    # Everyone who joined, read once: the count, whether the caller is among them and the
-    # join/leave actions' availability come from this list instead of three more queries.
-    joined_by = commitments.participants(commitment)
-    joined = ctx.user is not None and any(p.user.id == ctx.user.id for p in joined_by)
-    known_participation(ctx, joined)
-    return Page(ctx, commitment.title, "commitments/show", {
-        "commitment": commitment,
-        "closed": commitment.closed,
-        "deadline": chrome.deadline_text(commitment, ctx.studio),
-        "progress": commitments.progress(commitment, joined=len(joined_by)),
-        "participants": joined_by,
-        "joined": joined,
-        "pinned": studios.is_pinned(ctx.studio, "commitment", commitment.id),
-        **core_pages.discussion(ctx),
-    }, nav=core_pages.studio_nav(ctx))
+    with plain_reads.together(commitments.participants_read(commitment),
+                              studios.pinned_read(ctx.studio, "commitment", commitment.id),
+                              *core_pages.discussion_reads(ctx)):
+        # Everyone who joined, read once: the count, whether the caller is among them and the
+        # join/leave actions' availability come from this list instead of three more queries.
+        joined_by = commitments.participants(commitment)
+        joined = ctx.user is not None and any(p.user.id == ctx.user.id for p in joined_by)
+        known_participation(ctx, joined)
+        shown = {
+            "commitment": commitment,
+            "closed": commitment.closed,
+            "deadline": chrome.deadline_text(commitment, ctx.studio),
+            "progress": commitments.progress(commitment, joined=len(joined_by)),
+            "participants": joined_by,
+            "joined": joined,
+            "pinned": studios.is_pinned(ctx.studio, "commitment", commitment.id),
+            **core_pages.discussion(ctx),
+        }
+    return Page(ctx, commitment.title, "commitments/show", shown,
+                nav=core_pages.studio_nav(ctx))
 
 
 @page(bp, "commitment_settings", "/studios/<handle>/c/<commitment_id>/settings",

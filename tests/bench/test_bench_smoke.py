@@ -75,7 +75,9 @@ PG_CASES = [
                                    "| ours (app/) |", "| database driver |",
                                    "| PostgreSQL's added time: the driver and its wait |",
                                    "prepared statements kept or forgotten",
-                                   "| decision | "]),
+                                   "| decision | ",
+                                   "independent reads sent together or one after another",
+                                   "| note (html) | "]),
     ("queue_bench.py", [], ["### Jobs per second on PostgreSQL",
                             "ceiling (bare SKIP LOCKED loop)", "### Enqueue → run succeeded"]),
 ]

@@ -1,0 +1,170 @@
+"""Reads sent together (app.models.plain_reads.together). On PostgreSQL a block's reads go out
+in one pipeline and each read inside the block takes its answer, the same rows it would get
+alone; answers are dropped when the session holds changes a read must see, and when the block
+ends; a failed pipeline leaves the reads to be made as usual. SQLite sends nothing ahead. Then
+the item pages over HTTP: a decision, a commitment and a note show the same at every view, the
+first view made a read at a time (a statement is prepared at its second run), the later ones
+with their reads together. On both backends."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from flask import Flask
+from sqlalchemy import bindparam, column, exc, func, select, table
+from sqlalchemy.orm import Session
+
+from app.extensions import db
+from app.models import plain_reads
+from app.models.plain_reads import Read
+from app.models.playbooks import Playbook
+from tests.helpers import join_studio, parse_md
+
+OWNED = select(Playbook.owner, Playbook.entries).where(
+    Playbook.owner == bindparam("owner")).order_by(Playbook.entries)
+COUNT = select(func.count(Playbook.id)).where(Playbook.teaching == bindparam("teaching"))
+MISSING = select(column("x")).select_from(table("no_such_table"))
+
+
+def _playbook(owner: str, number: int, teaching: bool = False) -> Playbook:
+    playbook = Playbook(name=f"p{number}", session_id=f"s-{owner}-{number}", owner=owner,
+                        upstream="", teaching=teaching, entries=number)
+    playbook.assign_ids()
+    return playbook
+
+
+def _sent_ahead(count: int) -> int:
+    """What ``answers_waiting`` should say with ``count`` reads just sent together."""
+    return count if db.engine.dialect.name == "postgresql" else 0
+
+
+def _seed() -> tuple[list[tuple[Any, ...]], int]:
+    db.session.add_all([_playbook("amy", 2), _playbook("amy", 1), _playbook("bob", 3),
+                        _playbook("cy", 4, teaching=True)])
+    db.session.commit()
+    for _ in range(2):  # a statement goes to the driver's cursor from its second run
+        owned = [tuple(row) for row in plain_reads.execute(OWNED, {"owner": "amy"})]
+        count = plain_reads.scalar(COUNT, {"teaching": False})
+    return owned, count
+
+
+def test_reads_in_the_block_take_the_answers_sent_together(app: Flask) -> None:
+    with app.app_context():
+        owned, count = _seed()
+        assert owned == [("amy", 1), ("amy", 2)] and count == 3
+        with plain_reads.together(Read(OWNED, {"owner": "amy"}), None,
+                                  Read(COUNT, {"teaching": False})):
+            assert plain_reads.answers_waiting() == _sent_ahead(2)
+            # Other parameters are not the answer sent: this one is asked for.
+            assert [tuple(r) for r in plain_reads.execute(OWNED, {"owner": "bob"})] == [
+                ("bob", 3)]
+            assert plain_reads.answers_waiting() == _sent_ahead(2)
+            rows = plain_reads.execute(OWNED, {"owner": "amy"})
+            assert [tuple(r) for r in rows] == owned and rows[0].entries == 1
+            assert plain_reads.answers_waiting() == _sent_ahead(1)
+            assert plain_reads.scalar(COUNT, {"teaching": False}) == count
+            assert plain_reads.answers_waiting() == 0
+            # Taken once: the same read again is asked for again.
+            assert plain_reads.scalar(COUNT, {"teaching": False}) == count
+        db.session.remove()
+
+
+def test_changes_the_session_holds_drop_the_answers(app: Flask) -> None:
+    with app.app_context():
+        _owned, count = _seed()
+        with plain_reads.together(Read(COUNT, {"teaching": False}),
+                                  Read(OWNED, {"owner": "amy"})):
+            db.session.add(_playbook("amy", 5))  # pending: the reads below must see it
+            assert plain_reads.answers_waiting() == _sent_ahead(2)
+            assert plain_reads.scalar(COUNT, {"teaching": False}) == count + 1
+            assert plain_reads.answers_waiting() == 0
+            assert [r.entries for r in plain_reads.execute(OWNED, {"owner": "amy"})] == [
+                1, 2, 5]
+        db.session.rollback()
+        db.session.remove()
+
+
+def test_answers_not_taken_end_with_the_block(app: Flask) -> None:
+    with app.app_context():
+        _owned, count = _seed()
+        with plain_reads.together(Read(COUNT, {"teaching": False}),
+                                  Read(OWNED, {"owner": "amy"})):
+            assert plain_reads.answers_waiting() == _sent_ahead(2)
+        assert plain_reads.answers_waiting() == 0
+        db.session.commit()
+        # Another session adds a row; the request's next read sees it, not an answer left
+        # over from the block (the session's own ``info`` outlives its transactions).
+        with Session(db.engine) as other:
+            other.add(_playbook("dan", 6))
+            other.commit()
+        assert plain_reads.scalar(COUNT, {"teaching": False}) == count + 1
+        db.session.remove()
+
+
+def test_a_failed_pipeline_leaves_the_reads_to_be_made_as_usual(app: Flask) -> None:
+    with app.app_context():
+        owned, _count = _seed()
+        for _ in range(2):  # seen twice: compiled for the driver's cursor
+            with pytest.raises(exc.DBAPIError):
+                plain_reads.execute(MISSING)
+            db.session.rollback()
+        with plain_reads.together(Read(OWNED, {"owner": "amy"}), Read(MISSING, {})):
+            assert plain_reads.answers_waiting() == 0
+            if db.engine.dialect.name == "postgresql":
+                # The failure ended the transaction: the read fails too, as SQLAlchemy's error.
+                with pytest.raises(exc.DBAPIError):
+                    plain_reads.execute(OWNED, {"owner": "amy"})
+            else:  # nothing was sent ahead
+                assert [tuple(r) for r in plain_reads.execute(OWNED, {"owner": "amy"})] == owned
+        db.session.rollback()
+        assert [tuple(r) for r in plain_reads.execute(OWNED, {"owner": "amy"})] == owned
+        db.session.remove()
+
+
+def _views(agent: Any, path: str) -> list[str]:
+    """The page's Markdown body at three views, each checked to answer 200."""
+    bodies = []
+    for _ in range(3):
+        answer = agent.get(path)
+        assert answer.status_code == 200, answer.get_data(as_text=True)[:300]
+        bodies.append(parse_md(answer.get_data(as_text=True))[1])
+    return bodies
+
+
+def test_item_pages_show_the_same_at_every_view(studio: Any, make_agent: Any) -> None:
+    bob = join_studio(make_agent, "bob")
+    decision = studio.act("/studios/team/decide", "create_decision", question="Where?",
+                          options=["Park", "Pier"]).json["location"]
+    assert studio.post(f"{decision}/actions/vote", json={"votes": [
+        {"option_title": "Pier", "accept": True, "prefer": True}]}).status_code == 200
+    assert bob.post(f"{decision}/actions/vote", json={"votes": [
+        {"option_title": "Park", "accept": True}]}).status_code == 200
+    commitment = studio.act("/studios/team/commit", "create_commitment", title="Bring food",
+                            critical_mass=2).json["location"]
+    assert bob.act(commitment, "join_commitment").status_code == 200
+    note = studio.act("/studios/team/note", "create_note", title="Plan",
+                      text=f"See {decision} and {commitment}").json["location"]
+    assert studio.act(note, "confirm_read").status_code == 200
+    for path in (decision, commitment, note):
+        assert bob.act(path, "add_comment", text=f"Bob on {path}").status_code == 201
+    assert studio.act(f"{decision}/settings", "pin_decision").status_code == 200
+    assert studio.act(f"{note}/settings", "pin_note").status_code == 200
+
+    first, *later = _views(studio, decision)
+    assert later == [first, first]
+    results = first.split("results\n", 1)[1]
+    assert "| 1 | Pier | 1 | 1 | 1 |" in results and "| 2 | Park | 1 | 0 | 1 |" in results
+    assert "* [x] ✅ [x] ⭐ Pier" in first and "* [ ] ✅ [ ] ⭐ Park" in first  # alice's own
+    assert "## Voters (2)" in first and " Pinned." in first
+    assert f"Bob on {decision}" in first and "Plan" in first  # a comment; the note's backlink
+
+    first, *later = _views(studio, commitment)
+    assert later == [first, first]
+    assert "Bob" in first and f"Bob on {commitment}" in first and "Plan" in first
+    assert "You have not joined." in first and " Pinned." not in first
+
+    first, *later = _views(studio, note)
+    assert later == [first, first]
+    assert "Your read confirmation: confirmed. Pinned." in first
+    assert f"Bob on {note}" in first and "Alice" in first
