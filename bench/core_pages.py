@@ -304,21 +304,11 @@ def reuse_table(app: Any, token: str, paths: dict[str, str], count: int) -> None
 
     with app.app_context():
         dialect = db.engine.dialect
-    kept = dialect.do_rollback
-    forgotten = types.MethodType(type(dialect).do_rollback, dialect)
-    calls: dict[str, Callable[[], Any]] = {}
-    for name in paths:
-        get = page_getter(app, token, paths[name], FORMATS["md"])
-        for label, way in (("kept", kept), ("forgotten", forgotten)):
-            def call(get: Callable[[], Any] = get, way: Any = way) -> None:
-                dialect.do_rollback = way
-                get()
-
-            calls[f"{name} {label}"] = call
-    try:
-        wall, _cpu = timed(calls, rounds=3, per_round=max(count // 3, 1))
-    finally:
-        dialect.do_rollback = kept
+    wall = ways_alternated({name: page_getter(app, token, paths[name], FORMATS["md"])
+                            for name in paths}, dialect, "do_rollback",
+                           {"kept": dialect.do_rollback,
+                            "forgotten": types.MethodType(type(dialect).do_rollback, dialect)},
+                           count)
     harness.print_table(
         "PostgreSQL pages (Markdown), the connection's prepared statements kept or forgotten "
         "at each transaction's end, alternated",
@@ -334,6 +324,26 @@ def reuse_table(app: Any, token: str, paths: dict[str, str], count: int) -> None
          "prepare their statements anew: the kept p50 is if anything too high."])
 
 
+def ways_alternated(pages: dict[str, Callable[[], Any]], owner: Any, attribute: str,
+                    ways: dict[str, Any], count: int) -> dict[str, harness.Sample]:
+    """Each page's wall times under each way, by "page way": ``owner.attribute`` set to the
+    way before each request, the series alternated in one process, the attribute put back."""
+    original = getattr(owner, attribute)
+    calls: dict[str, Callable[[], Any]] = {}
+    for name, get in pages.items():
+        for label, way in ways.items():
+            def call(get: Callable[[], Any] = get, way: Any = way) -> None:
+                setattr(owner, attribute, way)
+                get()
+
+            calls[f"{name} {label}"] = call
+    try:
+        wall, _cpu = timed(calls, rounds=3, per_round=max(count // 3, 1))
+    finally:
+        setattr(owner, attribute, original)
+    return wall
+
+
 TOGETHER = ("decision", "commitment", "note")  # the pages whose reads go out together
 
 
@@ -343,25 +353,13 @@ def together_table(app: Any, token: str, paths: dict[str, str], count: int) -> N
     in one process."""
     from app.models import plain_reads
 
-    sent = plain_reads._send
-
     def one_by_one(_session: Any, _reads: Any) -> list[Any]:
         return []
 
-    calls: dict[str, Callable[[], Any]] = {}
-    for name in TOGETHER:
-        for fmt, accept in FORMATS.items():
-            get = page_getter(app, token, paths[name], accept)
-            for label, way in (("together", sent), ("one by one", one_by_one)):
-                def call(get: Callable[[], Any] = get, way: Any = way) -> None:
-                    plain_reads._send = way
-                    get()
-
-                calls[f"{name} ({fmt}) {label}"] = call
-    try:
-        wall, _cpu = timed(calls, rounds=3, per_round=max(count // 3, 1))
-    finally:
-        plain_reads._send = sent
+    wall = ways_alternated({f"{name} ({fmt})": page_getter(app, token, paths[name], accept)
+                            for name in TOGETHER for fmt, accept in FORMATS.items()},
+                           plain_reads, "_send",
+                           {"together": plain_reads._send, "one by one": one_by_one}, count)
     rows = []
     for name in TOGETHER:
         for fmt in FORMATS:

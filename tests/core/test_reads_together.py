@@ -25,6 +25,7 @@ OWNED = select(Playbook.owner, Playbook.entries).where(
     Playbook.owner == bindparam("owner")).order_by(Playbook.entries)
 COUNT = select(func.count(Playbook.id)).where(Playbook.teaching == bindparam("teaching"))
 MISSING = select(column("x")).select_from(table("no_such_table"))
+BOTH = (Read(COUNT, {"teaching": False}), Read(OWNED, {"owner": "amy"}))
 
 
 def _playbook(owner: str, number: int, teaching: bool = False) -> Playbook:
@@ -73,8 +74,7 @@ def test_reads_in_the_block_take_the_answers_sent_together(app: Flask) -> None:
 def test_changes_the_session_holds_drop_the_answers(app: Flask) -> None:
     with app.app_context():
         _owned, count = _seed()
-        with plain_reads.together(Read(COUNT, {"teaching": False}),
-                                  Read(OWNED, {"owner": "amy"})):
+        with plain_reads.together(*BOTH):
             db.session.add(_playbook("amy", 5))  # pending: the reads below must see it
             assert plain_reads.answers_waiting() == _sent_ahead(2)
             assert plain_reads.scalar(COUNT, {"teaching": False}) == count + 1
@@ -88,8 +88,7 @@ def test_changes_the_session_holds_drop_the_answers(app: Flask) -> None:
 def test_answers_not_taken_end_with_the_block(app: Flask) -> None:
     with app.app_context():
         _owned, count = _seed()
-        with plain_reads.together(Read(COUNT, {"teaching": False}),
-                                  Read(OWNED, {"owner": "amy"})):
+        with plain_reads.together(*BOTH):
             assert plain_reads.answers_waiting() == _sent_ahead(2)
         assert plain_reads.answers_waiting() == 0
         db.session.commit()
