@@ -77,14 +77,18 @@ class PreparedRead:
         return tuple(values[name] for name in self.order) if self.order is not None else values
 
     def run(self, dbapi_connection: Any, dialect: Any, params: dict[str, Any]) -> Rows:
-        cursor = dbapi_connection.cursor()
+        cursor = dbapi_connection.cursor()  # sqlite3's cursor is no context manager
         try:
             cursor.execute(self.sql, self.arguments(params))
-            fetched = cursor.fetchall()
-            type_codes = [described[1] for described in cursor.description]
+            return self.rows_from(cursor, dialect)
         finally:
             cursor.close()
-        return self.rows_of(fetched, type_codes, dialect)
+
+    def rows_from(self, cursor: Any, dialect: Any) -> Rows:
+        """The answer waiting on a driver's cursor, read and made ours (``rows_of``)."""
+        fetched = cursor.fetchall()
+        return self.rows_of(fetched, [described[1] for described in cursor.description],
+                            dialect)
 
     def rows_of(self, fetched: list[Any], type_codes: list[Any], dialect: Any) -> Rows:
         """The driver's rows made ours: SQLAlchemy's result processors of the columns' types
@@ -218,10 +222,8 @@ def _send(session: Any, reads: list[Read]) -> list[tuple[Executable, dict[str, A
         answers = []
         for (read, prepared), cursor in zip(ready, cursors, strict=True):
             with cursor:
-                fetched = cursor.fetchall()
-                kinds = [described[1] for described in cursor.description]
-            answers.append((read.statement, dict(read.params),
-                            prepared.rows_of(fetched, kinds, engine.dialect)))
+                answers.append((read.statement, dict(read.params),
+                                prepared.rows_from(cursor, engine.dialect)))
     except Exception:  # noqa: BLE001 - the block's reads run as usual and show any error
         return []
     return answers
