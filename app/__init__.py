@@ -94,12 +94,14 @@ def _build_app(overrides: dict[str, Any] | None) -> Flask:
 
     db.init_app(app)
     from app.extensions import ping_after_idle, use_sqlite_wal
+    from app.models.begin_at_write import begin_at_write
     from app.models.statement_reuse import keep_prepared_statements
 
     with app.app_context():
         use_sqlite_wal(db.engine)
         ping_after_idle(db.engine)
         keep_prepared_statements(db.engine)
+        begin_at_write(db.engine)  # after: its commit and rollback wrap the ones above
     migrate.init_app(app, db, directory=os.path.join(os.path.dirname(os.path.dirname(__file__)),
                                                      "migrations"))
     from app.models.sqlite_reads import share_sqlite_uuids

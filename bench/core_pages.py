@@ -180,9 +180,9 @@ def page_sql(app: Any, token: str, path: str, accept: str) -> list[tuple[str, An
 
 
 def sql_alone(connection: Any, sent: list[tuple[str, Any]]) -> float:
-    """Seconds to run a page's statements on the bare driver, fetching every row, in one
-    transaction ended by a commit, as the page's own ends when it wrote nothing (a rollback
-    would make psycopg forget the statements it prepared: app.models.statement_reuse)."""
+    """Seconds to run a page's statements on the bare driver, fetching every row, as the page
+    sends them: PostgreSQL's connection is in autocommit, for a page writes nothing and so
+    begins no transaction (app.models.begin_at_write); the commit then sends nothing."""
     started = time.perf_counter()
     for statement, parameters in sent:
         cursor = connection.cursor()
@@ -239,7 +239,8 @@ def both_backends() -> None:
         sqlite_file = apps["SQLite"][1].env["DATABASE_URL"].removeprefix("sqlite:///")
         connections = {"SQLite": stack.enter_context(closing(sqlite3.connect(sqlite_file))),
                        "PostgreSQL": stack.enter_context(closing(psycopg.connect(
-                           pg_url.replace("postgresql+psycopg://", "postgresql://"))))}
+                           pg_url.replace("postgresql+psycopg://", "postgresql://"),
+                           autocommit=True)))}
         alone: dict[str, harness.Sample] = {}
         for name in pg_paths:
             for fmt, accept in FORMATS.items():
@@ -280,7 +281,9 @@ def both_backends() -> None:
              "floor ms", "floor / SQLite", "PG / floor", "its SQL pipelined, PG ms"],
             rows,
             ["Its SQL alone: the statements and parameters the page hands the driver, run on "
-             "a bare driver connection in one transaction ended by a commit (p50). The floor "
+             "a bare driver connection one after another as the page sends them (on "
+             "PostgreSQL in autocommit: a page writes nothing, so it begins no transaction; "
+             "p50). The floor "
              "is the SQLite page with its SQL's time replaced by PostgreSQL's: what the page "
              "would cost on "
              "PostgreSQL if our code around the statements cost what it costs on SQLite. "
@@ -291,6 +294,7 @@ def both_backends() -> None:
         owners_table(apps, pg_paths, max(count // 3, 1))
         reuse_table(pg_app, pg_instance.token, pg_paths, count)
         together_table(pg_app, pg_instance.token, pg_paths, count)
+        begin_table(pg_app, pg_instance.token, pg_paths, count)
     harness.print_footer()
 
 
@@ -377,6 +381,35 @@ def together_table(app: Any, token: str, paths: dict[str, str], count: int) -> N
          "commitment's participants; the note's history, readers and read state) go to "
          "PostgreSQL in one pipeline, one round trip for all (the app). One after another: "
          "the same reads, each waiting for its answer."])
+
+
+def begin_table(app: Any, token: str, paths: dict[str, str], count: int) -> None:
+    """The PostgreSQL pages with their transaction begun at its first write (none for a page:
+    ``app.models.begin_at_write``) beside one begun at the first statement, alternated in one
+    process."""
+    import types
+
+    from app.extensions import db
+
+    with app.app_context():
+        dialect = db.engine.dialect
+    wall = ways_alternated({name: page_getter(app, token, paths[name], FORMATS["md"])
+                            for name in paths}, dialect, "do_begin",
+                           {"at write": dialect.do_begin,
+                            "at first": types.MethodType(type(dialect).do_begin, dialect)},
+                           count)
+    harness.print_table(
+        "PostgreSQL pages (Markdown), the transaction begun at its first write or at its "
+        "first statement, alternated",
+        ["page", "at the first write (the app) p50 ms", "at the first statement p50 ms",
+         "first statement ÷ first write"],
+        [[name, f"{wall[f'{name} at write'].p50:.2f}", f"{wall[f'{name} at first'].p50:.2f}",
+          f"{wall[f'{name} at first'].p50 / wall[f'{name} at write'].p50:.2f}×"]
+         for name in paths],
+        ["At the first write (the app): a page writes nothing, so its reads run in autocommit "
+         "and nothing begins or ends a transaction. At the first statement: psycopg sends "
+         "BEGIN before it, and the request's end asks whether anything was written and "
+         "commits (three round trips more)."])
 
 
 def owners_table(apps: dict[str, Any], paths: dict[str, str], times: int) -> None:

@@ -17,6 +17,10 @@ server (``txid_current_if_assigned()``, one round trip, itself prepared after fi
 when nothing was written, and rolls back otherwise (a change that failed, or was abandoned,
 is still undone). A transaction already failed, or a question that fails, rolls back as
 before. Transactions that commit their change never come here with anything open.
+
+Since ``app.models.begin_at_write`` a transaction that only reads plain SELECTs never begins on
+the server, so it never comes here either; this still serves one that began for a read that
+needed it (a locking read, a WITH, a server-side cursor) and then wrote nothing.
 """
 
 from __future__ import annotations

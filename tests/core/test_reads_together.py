@@ -108,16 +108,26 @@ def test_a_failed_pipeline_leaves_the_reads_to_be_made_as_usual(app: Flask) -> N
             with pytest.raises(exc.DBAPIError):
                 plain_reads.execute(MISSING)
             db.session.rollback()
+        # Nothing written yet: on PostgreSQL the reads ran outside a transaction
+        # (app.models.begin_at_write), so the failure ended none and the read answers.
+        with plain_reads.together(Read(OWNED, {"owner": "amy"}), Read(MISSING, {})):
+            assert plain_reads.answers_waiting() == 0
+            assert [tuple(r) for r in plain_reads.execute(OWNED, {"owner": "amy"})] == owned
+        db.session.rollback()
+        # After a write the reads run in its transaction, which the failure ends.
+        db.session.add(_playbook("dee", 9))
+        db.session.flush()
         with plain_reads.together(Read(OWNED, {"owner": "amy"}), Read(MISSING, {})):
             assert plain_reads.answers_waiting() == 0
             if db.engine.dialect.name == "postgresql":
-                # The failure ended the transaction: the read fails too, as SQLAlchemy's error.
+                # The read fails too, as SQLAlchemy's error.
                 with pytest.raises(exc.DBAPIError):
                     plain_reads.execute(OWNED, {"owner": "amy"})
             else:  # nothing was sent ahead
                 assert [tuple(r) for r in plain_reads.execute(OWNED, {"owner": "amy"})] == owned
         db.session.rollback()
         assert [tuple(r) for r in plain_reads.execute(OWNED, {"owner": "amy"})] == owned
+        assert plain_reads.scalar(COUNT, {"teaching": False}) == 3  # the write was undone
         db.session.remove()
 
 
