@@ -19,7 +19,10 @@ the database's answers cost: each page's own statements, with their parameters, 
 a bare driver connection of each database (one by one and, on PostgreSQL, pipelined), and the
 "floor", the SQLite page with its statements' time replaced by PostgreSQL's. Then a cProfile
 of each page on both, its time split by whose code it is (ours, Flask, SQLAlchemy, the
-driver, the wait for the database's answers...): where the time PostgreSQL adds goes.
+driver, the wait for the database's answers...): where the time PostgreSQL adds goes. Last,
+two ways of the app alternated in one process on PostgreSQL: the item pages' independent reads
+sent together or one after another, and the pages' transaction begun at its first write or at
+its first statement.
 
     .venv/bin/python bench/core_pages.py [--quick | --smoke] [--postgres | --both]
 """
@@ -292,40 +295,9 @@ def both_backends() -> None:
              f"Goal: every page's PostgreSQL p50 ≤ {GOAL_PG:g}× its SQLite p50 — "
              f"{harness.goal(not over)}" + (f" (over: {', '.join(over)})" if over else "")])
         owners_table(apps, pg_paths, max(count // 3, 1))
-        reuse_table(pg_app, pg_instance.token, pg_paths, count)
         together_table(pg_app, pg_instance.token, pg_paths, count)
         begin_table(pg_app, pg_instance.token, pg_paths, count)
     harness.print_footer()
-
-
-def reuse_table(app: Any, token: str, paths: dict[str, str], count: int) -> None:
-    """The PostgreSQL pages as the app ends a transaction that wrote nothing (a commit: the
-    connection keeps the statements psycopg prepared) beside psycopg's own way (a rollback: it
-    forgets them), alternated in one process (``app.models.statement_reuse``)."""
-    import types
-
-    from app.extensions import db
-
-    with app.app_context():
-        dialect = db.engine.dialect
-    wall = ways_alternated({name: page_getter(app, token, paths[name], FORMATS["md"])
-                            for name in paths}, dialect, "do_rollback",
-                           {"kept": dialect.do_rollback,
-                            "forgotten": types.MethodType(type(dialect).do_rollback, dialect)},
-                           count)
-    harness.print_table(
-        "PostgreSQL pages (Markdown), the connection's prepared statements kept or forgotten "
-        "at each transaction's end, alternated",
-        ["page", "kept (the app) p50 ms", "forgotten (a rollback) p50 ms",
-         "forgotten ÷ kept"],
-        [[name, f"{wall[f'{name} kept'].p50:.2f}", f"{wall[f'{name} forgotten'].p50:.2f}",
-          f"{wall[f'{name} forgotten'].p50 / wall[f'{name} kept'].p50:.2f}×"]
-         for name in paths],
-        ["Kept: a transaction that wrote nothing ends with a commit, and psycopg keeps the "
-         "statements it prepared (the app). Forgotten: it ends with a rollback, after which "
-         "psycopg forgets them and every statement is parsed and planned again. Each round "
-         "of the kept series starts after a forgotten one, so its first five requests "
-         "prepare their statements anew: the kept p50 is if anything too high."])
 
 
 def ways_alternated(pages: dict[str, Callable[[], Any]], owner: Any, attribute: str,

@@ -74,10 +74,10 @@ PG_CASES = [
                                    "### Whose code each page's time is in, SQLite / PostgreSQL",
                                    "| ours (app/) |", "| database driver |",
                                    "| PostgreSQL's added time: the driver and its wait |",
-                                   "prepared statements kept or forgotten",
-                                   "| decision | ",
                                    "independent reads sent together or one after another",
-                                   "| note (html) | "]),
+                                   "| note (html) | ",
+                                   "begun at its first write or at its first statement",
+                                   "| decision | "]),
     ("queue_bench.py", [], ["### Jobs per second on PostgreSQL",
                             "ceiling (bare SKIP LOCKED loop)", "### Enqueue → run succeeded"]),
 ]
