@@ -180,10 +180,11 @@ def together(*reads: Read | None) -> Iterator[None]:
     statement not yet prepared or one only Core may run, an engine whose statements are
     listened to (the statement counters see each read when it is made), fewer than two
     reads. If the pipeline fails, its answers are dropped and the block's reads are made as
-    usual; on PostgreSQL the failure has ended the transaction, so they fail too, as SQLAlchemy
-    errors. ``None`` in ``reads`` (a read the page skips, such as an anonymous caller's own
-    votes) is left out. The block is for reads: a change written through Core in it (not
-    through the session) is not seen by answers already in.
+    usual. (Before the request's first write there is no transaction on PostgreSQL to end:
+    ``app.models.begin_at_write``; after one, the failure has ended it, so they fail too, as
+    SQLAlchemy errors.) ``None`` in ``reads`` (a read the page skips, such as an anonymous
+    caller's own votes) is left out. The block is for reads: a change written through Core in
+    it (not through the session) is not seen by answers already in.
     """
     session = db.session()
     session.info[_WAITING] = _send(session, [read for read in reads if read is not None])
