@@ -110,3 +110,28 @@ def server_backends(app: Any, application_name: str, expect: int | None = None,
         if expect is None or len(pids) == expect or time.monotonic() >= deadline:
             return pids
         time.sleep(0.05)
+
+
+def playbook_row(owner: str, number: int = 1, teaching: bool = False,
+                 **fields: object) -> Any:
+    """A Playbook to add: the smallest row the database tests write (``number`` names it and
+    is its ``entries``), ids assigned."""
+    from app.models.playbooks import Playbook
+
+    playbook = Playbook(name=f"p{number}", session_id=f"s-{owner}-{number}", owner=owner,
+                        upstream="", teaching=teaching, entries=number, **fields)
+    playbook.assign_ids()
+    return playbook
+
+
+def playbook_owners() -> list[str]:
+    """Every playbook's owner as committed (sorted), read in a session of its own."""
+    from sqlalchemy import select
+
+    from app.extensions import db
+    from app.models.playbooks import Playbook
+
+    db.session.remove()
+    found = sorted(db.session.scalars(select(Playbook.owner)))
+    db.session.remove()
+    return found

@@ -16,20 +16,7 @@ from sqlalchemy import func, select, text
 from app.extensions import db
 from app.models.begin_at_write import plain_read
 from app.models.playbooks import Playbook
-
-
-def _playbook(owner: str, number: int = 1) -> Playbook:
-    playbook = Playbook(name=f"p{number}", session_id=f"s-{owner}-{number}", owner=owner,
-                        upstream="", teaching=False, entries=number)
-    playbook.assign_ids()
-    return playbook
-
-
-def _owners() -> list[str]:
-    db.session.remove()
-    found = sorted(db.session.scalars(select(Playbook.owner)))
-    db.session.remove()
-    return found
+from tests.helpers import playbook_owners, playbook_row
 
 
 def _postgresql_only() -> None:
@@ -71,19 +58,19 @@ def test_which_statements_run_before_the_transaction(statement: str, alone: bool
 def test_every_write_and_what_follows_it_is_undone_together(app: Flask) -> None:
     with app.app_context():
         db.engine.dispose()  # one connection: each step finds the one the last left
-        db.session.add(_playbook("kept"))
+        db.session.add(playbook_row("kept"))
         db.session.commit()
         for _ in range(3):  # a transaction that only read, then one that wrote
             assert db.session.scalars(select(Playbook.owner)).all() == ["kept"]
             db.session.remove()
         assert db.session.scalar(select(func.count(Playbook.id))) == 1  # a read first
-        db.session.add(_playbook("first"))
+        db.session.add(playbook_row("first"))
         db.session.flush()
         db.session.execute(text("UPDATE playbooks SET owner = 'changed'"))
-        db.session.add(_playbook("last", 2))
+        db.session.add(playbook_row("last", 2))
         db.session.flush()
         db.session.rollback()
-        assert _owners() == ["kept"]
+        assert playbook_owners() == ["kept"]
 
 
 def test_reads_before_the_first_write_run_alone_and_the_rest_in_one_transaction(
@@ -92,20 +79,20 @@ def test_reads_before_the_first_write_run_alone_and_the_rest_in_one_transaction(
         _postgresql_only()
         # now() is when a transaction began: alone, each read is its own transaction.
         assert _now() != _now()
-        db.session.add(_playbook("one"))
+        db.session.add(playbook_row("one"))
         db.session.flush()
         began = _now()
         assert _now() == began
         db.session.commit()
         assert _now() != _now()  # the next transaction begins at its write again
         db.session.remove()
-        assert _owners() == ["one"]
+        assert playbook_owners() == ["one"]
 
 
 def test_a_locking_read_holds_its_lock_until_the_transaction_ends(app: Flask) -> None:
     with app.app_context():
         _postgresql_only()
-        db.session.add(_playbook("locked"))
+        db.session.add(playbook_row("locked"))
         db.session.commit()
         db.session.remove()
         # The lock is the transaction's first statement: it must begin the transaction.
@@ -122,7 +109,7 @@ def test_a_locking_read_holds_its_lock_until_the_transaction_ends(app: Flask) ->
 
 def test_a_server_side_cursor_gets_its_transaction(app: Flask) -> None:
     with app.app_context():
-        db.session.add_all([_playbook("a", 1), _playbook("b", 2), _playbook("c", 3)])
+        db.session.add_all([playbook_row("a", 1), playbook_row("b", 2), playbook_row("c", 3)])
         db.session.commit()
         db.session.remove()
         rows = db.session.execute(select(Playbook.owner).order_by(Playbook.entries)
@@ -138,7 +125,7 @@ def test_repeatable_read_keeps_one_snapshot(app: Flask) -> None:
             reader = reader.execution_options(isolation_level="REPEATABLE READ")
             count = select(func.count(Playbook.id))
             assert reader.scalar(count) == 0
-            db.session.add(_playbook("late"))
+            db.session.add(playbook_row("late"))
             db.session.commit()
             db.session.remove()
             assert reader.scalar(count) == 0  # still the snapshot of its first read

@@ -15,6 +15,7 @@ from sqlalchemy import bindparam, column, event, exc, select, table
 from app.extensions import db
 from app.models import plain_reads
 from app.models.playbooks import Playbook
+from tests.helpers import playbook_row
 
 COLUMNS = select(Playbook.id, Playbook.owner, Playbook.teaching, Playbook.created_at,
                  Playbook.entries, Playbook.user_id, Playbook.stopped_at).where(
@@ -22,18 +23,12 @@ COLUMNS = select(Playbook.id, Playbook.owner, Playbook.teaching, Playbook.create
 MISSING = select(column("x")).select_from(table("no_such_table"))
 
 
-def _playbook(owner: str, number: int, **fields: object) -> Playbook:
-    playbook = Playbook(name=f"p{number}", session_id=f"s-{owner}-{number}", owner=owner,
-                        upstream="", teaching=number % 2 == 0, entries=number, **fields)
-    playbook.assign_ids()
-    return playbook
-
-
 def test_the_driver_gives_the_rows_core_gives(app: Flask) -> None:
     with app.app_context():
         stopped = datetime(2026, 11, 27, 3, 4, 5, 678000, tzinfo=UTC)
-        db.session.add_all([_playbook("amy", 1), _playbook("amy", 2, stopped_at=stopped),
-                            _playbook("bob", 3)])
+        db.session.add_all([playbook_row("amy", 1),
+                            playbook_row("amy", 2, teaching=True, stopped_at=stopped),
+                            playbook_row("bob", 3)])
         db.session.commit()
         core = db.session.connection().execute(COLUMNS, {"owner": "amy"}).all()
         for _ in range(3):  # the second run is the first on the driver's cursor
@@ -78,7 +73,7 @@ def test_a_driver_error_is_raised_as_sqlalchemy_s(app: Flask) -> None:
 def test_a_read_sees_the_request_s_pending_writes(app: Flask) -> None:
     with app.app_context():
         for number in range(3):
-            db.session.add(_playbook("cy", number + 10))  # not committed: flushed first
+            db.session.add(playbook_row("cy", number + 10))  # not committed: flushed first
             assert len(plain_reads.execute(COLUMNS, {"owner": "cy"})) == number + 1
         db.session.rollback()
         assert plain_reads.execute(COLUMNS, {"owner": "cy"}) == []
@@ -124,14 +119,14 @@ def test_read_alone_reads_outside_a_transaction_or_joins_the_open_one(app: Flask
     without one) and gives the committed rows; once one is open, it reads inside it and so
     sees the request's own pending rows."""
     with app.app_context():
-        db.session.add(_playbook("alone", 1))
+        db.session.add(playbook_row("alone", 1))
         db.session.commit()
         db.session.remove()
         for _ in range(3):  # the second run is the first on the driver's cursor
             rows = plain_reads.read_alone(COLUMNS, {"owner": "alone"})
             assert [r.owner for r in rows] == ["alone"]
             assert not db.session().in_transaction()
-        db.session.add(_playbook("alone", 2))
+        db.session.add(playbook_row("alone", 2))
         db.session.flush()
         assert db.session().in_transaction()
         assert len(plain_reads.read_alone(COLUMNS, {"owner": "alone"})) == 2
@@ -150,7 +145,7 @@ def test_read_alone_on_a_connection_pinged_at_checkout(app: Flask, monkeypatch) 
 
     monkeypatch.setattr(extensions, "IDLE_PING_SECONDS", 0.0)  # every checkout pings
     with app.app_context():
-        db.session.add(_playbook("pinged", 1))
+        db.session.add(playbook_row("pinged", 1))
         db.session.commit()
         db.session.remove()
         for _ in range(3):

@@ -19,7 +19,7 @@ from app.extensions import db
 from app.models import plain_reads
 from app.models.plain_reads import Read
 from app.models.playbooks import Playbook
-from tests.helpers import join_studio, parse_md
+from tests.helpers import join_studio, parse_md, playbook_row
 
 OWNED = select(Playbook.owner, Playbook.entries).where(
     Playbook.owner == bindparam("owner")).order_by(Playbook.entries)
@@ -28,21 +28,14 @@ MISSING = select(column("x")).select_from(table("no_such_table"))
 BOTH = (Read(COUNT, {"teaching": False}), Read(OWNED, {"owner": "amy"}))
 
 
-def _playbook(owner: str, number: int, teaching: bool = False) -> Playbook:
-    playbook = Playbook(name=f"p{number}", session_id=f"s-{owner}-{number}", owner=owner,
-                        upstream="", teaching=teaching, entries=number)
-    playbook.assign_ids()
-    return playbook
-
-
 def _sent_ahead(count: int) -> int:
     """What ``answers_waiting`` should say with ``count`` reads just sent together."""
     return count if db.engine.dialect.name == "postgresql" else 0
 
 
 def _seed() -> tuple[list[tuple[Any, ...]], int]:
-    db.session.add_all([_playbook("amy", 2), _playbook("amy", 1), _playbook("bob", 3),
-                        _playbook("cy", 4, teaching=True)])
+    db.session.add_all([playbook_row("amy", 2), playbook_row("amy", 1), playbook_row("bob", 3),
+                        playbook_row("cy", 4, teaching=True)])
     db.session.commit()
     for _ in range(2):  # a statement goes to the driver's cursor from its second run
         owned = [tuple(row) for row in plain_reads.execute(OWNED, {"owner": "amy"})]
@@ -75,7 +68,7 @@ def test_changes_the_session_holds_drop_the_answers(app: Flask) -> None:
     with app.app_context():
         _owned, count = _seed()
         with plain_reads.together(*BOTH):
-            db.session.add(_playbook("amy", 5))  # pending: the reads below must see it
+            db.session.add(playbook_row("amy", 5))  # pending: the reads below must see it
             assert plain_reads.answers_waiting() == _sent_ahead(2)
             assert plain_reads.scalar(COUNT, {"teaching": False}) == count + 1
             assert plain_reads.answers_waiting() == 0
@@ -95,7 +88,7 @@ def test_answers_not_taken_end_with_the_block(app: Flask) -> None:
         # Another session adds a row; the request's next read sees it, not an answer left
         # over from the block (the session's own ``info`` outlives its transactions).
         with Session(db.engine) as other:
-            other.add(_playbook("dan", 6))
+            other.add(playbook_row("dan", 6))
             other.commit()
         assert plain_reads.scalar(COUNT, {"teaching": False}) == count + 1
         db.session.remove()
@@ -115,7 +108,7 @@ def test_a_failed_pipeline_leaves_the_reads_to_be_made_as_usual(app: Flask) -> N
             assert [tuple(r) for r in plain_reads.execute(OWNED, {"owner": "amy"})] == owned
         db.session.rollback()
         # After a write the reads run in its transaction, which the failure ends.
-        db.session.add(_playbook("dee", 9))
+        db.session.add(playbook_row("dee", 9))
         db.session.flush()
         with plain_reads.together(Read(OWNED, {"owner": "amy"}), Read(MISSING, {})):
             assert plain_reads.answers_waiting() == 0

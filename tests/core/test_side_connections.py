@@ -15,24 +15,17 @@ from sqlalchemy import bindparam, create_engine, event, select, text, update
 from app.extensions import db
 from app.models import plain_reads, side_connections
 from app.models.playbooks import Playbook
-from tests.helpers import server_backends
+from tests.helpers import playbook_row, server_backends
 
 ONE = select(Playbook.owner, Playbook.entries, Playbook.created_at).where(
     Playbook.owner == bindparam("owner"))
-
-
-def _playbook(owner: str, number: int) -> Playbook:
-    playbook = Playbook(name=f"p{number}", session_id=f"s-{owner}-{number}", owner=owner,
-                        upstream="", teaching=False, entries=number)
-    playbook.assign_ids()
-    return playbook
 
 
 def _fresh(owner: str) -> None:
     """One playbook of ``owner`` committed, no reader left from earlier tests (the engine's
     disposal closes them), and the statement prepared by two reads."""
     db.engine.dispose()
-    db.session.add(_playbook(owner, 1))
+    db.session.add(playbook_row(owner, 1))
     db.session.commit()
     db.session.remove()
     for _ in range(2):
@@ -68,7 +61,7 @@ def test_a_read_aside_joins_the_request_s_open_transaction(app: Flask) -> None:
     with app.app_context():
         for _ in range(2):
             plain_reads.read_aside(ONE, {"owner": "joined"})
-        db.session.add(_playbook("joined", 1))
+        db.session.add(playbook_row("joined", 1))
         db.session.flush()
         assert [r.owner for r in plain_reads.read_aside(ONE, {"owner": "joined"})] == ["joined"]
         db.session.rollback()

@@ -14,20 +14,7 @@ from sqlalchemy import select, text
 
 from app.extensions import db
 from app.models.playbooks import Playbook
-
-
-def _playbook(owner: str) -> Playbook:
-    playbook = Playbook(name="p", session_id=f"s-{owner}", owner=owner, upstream="",
-                        teaching=False, entries=1)
-    playbook.assign_ids()
-    return playbook
-
-
-def _owners() -> list[str]:
-    db.session.remove()
-    found = list(db.session.scalars(select(Playbook.owner)))
-    db.session.remove()
-    return found
+from tests.helpers import playbook_owners, playbook_row
 
 
 def test_a_page_s_statements_stay_prepared_from_request_to_request(app: Flask,
@@ -49,32 +36,32 @@ def test_a_page_s_statements_stay_prepared_from_request_to_request(app: Flask,
 @pytest.mark.parametrize("end", ["rollback", "remove"])
 def test_a_change_not_committed_is_still_undone(app: Flask, end: str) -> None:
     with app.app_context():
-        db.session.add(_playbook("kept"))
+        db.session.add(playbook_row("kept"))
         db.session.commit()
-        db.session.add(_playbook("dropped"))
+        db.session.add(playbook_row("dropped"))
         db.session.flush()  # written in the open transaction
         getattr(db.session, end)()
-        assert _owners() == ["kept"]
+        assert playbook_owners() == ["kept"]
 
 
 def test_a_change_made_with_a_plain_statement_is_still_undone(app: Flask) -> None:
     with app.app_context():
-        db.session.add(_playbook("kept"))
+        db.session.add(playbook_row("kept"))
         db.session.commit()
         db.session.execute(text("UPDATE playbooks SET owner = 'changed'"))
         db.session.remove()
-        assert _owners() == ["kept"]
+        assert playbook_owners() == ["kept"]
 
 
 def test_a_failed_transaction_rolls_back_and_the_connection_serves_again(app: Flask) -> None:
     with app.app_context():
         db.engine.dispose()
-        db.session.add(_playbook("half"))
+        db.session.add(playbook_row("half"))
         db.session.flush()
         with pytest.raises(Exception, match="(?i)no such table|does not exist"):
             db.session.execute(text("SELECT * FROM no_such_table"))
         db.session.rollback()
-        assert _owners() == []
+        assert playbook_owners() == []
         assert db.session.scalar(text("SELECT 1")) == 1
         db.session.remove()
 
@@ -83,7 +70,7 @@ def test_a_lock_taken_by_a_read_ends_with_its_transaction(app: Flask) -> None:
     with app.app_context():
         if db.engine.dialect.name == "sqlite":
             pytest.skip("SQLite locks the whole file, not rows")
-        db.session.add(_playbook("locked"))
+        db.session.add(playbook_row("locked"))
         db.session.commit()
         db.session.scalars(select(Playbook.owner).with_for_update()).all()
         db.session.remove()
