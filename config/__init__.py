@@ -67,6 +67,10 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("HARMONIC_TOKEN_CACHE_SECONDS", "1",
             "seconds a process may reuse a resolved API token (0 to 1; 0 reads it every time): "
             "a revocation reaches every process within this time"),
+    Setting("HARMONIC_SESSION_CACHE_SECONDS", "1",
+            "seconds a process may use its copy of a 2025-11-25 MCP session's row on SQLite "
+            "(0 to 1; 0 reads it every call): a change through another process is seen at "
+            "once, one that tells no process within this time"),
     Setting("HARMONIC_MCP_AUTH", "on", "'off' disables the /mcp token (loopback binds only)"),
     Setting("HARMONIC_ALLOWED_ORIGINS", "", "extra Origin values accepted by /mcp (comma list)"),
     Setting("HARMONIC_ALLOWED_HOSTS", "", "extra Host values accepted by /mcp (comma list)"),
@@ -133,7 +137,13 @@ def build_config(instance_path: str, overrides: dict | None = None) -> dict:
         "HARMONIC_STREAM_KEEPALIVE": whole_number("HARMONIC_STREAM_KEEPALIVE", 15) or 15,
         "HARMONIC_STREAMS_PER_TOKEN": whole_number("HARMONIC_STREAMS_PER_TOKEN", 8),
         "HARMONIC_MCP_AUTH": (env("HARMONIC_MCP_AUTH") or "on").lower() != "off",
-        "HARMONIC_TOKEN_CACHE_SECONDS": token_cache_seconds(env("HARMONIC_TOKEN_CACHE_SECONDS")),
+        "HARMONIC_TOKEN_CACHE_SECONDS": copy_seconds(
+            "HARMONIC_TOKEN_CACHE_SECONDS", env("HARMONIC_TOKEN_CACHE_SECONDS"),
+            "a revoked token must stop working everywhere within a second"),
+        "HARMONIC_SESSION_CACHE_SECONDS": copy_seconds(
+            "HARMONIC_SESSION_CACHE_SECONDS", env("HARMONIC_SESSION_CACHE_SECONDS"),
+            "a session's row changed without a word to the others must be seen everywhere "
+            "within a second"),
         "HARMONIC_DB_READERS": whole_number("HARMONIC_DB_READERS", 4),
         "HARMONIC_HOST": env("HOST"),
         "HARMONIC_ALLOWED_ORIGINS": _split(env("HARMONIC_ALLOWED_ORIGINS")),
@@ -177,18 +187,17 @@ def whole_number(name: str, default: int) -> int:
     return value
 
 
-def token_cache_seconds(value: str | None) -> float:
-    """How long a resolved token may be reused: 0 to 1 second, so that a revocation made in one
-    process is honoured by every other within a second (the promise of app.services.token_cache)."""
+def copy_seconds(name: str, value: str | None, promise: str) -> float:
+    """How long a process may reuse its copy of something another process may change (a
+    resolved token, a session's row): 0 to 1 second, so that a change made elsewhere is
+    honoured within a second (``promise`` says what must stop, for the error)."""
     raw = (value or "1").strip()
     try:
         seconds = float(raw)
     except ValueError:
-        raise SettingError(f"HARMONIC_TOKEN_CACHE_SECONDS must be a number of seconds, not "
-                           f"{raw!r}") from None
+        raise SettingError(f"{name} must be a number of seconds, not {raw!r}") from None
     if not 0 <= seconds <= 1:
-        raise SettingError(f"HARMONIC_TOKEN_CACHE_SECONDS must be between 0 and 1, not {raw!r}: "
-                           f"a revoked token must stop working everywhere within a second")
+        raise SettingError(f"{name} must be between 0 and 1, not {raw!r}: {promise}")
     return seconds
 
 

@@ -27,6 +27,7 @@ from sqlalchemy.engine import Engine
 from app.core import changes
 from app.core.identity import Identity
 from app.extensions import db
+from app.mcp import kept_sessions
 from app.mcp.context import SessionState
 from app.models import plain_reads, read_ahead
 from app.models.base import utcnow
@@ -111,6 +112,7 @@ class DbSession(SessionState):
             db.session.execute(update(McpSession).where(McpSession.id == self.id)
                                .values(**changed))
         db.session.commit()
+        kept_sessions.changed(self.id)
         self._saved = values
 
     def is_cancelled(self, request_id: Any) -> bool:
@@ -163,10 +165,13 @@ def find_session(session_id: str, ahead: read_ahead.Pending | None = None) -> Db
     # cost as much as the query itself), alone in autocommit on one of the app's reader
     # connections when nothing else of the request has begun a transaction (the usual case:
     # the token came from the per-process cache), else on the request's own connection,
-    # which then already holds the token lookup. Read on every call, never kept: requests of
-    # one session move between processes, and each must see the row as the last one left it.
+    # which then already holds the token lookup. Read on every call, or on SQLite taken from
+    # this process's copy while no process has changed the row since (kept_sessions):
+    # requests of one session move between processes, and each must see the row as the last
+    # one left it.
     if rows is None:
-        rows = plain_reads.read_aside(_FIND_SESSION, {"sid": session_id})
+        rows = kept_sessions.rows(session_id, lambda: plain_reads.read_aside(
+            _FIND_SESSION, {"sid": session_id}))
     if not rows or utcnow() - rows[0].last_seen_at > IDLE_LIMIT:
         return None
     return DbSession(rows[0]._asdict())
@@ -186,6 +191,7 @@ def prune(limit: int = 200) -> None:
         db.session.execute(delete(model).where(model.session_id.in_(ids)))
     db.session.execute(delete(McpSession).where(McpSession.id.in_(ids)))
     db.session.commit()
+    kept_sessions.changed(*ids)
 
 
 def touch(session: DbSession) -> None:
@@ -195,6 +201,7 @@ def touch(session: DbSession) -> None:
         db.session.execute(update(McpSession).where(McpSession.id == session.id)
                            .values(last_seen_at=now))
         db.session.commit()
+        kept_sessions.changed(session.id)
         session.last_seen_at = now
 
 
@@ -204,6 +211,7 @@ def end_session(session: DbSession) -> None:
     db.session.execute(delete(McpClientRequest).where(McpClientRequest.session_id == session.id))
     db.session.execute(delete(McpCancellation).where(McpCancellation.session_id == session.id))
     db.session.commit()
+    kept_sessions.changed(session.id)
 
 
 def record_cancel(session_id: str, request_id: Any) -> None:
@@ -267,6 +275,7 @@ def take_updates(session: DbSession) -> list[dict[str, Any]]:
     moved = cast(CursorResult[Any], db.session.execute(update(McpSession).where(
         McpSession.id == session.id, McpSession.events_seen == seen).values(events_seen=last)))
     db.session.commit()
+    kept_sessions.changed(session.id)
     if not moved.rowcount:
         return []
     session.events_seen = session._saved["events_seen"] = last

@@ -34,6 +34,7 @@ from sqlalchemy import CursorResult, select, update
 from app.core import feed
 from app.core.identity import Identity, bearer_token, identity_from_token
 from app.extensions import db
+from app.mcp import kept_sessions
 from app.models.changes import ChangeEvent
 from app.models.mcp import McpSession
 
@@ -271,6 +272,7 @@ class StreamApp:
                                          McpSession.events_seen == seen)
                 .values(events_seen=rows[-1].id)))
             db.session.commit()
+            kept_sessions.changed(session_id)
             return [(r.id, r.uri) for r in rows] if moved.rowcount else []
 
 

@@ -190,6 +190,10 @@ def test_two_sessions_alternating_between_processes_keep_their_own_page(
     bob_b.initialize()
     alice_b, bob_a = Http(b, studio.token), Http(a, bob.token)
     alice_b.session_id, bob_a.session_id = alice_a.session_id, bob_b.session_id
+    # Each process reads the other's session once first: on SQLite it keeps a copy of the row
+    # (app.mcp.kept_sessions), which the navigation below, made in the other process, ends.
+    for http in (alice_b, bob_a, alice_a, bob_b):
+        assert http.call("ping")["result"] == {}
     assert alice_a.tool("navigate", path="/studios/team/note")["structuredContent"]["path"] \
         == "/studios/team/note"
     assert bob_b.tool("navigate", path="/studios/lab/note")["structuredContent"]["path"] \
@@ -202,6 +206,12 @@ def test_two_sessions_alternating_between_processes_keep_their_own_page(
     assert done_bob["structuredContent"]["location"].startswith("/studios/lab/n/")
     context = alice_b.call("resources/read", {"uri": "harmonic://context"})["result"]
     assert "`/studios/team/note`" in context["contents"][0]["text"]
+    # Ended in one process, the session is over in the other at once.
+    ended = alice_a.client.delete(alice_a.url, headers={
+        **alice_a.headers, "Mcp-Session-Id": alice_a.session_id})
+    assert ended.status_code == 204
+    assert alice_b.post({"jsonrpc": "2.0", "id": 99, "method": "ping"}).status_code == 404
+    assert bob_a.call("ping")["result"] == {}  # another session of that process is untouched
 
 
 def test_official_sdk_over_http_with_a_token(server_pair: tuple[str, str], studio) -> None:  # type: ignore[no-untyped-def]
