@@ -132,10 +132,12 @@ def main() -> None:
               f"{cpu(name):.0f}"] for name, s in samples.items()],
             ["CPU: this process's, over each series ÷ its calls (the database server's own "
              "is not in it).",
-             f"What the session row's read adds to a call, in CPU: the session call less the "
-             f"stateless one, {session_cpu - stateless_cpu:.0f} µs (on PostgreSQL the read is "
-             f"sent as the request arrives and collected when the row is needed: "
-             f"app/models/read_ahead.py). The same read on the bare driver, made when needed "
+             f"What the session adds to a call, in CPU: the session call less the "
+             f"stateless one, {session_cpu - stateless_cpu:.0f} µs (on SQLite the row is "
+             f"this process's copy, read again only when a process changed it: "
+             f"app/mcp/kept_sessions.py; on PostgreSQL the read is sent as the request "
+             f"arrives and collected when the row is needed: app/models/read_ahead.py). "
+             f"The same read on the bare driver, made when needed "
              f"and waited for, costs {cpu(READ_ALONE):.0f} µs alone and {around:.0f} µs after "
              f"a stateless call: {around - cpu(READ_ALONE):.0f} µs is what waiting for it costs "
              f"the call's other work.",

@@ -61,7 +61,7 @@ CASES = [
     ("trivial_call.py", [], ["### A trivial tools/call, the WSGI app alone",
                              "| ours, 2025-11-25 session |", "| ours (app/) |", "| Werkzeug |",
                              "| the session row's read on the bare driver",
-                             "What the session row's read adds to a call, in CPU",
+                             "What the session adds to a call, in CPU",
                              "sleep costs"]),
     ("profile_mcp.py", [], ["tools/call navigate (decision page):", "SQL statements per call",
                             "tools/call navigate, 2026-07-28 stateless:",
