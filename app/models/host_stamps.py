@@ -31,8 +31,8 @@ SUFFIX = "-stamps"  # beside SQLite's own "-wal" and "-shm"
 class Stamps:
     """The stamp file of one database, mapped shared (read and written by every process)."""
 
-    def __init__(self, path: Path) -> None:
-        descriptor = os.open(path, os.O_RDWR | os.O_CREAT, 0o600)
+    def __init__(self, path: Path, mode: int = 0o600) -> None:
+        descriptor = os.open(path, os.O_RDWR | os.O_CREAT, mode)
         try:
             size = SLOTS * _WIDTH
             if os.fstat(descriptor).st_size < size:  # new: every process grows it alike
@@ -78,9 +78,11 @@ def for_engine(engine: Engine) -> Stamps | None:
         with _LOCK:
             found = _OPEN.get(database, False)
             if found is False:
+                file = Path(database).resolve()
                 try:
-                    found = Stamps(Path(database).resolve().with_name(
-                        Path(database).name + SUFFIX))
+                    # Whoever may write the database may write its stamps.
+                    found = Stamps(file.with_name(file.name + SUFFIX),
+                                   file.stat().st_mode & 0o666 if file.exists() else 0o600)
                 except OSError:
                     found = None
                 _OPEN[database] = found

@@ -7,6 +7,7 @@ within the configured bound; 0 keeps no copies. On PostgreSQL every call reads t
 
 from __future__ import annotations
 
+import os
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -139,3 +140,15 @@ def test_copies_kept_longer_than_a_second_are_refused_by_name(
     monkeypatch.setenv("HARMONIC_SESSION_CACHE_SECONDS", value)
     with pytest.raises(SettingError, match="HARMONIC_SESSION_CACHE_SECONDS"):
         build_config(str(tmp_path))
+
+
+def test_whoever_may_write_the_database_may_write_its_stamps(tmp_path: Path) -> None:
+    database = tmp_path / "shared.db"
+    database.touch()
+    database.chmod(0o660)
+    old = os.umask(0o007)
+    try:
+        found = host_stamps.for_engine(create_engine(f"sqlite:///{database}"))
+    finally:
+        os.umask(old)
+    assert found is not None and found.path.stat().st_mode & 0o777 == 0o660
