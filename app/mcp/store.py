@@ -275,9 +275,9 @@ def take_updates(session: DbSession) -> list[dict[str, Any]]:
     moved = cast(CursorResult[Any], db.session.execute(update(McpSession).where(
         McpSession.id == session.id, McpSession.events_seen == seen).values(events_seen=last)))
     db.session.commit()
-    kept_sessions.changed(session.id)
     if not moved.rowcount:
         return []
+    kept_sessions.changed(session.id)
     session.events_seen = session._saved["events_seen"] = last
     return [{"jsonrpc": "2.0", "method": "notifications/resources/updated",
              "params": {"uri": uri}} for uri in dict.fromkeys(r.uri for r in rows)]

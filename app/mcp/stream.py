@@ -272,8 +272,10 @@ class StreamApp:
                                          McpSession.events_seen == seen)
                 .values(events_seen=rows[-1].id)))
             db.session.commit()
+            if not moved.rowcount:
+                return []
             kept_sessions.changed(session_id)
-            return [(r.id, r.uri) for r in rows] if moved.rowcount else []
+            return [(r.id, r.uri) for r in rows]
 
 
 def _event_id(value: str | None) -> int | None:

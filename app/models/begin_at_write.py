@@ -81,7 +81,7 @@ def begin_at_write(engine: Engine) -> None:
             driver.autocommit = True
             setattr(driver, MARK, True)
 
-    def begin_now(driver: Any) -> None:
+    def leave_autocommit(driver: Any) -> None:
         setattr(driver, MARK, False)
         driver.autocommit = False  # psycopg sends BEGIN before the next statement
 
@@ -89,7 +89,7 @@ def begin_at_write(engine: Engine) -> None:
         driver = cursor.connection
         if getattr(driver, MARK, False) and (
                 not plain_read(statement) or (context is not None and context._is_server_side)):
-            begin_now(driver)
+            leave_autocommit(driver)
 
     def do_execute(cursor: Any, statement: str, parameters: Any, context: Any = None) -> None:
         before(cursor, statement, context)
@@ -102,7 +102,7 @@ def begin_at_write(engine: Engine) -> None:
     def do_executemany(cursor: Any, statement: str, parameters: Any,
                        context: Any = None) -> None:
         if getattr(cursor.connection, MARK, False):
-            begin_now(cursor.connection)
+            leave_autocommit(cursor.connection)
         executemany(cursor, statement, parameters, context)
 
     def ended(connection: Any) -> bool:
@@ -111,7 +111,7 @@ def begin_at_write(engine: Engine) -> None:
         driver = _driver(connection)
         if not getattr(driver, MARK, False):
             return False
-        begin_now(driver)
+        leave_autocommit(driver)
         return True
 
     def do_commit(connection: Any) -> None:
