@@ -55,6 +55,12 @@ def plain_read(statement: str) -> bool:
     return found
 
 
+def reading_only(driver: Any) -> bool:
+    """Whether the transaction on this driver connection has not begun on the server yet:
+    it has sent only plain reads, each answered from the database as committed then."""
+    return bool(getattr(driver, MARK, False))
+
+
 def _driver(connection: Any) -> Any:
     # SQLAlchemy hands the dialect its pool's proxy or the driver's connection itself.
     return getattr(connection, "dbapi_connection", None) or connection

@@ -21,7 +21,7 @@ own error and, for a lost connection, replaces the pool's connections as everywh
 from __future__ import annotations
 
 from collections import namedtuple
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any, NamedTuple
 
@@ -31,7 +31,7 @@ from sqlalchemy.orm import make_transient_to_detached
 from sqlalchemy.orm.util import identity_key
 
 from app.extensions import db, session_exists
-from app.models import side_connections
+from app.models import begin_at_write, side_connections
 
 
 class Rows(list[Any]):
@@ -87,15 +87,21 @@ class PreparedRead:
     def rows_from(self, cursor: Any, dialect: Any) -> Rows:
         """The answer waiting on a driver's cursor, read and made ours (``rows_of``)."""
         fetched = cursor.fetchall()
-        return self.rows_of(fetched, [described[1] for described in cursor.description],
-                            dialect)
-
-    def rows_of(self, fetched: list[Any], type_codes: list[Any], dialect: Any) -> Rows:
-        """The driver's rows made ours: SQLAlchemy's result processors of the columns' types
-        (chosen once, from the first answer's type codes), rows named by column."""
         if self.results is None:
-            self.results = [kind._cached_result_processor(dialect, code)
-                            for kind, code in zip(self.types, type_codes, strict=True)]
+            self.choose_results([described[1] for described in cursor.description], dialect)
+        return self.rows_of(fetched)
+
+    def choose_results(self, type_codes: list[Any], dialect: Any) -> None:
+        """SQLAlchemy's result processors of the columns' types, chosen once, from the first
+        answer's type codes. (Only then is the cursor's description read: psycopg builds an
+        object per column for it, which cost a page more than reading its rows.)"""
+        self.results = [kind._cached_result_processor(dialect, code)
+                        for kind, code in zip(self.types, type_codes, strict=True)]
+
+    def rows_of(self, fetched: list[Any]) -> Rows:
+        """The driver's rows made ours: the columns' result processors (``choose_results``
+        first), rows named by column."""
+        assert self.results is not None, "choose_results comes first"
         make, results = self.row._make, self.results  # type: ignore[attr-defined]
         if not any(results):
             return Rows(make(row) for row in fetched)
@@ -138,18 +144,41 @@ def prepared_read(statement: Executable, dialect: Any) -> PreparedRead | None:
 
 def execute(statement: Executable, params: dict[str, Any] | None = None) -> Rows:
     session = db.session()
-    waiting = session.info.get(_WAITING)
-    if waiting and (session.new or session.dirty or session.deleted):
-        waiting.clear()  # the answers predate changes this read must see
+    info = session.info
+    waiting, early = info.get(_WAITING), info.get(_AHEAD)
+    if (waiting or early) and (session.new or session.dirty or session.deleted):
+        # The answers predate changes this read must see.
+        for answers in (waiting, early):
+            if answers:
+                answers.clear()
     if session.autoflush:  # off inside ``no_autoflush``, as for Session.execute
         session.flush()  # returns at once when nothing is pending
     params = params or {}
     if waiting:
-        for at, (asked, asked_with, rows) in enumerate(waiting):
-            if asked is statement and asked_with == params:
-                del waiting[at]
+        rows = _take(waiting, statement, params)
+        if rows is not None:
+            return rows
+    connection = session.connection()
+    if early:
+        # Sent as the request began: still the answer only while the request has written
+        # nothing (a write through Core leaves the session without changes to see).
+        if begin_at_write.reading_only(connection.connection.dbapi_connection):
+            rows = _take(early, statement, params)
+            if rows is not None:
                 return rows
-    return _run(session.connection(), statement, params)
+        else:
+            early.clear()
+    return _run(connection, statement, params)
+
+
+def _take(answers: list[tuple[Executable, dict[str, Any], Rows]], statement: Executable,
+          params: dict[str, Any]) -> Rows | None:
+    """The answer sent ahead for ``statement`` with ``params``, taken (once), or None."""
+    for at, (asked, asked_with, rows) in enumerate(answers):
+        if asked is statement and asked_with == params:
+            del answers[at]
+            return rows
+    return None
 
 
 class Read(NamedTuple):
@@ -161,6 +190,8 @@ class Read(NamedTuple):
 # session.info key: answers of reads sent together, each (statement, params, rows), taken by
 # the ``execute`` of the same statement with equal parameters.
 _WAITING = "harmonic.reads_waiting"
+# session.info key: answers of reads sent ``ahead``, the same way.
+_AHEAD = "harmonic.reads_ahead"
 
 
 @contextmanager
@@ -194,9 +225,28 @@ def together(*reads: Read | None) -> Iterator[None]:
         session.info.pop(_WAITING, None)
 
 
+def ahead(*reads: Read | None) -> None:
+    """Send ``reads`` to PostgreSQL now, all at once, for code further on in the request.
+
+    ``together`` without its block, for reads the request will make in another layer than the
+    one that knows of them first: the sign-in, which reads the person, sends the reads of the
+    page's loader and of its chrome along (``app.web.auth.READS_WITH_PERSON``), so that the
+    request's first reads take one round trip instead of one each. Each answer is taken as in
+    a ``together`` block, and only while the request has written nothing: once its
+    transaction has begun (``app.models.begin_at_write``; a connection in another isolation
+    level never reads without one) or its session holds changes, the answers are dropped and
+    the reads are made as usual. What no read takes is dropped with the session at the end of
+    the request. Nothing is sent where ``together`` sends nothing."""
+    session = db.session()
+    sent = _send(session, [read for read in reads if read is not None])
+    if sent:
+        session.info[_AHEAD] = (session.info.get(_AHEAD) or []) + sent
+
+
 def answers_waiting() -> int:
-    """How many answers sent ``together`` no read has taken yet (0 outside a block)."""
-    return len(db.session().info.get(_WAITING) or ())
+    """How many answers sent ``together`` or ``ahead`` no read has taken yet."""
+    info = db.session().info
+    return len(info.get(_WAITING) or ()) + len(info.get(_AHEAD) or ())
 
 
 def _send(session: Any, reads: list[Read]) -> list[tuple[Executable, dict[str, Any], Rows]]:
@@ -291,34 +341,76 @@ def scalar(statement: Executable, params: dict[str, Any] | None = None) -> Any:
     return execute(statement, params).scalar()
 
 
-def get(model: Any, ident: Any) -> Any:
+def get(model: Any, ident: Any, along: Iterable[Read | None] = ()) -> Any:
     """``Session.get(model, ident)`` for a row the session does not hold yet, read as plain
-    columns and made the same entity a query would have loaded: persistent in the session,
-    every column loaded and unchanged, its relationships loaded when first touched.
+    columns and made the same entity a query would have loaded (``entity``).
 
     Every request loads its person this way (``Session.get`` took about 250 µs of ORM work
     around a 15 µs read on SQLite). A model with deferred columns or a composite key, or a
-    row the session already holds, goes through ``Session.get`` itself."""
+    row the session already holds, goes through ``Session.get`` itself. ``along``: reads sent
+    ``ahead`` with this one, for the request to take later."""
     session = db.session()
-    built = _GETS.get(model)
-    if built is None:
+    built = columns_of(model)
+    if built is None or session.identity_map.get(identity_key(model, ident)) is not None:
+        ahead(*along)
+        return session.get(model, ident)
+    statement = _GETS.get(model)
+    if statement is None:
+        mapper = inspect(model)
+        statement = _GETS[model] = select(*built.columns).where(
+            mapper.primary_key[0] == bindparam("ident"))
+    params = {"ident": ident}
+    ahead(Read(statement, params), *along)
+    rows = execute(statement, params)
+    return entity(model, rows[0]) if rows else None
+
+
+class Columns(NamedTuple):
+    """What ``entity`` builds a model from: its attributes' names and columns, in order, and
+    where its key is among them."""
+    keys: tuple[str, ...]
+    columns: tuple[Any, ...]
+    key_at: int
+
+
+def columns_of(model: Any) -> Columns | None:
+    """The columns ``entity`` builds ``model`` from; None for a model it cannot (deferred
+    columns, a composite key)."""
+    if model not in _COLUMNS:
         mapper = inspect(model)
         simple = (len(mapper.primary_key) == 1 and
                   not any(prop.deferred for prop in mapper.column_attrs))
         keys = tuple(prop.key for prop in mapper.column_attrs)
-        built = _GETS[model] = (
-            (select(*(getattr(model, key) for key in keys))
-             .where(mapper.primary_key[0] == bindparam("ident")), keys) if simple else None)
-    if built is None or session.identity_map.get(identity_key(model, ident)) is not None:
-        return session.get(model, ident)
-    statement, keys = built
-    rows = execute(statement, {"ident": ident})
-    if not rows:
-        return None
-    found = model(**dict(zip(keys, rows[0], strict=True)))
+        key_at = next((at for at, prop in enumerate(mapper.column_attrs)
+                       if mapper.primary_key[0] in prop.columns), -1)
+        _COLUMNS[model] = (Columns(keys, tuple(getattr(model, key) for key in keys), key_at)
+                           if simple and key_at >= 0 else None)
+    return _COLUMNS[model]
+
+
+def simple_columns_of(model: Any) -> Columns:
+    """``columns_of`` a model known to be built from plain columns."""
+    built = columns_of(model)
+    if built is None:
+        raise TypeError(f"{model.__name__} is not built from plain columns")
+    return built
+
+
+def entity(model: Any, values: Sequence[Any]) -> Any:
+    """The entity of a row of ``model``'s columns (``columns_of``, in that order) read as
+    plain values: the one the session holds for its key, else made as a query would have
+    loaded it, persistent in the session, every column loaded and unchanged, its
+    relationships loaded when first touched."""
+    session = db.session()
+    built = simple_columns_of(model)
+    held = session.identity_map.get(identity_key(model, values[built.key_at]))
+    if held is not None:
+        return held
+    found = model(**dict(zip(built.keys, values, strict=True)))
     make_transient_to_detached(found)  # its values become what was loaded, not changes
     session.add(found)
     return found
 
 
-_GETS: dict[Any, tuple[Any, tuple[str, ...]] | None] = {}
+_GETS: dict[Any, Executable] = {}
+_COLUMNS: dict[Any, Columns | None] = {}

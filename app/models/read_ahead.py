@@ -135,12 +135,14 @@ class Pending:
                 raise RuntimeError(result.error_message)
             self._transformer.set_pgresult(result)
             fetched = self._transformer.load_rows(0, result.ntuples, tuple)
-            kinds = [result.ftype(i) for i in range(result.nfields)]
+            if self._prepared.results is None:
+                self._prepared.choose_results([result.ftype(i) for i in range(result.nfields)],
+                                              self._dialect)
         except Exception:  # noqa: BLE001 - the caller reads the usual way
             self._readers.drop(self._connection)
             return None
         self._readers.give(self._connection)
-        return self._prepared.rows_of(fetched, kinds, self._dialect)
+        return self._prepared.rows_of(fetched)
 
 
 def _flush(pgconn: Any) -> None:

@@ -8,8 +8,9 @@
 from __future__ import annotations
 
 import uuid
+from collections.abc import Callable
 
-from flask import current_app, g, request
+from flask import Request, current_app, g, request
 from flask_login import current_user
 from flask_login.config import COOKIE_NAME as REMEMBER_COOKIE
 
@@ -18,8 +19,15 @@ from app.core import token_cache
 from app.core.identity import IDENTITY_KEY, Identity
 from app.extensions import csrf, login_manager
 from app.models import User, plain_reads
+from app.models.plain_reads import Read
 from app.services.errors import Unauthorized
 from app.web import limits, ratelimit
+
+# Reads a GET request will make further on that need only its URL and its person's id: each
+# names its read for the request (or None), and they go to the database with the person's own
+# (``plain_reads.ahead``: on PostgreSQL one round trip brings all of them). The page loaders
+# add the studio with the caller's membership; the notifications feature the header's badge.
+READS_WITH_PERSON: list[Callable[[Request, uuid.UUID], Read | None]] = []
 
 
 @login_manager.user_loader
@@ -80,7 +88,9 @@ def load_identity() -> None:
     identity = ctx.identity
     if identity is not None and ctx.user is None and (req.blueprint
                                                       not in core_identity.IDENTITY_ONLY):
-        ctx.user = plain_reads.get(User, identity.user_id)
+        along = ([read(req, identity.user_id) for read in READS_WITH_PERSON]
+                 if req.method in ("GET", "HEAD") else ())
+        ctx.user = plain_reads.get(User, identity.user_id, along)
         if ctx.user is None:
             raise Unauthorized("the account behind this identity no longer exists",
                                reason="account_gone")

@@ -6,15 +6,18 @@ its action index and its action POST all see the same rules.
 
 from __future__ import annotations
 
+import uuid
 from collections.abc import Callable
 from typing import Any
 
-from flask import current_app, request
+from flask import Request, current_app, request
 
 from app.actions import Context
 from app.models import User
+from app.models.plain_reads import Read
 from app.services import accounts, deletion, items, studios
 from app.services.errors import Conflict, Forbidden
+from app.web import auth
 
 # Checks feature packages add to every studio page (e.g. the heartbeat gate): each may raise
 # or adjust the Context. They run after membership is known.
@@ -57,6 +60,17 @@ def studio_ctx(page: str, user: User | None, handle: str, sub: str = "",
         for gate in STUDIO_GATES if studio.deleted_at is None else ():
             gate(ctx)
     return ctx
+
+
+def _studio_read(req: Request, user_id: uuid.UUID) -> Read | None:
+    """A studio page's first read (``studio_ctx``), sent with the person's."""
+    handle = (req.view_args or {}).get("handle")
+    if not isinstance(handle, str) or not req.path.startswith("/studios/"):
+        return None
+    return studios.studio_read(handle, user_id)
+
+
+auth.READS_WITH_PERSON.append(_studio_read)
 
 
 def studio_page(page: str, sub: str = "", members_only: bool = True) -> Callable[..., Context]:

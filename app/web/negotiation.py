@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from flask import Flask, Response, g, request
+from flask import Flask, Request, Response, g, request
 
 MD_SUFFIX_KEY = "harmonic.md_suffix"
 CHARS_PER_TOKEN = 4
@@ -22,9 +22,15 @@ CHARS_PER_TOKEN = 4
 
 def wants() -> str:
     g.negotiated = True
-    if request.environ.get(MD_SUFFIX_KEY):
+    return format_of(request)
+
+
+def format_of(req: Request) -> str:
+    """The format ``req`` asks for: "md", "json" or "html" (what ``wants`` answers, which also
+    marks the response as negotiated)."""
+    if req.environ.get(MD_SUFFIX_KEY):
         return "md"
-    best = request.accept_mimetypes.best_match(
+    best = req.accept_mimetypes.best_match(
         ["text/html", "text/markdown", "application/json"], default="text/html")
     return {"text/markdown": "md", "application/json": "json"}.get(best or "", "html")
 

@@ -1,10 +1,13 @@
 """Reads sent together (app.models.plain_reads.together). On PostgreSQL a block's reads go out
 in one pipeline and each read inside the block takes its answer, the same rows it would get
 alone; answers are dropped when the session holds changes a read must see, and when the block
-ends; a failed pipeline leaves the reads to be made as usual. SQLite sends nothing ahead. Then
-the item pages over HTTP: a decision, a commitment and a note show the same at every view, the
-first view made a read at a time (a statement is prepared at its second run), the later ones
-with their reads together. On both backends."""
+ends; a failed pipeline leaves the reads to be made as usual. SQLite sends nothing ahead. Reads
+sent ``ahead`` (no block: the sign-in sends a page's first reads with the person's) are taken
+the same way, and dropped when the request writes, even through Core, or its session ends.
+Then the item pages over HTTP: a decision, a commitment and a note show the same at every view,
+the first view made a read at a time (a statement is prepared at its second run), the later
+ones with their reads together; and a studio page's first reads, sent with the person's, come
+back as the page's own reads would. On both backends."""
 
 from __future__ import annotations
 
@@ -12,13 +15,14 @@ from typing import Any
 
 import pytest
 from flask import Flask
-from sqlalchemy import bindparam, column, exc, func, select, table
+from sqlalchemy import bindparam, column, exc, func, select, table, update
 from sqlalchemy.orm import Session
 
 from app.extensions import db
-from app.models import plain_reads
+from app.models import User, plain_reads
 from app.models.plain_reads import Read
 from app.models.playbooks import Playbook
+from app.services import studios
 from tests.helpers import join_studio, parse_md, playbook_row
 
 OWNED = select(Playbook.owner, Playbook.entries).where(
@@ -122,6 +126,106 @@ def test_a_failed_pipeline_leaves_the_reads_to_be_made_as_usual(app: Flask) -> N
         assert [tuple(r) for r in plain_reads.execute(OWNED, {"owner": "amy"})] == owned
         assert plain_reads.scalar(COUNT, {"teaching": False}) == 3  # the write was undone
         db.session.remove()
+
+
+def test_reads_sent_ahead_are_taken_while_the_request_only_reads(app: Flask) -> None:
+    with app.app_context():
+        owned, count = _seed()
+        plain_reads.ahead(*BOTH, None)
+        assert plain_reads.answers_waiting() == _sent_ahead(2)
+        assert plain_reads.scalar(COUNT, {"teaching": True}) == 1  # not an answer sent
+        assert plain_reads.answers_waiting() == _sent_ahead(2)
+        assert plain_reads.scalar(COUNT, {"teaching": False}) == count
+        assert [tuple(r) for r in plain_reads.execute(OWNED, {"owner": "amy"})] == owned
+        assert plain_reads.answers_waiting() == 0
+        db.session.remove()
+
+
+def test_a_write_drops_the_reads_sent_ahead(app: Flask) -> None:
+    with app.app_context():
+        owned, count = _seed()
+        plain_reads.ahead(*BOTH)
+        # Written through Core: the session holds no change, but the answers predate it.
+        db.session.execute(update(Playbook).where(Playbook.owner == "bob")
+                           .values(teaching=True))
+        assert plain_reads.scalar(COUNT, {"teaching": False}) == count - 1
+        assert plain_reads.answers_waiting() == 0
+        db.session.rollback()
+        plain_reads.ahead(*BOTH)
+        db.session.add(playbook_row("amy", 5))  # pending: the reads below must see it
+        assert [r.entries for r in plain_reads.execute(OWNED, {"owner": "amy"})] == [1, 2, 5]
+        assert plain_reads.answers_waiting() == 0
+        db.session.rollback()
+        assert [tuple(r) for r in plain_reads.execute(OWNED, {"owner": "amy"})] == owned
+        db.session.remove()
+
+
+def test_reads_sent_ahead_end_with_the_session(app: Flask) -> None:
+    with app.app_context():
+        _owned, count = _seed()
+        plain_reads.ahead(*BOTH)
+        assert plain_reads.answers_waiting() == _sent_ahead(2)
+        db.session.remove()  # the request's end
+        with Session(db.engine) as other:
+            other.add(playbook_row("dan", 6))
+            other.commit()
+        assert plain_reads.answers_waiting() == 0
+        assert plain_reads.scalar(COUNT, {"teaching": False}) == count + 1
+        db.session.remove()
+
+
+def test_the_person_brings_the_reads_sent_along(app: Flask) -> None:
+    with app.app_context():
+        _owned, count = _seed()
+        user = User(handle="ann", name="Ann")
+        db.session.add(user)
+        db.session.commit()
+        user_id = user.id
+        db.session.remove()
+        plain_reads.get(User, user_id)  # prepared at its second run, below
+        db.session.remove()
+        for _ in range(2):
+            found = plain_reads.get(User, user_id, [Read(COUNT, {"teaching": False}), None])
+            assert found.handle == "ann" and found in db.session
+            assert plain_reads.answers_waiting() == _sent_ahead(1)
+            assert plain_reads.scalar(COUNT, {"teaching": False}) == count
+            db.session.remove()
+
+
+def test_a_studio_page_takes_its_first_reads_sent_with_the_person(
+        studio: Any, make_agent: Any, app: Flask, monkeypatch: pytest.MonkeyPatch) -> None:
+    bob = join_studio(make_agent, "bob")
+    assert bob.act("/studios/team/note", "create_note", text="@alice look").status_code == 201
+    taken: list[Any] = []
+    take = plain_reads._take
+
+    def spy(answers: Any, statement: Any, params: dict[str, Any]) -> Any:
+        rows = take(answers, statement, params)
+        if rows is not None:
+            taken.append(statement)
+        return rows
+
+    monkeypatch.setattr(plain_reads, "_take", spy)
+    for _ in range(3):  # prepared at their second run, sent ahead from then on
+        taken.clear()
+        answer = studio.get("/studios/team", accept="text/html")
+        assert answer.status_code == 200
+        page = answer.get_data(as_text=True)
+        assert 'data-unread="1"' in page and "@alice look" in page
+    with app.app_context():
+        postgres = db.engine.dialect.name == "postgresql"
+    from app.notifications import inbox
+
+    sent = {studios.studio_read("team", None).statement, inbox.unread_read(None).statement}
+    # On PostgreSQL the person's read brought the studio's and the badge's; SQLite answers
+    # in-process, so nothing is sent ahead there.
+    assert sent <= set(taken) if postgres else taken == []
+    # Read afterwards, the badge sees what happened since: the answer was this request's.
+    assert studio.act("/inbox", "mark_all_read").status_code == 200
+    assert 'data-unread="0"' in studio.get("/studios/team", accept="text/html").get_data(
+        as_text=True)
+    markdown = studio.get("/studios/team")
+    assert markdown.status_code == 200 and "inbox-link" not in markdown.get_data(as_text=True)
 
 
 def _views(agent: Any, path: str) -> list[str]:
