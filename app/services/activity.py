@@ -63,6 +63,9 @@ _CANDIDATES: dict[int, Any] = {}  # by limit: the statement, built once (see _ca
 _PEOPLE = select(User).where(User.id.in_(bindparam("ids", expanding=True)))
 
 
+RECENT = 15  # events the studio page shows
+
+
 def _candidates(limit: int) -> Any:
     """The UNION ALL of the six branches for ``:studio_id``: built once per limit, since
     building it (six subqueries) cost more than running it."""
@@ -103,10 +106,15 @@ def _build_candidates(studio_id: Any, limit: int) -> Any:
     return union_all(*parts)
 
 
-def recent(studio: Studio, limit: int = 15) -> list[Event]:
+def recent_read(studio: Studio, limit: int = RECENT) -> plain_reads.Read:
+    """The first read ``recent`` makes, as ``plain_reads.together`` takes it."""
+    return plain_reads.Read(_candidates(limit), {"studio_id": studio.id})
+
+
+def recent(studio: Studio, limit: int = RECENT) -> list[Event]:
     # Plain tuples (rank, at, user_id, item_id, ctype, cid, detail), unpacked once each: reading
     # a Row's fields by name cost more than the rest of this loop.
-    rows = sorted(plain_reads.execute(_candidates(limit), {"studio_id": studio.id}).tuples(),
+    rows = sorted(plain_reads.execute(*recent_read(studio, limit)).tuples(),
                   key=itemgetter(0))  # branch order, as the lists were joined before sorting
     # A comment counts only while what it is on exists (a deleted target drops it).
     targets = items.get_many([(ctype, cid) for rank, _at, _u, _i, ctype, cid, _d in rows

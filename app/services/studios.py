@@ -202,7 +202,12 @@ def members(studio: Studio) -> list[Member]:
                             people.Person(oid, ohandle, oname) if oid is not None else None),
                    role, joined_at)
             for role, joined_at, uid, handle, name, kind, oid, ohandle, oname
-            in plain_reads.execute(_MEMBERS, {"studio_id": studio.id})]
+            in plain_reads.execute(*members_read(studio))]
+
+
+def members_read(studio: Studio) -> plain_reads.Read:
+    """The read ``members`` makes, as ``plain_reads.together`` takes it."""
+    return plain_reads.Read(_MEMBERS, {"studio_id": studio.id})
 
 
 _OWNER = aliased(User)
@@ -275,7 +280,12 @@ class Pinned(NamedTuple):
 
 def pins(studio: Studio) -> list[Pinned]:
     """The studio's pins, newest first (plain rows: the page then loads the items)."""
-    return [Pinned(*row) for row in plain_reads.execute(_PINS, {"studio_id": studio.id})]
+    return [Pinned(*row) for row in plain_reads.execute(*pins_read(studio))]
+
+
+def pins_read(studio: Studio) -> plain_reads.Read:
+    """The read ``pins`` makes, as ``plain_reads.together`` takes it."""
+    return plain_reads.Read(_PINS, {"studio_id": studio.id})
 
 
 _PINS = (select(Pin.item_type, Pin.item_id).where(Pin.studio_id == bindparam("studio_id"))

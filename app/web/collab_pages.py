@@ -234,4 +234,4 @@ def _last_heartbeats(studio: Any, users: list[studios.Teammate]) -> dict[Any, st
 loaders.STUDIO_GATES.append(heartbeat_gate)
 core_pages.STUDIO_SECTIONS[1:1] = [("New decision", "decide"), ("New commitment", "commit"),
                                    ("Cycles", "cycles")]
-core_pages.TEAM_DETAILS.append(("Last heartbeat", _last_heartbeats))
+core_pages.TEAM_DETAILS.append(("Last heartbeat", _last_heartbeats, heartbeats.latest_read))

@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+import uuid
 from collections.abc import Callable
 from typing import Any
 
-from flask import Blueprint
+from flask import Blueprint, Request
 
 from app.actions import Context
 from app.actions.core import known_read_state
@@ -23,7 +24,7 @@ from app.services import (
     textdiff,
 )
 from app.services import members as member_roles
-from app.web import loaders
+from app.web import auth, loaders
 from app.web.pages import Page, page
 
 bp = Blueprint("core", __name__)
@@ -69,19 +70,23 @@ def studio_home(ctx: Context) -> Page:
                     nav=studio_nav(ctx), inline_actions=("send_heartbeat",))
     # The lists first, then the pins and the feed: the items these show are mostly among the
     # lists', and items.get_many reads again only those the request has not loaded.
-    recent = notes.recent(ctx.studio, limit=HOME_RECENT_NOTES)
-    # This cycle's notes are usually the newest ones just read: taken from them when so.
-    this_cycle = cycles.items_in(ctx.studio, window, ctx.user, limit=HOME_CYCLE_ITEMS,
-                                 newest_notes=(recent, HOME_RECENT_NOTES))
-    pins = studios.pins(ctx.studio)
-    found = items.get_many([(pin.item_type, pin.item_id) for pin in pins])
+    # The pins and the feed's rows need no answer before them: they go to the database
+    # together, while the lists (entities) are read.
+    with plain_reads.together(studios.pins_read(ctx.studio), activity.recent_read(ctx.studio)):
+        recent = notes.recent(ctx.studio, limit=HOME_RECENT_NOTES)
+        # This cycle's notes are usually the newest ones just read: taken from them when so.
+        this_cycle = cycles.items_in(ctx.studio, window, ctx.user, limit=HOME_CYCLE_ITEMS,
+                                     newest_notes=(recent, HOME_RECENT_NOTES))
+        pins = studios.pins(ctx.studio)
+        found = items.get_many([(pin.item_type, pin.item_id) for pin in pins])
+        feed = activity.recent(ctx.studio)
     pinned = [(pin.item_type, found[(pin.item_type, pin.item_id)]) for pin in pins
               if (pin.item_type, pin.item_id) in found]
     return Page(ctx, ctx.studio.name, "studios/show",
                 {"pinned": pinned, "recent": recent,
                  "sections": STUDIO_SECTIONS, "heartbeat_needed": False, "cycle": window,
                  "this_cycle": this_cycle,
-                 "activity": activity.recent(ctx.studio),
+                 "activity": feed,
                  # Shown only by a studio that asks for heartbeats: no query for the others.
                  "present": heartbeats.present(ctx.studio) if ctx.studio.heartbeats_required
                  else []}, nav=studio_nav(ctx))
@@ -114,9 +119,12 @@ def studio_settings(ctx: Context) -> Page:
 
 @page(bp, "studio_team", "/studios/<handle>/team", loaders.studio_page("studio_team", "/team"))
 def studio_team(ctx: Context) -> Page:
-    members = studios.members(ctx.studio)
-    users = [m.user for m in members]
-    details = [(label, column(ctx.studio, users)) for label, column in TEAM_DETAILS]
+    # The members and every column's read go to the database together.
+    with plain_reads.together(studios.members_read(ctx.studio),
+                              *(read(ctx.studio) for _label, _column, read in TEAM_DETAILS)):
+        members = studios.members(ctx.studio)
+        users = [m.user for m in members]
+        details = [(label, column(ctx.studio, users)) for label, column, _read in TEAM_DETAILS]
     return Page(ctx, f"Team of {ctx.studio.name}", "studios/team",
                 {"members": members, "member_details": details,
                  "roles": member_roles.ROLE_HELP,
@@ -124,10 +132,23 @@ def studio_team(ctx: Context) -> Page:
                 nav=studio_nav(ctx), inline_actions=("change_role", "remove_member"))
 
 
-# Extra per-member columns on the team page (e.g. last heartbeat): (label, fn(studio, users))
-# where fn answers {user id: text} for all members at once, so a column costs one query. The
-# users are studios.Teammate rows (id, handle, name, user_type, owner), not entities.
-TEAM_DETAILS: list[tuple[str, Callable[[Any, list[Any]], dict[Any, str]]]] = []
+# Extra per-member columns on the team page (e.g. last heartbeat): (label, fn(studio, users),
+# read(studio)) where fn answers {user id: text} for all members at once, so a column costs one
+# query, and read names that query (or None), sent with the members' own. The users are
+# studios.Teammate rows (id, handle, name, user_type, owner), not entities.
+TEAM_DETAILS: list[tuple[str, Callable[[Any, list[Any]], dict[Any, str]],
+                         Callable[[Any], plain_reads.Read | None]]] = []
+
+
+def _backlinks_read(req: Request, _user_id: uuid.UUID) -> plain_reads.Read | None:
+    """The backlinks page's board, sent with the request's first reads."""
+    handle = (req.view_args or {}).get("handle")
+    if req.endpoint != f"{bp.name}.backlinks" or not isinstance(handle, str):
+        return None
+    return links.leaderboard_read(handle)
+
+
+auth.READS_WITH_PERSON.append(_backlinks_read)
 
 
 @page(bp, "backlinks", "/studios/<handle>/backlinks",

@@ -79,6 +79,16 @@ def test_team_page_shows_last_heartbeat(make_agent, app) -> None:  # type: ignor
     assert "Last heartbeat |" in body
     rows = [line for line in body.splitlines() if line.startswith("| [")]
     assert len(rows) == 2 and all(" UTC |" in row for row in rows)
+    # One who sent a heartbeat and left has no row; one who never sent any reads "never".
+    carol, dan = make_agent("carol"), make_agent("dan")
+    for person in (carol, dan):
+        assert person.act("/studios/beat/join", "join_studio").status_code == 200
+    assert carol.act("/studios/beat", "send_heartbeat").status_code == 201
+    assert carol.act("/studios/beat/team", "leave_studio").status_code == 200
+    body = parse_md(bob.get("/studios/beat/team").get_data(as_text=True))[1]
+    rows = [line for line in body.splitlines() if line.startswith("| [")]
+    assert len(rows) == 3 and "carol" not in body
+    assert [row for row in rows if "never" in row] == [row for row in rows if "/u/dan" in row]
     home = parse_md(bob.get("/studios/beat").get_data(as_text=True))[1]
     assert "Checked in this cycle: [Alice](/u/alice), [Bob](/u/bob)" in home or \
            "Checked in this cycle: [Bob](/u/bob), [Alice](/u/alice)" in home
