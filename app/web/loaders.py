@@ -70,7 +70,23 @@ def _studio_read(req: Request, user_id: uuid.UUID) -> Read | None:
     return studios.studio_read(handle, user_id)
 
 
-auth.READS_WITH_PERSON.append(_studio_read)
+# The URL argument of each item page's id -> the item's kind (item_page fills it).
+_ITEM_ARGS: dict[str, str] = {}
+
+
+def _item_read(req: Request, _user_id: uuid.UUID) -> Read | None:
+    """An item page's item (``items.find``), sent with the person's read."""
+    args = req.view_args or {}
+    if "handle" not in args:
+        return None
+    for id_arg, item_type in _ITEM_ARGS.items():
+        ident = args.get(id_arg)
+        if isinstance(ident, str):
+            return items.find_read(item_type, ident)
+    return None
+
+
+auth.READS_WITH_PERSON += [_studio_read, _item_read]
 
 
 def studio_page(page: str, sub: str = "", members_only: bool = True) -> Callable[..., Context]:
@@ -82,6 +98,7 @@ def studio_page(page: str, sub: str = "", members_only: bool = True) -> Callable
 
 def item_page(page: str, item_type: str, id_arg: str, sub: str = "") -> Callable[..., Context]:
     """Loader for /studios/<handle>/<letter>/<id><sub> pages of one item kind."""
+    _ITEM_ARGS[id_arg] = item_type
 
     def load(user: User | None, handle: str, **args: Any) -> Context:
         ctx = studio_ctx(page, user, handle)

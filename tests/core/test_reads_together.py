@@ -22,7 +22,7 @@ from app.extensions import db
 from app.models import User, plain_reads
 from app.models.plain_reads import Read
 from app.models.playbooks import Playbook
-from app.services import studios
+from app.services import items, studios
 from tests.helpers import join_studio, parse_md, playbook_row
 
 OWNED = select(Playbook.owner, Playbook.entries).where(
@@ -195,7 +195,9 @@ def test_the_person_brings_the_reads_sent_along(app: Flask) -> None:
 def test_a_studio_page_takes_its_first_reads_sent_with_the_person(
         studio: Any, make_agent: Any, app: Flask, monkeypatch: pytest.MonkeyPatch) -> None:
     bob = join_studio(make_agent, "bob")
-    assert bob.act("/studios/team/note", "create_note", text="@alice look").status_code == 201
+    created = bob.act("/studios/team/note", "create_note", text="@alice look")
+    assert created.status_code == 201
+    note = created.json["location"]
     taken: list[Any] = []
     take = plain_reads._take
 
@@ -226,6 +228,14 @@ def test_a_studio_page_takes_its_first_reads_sent_with_the_person(
         as_text=True)
     markdown = studio.get("/studios/team")
     assert markdown.status_code == 200 and "inbox-link" not in markdown.get_data(as_text=True)
+    # An item page's item comes with them, and is the same entity the page would load.
+    for _ in range(3):
+        taken.clear()
+        answer = studio.get(note)
+        assert answer.status_code == 200 and "@alice look" in answer.get_data(as_text=True)
+    item = items.find_read("note", note.rsplit("/", 1)[1])
+    assert item is not None and (item.statement in taken if postgres else taken == [])
+    assert studio.get(note.rsplit("/", 1)[0] + "/ffffffff").status_code == 404
 
 
 def _views(agent: Any, path: str) -> list[str]:
