@@ -110,7 +110,7 @@ def _refuse(status: int, code: int, message: str, **headers: str) -> Response:
 @bp.after_request
 def _cors(response: Response) -> Response:
     # Browser clients (Inspector's web UI) must be able to read the session id.
-    origin = request.headers.get("Origin")
+    origin = request.environ.get("HTTP_ORIGIN")
     if origin and _origin_allowed(origin):
         response.headers["Access-Control-Allow-Origin"] = origin
         # WWW-Authenticate too: a browser client must read the 401's resource_metadata.
@@ -127,12 +127,12 @@ def _base_netloc() -> str:
 
 def _host_allowed(host: str) -> bool:
     host = host.lower()
-    name = urlsplit(f"//{host}").hostname or ""
-    allowed = [h.lower() for h in current_app.config.get("HARMONIC_ALLOWED_HOSTS", [])]
     # The whole authority must be loopback, not just what urlsplit reads as its host: it
     # reads "[::1].evil" as ::1, which would let a rebinding name through.
-    return (netpolicy.authority_is_loopback(host) or host == _base_netloc() or host in allowed
-            or name in allowed)
+    if netpolicy.authority_is_loopback(host) or host == _base_netloc():
+        return True
+    allowed = [h.lower() for h in current_app.config.get("HARMONIC_ALLOWED_HOSTS", [])]
+    return host in allowed or (urlsplit(f"//{host}").hostname or "") in allowed
 
 
 def _origin_allowed(origin: str) -> bool:
@@ -145,20 +145,29 @@ def _origin_allowed(origin: str) -> bool:
             or (bool(_base_netloc()) and parts.netloc.lower() == _base_netloc()))
 
 
+def _here() -> tuple[Any, Flask]:
+    """The request and the app themselves: each use of their proxies looks them up again, and
+    a trivial call used them some twenty times."""
+    return (request._get_current_object(),  # type: ignore[attr-defined]
+            current_app._get_current_object())  # type: ignore[attr-defined]
+
+
 def _gate() -> tuple[Response | None, Identity | None]:
     """Origin, Host and token checks shared by every method: (refusal, identity)."""
-    origin = request.headers.get("Origin")
+    req, app = _here()
+    environ = req.environ  # the headers as the server gave them (what req.headers reads)
+    origin = environ.get("HTTP_ORIGIN")
     if origin is not None and not _origin_allowed(origin):
         return _auth_refusal(403, "Forbidden: this Origin is not allowed (see "
                                   "HARMONIC_ALLOWED_ORIGINS)", "origin_not_allowed"), None
-    if not _host_allowed(request.host):
+    if not _host_allowed(req.host):
         return _auth_refusal(403, "Forbidden: this Host is not allowed (see "
                                   "HARMONIC_ALLOWED_HOSTS)", "host_not_allowed"), None
     from app.core.identity import bearer_token
     from app.services.errors import Unauthorized
 
-    plaintext = bearer_token(request.headers.get("Authorization"))
-    if plaintext is None and not auth_required(current_app, request.remote_addr):
+    plaintext = bearer_token(environ.get("HTTP_AUTHORIZATION"))
+    if plaintext is None and not auth_required(app, req.remote_addr):
         return None, None  # loopback development with auth off: anonymous
     if plaintext is None:
         return _auth_refusal(401, "Unauthorized: send Authorization: Bearer <token>",
@@ -170,7 +179,7 @@ def _gate() -> tuple[Response | None, Identity | None]:
     except Unauthorized as exc:
         return _domain_refusal(exc), None
     if identity.audience is not None and not resource.is_own(
-            identity.audience, (_origin(), current_app.config.get("HARMONIC_BASE_URL") or "")):
+            identity.audience, (_origin(), app.config.get("HARMONIC_BASE_URL") or "")):
         # RFC 8707: a token minted for another resource is not ours to honour.
         return _auth_refusal(401, f"Unauthorized: this token was issued for "
                                   f"{identity.audience}, not {resource.mcp_url(_origin())}",
@@ -274,13 +283,15 @@ def _rate_limited(exc: TooManyRequests) -> Response:
 
 
 def _session(identity: Identity | None) -> tuple[Response | None, store.DbSession | None]:
-    session_id = request.headers.get("Mcp-Session-Id")
+    req, app = _here()
+    environ = req.environ
+    session_id = environ.get("HTTP_MCP_SESSION_ID")
     if not session_id:
         return _refuse(400, INVALID_REQUEST, "Bad Request: Mcp-Session-Id header is required"), None
-    sent = request.environ.get(SessionReadAhead.KEY)  # (the id it was sent for, the read)
+    sent = environ.get(SessionReadAhead.KEY)  # (the id it was sent for, the read)
     session = store.find_session(session_id, sent[1] if sent and sent[0] == session_id else None)
     owner = identity.user_id if identity is not None else None
-    if session is None or (auth_required(current_app, request.remote_addr)
+    if session is None or (auth_required(app, req.remote_addr)
                            and session.user_id != owner):
         return _refuse(404, INVALID_REQUEST, "Session not found: initialize a new one"), None
     store.touch(session)
@@ -324,7 +335,7 @@ class SessionReadAhead:
 
 
 def _version_refusal() -> Response | None:
-    version = request.headers.get("MCP-Protocol-Version")
+    version = request.environ.get("HTTP_MCP_PROTOCOL_VERSION")
     if version is not None and version not in SUPPORTED_VERSIONS:
         return _refuse(400, INVALID_REQUEST,
                        f"Bad Request: unsupported MCP-Protocol-Version {version!r}; "
@@ -488,7 +499,8 @@ def _logged_headers() -> dict[str, str] | None:
 def _origin() -> str:
     """This request's own scheme://host: absolute URLs there are links into this app (the
     Host already passed the allow-list)."""
-    return _host_url(request.scheme, request.host)
+    req = request._get_current_object()  # type: ignore[attr-defined]
+    return _host_url(req.scheme, req.host)
 
 
 @lru_cache(maxsize=64)  # the same few hosts on every request; werkzeug builds it anew each time
@@ -506,7 +518,7 @@ def _initialize(message: Any, identity: Identity | None) -> Response:
 
 
 def _accepts_sse() -> bool:
-    return _accept_has_sse(request.headers.get("Accept", ""))
+    return _accept_has_sse(request.environ.get("HTTP_ACCEPT", ""))
 
 
 @lru_cache(maxsize=64)  # a client sends the same Accept header with every request
