@@ -31,7 +31,7 @@ from __future__ import annotations
 
 import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from contextlib import ExitStack, closing
 from pathlib import Path
 from typing import Any
@@ -295,6 +295,7 @@ def both_backends() -> None:
              f"Goal: every page's PostgreSQL p50 ≤ {GOAL_PG:g}× its SQLite p50 — "
              f"{harness.goal(not over)}" + (f" (over: {', '.join(over)})" if over else "")])
         owners_table(apps, pg_paths, max(count // 3, 1))
+        ahead_table(pg_app, pg_instance.token, pg_paths, count)
         together_table(pg_app, pg_instance.token, pg_paths, count)
         begin_table(pg_app, pg_instance.token, pg_paths, count)
     harness.print_footer()
@@ -320,22 +321,26 @@ def ways_alternated(pages: dict[str, Callable[[], Any]], owner: Any, attribute: 
     return wall
 
 
-TOGETHER = ("decision", "commitment", "note")  # the pages whose reads go out together
+# The pages whose independent reads go out together (plain_reads.together).
+TOGETHER = ("studio", "team", "decision", "commitment", "note")
 
 
 def together_table(app: Any, token: str, paths: dict[str, str], count: int) -> None:
-    """The PostgreSQL item pages with their independent reads sent together (one round trip,
+    """The PostgreSQL pages with their independent reads sent together (one round trip,
     ``app.models.plain_reads.together``) beside the same reads one after another, alternated
     in one process."""
+    from contextlib import contextmanager
+
     from app.models import plain_reads
 
-    def one_by_one(_session: Any, _reads: Any) -> list[Any]:
-        return []
+    @contextmanager
+    def one_by_one(*_reads: Any) -> Iterator[None]:
+        yield  # nothing sent ahead: each read asks when it is made
 
     wall = ways_alternated({f"{name} ({fmt})": page_getter(app, token, paths[name], accept)
                             for name in TOGETHER for fmt, accept in FORMATS.items()},
-                           plain_reads, "_send",
-                           {"together": plain_reads._send, "one by one": one_by_one}, count)
+                           plain_reads, "together",
+                           {"together": plain_reads.together, "one by one": one_by_one}, count)
     rows = []
     for name in TOGETHER:
         for fmt in FORMATS:
@@ -344,15 +349,49 @@ def together_table(app: Any, token: str, paths: dict[str, str], count: int) -> N
             rows.append([f"{name} ({fmt})", f"{together:.2f}", f"{apart:.2f}",
                          f"{apart / together:.2f}×"])
     harness.print_table(
-        "PostgreSQL item pages, their independent reads sent together or one after another, "
+        "PostgreSQL pages, their independent reads sent together or one after another, "
         "alternated",
         ["page", "together (the app) p50 ms", "one after another p50 ms",
          "one after another ÷ together"], rows,
-        ["Together: the reads a page makes after its item is loaded (its comments, backlinks, "
-         "pin, and the decision's options, tally, voters and the caller's votes; the "
-         "commitment's participants; the note's history, readers and read state) go to "
-         "PostgreSQL in one pipeline, one round trip for all (the app). One after another: "
-         "the same reads, each waiting for its answer."])
+        ["Together: reads a page makes that need no answer before them go to PostgreSQL in one "
+         "pipeline, one round trip for all (the app): on the item pages those after the item "
+         "(its comments, backlinks, pin, and the decision's options, tally, voters and the "
+         "caller's votes; the commitment's participants; the note's history, readers and "
+         "read state), on the studio home its pins and its feed, on the team page its members "
+         "and their last heartbeats. One after another: the same reads, each waiting for its "
+         "answer."])
+
+
+def ahead_table(app: Any, token: str, paths: dict[str, str], count: int) -> None:
+    """The PostgreSQL pages with their first reads sent with the person's
+    (``app.models.plain_reads.ahead``) beside the same reads one after another, alternated in
+    one process."""
+    from app.models import plain_reads
+
+    def not_ahead(*_reads: Any) -> None:
+        return None  # nothing sent: each read asks when it is made
+
+    wall = ways_alternated({f"{name} ({fmt})": page_getter(app, token, paths[name], accept)
+                            for name in paths for fmt, accept in FORMATS.items()},
+                           plain_reads, "ahead",
+                           {"ahead": plain_reads.ahead, "one by one": not_ahead}, count)
+    rows = []
+    for name in paths:
+        for fmt in FORMATS:
+            ahead, apart = (wall[f"{name} ({fmt}) {label}"].p50
+                            for label in ("ahead", "one by one"))
+            rows.append([f"{name} ({fmt})", f"{ahead:.2f}", f"{apart:.2f}",
+                         f"{apart / ahead:.2f}×"])
+    harness.print_table(
+        "PostgreSQL pages, their first reads sent with the person's or one after another, "
+        "alternated",
+        ["page", "with the person's (the app) p50 ms", "one after another p50 ms",
+         "one after another ÷ with the person's"], rows,
+        ["With the person's: the reads that need only the URL and the person's id (the studio "
+         "with the caller's membership; the item of an item page; the backlinks board; the "
+         "HTML header's unread count) go to PostgreSQL in one pipeline with the person's own "
+         "read, as the request begins (app.web.auth.READS_WITH_PERSON; the app). One after "
+         "another: each read asks when it is made."])
 
 
 def begin_table(app: Any, token: str, paths: dict[str, str], count: int) -> None:

@@ -75,6 +75,7 @@ PG_CASES = [
                                    "| ours (app/) |", "| database driver |",
                                    "| PostgreSQL's added time: the driver and its wait |",
                                    "independent reads sent together or one after another",
+                                   "first reads sent with the person's or one after another",
                                    "| note (html) | ",
                                    "begun at its first write or at its first statement",
                                    "| decision | "]),
