@@ -70,16 +70,18 @@ def backlinks(item_type: str, item_id: uuid.UUID) -> list[Backlink]:
     """Who links here, oldest link first, each with what names it: one statement (the links
     joined to each kind's table) of plain columns, whatever the number of kinds and links."""
     kinds = _backlinks()[1]
-    found = []
-    for row in plain_reads.execute(*backlinks_read(item_type, item_id)):
-        from_type, from_id, at = row[0], row[1], 2
-        source = None
-        for kind, (label, width) in kinds.items():
-            if kind == from_type and row[at] is not None:
-                source = label._make(row[at:at + width])
-            at += width
-        found.append(Backlink(from_type, from_id, source))
-    return found
+    return [Backlink(row[0], row[1], _label(row, 2, row[0], kinds))
+            for row in plain_reads.execute(*backlinks_read(item_type, item_id))]
+
+
+def _label(row: Any, at: int, item_type: str, kinds: dict[str, tuple[Any, int]]) -> Any:
+    """The label of the ``item_type`` item in ``row``, whose kinds' label columns start at
+    ``at`` (``_labelled``); None when it is deleted or of no registered kind."""
+    for kind, (label, width) in kinds.items():
+        if kind == item_type and row[at] is not None:
+            return label._make(row[at:at + width])
+        at += width
+    return None
 
 
 def backlinks_read(item_type: str, item_id: uuid.UUID) -> plain_reads.Read:
@@ -95,19 +97,8 @@ def _backlinks() -> tuple[Any, dict[str, tuple[Any, int]]]:
     registered = tuple(items.KINDS)
     built = _BACKLINKS.get(registered)
     if built is None:
-        columns: list[Any] = [Link.from_type, Link.from_id]
-        kinds: dict[str, tuple[Any, int]] = {}
-        joins = []
-        for kind in items.KINDS.values():
-            table = aliased(kind.model)
-            names = ("id", *kind.label)
-            columns += [getattr(table, name) for name in names]
-            kinds[kind.type] = (namedtuple("Label", names), len(names))
-            matches = [Link.from_type == kind.type, table.id == Link.from_id]
-            if getattr(table, "deleted_at", None) is not None:
-                matches.append(table.deleted_at.is_(None))
-            joins.append((table, and_(*matches)))
-        statement = select(*columns).select_from(Link)
+        columns, kinds, joins = _labelled(Link.from_type, Link.from_id)
+        statement = select(Link.from_type, Link.from_id, *columns).select_from(Link)
         for table, joined_on in joins:
             statement = statement.outerjoin(table, joined_on)
         statement = statement.where(Link.to_type == bindparam("item_type"),
@@ -116,25 +107,67 @@ def _backlinks() -> tuple[Any, dict[str, tuple[Any, int]]]:
     return built
 
 
-def leaderboard(studio: Studio, limit: int = 50) -> list[tuple[str, uuid.UUID, int]]:
-    """Items of the studio ordered by how many items link to them."""
-    rows = plain_reads.execute(*leaderboard_read(studio.handle, limit)).all()
-    return [(t, i, n) for t, i, n in rows]
+class Linked(NamedTuple):
+    """An item others link to: its kind, id, how many items link to it, and to name and link
+    it, its ``source`` (the columns of its kind's ``label``), or None when it is deleted."""
+    to_type: str
+    to_id: uuid.UUID
+    links: int
+    source: Any
+
+
+def leaderboard(studio: Studio, limit: int = 50) -> list[Linked]:
+    """Items of the studio ordered by how many items link to them, each with what names it:
+    one statement of plain columns."""
+    kinds = _leaderboard(limit)[1]
+    return [Linked(row[0], row[1], row[2], _label(row, 3, row[0], kinds))
+            for row in plain_reads.execute(*leaderboard_read(studio.handle, limit))]
 
 
 def leaderboard_read(handle: str, limit: int = 50) -> plain_reads.Read:
     """The read ``leaderboard`` makes, by the studio's handle: it needs only the page's URL,
     so it can go to the database with the request's first reads (``plain_reads.ahead``)."""
-    found = _LEADERBOARD.get(limit)
-    if found is None:  # built once per limit: the backlinks page runs it on every view
+    return plain_reads.Read(_leaderboard(limit)[0], {"handle": (handle or "").lower()})
+
+
+def _leaderboard(limit: int) -> tuple[Any, dict[str, tuple[Any, int]]]:
+    # Built once per limit and set of kinds: the backlinks page runs it on every view.
+    key = (limit, tuple(items.KINDS))
+    found = _LEADERBOARD.get(key)
+    if found is None:
+        columns, kinds, joins = _labelled(Link.to_type, Link.to_id)
         studio_id = (select(Studio.id).where(Studio.handle == bindparam("handle"))
                      .scalar_subquery())
-        found = _LEADERBOARD[limit] = (
-            select(Link.to_type, Link.to_id, func.count(Link.id))
-            .where(Link.studio_id == studio_id)
-            .group_by(Link.to_type, Link.to_id)
-            .order_by(func.count(Link.id).desc()).limit(limit))
-    return plain_reads.Read(found, {"handle": (handle or "").lower()})
+        statement = select(Link.to_type, Link.to_id, func.count(Link.id), *columns
+                           ).select_from(Link)
+        for table, joined_on in joins:
+            statement = statement.outerjoin(table, joined_on)
+        found = _LEADERBOARD[key] = (
+            statement.where(Link.studio_id == studio_id)
+            .group_by(Link.to_type, Link.to_id, *columns)
+            .order_by(func.count(Link.id).desc(), Link.to_type, Link.to_id).limit(limit),
+            kinds)
+    return found
 
 
-_LEADERBOARD: dict[int, Any] = {}
+_LEADERBOARD: dict[tuple[Any, ...], tuple[Any, dict[str, tuple[Any, int]]]] = {}
+
+
+def _labelled(type_column: Any, id_column: Any
+              ) -> tuple[list[Any], dict[str, tuple[Any, int]], list[tuple[Any, Any]]]:
+    """What names the item a link's ``type_column`` and ``id_column`` point at, for each
+    registered kind: the label columns (its id first), kind -> (its label's row type, its
+    number of columns), and the outer joins that bring them (a deleted item's are null)."""
+    columns: list[Any] = []
+    kinds: dict[str, tuple[Any, int]] = {}
+    joins = []
+    for kind in items.KINDS.values():
+        table = aliased(kind.model)
+        names = ("id", *kind.label)
+        columns += [getattr(table, name) for name in names]
+        kinds[kind.type] = (namedtuple("Label", names), len(names))
+        matches = [type_column == kind.type, table.id == id_column]
+        if getattr(table, "deleted_at", None) is not None:
+            matches.append(table.deleted_at.is_(None))
+        joins.append((table, and_(*matches)))
+    return columns, kinds, joins

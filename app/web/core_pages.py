@@ -154,10 +154,8 @@ auth.READS_WITH_PERSON.append(_backlinks_read)
 @page(bp, "backlinks", "/studios/<handle>/backlinks",
       loaders.studio_page("backlinks", "/backlinks"))
 def backlinks(ctx: Context) -> Page:
-    board = links.leaderboard(ctx.studio)
-    found = items.get_many([(item_type, item_id) for item_type, item_id, _count in board])
-    rows = [(item_type, found[(item_type, item_id)], count)
-            for item_type, item_id, count in board if (item_type, item_id) in found]
+    rows = [(linked.to_type, linked.source, linked.links)
+            for linked in links.leaderboard(ctx.studio) if linked.source is not None]
     return Page(ctx, f"Backlinks in {ctx.studio.name}", "studios/backlinks", {"rows": rows},
                 nav=studio_nav(ctx))
 

@@ -131,5 +131,17 @@ def test_home_shows_this_cycle_and_recent_activity(studio, make_agent) -> None: 
     assert "[Cycles](/studios/team/cycles)" in body
     board = parse_md(studio.get("/studios/team/backlinks").get_data(as_text=True))[1]
     assert decision in board and commitment in board
+    assert f"| decision: [Lunch?]({decision}) | 1 |" in board
+    assert f"| commitment: [Bring chairs]({commitment}) | 1 |" in board
+    # Most linked first; an item deleted since leaves the board, its links' sources stay.
+    assert studio.act("/studios/team/note", "create_note",
+                      text=f"Again {decision} and {note}").status_code == 201
+    rows = [line for line in parse_md(studio.get("/studios/team/backlinks").get_data(
+        as_text=True))[1].splitlines() if line.startswith("| ") and "](" in line]
+    assert rows[0] == f"| decision: [Lunch?]({decision}) | 2 |" and len(rows) == 3
+    assert studio.act(note, "delete_note").status_code == 200
+    for accept in ("text/markdown", "text/html"):
+        board = studio.get("/studios/team/backlinks", accept=accept).get_data(as_text=True)
+        assert note not in board and decision in board and commitment in board
     page = parse_md(studio.get(decision).get_data(as_text=True))[1]
     assert "## Backlinks" in page and note in page
