@@ -89,7 +89,7 @@ def load_identity() -> None:
     if identity is not None and ctx.user is None and (req.blueprint
                                                       not in core_identity.IDENTITY_ONLY):
         along = ([read(req, identity.user_id) for read in READS_WITH_PERSON]
-                 if req.method in ("GET", "HEAD") else ())
+                 if req.method in ("GET", "HEAD") and plain_reads.sends_ahead() else ())
         ctx.user = plain_reads.get(User, identity.user_id, along)
         if ctx.user is None:
             raise Unauthorized("the account behind this identity no longer exists",
