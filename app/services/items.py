@@ -7,11 +7,13 @@ Links, pins, backlinks and comments read this table instead of listing kinds the
 from __future__ import annotations
 
 import uuid
+from collections import namedtuple
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from sqlalchemy import bindparam, inspect, select
+from sqlalchemy import and_, bindparam, inspect, select
+from sqlalchemy.orm import aliased
 from sqlalchemy.orm.util import identity_key
 
 from app.extensions import db
@@ -176,3 +178,34 @@ def _by_ids(model: Any) -> Any:
 
 def title_of(item_type: str, item: Any) -> str:
     return KINDS[item_type].title(item)
+
+
+def label_columns(type_column: Any, id_column: Any
+                  ) -> tuple[list[Any], dict[str, tuple[Any, int]], list[tuple[Any, Any]]]:
+    """What names the item a row's ``type_column`` and ``id_column`` point at (a link's
+    target, a pin's item), for each registered kind: the label columns (its id first), kind ->
+    (its label's row type, its number of columns), and the outer joins that bring them (a
+    deleted item's are null). ``label_in`` reads a row's back."""
+    columns: list[Any] = []
+    kinds: dict[str, tuple[Any, int]] = {}
+    joins = []
+    for kind in KINDS.values():
+        table = aliased(kind.model)
+        names = ("id", *kind.label)
+        columns += [getattr(table, name) for name in names]
+        kinds[kind.type] = (namedtuple("Label", names), len(names))
+        matches = [type_column == kind.type, table.id == id_column]
+        if getattr(table, "deleted_at", None) is not None:
+            matches.append(table.deleted_at.is_(None))
+        joins.append((table, and_(*matches)))
+    return columns, kinds, joins
+
+
+def label_in(row: Any, at: int, item_type: str, kinds: dict[str, tuple[Any, int]]) -> Any:
+    """The label of the ``item_type`` item in ``row``, whose label columns start at ``at``
+    (``label_columns``); None when it is deleted or of no registered kind."""
+    for kind, (label, width) in kinds.items():
+        if kind == item_type and row[at] is not None:
+            return label._make(row[at:at + width])
+        at += width
+    return None

@@ -4,11 +4,9 @@ from __future__ import annotations
 
 import re
 import uuid
-from collections import namedtuple
 from typing import Any, NamedTuple
 
-from sqlalchemy import and_, bindparam, func, select
-from sqlalchemy.orm import aliased
+from sqlalchemy import bindparam, func, select
 
 from app.extensions import db
 from app.models import Link, Studio, plain_reads
@@ -70,18 +68,8 @@ def backlinks(item_type: str, item_id: uuid.UUID) -> list[Backlink]:
     """Who links here, oldest link first, each with what names it: one statement (the links
     joined to each kind's table) of plain columns, whatever the number of kinds and links."""
     kinds = _backlinks()[1]
-    return [Backlink(row[0], row[1], _label(row, 2, row[0], kinds))
+    return [Backlink(row[0], row[1], items.label_in(row, 2, row[0], kinds))
             for row in plain_reads.execute(*backlinks_read(item_type, item_id))]
-
-
-def _label(row: Any, at: int, item_type: str, kinds: dict[str, tuple[Any, int]]) -> Any:
-    """The label of the ``item_type`` item in ``row``, whose kinds' label columns start at
-    ``at`` (``_labelled``); None when it is deleted or of no registered kind."""
-    for kind, (label, width) in kinds.items():
-        if kind == item_type and row[at] is not None:
-            return label._make(row[at:at + width])
-        at += width
-    return None
 
 
 def backlinks_read(item_type: str, item_id: uuid.UUID) -> plain_reads.Read:
@@ -97,7 +85,7 @@ def _backlinks() -> tuple[Any, dict[str, tuple[Any, int]]]:
     registered = tuple(items.KINDS)
     built = _BACKLINKS.get(registered)
     if built is None:
-        columns, kinds, joins = _labelled(Link.from_type, Link.from_id)
+        columns, kinds, joins = items.label_columns(Link.from_type, Link.from_id)
         statement = select(Link.from_type, Link.from_id, *columns).select_from(Link)
         for table, joined_on in joins:
             statement = statement.outerjoin(table, joined_on)
@@ -120,7 +108,7 @@ def leaderboard(studio: Studio, limit: int = 50) -> list[Linked]:
     """Items of the studio ordered by how many items link to them, each with what names it:
     one statement of plain columns."""
     kinds = _leaderboard(limit)[1]
-    return [Linked(row[0], row[1], row[2], _label(row, 3, row[0], kinds))
+    return [Linked(row[0], row[1], row[2], items.label_in(row, 3, row[0], kinds))
             for row in plain_reads.execute(*leaderboard_read(studio.handle, limit))]
 
 
@@ -135,7 +123,7 @@ def _leaderboard(limit: int) -> tuple[Any, dict[str, tuple[Any, int]]]:
     key = (limit, tuple(items.KINDS))
     found = _LEADERBOARD.get(key)
     if found is None:
-        columns, kinds, joins = _labelled(Link.to_type, Link.to_id)
+        columns, kinds, joins = items.label_columns(Link.to_type, Link.to_id)
         studio_id = (select(Studio.id).where(Studio.handle == bindparam("handle"))
                      .scalar_subquery())
         statement = select(Link.to_type, Link.to_id, func.count(Link.id), *columns
@@ -151,23 +139,3 @@ def _leaderboard(limit: int) -> tuple[Any, dict[str, tuple[Any, int]]]:
 
 
 _LEADERBOARD: dict[tuple[Any, ...], tuple[Any, dict[str, tuple[Any, int]]]] = {}
-
-
-def _labelled(type_column: Any, id_column: Any
-              ) -> tuple[list[Any], dict[str, tuple[Any, int]], list[tuple[Any, Any]]]:
-    """What names the item a link's ``type_column`` and ``id_column`` point at, for each
-    registered kind: the label columns (its id first), kind -> (its label's row type, its
-    number of columns), and the outer joins that bring them (a deleted item's are null)."""
-    columns: list[Any] = []
-    kinds: dict[str, tuple[Any, int]] = {}
-    joins = []
-    for kind in items.KINDS.values():
-        table = aliased(kind.model)
-        names = ("id", *kind.label)
-        columns += [getattr(table, name) for name in names]
-        kinds[kind.type] = (namedtuple("Label", names), len(names))
-        matches = [type_column == kind.type, table.id == id_column]
-        if getattr(table, "deleted_at", None) is not None:
-            matches.append(table.deleted_at.is_(None))
-        joins.append((table, and_(*matches)))
-    return columns, kinds, joins

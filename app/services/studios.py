@@ -18,7 +18,7 @@ from sqlalchemy.orm import aliased
 from app.extensions import db
 from app.models import Membership, Pin, Studio, User, plain_reads
 from app.models.studios import HANDLE_PATTERN, JOIN_POLICIES, NEW_STUDIO_DEFAULTS, TEMPOS
-from app.services import people
+from app.services import items, people
 from app.services.errors import Conflict, Forbidden, Invalid, NotFound
 
 HANDLE = re.compile(HANDLE_PATTERN)
@@ -273,20 +273,39 @@ def unpin(studio: Studio, item_type: str, item_id: uuid.UUID) -> None:
 
 
 class Pinned(NamedTuple):
-    """A pin as the studio home reads it: which item."""
+    """A pin as the studio home reads it: which item and, to name and link it, its
+    ``source`` (the columns of its kind's label), or None when it is deleted."""
     item_type: str
     item_id: uuid.UUID
+    source: Any
 
 
 def pins(studio: Studio) -> list[Pinned]:
-    """The studio's pins, newest first (plain rows: the page then loads the items)."""
-    return [Pinned(*row) for row in plain_reads.execute(*pins_read(studio))]
+    """The studio's pins, newest first, each with what names its item: one statement of
+    plain columns (the pins joined to each kind's table)."""
+    kinds = _pins()[1]
+    return [Pinned(row[0], row[1], items.label_in(row, 2, row[0], kinds))
+            for row in plain_reads.execute(*pins_read(studio))]
 
 
 def pins_read(studio: Studio) -> plain_reads.Read:
     """The read ``pins`` makes, as ``plain_reads.together`` takes it."""
-    return plain_reads.Read(_PINS, {"studio_id": studio.id})
+    return plain_reads.Read(_pins()[0], {"studio_id": studio.id})
 
 
-_PINS = (select(Pin.item_type, Pin.item_id).where(Pin.studio_id == bindparam("studio_id"))
-         .order_by(Pin.pinned_at.desc()).limit(PINS_SHOWN))
+# Built once the kinds are registered (feature packages register theirs on import).
+_PINS: dict[tuple[str, ...], tuple[Any, dict[str, tuple[Any, int]]]] = {}
+
+
+def _pins() -> tuple[Any, dict[str, tuple[Any, int]]]:
+    registered = tuple(items.KINDS)
+    built = _PINS.get(registered)
+    if built is None:
+        columns, kinds, joins = items.label_columns(Pin.item_type, Pin.item_id)
+        statement = select(Pin.item_type, Pin.item_id, *columns).select_from(Pin)
+        for table, joined_on in joins:
+            statement = statement.outerjoin(table, joined_on)
+        built = _PINS[registered] = (
+            statement.where(Pin.studio_id == bindparam("studio_id"))
+            .order_by(Pin.pinned_at.desc()).limit(PINS_SHOWN), kinds)
+    return built

@@ -77,11 +77,9 @@ def studio_home(ctx: Context) -> Page:
         # This cycle's notes are usually the newest ones just read: taken from them when so.
         this_cycle = cycles.items_in(ctx.studio, window, ctx.user, limit=HOME_CYCLE_ITEMS,
                                      newest_notes=(recent, HOME_RECENT_NOTES))
-        pins = studios.pins(ctx.studio)
-        found = items.get_many([(pin.item_type, pin.item_id) for pin in pins])
+        pinned = [(pin.item_type, pin.source) for pin in studios.pins(ctx.studio)
+                  if pin.source is not None]
         feed = activity.recent(ctx.studio)
-    pinned = [(pin.item_type, found[(pin.item_type, pin.item_id)]) for pin in pins
-              if (pin.item_type, pin.item_id) in found]
     return Page(ctx, ctx.studio.name, "studios/show",
                 {"pinned": pinned, "recent": recent,
                  "sections": STUDIO_SECTIONS, "heartbeat_needed": False, "cycle": window,

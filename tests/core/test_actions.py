@@ -101,6 +101,19 @@ def test_comments_and_pins(studio) -> None:  # type: ignore[no-untyped-def]
     assert "## Pinned\n\n* note: [pin me]" in home
     assert studio.act(f"{path}/settings", "unpin_note").status_code == 200
     assert "Nothing pinned." in studio.get("/studios/team").get_data(as_text=True)
+    # Pins name their items newest first, in both formats; a deleted item's pin shows nothing.
+    decision = studio.act("/studios/team/decide", "create_decision", question="Pinned too?")
+    assert decision.status_code == 201
+    for pinned, action in ((path, "pin_note"), (decision.json["location"], "pin_decision")):
+        assert studio.act(f"{pinned}/settings", action).status_code == 200
+    home = studio.get("/studios/team").get_data(as_text=True)
+    assert (f"## Pinned\n\n* decision: [Pinned too?]({decision.json['location']})\n"
+            f"* note: [pin me]({path})") in home
+    html = studio.get("/studios/team", accept="text/html").get_data(as_text=True)
+    assert f'<a href="{path}">pin me</a>' in html
+    assert studio.act(f"{path}/settings", "delete_note").status_code == 200
+    home = studio.get("/studios/team").get_data(as_text=True)
+    assert "pin me" not in home and "Pinned too?" in home
 
 
 def test_links_and_backlinks(studio) -> None:  # type: ignore[no-untyped-def]
