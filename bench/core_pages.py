@@ -321,6 +321,25 @@ def ways_alternated(pages: dict[str, Callable[[], Any]], owner: Any, attribute: 
     return wall
 
 
+def two_ways_table(app: Any, token: str, names: tuple[str, ...] | dict[str, str],
+                   paths: dict[str, str], owner: Any, attribute: str,
+                   ways: dict[str, Any], title: str, columns: list[str], note: str,
+                   count: int) -> None:
+    """Each page of ``names`` in both formats under the app's way (the first of ``ways``) and
+    the other, ``owner.attribute`` swapped, alternated in one process; other ÷ the app's."""
+    wall = ways_alternated({f"{name} ({fmt})": page_getter(app, token, paths[name], accept)
+                            for name in names for fmt, accept in FORMATS.items()},
+                           owner, attribute, ways, count)
+    mine, other = ways
+    rows = []
+    for name in names:
+        for fmt in FORMATS:
+            first, second = (wall[f"{name} ({fmt}) {label}"].p50 for label in (mine, other))
+            rows.append([f"{name} ({fmt})", f"{first:.2f}", f"{second:.2f}",
+                         f"{second / first:.2f}×"])
+    harness.print_table(title, ["page", *columns], rows, [note])
+
+
 # The pages whose independent reads go out together (plain_reads.together).
 TOGETHER = ("studio", "team", "decision", "commitment", "note")
 
@@ -337,29 +356,20 @@ def together_table(app: Any, token: str, paths: dict[str, str], count: int) -> N
     def one_by_one(*_reads: Any) -> Iterator[None]:
         yield  # nothing sent ahead: each read asks when it is made
 
-    wall = ways_alternated({f"{name} ({fmt})": page_getter(app, token, paths[name], accept)
-                            for name in TOGETHER for fmt, accept in FORMATS.items()},
-                           plain_reads, "together",
-                           {"together": plain_reads.together, "one by one": one_by_one}, count)
-    rows = []
-    for name in TOGETHER:
-        for fmt in FORMATS:
-            together, apart = (wall[f"{name} ({fmt}) {label}"].p50
-                               for label in ("together", "one by one"))
-            rows.append([f"{name} ({fmt})", f"{together:.2f}", f"{apart:.2f}",
-                         f"{apart / together:.2f}×"])
-    harness.print_table(
+    two_ways_table(
+        app, token, TOGETHER, paths, plain_reads, "together",
+        {"together": plain_reads.together, "one by one": one_by_one},
         "PostgreSQL pages, their independent reads sent together or one after another, "
         "alternated",
-        ["page", "together (the app) p50 ms", "one after another p50 ms",
-         "one after another ÷ together"], rows,
-        ["Together: reads a page makes that need no answer before them go to PostgreSQL in one "
-         "pipeline, one round trip for all (the app): on the item pages those after the item "
-         "(its comments, backlinks, pin, and the decision's options, tally, voters and the "
-         "caller's votes; the commitment's participants; the note's history, readers and "
-         "read state), on the studio home its pins and its feed, on the team page its members "
-         "and their last heartbeats. One after another: the same reads, each waiting for its "
-         "answer."])
+        ["together (the app) p50 ms", "one after another p50 ms",
+         "one after another ÷ together"],
+        "Together: reads a page makes that need no answer before them go to PostgreSQL in one "
+        "pipeline, one round trip for all (the app): on the item pages those after the item "
+        "(its comments, backlinks, pin, and the decision's options, tally, voters and the "
+        "caller's votes; the commitment's participants; the note's history, readers and "
+        "read state), on the studio home its pins and its feed, on the team page its members "
+        "and their last heartbeats. One after another: the same reads, each waiting for its "
+        "answer.", count)
 
 
 def ahead_table(app: Any, token: str, paths: dict[str, str], count: int) -> None:
@@ -371,27 +381,18 @@ def ahead_table(app: Any, token: str, paths: dict[str, str], count: int) -> None
     def not_ahead(*_reads: Any) -> None:
         return None  # nothing sent: each read asks when it is made
 
-    wall = ways_alternated({f"{name} ({fmt})": page_getter(app, token, paths[name], accept)
-                            for name in paths for fmt, accept in FORMATS.items()},
-                           plain_reads, "ahead",
-                           {"ahead": plain_reads.ahead, "one by one": not_ahead}, count)
-    rows = []
-    for name in paths:
-        for fmt in FORMATS:
-            ahead, apart = (wall[f"{name} ({fmt}) {label}"].p50
-                            for label in ("ahead", "one by one"))
-            rows.append([f"{name} ({fmt})", f"{ahead:.2f}", f"{apart:.2f}",
-                         f"{apart / ahead:.2f}×"])
-    harness.print_table(
+    two_ways_table(
+        app, token, paths, paths, plain_reads, "ahead",
+        {"ahead": plain_reads.ahead, "one by one": not_ahead},
         "PostgreSQL pages, their first reads sent with the person's or one after another, "
         "alternated",
-        ["page", "with the person's (the app) p50 ms", "one after another p50 ms",
-         "one after another ÷ with the person's"], rows,
-        ["With the person's: the reads that need only the URL and the person's id (the studio "
-         "with the caller's membership; the item of an item page; the backlinks board; the "
-         "HTML header's unread count) go to PostgreSQL in one pipeline with the person's own "
-         "read, as the request begins (app.web.auth.READS_WITH_PERSON; the app). One after "
-         "another: each read asks when it is made."])
+        ["with the person's (the app) p50 ms", "one after another p50 ms",
+         "one after another ÷ with the person's"],
+        "With the person's: the reads that need only the URL and the person's id (the studio "
+        "with the caller's membership; the item of an item page; the backlinks board; the "
+        "HTML header's unread count) go to PostgreSQL in one pipeline with the person's own "
+        "read, as the request begins (app.web.auth.READS_WITH_PERSON; the app). One after "
+        "another: each read asks when it is made.", count)
 
 
 def begin_table(app: Any, token: str, paths: dict[str, str], count: int) -> None:

@@ -10,7 +10,7 @@ import uuid
 from collections import namedtuple
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 from sqlalchemy import and_, bindparam, inspect, select
 from sqlalchemy.orm import aliased
@@ -199,6 +199,25 @@ def label_columns(type_column: Any, id_column: Any
             matches.append(table.deleted_at.is_(None))
         joins.append((table, and_(*matches)))
     return columns, kinds, joins
+
+
+class Labelled(NamedTuple):
+    """A select of a row's item type and id, ``more`` columns, then the item's label columns
+    (``label_columns``), with the joins that bring them: add its where and order."""
+    statement: Any
+    kinds: dict[str, tuple[Any, int]]
+    columns: list[Any]  # the label columns
+    at: int  # where they start in a row
+
+
+def labelled(type_column: Any, id_column: Any, *more: Any) -> Labelled:
+    """``select(type_column, id_column, *more, <the label columns>)`` from their table with the
+    label joins: a list of rows that point at items, each able to name and link its item."""
+    columns, kinds, joins = label_columns(type_column, id_column)
+    statement = select(type_column, id_column, *more, *columns).select_from(type_column.table)
+    for table, joined_on in joins:
+        statement = statement.outerjoin(table, joined_on)
+    return Labelled(statement, kinds, columns, 2 + len(more))
 
 
 def label_in(row: Any, at: int, item_type: str, kinds: dict[str, tuple[Any, int]]) -> Any:

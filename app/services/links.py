@@ -85,13 +85,11 @@ def _backlinks() -> tuple[Any, dict[str, tuple[Any, int]]]:
     registered = tuple(items.KINDS)
     built = _BACKLINKS.get(registered)
     if built is None:
-        columns, kinds, joins = items.label_columns(Link.from_type, Link.from_id)
-        statement = select(Link.from_type, Link.from_id, *columns).select_from(Link)
-        for table, joined_on in joins:
-            statement = statement.outerjoin(table, joined_on)
-        statement = statement.where(Link.to_type == bindparam("item_type"),
-                                    Link.to_id == bindparam("item_id")).order_by(Link.created_at)
-        built = _BACKLINKS[registered] = (statement, kinds)
+        found = items.labelled(Link.from_type, Link.from_id)
+        statement = found.statement.where(Link.to_type == bindparam("item_type"),
+                                          Link.to_id == bindparam("item_id")
+                                          ).order_by(Link.created_at)
+        built = _BACKLINKS[registered] = (statement, found.kinds)
     return built
 
 
@@ -123,18 +121,14 @@ def _leaderboard(limit: int) -> tuple[Any, dict[str, tuple[Any, int]]]:
     key = (limit, tuple(items.KINDS))
     found = _LEADERBOARD.get(key)
     if found is None:
-        columns, kinds, joins = items.label_columns(Link.to_type, Link.to_id)
         studio_id = (select(Studio.id).where(Studio.handle == bindparam("handle"))
                      .scalar_subquery())
-        statement = select(Link.to_type, Link.to_id, func.count(Link.id), *columns
-                           ).select_from(Link)
-        for table, joined_on in joins:
-            statement = statement.outerjoin(table, joined_on)
+        board = items.labelled(Link.to_type, Link.to_id, func.count(Link.id))
         found = _LEADERBOARD[key] = (
-            statement.where(Link.studio_id == studio_id)
-            .group_by(Link.to_type, Link.to_id, *columns)
+            board.statement.where(Link.studio_id == studio_id)
+            .group_by(Link.to_type, Link.to_id, *board.columns)
             .order_by(func.count(Link.id).desc(), Link.to_type, Link.to_id).limit(limit),
-            kinds)
+            board.kinds)
     return found
 
 

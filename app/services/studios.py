@@ -301,11 +301,8 @@ def _pins() -> tuple[Any, dict[str, tuple[Any, int]]]:
     registered = tuple(items.KINDS)
     built = _PINS.get(registered)
     if built is None:
-        columns, kinds, joins = items.label_columns(Pin.item_type, Pin.item_id)
-        statement = select(Pin.item_type, Pin.item_id, *columns).select_from(Pin)
-        for table, joined_on in joins:
-            statement = statement.outerjoin(table, joined_on)
+        found = items.labelled(Pin.item_type, Pin.item_id)
         built = _PINS[registered] = (
-            statement.where(Pin.studio_id == bindparam("studio_id"))
-            .order_by(Pin.pinned_at.desc()).limit(PINS_SHOWN), kinds)
+            found.statement.where(Pin.studio_id == bindparam("studio_id"))
+            .order_by(Pin.pinned_at.desc()).limit(PINS_SHOWN), found.kinds)
     return built
