@@ -46,7 +46,12 @@ class SignedCookieSessions(SecureCookieSessionInterface):
         # on every request), after reading the cookie's seven settings first.
         if not session and not session.modified:
             if session.accessed:
-                response.vary.add("Cookie")
+                # The header set straight when there is none yet: going through the response's
+                # HeaderSet (parsed, updated, written back) cost an agent's call 2% of its CPU.
+                if "Vary" in response.headers:
+                    response.vary.add("Cookie")
+                else:
+                    response.headers["Vary"] = "Cookie"
             return
         super().save_session(app, session, response)
 
