@@ -180,15 +180,34 @@ def title_of(item_type: str, item: Any) -> str:
     return KINDS[item_type].title(item)
 
 
-def label_columns(type_column: Any, id_column: Any
-                  ) -> tuple[list[Any], dict[str, tuple[Any, int]], list[tuple[Any, Any]]]:
-    """What names the item a row's ``type_column`` and ``id_column`` point at (a link's
-    target, a pin's item), for each registered kind: the label columns (its id first), kind ->
-    (its label's row type, its number of columns), and the outer joins that bring them (a
-    deleted item's are null). ``label_in`` reads a row's back."""
+class Labelled(NamedTuple):
+    """A select of rows that point at items (their type and id, ``more`` columns, then each
+    kind's label columns, with the outer joins that bring them): add its where and order.
+    ``label`` reads a row's item back."""
+    statement: Any
+    columns: list[Any]  # the label columns, each kind's id first
+    kinds: dict[str, tuple[Any, int]]  # kind -> (its label's row type, its number of columns)
+    at: int  # where the label columns start in a row
+
+    def label(self, row: Any) -> Any:
+        """The label of the item ``row`` points at (its type first), named by column; None
+        when it is deleted or of no registered kind."""
+        at = self.at
+        for kind, (label, width) in self.kinds.items():
+            if kind == row[0] and row[at] is not None:
+                return label._make(row[at:at + width])
+            at += width
+        return None
+
+
+def labelled(type_column: Any, id_column: Any, *more: Any) -> Labelled:
+    """``select(type_column, id_column, *more, <each kind's label columns>)`` from their
+    table, outer-joined to every registered kind's table (a deleted item's columns are null):
+    a list of rows that point at items (a link's source or target, a pin's item), each able to
+    name and link its item without loading it."""
     columns: list[Any] = []
     kinds: dict[str, tuple[Any, int]] = {}
-    joins = []
+    statement = select(type_column, id_column, *more).select_from(type_column.table)
     for kind in KINDS.values():
         table = aliased(kind.model)
         names = ("id", *kind.label)
@@ -197,34 +216,22 @@ def label_columns(type_column: Any, id_column: Any
         matches = [type_column == kind.type, table.id == id_column]
         if getattr(table, "deleted_at", None) is not None:
             matches.append(table.deleted_at.is_(None))
-        joins.append((table, and_(*matches)))
-    return columns, kinds, joins
+        statement = statement.outerjoin(table, and_(*matches))
+    return Labelled(statement.add_columns(*columns), columns, kinds, 2 + len(more))
 
 
-class Labelled(NamedTuple):
-    """A select of a row's item type and id, ``more`` columns, then the item's label columns
-    (``label_columns``), with the joins that bring them: add its where and order."""
-    statement: Any
-    kinds: dict[str, tuple[Any, int]]
-    columns: list[Any]  # the label columns
-    at: int  # where they start in a row
+def labelled_list(key: Any, finish: Callable[[Labelled], Any], type_column: Any,
+                  id_column: Any, *more: Any) -> tuple[Any, Labelled]:
+    """``labelled`` finished by ``finish`` (its where, order and limit added): the finished
+    statement and what reads its rows' labels back. Built once per ``key`` and set of
+    registered kinds (feature packages register theirs on import), since building it cost
+    more than running it; the lists read it on every view, bound per call."""
+    cache_key = (key, tuple(KINDS))
+    built = _LISTS.get(cache_key)
+    if built is None:
+        found = labelled(type_column, id_column, *more)
+        built = _LISTS[cache_key] = (finish(found), found)
+    return built
 
 
-def labelled(type_column: Any, id_column: Any, *more: Any) -> Labelled:
-    """``select(type_column, id_column, *more, <the label columns>)`` from their table with the
-    label joins: a list of rows that point at items, each able to name and link its item."""
-    columns, kinds, joins = label_columns(type_column, id_column)
-    statement = select(type_column, id_column, *more, *columns).select_from(type_column.table)
-    for table, joined_on in joins:
-        statement = statement.outerjoin(table, joined_on)
-    return Labelled(statement, kinds, columns, 2 + len(more))
-
-
-def label_in(row: Any, at: int, item_type: str, kinds: dict[str, tuple[Any, int]]) -> Any:
-    """The label of the ``item_type`` item in ``row``, whose label columns start at ``at``
-    (``label_columns``); None when it is deleted or of no registered kind."""
-    for kind, (label, width) in kinds.items():
-        if kind == item_type and row[at] is not None:
-            return label._make(row[at:at + width])
-        at += width
-    return None
+_LISTS: dict[tuple[Any, ...], tuple[Any, Labelled]] = {}

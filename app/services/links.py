@@ -67,8 +67,8 @@ class Backlink(NamedTuple):
 def backlinks(item_type: str, item_id: uuid.UUID) -> list[Backlink]:
     """Who links here, oldest link first, each with what names it: one statement (the links
     joined to each kind's table) of plain columns, whatever the number of kinds and links."""
-    kinds = _backlinks()[1]
-    return [Backlink(row[0], row[1], items.label_in(row, 2, row[0], kinds))
+    found = _backlinks()[1]
+    return [Backlink(row[0], row[1], found.label(row))
             for row in plain_reads.execute(*backlinks_read(item_type, item_id))]
 
 
@@ -76,21 +76,12 @@ def backlinks_read(item_type: str, item_id: uuid.UUID) -> plain_reads.Read:
     return plain_reads.Read(_backlinks()[0], {"item_type": item_type, "item_id": item_id})
 
 
-# Every item page reads it: built once the kinds are registered (feature packages register
-# theirs on import), bound per call. kind -> (its label's row type, its number of columns).
-_BACKLINKS: dict[tuple[str, ...], tuple[Any, dict[str, tuple[Any, int]]]] = {}
-
-
-def _backlinks() -> tuple[Any, dict[str, tuple[Any, int]]]:
-    registered = tuple(items.KINDS)
-    built = _BACKLINKS.get(registered)
-    if built is None:
-        found = items.labelled(Link.from_type, Link.from_id)
-        statement = found.statement.where(Link.to_type == bindparam("item_type"),
-                                          Link.to_id == bindparam("item_id")
-                                          ).order_by(Link.created_at)
-        built = _BACKLINKS[registered] = (statement, found.kinds)
-    return built
+def _backlinks() -> tuple[Any, items.Labelled]:
+    # Every item page reads it.
+    return items.labelled_list(
+        "backlinks", lambda found: found.statement.where(
+            Link.to_type == bindparam("item_type"), Link.to_id == bindparam("item_id"))
+        .order_by(Link.created_at), Link.from_type, Link.from_id)
 
 
 class Linked(NamedTuple):
@@ -105,8 +96,8 @@ class Linked(NamedTuple):
 def leaderboard(studio: Studio, limit: int = 50) -> list[Linked]:
     """Items of the studio ordered by how many items link to them, each with what names it:
     one statement of plain columns."""
-    kinds = _leaderboard(limit)[1]
-    return [Linked(row[0], row[1], row[2], items.label_in(row, 3, row[0], kinds))
+    board = _leaderboard(limit)[1]
+    return [Linked(row[0], row[1], row[2], board.label(row))
             for row in plain_reads.execute(*leaderboard_read(studio.handle, limit))]
 
 
@@ -116,20 +107,15 @@ def leaderboard_read(handle: str, limit: int = 50) -> plain_reads.Read:
     return plain_reads.Read(_leaderboard(limit)[0], {"handle": (handle or "").lower()})
 
 
-def _leaderboard(limit: int) -> tuple[Any, dict[str, tuple[Any, int]]]:
-    # Built once per limit and set of kinds: the backlinks page runs it on every view.
-    key = (limit, tuple(items.KINDS))
-    found = _LEADERBOARD.get(key)
-    if found is None:
-        studio_id = (select(Studio.id).where(Studio.handle == bindparam("handle"))
-                     .scalar_subquery())
-        board = items.labelled(Link.to_type, Link.to_id, func.count(Link.id))
-        found = _LEADERBOARD[key] = (
-            board.statement.where(Link.studio_id == studio_id)
-            .group_by(Link.to_type, Link.to_id, *board.columns)
-            .order_by(func.count(Link.id).desc(), Link.to_type, Link.to_id).limit(limit),
-            board.kinds)
-    return found
+def _leaderboard(limit: int) -> tuple[Any, items.Labelled]:
+    # The backlinks page reads it on every view.
+    return items.labelled_list(
+        ("leaderboard", limit), lambda found: found.statement.where(
+            Link.studio_id == select(Studio.id).where(Studio.handle == bindparam("handle"))
+            .scalar_subquery())
+        .group_by(Link.to_type, Link.to_id, *found.columns)
+        .order_by(_LINKS.desc(), Link.to_type, Link.to_id).limit(limit),
+        Link.to_type, Link.to_id, _LINKS)
 
 
-_LEADERBOARD: dict[tuple[Any, ...], tuple[Any, dict[str, tuple[Any, int]]]] = {}
+_LINKS = func.count(Link.id)  # how many items link to one

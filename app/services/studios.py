@@ -283,8 +283,8 @@ class Pinned(NamedTuple):
 def pins(studio: Studio) -> list[Pinned]:
     """The studio's pins, newest first, each with what names its item: one statement of
     plain columns (the pins joined to each kind's table)."""
-    kinds = _pins()[1]
-    return [Pinned(row[0], row[1], items.label_in(row, 2, row[0], kinds))
+    found = _pins()[1]
+    return [Pinned(row[0], row[1], found.label(row))
             for row in plain_reads.execute(*pins_read(studio))]
 
 
@@ -293,16 +293,7 @@ def pins_read(studio: Studio) -> plain_reads.Read:
     return plain_reads.Read(_pins()[0], {"studio_id": studio.id})
 
 
-# Built once the kinds are registered (feature packages register theirs on import).
-_PINS: dict[tuple[str, ...], tuple[Any, dict[str, tuple[Any, int]]]] = {}
-
-
-def _pins() -> tuple[Any, dict[str, tuple[Any, int]]]:
-    registered = tuple(items.KINDS)
-    built = _PINS.get(registered)
-    if built is None:
-        found = items.labelled(Pin.item_type, Pin.item_id)
-        built = _PINS[registered] = (
-            found.statement.where(Pin.studio_id == bindparam("studio_id"))
-            .order_by(Pin.pinned_at.desc()).limit(PINS_SHOWN), found.kinds)
-    return built
+def _pins() -> tuple[Any, items.Labelled]:
+    return items.labelled_list(
+        "pins", lambda found: found.statement.where(Pin.studio_id == bindparam("studio_id"))
+        .order_by(Pin.pinned_at.desc()).limit(PINS_SHOWN), Pin.item_type, Pin.item_id)

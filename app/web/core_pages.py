@@ -68,9 +68,9 @@ def studio_home(ctx: Context) -> Page:
                     {"heartbeat_needed": True, "cycle": window,
                      "present": heartbeats.present(ctx.studio)},
                     nav=studio_nav(ctx), inline_actions=("send_heartbeat",))
-    # The lists first, then the pins and the feed: the items these show are mostly among the
-    # lists', and items.get_many reads again only those the request has not loaded.
-    # The pins and the feed's rows need no answer before them: they go to the database
+    # The lists first, then the feed: the items it shows are mostly among the lists', and
+    # items.get_many reads again only those the request has not loaded. The pins (named by
+    # their labels) and the feed's rows need no answer before them: they go to the database
     # together, while the lists (entities) are read.
     with plain_reads.together(studios.pins_read(ctx.studio), activity.recent_read(ctx.studio)):
         recent = notes.recent(ctx.studio, limit=HOME_RECENT_NOTES)
