@@ -150,7 +150,7 @@ def execute(statement: Executable, params: dict[str, Any] | None = None) -> Rows
         # The answers predate changes this read must see.
         for answers in (waiting, early):
             if answers:
-                answers.clear()
+                drop(answers)
     if session.autoflush:  # off inside ``no_autoflush``, as for Session.execute
         session.flush()  # returns at once when nothing is pending
     params = params or {}
@@ -167,18 +167,51 @@ def execute(statement: Executable, params: dict[str, Any] | None = None) -> Rows
             if rows is not None:
                 return rows
         else:
-            early.clear()
+            drop(early)
     return _run(connection, statement, params)
 
 
-def _take(answers: list[tuple[Executable, dict[str, Any], Rows]], statement: Executable,
-          params: dict[str, Any]) -> Rows | None:
+class Answer:
+    """A read sent ahead, its answer waiting on the driver's cursor until a read takes it: as
+    rows (``rows``, by a read of the same statement with equal parameters) or, for an entity
+    query, the cursor itself (``take_cursor``: the ORM reads it as it would its own)."""
+
+    __slots__ = ("statement", "params", "prepared", "arguments", "cursor", "dialect")
+
+    def __init__(self, statement: Executable, params: dict[str, Any], prepared: PreparedRead,
+                 arguments: Any, cursor: Any, dialect: Any) -> None:
+        self.statement, self.params, self.prepared = statement, params, prepared
+        self.arguments, self.cursor, self.dialect = arguments, cursor, dialect
+
+    def rows(self) -> Rows:
+        with self.cursor:
+            return self.prepared.rows_from(self.cursor, self.dialect)
+
+
+def _take(answers: list[Answer], statement: Executable, params: dict[str, Any]) -> Rows | None:
     """The answer sent ahead for ``statement`` with ``params``, taken (once), or None."""
-    for at, (asked, asked_with, rows) in enumerate(answers):
-        if asked is statement and asked_with == params:
+    for at, answer in enumerate(answers):
+        if answer.statement is statement and answer.params == params:
             del answers[at]
-            return rows
+            return answer.rows()
     return None
+
+
+def take_cursor(answers: list[Answer], sql: str, arguments: Any) -> Any:
+    """The driver's cursor holding the answer sent ahead for ``sql`` with ``arguments`` (as
+    the driver takes them), taken (once), or None."""
+    for at, answer in enumerate(answers):
+        if answer.prepared.sql == sql and answer.arguments == arguments:
+            del answers[at]
+            return answer.cursor
+    return None
+
+
+def drop(answers: list[Answer]) -> None:
+    """Drop answers no read will take: their cursors closed."""
+    for answer in answers:
+        answer.cursor.close()
+    answers.clear()
 
 
 class Read(NamedTuple):
@@ -192,6 +225,9 @@ class Read(NamedTuple):
 _WAITING = "harmonic.reads_waiting"
 # session.info key: answers of reads sent ``ahead``, the same way.
 _AHEAD = "harmonic.reads_ahead"
+# Attribute of the driver's connection: while a ``together`` block runs, its answers, for the
+# ORM's reads to take (``app.models.orm_answers``).
+ON_DRIVER = "_harmonic_answers"
 
 
 @contextmanager
@@ -207,6 +243,12 @@ def together(*reads: Read | None) -> Iterator[None]:
     usual. Answers are dropped when the session has changes to write before a read (they could
     not have seen them) and when the block ends.
 
+    Entity queries go too: a read the ORM makes in the block (``db.session.scalars`` of the
+    same statement with equal parameters) is handed the driver's cursor that holds its answer
+    (``app.models.orm_answers``), and loads its entities from it as from its own; a statement
+    the block sends that is not a plain read (a flush's INSERT, a locking read) drops the
+    answers first.
+
     Where nothing would be saved, nothing is sent ahead: SQLite (it answers in-process), a
     statement not yet prepared or one only Core may run, an engine whose statements are
     listened to (the statement counters see each read when it is made), fewer than two
@@ -218,11 +260,17 @@ def together(*reads: Read | None) -> Iterator[None]:
     it (not through the session) is not seen by answers already in.
     """
     session = db.session()
-    session.info[_WAITING] = _send(session, [read for read in reads if read is not None])
+    sent, driver = _send(session, [read for read in reads if read is not None])
+    session.info[_WAITING] = sent
+    if driver is not None:
+        setattr(driver, ON_DRIVER, sent)
     try:
         yield
     finally:
         session.info.pop(_WAITING, None)
+        if driver is not None:
+            setattr(driver, ON_DRIVER, None)
+        drop(sent)
 
 
 def ahead(*reads: Read | None) -> None:
@@ -238,7 +286,7 @@ def ahead(*reads: Read | None) -> None:
     the reads are made as usual. What no read takes is dropped with the session at the end of
     the request. Nothing is sent where ``together`` sends nothing."""
     session = db.session()
-    sent = _send(session, [read for read in reads if read is not None])
+    sent, _driver = _send(session, [read for read in reads if read is not None])
     if sent:
         session.info[_AHEAD] = (session.info.get(_AHEAD) or []) + sent
 
@@ -258,9 +306,11 @@ def answers_waiting() -> int:
     return len(info.get(_WAITING) or ()) + len(info.get(_AHEAD) or ())
 
 
-def _send(session: Any, reads: list[Read]) -> list[tuple[Executable, dict[str, Any], Rows]]:
+def _send(session: Any, reads: list[Read]) -> tuple[list[Answer], Any]:
+    """The answers of ``reads`` sent in one pipeline, and the driver's connection they wait on
+    (None when nothing was sent)."""
     if len(reads) < 2 or not sends_ahead():
-        return []
+        return [], None
     if session.autoflush:
         session.flush()
     connection = session.connection()
@@ -268,23 +318,21 @@ def _send(session: Any, reads: list[Read]) -> list[tuple[Executable, dict[str, A
     ready = [(read, prepared) for read in reads
              if (prepared := prepared_read(read.statement, engine.dialect)) is not None]
     if len(ready) < 2:
-        return []
+        return [], None
     dbapi_connection = connection.connection.dbapi_connection
+    answers: list[Answer] = []
     try:
-        cursors = []
         with dbapi_connection.pipeline():
             for read, prepared in ready:
+                arguments = prepared.arguments(read.params)
                 cursor = dbapi_connection.cursor()
-                cursor.execute(prepared.sql, prepared.arguments(read.params))
-                cursors.append(cursor)
-        answers = []
-        for (read, prepared), cursor in zip(ready, cursors, strict=True):
-            with cursor:
-                answers.append((read.statement, dict(read.params),
-                                prepared.rows_from(cursor, engine.dialect)))
+                answers.append(Answer(read.statement, dict(read.params), prepared, arguments,
+                                      cursor, engine.dialect))
+                cursor.execute(prepared.sql, arguments)
     except Exception:  # noqa: BLE001 - the block's reads run as usual and show any error
-        return []
-    return answers
+        drop(answers)
+        return [], None
+    return answers, dbapi_connection
 
 
 def _run(connection: Any, statement: Executable, params: dict[str, Any]) -> Rows:

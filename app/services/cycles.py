@@ -16,7 +16,7 @@ from sqlalchemy import bindparam, func, select
 from sqlalchemy.orm import joinedload
 
 from app.extensions import db
-from app.models import Note, Studio, User
+from app.models import Note, Studio, User, plain_reads
 from app.models.base import utcnow
 from app.models.collab import Commitment, Decision
 from app.services.errors import Invalid, NotFound
@@ -178,15 +178,29 @@ def items_in(studio: Studio, window: Cycle, user: User | None, q: Query | None =
     limit it read them with; the window's notes are taken from them when they hold all of
     them (see ``_notes_among``), not read again."""
     q = q or Query()
-    now = now or utcnow()
-    params = {"studio_id": studio.id, "start": window.start, "end": window.end, "now": now,
-              "soon": now + CLOSING_SOON, "user_id": user.id if user is not None else None}
+    params = _items_params(studio, window, user, now or utcnow())
     found: dict[str, list[Any]] = {}
     for kind, model in KINDS:
         known = _notes_among(newest_notes, window, q, limit) if model is Note else None
         found[kind] = known if known is not None else list(db.session.scalars(
             _items_statement(kind, model, q, user is not None, limit), params))
     return found
+
+
+def items_reads(studio: Studio, window: Cycle, user: User | None, q: Query, now: datetime,
+                limit: int = ITEMS_SHOWN, notes: bool = True) -> list[plain_reads.Read]:
+    """The reads ``items_in`` makes with these arguments, as ``plain_reads.together`` takes
+    them; without the notes' when ``notes`` is false (a caller whose newest notes may hold
+    them all: ``newest_notes``)."""
+    params = _items_params(studio, window, user, now)
+    return [plain_reads.Read(_items_statement(kind, model, q, user is not None, limit), params)
+            for kind, model in KINDS if notes or model is not Note]
+
+
+def _items_params(studio: Studio, window: Cycle, user: User | None,
+                  now: datetime) -> dict[str, Any]:
+    return {"studio_id": studio.id, "start": window.start, "end": window.end, "now": now,
+            "soon": now + CLOSING_SOON, "user_id": user.id if user is not None else None}
 
 
 def _notes_among(newest: tuple[list[Note], int] | None, window: Cycle, q: Query,

@@ -12,6 +12,7 @@ from app.actions import Context
 from app.actions.collab import known_options, known_participation
 from app.actions.registry import ACTIONS
 from app.models import User, plain_reads
+from app.models.base import utcnow
 from app.services import commitments, cycles, decisions, heartbeats, studios
 from app.services.errors import Forbidden
 from app.web import chrome, core_pages, loaders
@@ -199,7 +200,10 @@ def _sort_links(ctx: Context, query: cycles.Query) -> list[tuple[str, str, bool]
 def cycle_show(ctx: Context) -> Page:
     window: cycles.Cycle = ctx.extra["cycle"]
     query = cycles.parse_query(request.args)
-    found = cycles.items_in(ctx.studio, window, ctx.user, query)
+    now = utcnow()
+    # The three kinds' lists go to the database together.
+    with plain_reads.together(*cycles.items_reads(ctx.studio, window, ctx.user, query, now)):
+        found = cycles.items_in(ctx.studio, window, ctx.user, query, now=now)
     return Page(ctx, f"{window.label} in {ctx.studio.name}", "cycles/show", {
         "cycle": window, "query": query, "found": found,
         "filter_links": _filter_links(ctx, query), "sort_links": _sort_links(ctx, query),

@@ -12,6 +12,7 @@ from app.actions import Context
 from app.actions.core import known_read_state
 from app.actions.edit_delete import known_comments
 from app.models import plain_reads
+from app.models.base import utcnow
 from app.services import (
     activity,
     cycles,
@@ -69,13 +70,19 @@ def studio_home(ctx: Context) -> Page:
                      "present": heartbeats.present(ctx.studio)},
                     nav=studio_nav(ctx), inline_actions=("send_heartbeat",))
     # The lists first, then the feed: the items it shows are mostly among the lists', and
-    # items.get_many reads again only those the request has not loaded. The pins (named by
-    # their labels) and the feed's rows need no answer before them: they go to the database
-    # together, while the lists (entities) are read.
-    with plain_reads.together(studios.pins_read(ctx.studio), activity.recent_read(ctx.studio)):
+    # items.get_many reads again only those the request has not loaded. The lists, the pins
+    # (named by their labels) and the feed's rows need no answer before them: they go to the
+    # database together.
+    now = utcnow()
+    with plain_reads.together(
+            notes.recent_read(ctx.studio, HOME_RECENT_NOTES),
+            *cycles.items_reads(ctx.studio, window, ctx.user, cycles.Query(), now,
+                                HOME_CYCLE_ITEMS, notes=False),
+            studios.pins_read(ctx.studio), activity.recent_read(ctx.studio)):
         recent = notes.recent(ctx.studio, limit=HOME_RECENT_NOTES)
         # This cycle's notes are usually the newest ones just read: taken from them when so.
-        this_cycle = cycles.items_in(ctx.studio, window, ctx.user, limit=HOME_CYCLE_ITEMS,
+        this_cycle = cycles.items_in(ctx.studio, window, ctx.user, now=now,
+                                     limit=HOME_CYCLE_ITEMS,
                                      newest_notes=(recent, HOME_RECENT_NOTES))
         pinned = [(pin.item_type, pin.source) for pin in studios.pins(ctx.studio)
                   if pin.source is not None]

@@ -128,6 +128,85 @@ def test_a_failed_pipeline_leaves_the_reads_to_be_made_as_usual(app: Flask) -> N
         db.session.remove()
 
 
+PLAYBOOKS = select(Playbook).where(Playbook.owner == bindparam("owner")).order_by(
+    Playbook.entries)
+
+
+def _entries(owner: str) -> list[int]:
+    """The owner's playbooks' entries, loaded as entities by the ORM."""
+    return [found.entries for found in db.session.scalars(PLAYBOOKS, {"owner": owner})]
+
+
+def _orm_seed() -> int:
+    _owned, count = _seed()
+    with plain_reads.together(*BOTH, Read(PLAYBOOKS, {"owner": "amy"})):  # seen: prepared
+        pass
+    db.session.remove()
+    return count
+
+
+def test_entity_queries_in_the_block_take_the_answers_sent_together(app: Flask) -> None:
+    with app.app_context():
+        count = _orm_seed()
+        with plain_reads.together(Read(PLAYBOOKS, {"owner": "amy"}), *BOTH):
+            assert plain_reads.answers_waiting() == _sent_ahead(3)
+            assert _entries("bob") == [3]  # other parameters: asked for
+            assert plain_reads.answers_waiting() == _sent_ahead(3)
+            with Session(db.engine) as other:  # committed after the answer was sent
+                other.add(playbook_row("amy", 8))
+                other.commit()
+            found = list(db.session.scalars(PLAYBOOKS, {"owner": "amy"}))
+            # On PostgreSQL the answer sent with the block's start; SQLite reads now.
+            postgres = db.engine.dialect.name == "postgresql"
+            assert [playbook.entries for playbook in found] == [1, 2] if postgres else [1, 2, 8]
+            assert plain_reads.answers_waiting() == _sent_ahead(2)
+            # Entities of the session, as the ORM's own read makes them: the next read of
+            # the same rows (asked for: taken once) hands back the same objects, and a
+            # change to one is written.
+            assert all(playbook in db.session for playbook in found)
+            assert list(db.session.scalars(PLAYBOOKS, {"owner": "amy"}))[:2] == found[:2]
+            assert plain_reads.scalar(COUNT, {"teaching": False}) == (
+                count if postgres else count + 1)
+            assert plain_reads.answers_waiting() == _sent_ahead(1)
+        found[0].entries = 7
+        db.session.commit()
+        db.session.remove()
+        assert _entries("amy") == [2, 7, 8]
+        db.session.remove()
+
+
+def test_a_write_in_the_block_drops_the_entity_answers(app: Flask) -> None:
+    with app.app_context():
+        _orm_seed()
+        with plain_reads.together(Read(PLAYBOOKS, {"owner": "amy"}), *BOTH):
+            db.session.add(playbook_row("amy", 5))  # flushed by the read, which must see it
+            assert _entries("amy") == [1, 2, 5]
+            assert plain_reads.answers_waiting() == 0
+        db.session.rollback()
+        db.session.remove()
+        with plain_reads.together(Read(PLAYBOOKS, {"owner": "amy"}), *BOTH):
+            # Written through Core: the session holds no change, but the answers predate it.
+            db.session.execute(update(Playbook).where(Playbook.entries == 1)
+                               .values(entries=4))
+            assert plain_reads.answers_waiting() == 0
+            assert _entries("amy") == [2, 4]
+        db.session.rollback()
+        db.session.remove()
+
+
+def test_entity_answers_not_taken_end_with_the_block(app: Flask) -> None:
+    with app.app_context():
+        _orm_seed()
+        with plain_reads.together(Read(PLAYBOOKS, {"owner": "amy"}), *BOTH):
+            assert plain_reads.answers_waiting() == _sent_ahead(3)
+        assert plain_reads.answers_waiting() == 0
+        with Session(db.engine) as other:
+            other.add(playbook_row("amy", 6))
+            other.commit()
+        assert _entries("amy") == [1, 2, 6]
+        db.session.remove()
+
+
 def test_reads_sent_ahead_are_taken_while_the_request_only_reads(app: Flask) -> None:
     with app.app_context():
         owned, count = _seed()
@@ -284,3 +363,40 @@ def test_item_pages_show_the_same_at_every_view(studio: Any, make_agent: Any) ->
     assert later == [first, first]
     assert "Your read confirmation: confirmed. Pinned." in first
     assert f"Bob on {note}" in first and "Alice" in first
+
+
+def test_the_studio_home_takes_its_lists_from_answers_sent_together(
+        studio: Any, make_agent: Any, app: Flask, monkeypatch: pytest.MonkeyPatch) -> None:
+    from app.models import orm_answers
+
+    bob = join_studio(make_agent, "bob")
+    assert bob.act("/studios/team/note", "create_note", title="Bob's plan",
+                   text="Park").status_code == 201
+    assert studio.act("/studios/team/decide", "create_decision", question="Where to meet?",
+                      options=["Park"]).status_code == 201
+    taken: list[str] = []
+    take = orm_answers.take_cursor
+
+    def spy(answers: Any, sql: str, arguments: Any) -> Any:
+        cursor = take(answers, sql, arguments)
+        if cursor is not None:
+            taken.append(sql.split(".", 1)[0].removeprefix("SELECT "))
+        return cursor
+
+    monkeypatch.setattr(orm_answers, "take_cursor", spy)
+    for _view in range(3):
+        taken.clear()
+        for accept in ("text/markdown", "text/html"):
+            page = studio.get("/studios/team", accept=accept).get_data(as_text=True)
+            assert "Bob's plan" in page.replace("&#39;", "'") and "Where to meet?" in page
+            assert "by Bob" in page
+        with app.app_context():
+            postgres = db.engine.dialect.name == "postgresql"
+        # The recent notes and this cycle's decisions and commitments, as entities (each
+        # statement is prepared at its second run: the first view's second page sends them).
+        assert (sorted(set(taken)) == ["commitments", "decisions", "notes"]
+                if postgres else taken == [])
+    # Each view reads what is there then.
+    assert bob.act("/studios/team/note", "create_note", title="Later",
+                   text="Pier").status_code == 201
+    assert "Later" in studio.get("/studios/team").get_data(as_text=True)
