@@ -345,13 +345,32 @@ def _version_refusal() -> Response | None:
 
 # -- POST ------------------------------------------------------------------------------------
 
+def _body() -> bytes:
+    """The request's body, read once. With its length declared (and no transfer coding), it
+    is read straight from the server's input: Werkzeug's ``get_data`` wraps the input in a
+    limited stream and reads it in chunks, a twentieth of a trivial call's time. Otherwise
+    ``get_data`` reads it, up to the size limit; a body sent in chunks that goes past the
+    limit is refused as too large (``get_data`` alone would hand back its first part)."""
+    req, app = _here()
+    environ = req.environ
+    length = environ.get("CONTENT_LENGTH")
+    limit = app.config.get("MAX_CONTENT_LENGTH")
+    if (length and length.isdigit() and "HTTP_TRANSFER_ENCODING" not in environ
+            and (not limit or int(length) <= limit)):
+        return environ["wsgi.input"].read(int(length))
+    raw = req.get_data(cache=False)
+    if limit and len(raw) >= limit and environ["wsgi.input"].read(1):
+        raise RequestEntityTooLarge()
+    return raw
+
+
 @bp.post("/mcp")
 def post() -> Response:
     refusal, identity = _gate()
     if refusal is not None:
         return refusal
     try:
-        raw = request.get_data(cache=False)
+        raw = _body()
     except RequestEntityTooLarge:
         return _too_large()
     try:

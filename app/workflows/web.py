@@ -308,6 +308,8 @@ def init_app(app: Flask) -> None:
 
     @app.before_request
     def _start_worker_thread() -> None:
-        # Lazily, on the first request of each process, and only when configured.
-        worker.ensure_thread(app)
+        # Lazily, on the first request of each process, and only when configured; once it
+        # runs, nothing more to ask (a setting read before every request).
+        if not worker.running_here(app):
+            worker.ensure_thread(app)
 

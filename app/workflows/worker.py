@@ -116,6 +116,12 @@ def thread_wanted(app: Flask) -> bool:
             and app.config["SQLALCHEMY_DATABASE_URI"].startswith("sqlite"))
 
 
+def running_here(app: Flask) -> bool:
+    """Whether this process has started its worker thread for ``app``."""
+    existing = _threads.get(id(app))
+    return existing is not None and existing[0] == os.getpid()
+
+
 def ensure_thread(app: Flask, force: bool = False) -> Worker | None:
     """Start this process's worker thread for ``app`` once (a forked child starts its own)."""
     if not force and not thread_wanted(app):

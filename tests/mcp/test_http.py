@@ -10,7 +10,7 @@ import pytest
 from flask import Flask
 
 from tests.helpers import parse_md
-from tests.mcp.conftest import INIT, Http, messages_of
+from tests.mcp.conftest import INIT, Http, gunicorn, messages_of
 
 
 class _Response:
@@ -220,6 +220,30 @@ def test_oversized_body_is_413(app: Flask, mcp: Http) -> None:
     big = b'{"jsonrpc":"2.0","id":1,"method":"ping","params":{"x":"' + b"a" * (
         app.config["MAX_CONTENT_LENGTH"] + 10) + b'"}}'
     assert mcp.post(None, raw=big).status_code == 413
+
+
+def test_a_body_is_read_whole_with_its_length_or_in_chunks(app: Flask, make_agent) -> None:  # type: ignore[no-untyped-def]
+    # Through gunicorn, as served: a declared length is read straight from the server's input;
+    # without one (chunked), the body ends with the last chunk, and the size limit holds.
+    alice = make_agent("alice")
+    with gunicorn(app) as base:
+        http = Http(base, alice.token)
+        http.initialize()
+        headers = dict(http.headers, **{"Mcp-Session-Id": http.session_id or "",
+                                        "MCP-Protocol-Version": "2025-11-25"})
+        body = json.dumps({"jsonrpc": "2.0", "id": 7, "method": "tools/call",
+                           "params": {"name": "navigate", "arguments": {"path": "/studios"}}})
+        half = len(body) // 2
+        for content in (body.encode(), iter([body[:half].encode(), body[half:].encode()])):
+            answer = http.client.post(http.url, headers=headers, content=content)
+            assert answer.status_code == 200, answer.text
+            assert answer.json()["id"] == 7 and "Studios" in json.dumps(answer.json())
+        assert answer.request.headers.get("Transfer-Encoding") == "chunked"
+        chunk = b"a" * 65536
+        big = [b'{"jsonrpc":"2.0","id":8,"method":"ping","params":{"x":"'] + [chunk] * (
+            app.config["MAX_CONTENT_LENGTH"] // len(chunk) + 2) + [b'"}}']
+        # (Sent with its length, it is refused before it is read: test_oversized_body_is_413.)
+        assert http.client.post(http.url, headers=headers, content=iter(big)).status_code == 413
 
 
 def test_invalid_arguments_are_tool_errors(mcp: Http) -> None:
