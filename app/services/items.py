@@ -12,7 +12,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, NamedTuple
 
-from sqlalchemy import and_, bindparam, inspect, select
+from sqlalchemy import and_, bindparam, exists, inspect, or_, select
 from sqlalchemy.orm import aliased
 from sqlalchemy.orm.util import identity_key
 
@@ -58,6 +58,18 @@ def _live(model: Any) -> Any:
     """The filter that leaves out soft-deleted rows (None for kinds that are never deleted)."""
     column = getattr(model, "deleted_at", None)
     return column.is_(None) if column is not None else None
+
+
+def names_a_live_item(type_column: Any, id_column: Any) -> Any:
+    """SQL: the (type, id) pair in these columns names an item of a registered kind that is
+    there (not deleted), what ``get_many`` would find."""
+    found = []
+    for kind in KINDS.values():
+        target = aliased(kind.model)  # the columns may be its own table's (a note's comments)
+        live = _live(target)
+        found.append(and_(type_column == kind.type, exists().where(
+            target.id == id_column, *([live] if live is not None else []))))
+    return or_(*found)
 
 
 def find(studio: Studio, item_type: str, ident: str, user: Any = None) -> Any:

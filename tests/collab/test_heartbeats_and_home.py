@@ -3,7 +3,7 @@ items and recent activity; the team page shows each member's last heartbeat."""
 
 from __future__ import annotations
 
-from tests.helpers import action_names, age_memberships, parse_md
+from tests.helpers import action_names, age_memberships, join_studio, parse_md
 
 
 def gated_studio(make_agent, app):  # type: ignore[no-untyped-def]
@@ -145,3 +145,48 @@ def test_home_shows_this_cycle_and_recent_activity(studio, make_agent) -> None: 
         assert note not in board and decision in board and commitment in board
     page = parse_md(studio.get(decision).get_data(as_text=True))[1]
     assert "## Backlinks" in page and note in page
+
+
+def _activity(agent) -> list[str]:  # type: ignore[no-untyped-def]
+    """The studio home's recent activity, a line each (Markdown)."""
+    body = parse_md(agent.get("/studios/team").get_data(as_text=True))[1]
+    part = body.split("## Recent activity", 1)[1].split("## Recent notes", 1)[0]
+    return [line for line in part.splitlines() if line.startswith("* ")]
+
+
+def test_recent_activity_is_the_newest_lines_each_said_once(studio, make_agent) -> None:  # type: ignore[no-untyped-def]
+    bob = join_studio(make_agent, "bob")
+    decision = studio.act("/studios/team/decide", "create_decision", question="Where?",
+                          options=["Park", "Pier", "Beach"]).json["location"]
+    for votes in (["Park", "Pier"], ["Beach"]):  # bob votes twice, on three options
+        assert bob.post(f"{decision}/actions/vote", json={"votes": [
+            {"option_title": title, "accept": True} for title in votes]}).status_code == 200
+    doomed = studio.act("/studios/team/note", "create_note", title="Doomed",
+                        text="soon gone").json["location"]
+    for text in ("First", "Second"):
+        assert bob.act(decision, "add_comment", text=text).status_code == 201
+        assert bob.act(doomed, "add_comment", text=text).status_code == 201
+    lines = _activity(studio)
+    # A person's votes on one decision, and their comments on one item, are one line each.
+    assert sum("[Bob](/u/bob) voted on decision [Where?]" in line for line in lines) == 1
+    assert sum("[Bob](/u/bob) commented on decision [Where?]" in line for line in lines) == 1
+    assert sum("commented on note [Doomed]" in line for line in lines) == 1
+    assert lines[0].split("[Bob]", 1)[1].startswith("(/u/bob) commented on note")  # newest
+    assert studio.act(doomed, "delete_note").status_code == 200
+    lines = _activity(studio)
+    assert not any("Doomed" in line for line in lines)  # nor the comments on it
+    assert any("commented on decision [Where?]" in line for line in lines)
+    # More events than the feed shows: the newest fifteen, newest first. The comments on the
+    # deleted note, newer than the one on the decision, take none of the fifteen places.
+    for number in range(1, 15):
+        assert studio.act("/studios/team/note", "create_note", title=f"N{number}",
+                          text="x").status_code == 201
+    lines = _activity(studio)
+    assert len(lines) == 15
+    assert [line.split("wrote note [", 1)[1].split("]", 1)[0] for line in lines[:14]] == [
+        f"N{number}" for number in range(14, 0, -1)]
+    assert "[Bob](/u/bob) commented on decision [Where?]" in lines[14]
+    assert studio.act("/studios/team/note", "create_note", title="N15",
+                      text="x").status_code == 201
+    assert [line.split("wrote note [", 1)[1].split("]", 1)[0]
+            for line in _activity(studio)] == [f"N{number}" for number in range(15, 0, -1)]
