@@ -341,7 +341,7 @@ def two_ways_table(app: Any, token: str, names: tuple[str, ...] | dict[str, str]
 
 
 # The pages whose independent reads go out together (plain_reads.together).
-TOGETHER = ("studio", "team", "decision", "commitment", "note")
+TOGETHER = ("studio", "cycle", "team", "decision", "commitment", "note")
 
 
 def together_table(app: Any, token: str, paths: dict[str, str], count: int) -> None:
@@ -367,9 +367,10 @@ def together_table(app: Any, token: str, paths: dict[str, str], count: int) -> N
         "pipeline, one round trip for all (the app): on the item pages those after the item "
         "(its comments, backlinks, pin, and the decision's options, tally, voters and the "
         "caller's votes; the commitment's participants; the note's history, readers and "
-        "read state), on the studio home its pins and its feed, on the team page its members "
-        "and their last heartbeats. One after another: the same reads, each waiting for its "
-        "answer.", count)
+        "read state), on the studio home its recent notes, this cycle's decisions and "
+        "commitments (entities: app.models.orm_answers), its pins and its feed, on the cycle "
+        "page its three lists, on the team page its members and their last heartbeats. One "
+        "after another: the same reads, each waiting for its answer.", count)
 
 
 def ahead_table(app: Any, token: str, paths: dict[str, str], count: int) -> None:
