@@ -10,16 +10,19 @@ fresh cursor is closed and the answer's cursor put in its place (the execution c
 ``cursor``, which SQLAlchemy reads the result from after the execute); nothing is sent. The
 ORM then loads, identity map and eager loads included, exactly as from its own answer.
 
-Answers wait only inside the block, on the connection they were sent on. A statement on that
-connection that is not a plain read (a flush's INSERT, a locking read, anything that begins the
-transaction: ``app.models.begin_at_write.plain_read``) drops them first: they could not have
-seen what it writes. psycopg only; SQLite sends nothing ahead.
+Answers wait only inside the block, on the connection they were sent on, and only while the
+request holds it: a connection given back to the pool (a commit in the block releases it)
+drops them, so no other request's read takes them. A statement on that connection that is not
+a plain read (a flush's INSERT, a locking read, anything that begins the transaction:
+``app.models.begin_at_write.plain_read``) drops them first: they could not have seen what it
+writes. psycopg only; SQLite sends nothing ahead.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
+from sqlalchemy import event
 from sqlalchemy.engine import Engine
 
 from app.models.begin_at_write import plain_read
@@ -63,6 +66,12 @@ def hand_answers_to_orm(engine: Engine) -> None:
         if waiting:
             drop(waiting)
         executemany(cursor, statement, parameters, context)
+
+    @event.listens_for(engine, "checkin")
+    def given_back(dbapi_connection: Any, _record: Any) -> None:
+        waiting = getattr(dbapi_connection, ON_DRIVER, None)
+        if waiting:
+            drop(waiting)
 
     dialect.do_execute = do_execute  # type: ignore[method-assign]
     dialect.do_execute_no_params = do_execute_no_params  # type: ignore[method-assign]

@@ -207,6 +207,19 @@ def test_entity_answers_not_taken_end_with_the_block(app: Flask) -> None:
         db.session.remove()
 
 
+def test_a_connection_given_back_drops_the_entity_answers(app: Flask) -> None:
+    with app.app_context():
+        _orm_seed()
+        with plain_reads.together(Read(PLAYBOOKS, {"owner": "amy"}), *BOTH):
+            db.session.commit()  # the connection goes back to the pool, for any request
+            assert plain_reads.answers_waiting() == 0
+            with Session(db.engine) as other:
+                other.add(playbook_row("amy", 6))
+                other.commit()
+            assert _entries("amy") == [1, 2, 6]
+        db.session.remove()
+
+
 def test_reads_sent_ahead_are_taken_while_the_request_only_reads(app: Flask) -> None:
     with app.app_context():
         owned, count = _seed()
