@@ -26,8 +26,8 @@ from contextlib import contextmanager
 from typing import Any, NamedTuple
 
 from flask import current_app
-from sqlalchemy import Executable, bindparam, inspect, select
-from sqlalchemy.orm import make_transient_to_detached
+from sqlalchemy import Executable, bindparam, event, inspect, select
+from sqlalchemy.orm import Session, make_transient_to_detached
 from sqlalchemy.orm.util import identity_key
 
 from app.extensions import db, session_exists
@@ -282,13 +282,23 @@ def ahead(*reads: Read | None) -> None:
     request's first reads take one round trip instead of one each. Each answer is taken as in
     a ``together`` block, and only while the request has written nothing: once its
     transaction has begun (``app.models.begin_at_write``; a connection in another isolation
-    level never reads without one) or its session holds changes, the answers are dropped and
-    the reads are made as usual. What no read takes is dropped with the session at the end of
+    level never reads without one), its session holds changes, or one of its transactions
+    ends (a commit or a rollback), the answers are dropped and the reads are made as usual. What no read takes is dropped with the session at the end of
     the request. Nothing is sent where ``together`` sends nothing."""
     session = db.session()
     sent, _driver = _send(session, [read for read in reads if read is not None])
     if sent:
         session.info[_AHEAD] = (session.info.get(_AHEAD) or []) + sent
+
+
+@event.listens_for(Session, "after_commit")
+@event.listens_for(Session, "after_rollback")
+def _transaction_ended(session: Session) -> None:
+    # Answers sent ahead predate whatever the transaction wrote; after its end the request's
+    # next transaction may look as if it had written nothing (begin_at_write.reading_only).
+    answers = session.info.pop(_AHEAD, None)
+    if answers:
+        drop(answers)
 
 
 def sends_ahead() -> bool:

@@ -252,6 +252,18 @@ def test_a_write_drops_the_reads_sent_ahead(app: Flask) -> None:
         db.session.remove()
 
 
+def test_a_commit_drops_the_reads_sent_ahead(app: Flask) -> None:
+    with app.app_context():
+        owned, count = _seed()
+        plain_reads.ahead(*BOTH)
+        db.session.add(playbook_row("amy", 5))
+        db.session.commit()  # written with no read in between: the answers predate it
+        assert plain_reads.answers_waiting() == 0
+        assert plain_reads.scalar(COUNT, {"teaching": False}) == count + 1
+        assert [r.entries for r in plain_reads.execute(OWNED, {"owner": "amy"})] == [1, 2, 5]
+        db.session.remove()
+
+
 def test_reads_sent_ahead_end_with_the_session(app: Flask) -> None:
     with app.app_context():
         _owned, count = _seed()
