@@ -194,16 +194,21 @@ def test_a_write_in_the_block_drops_the_entity_answers(app: Flask) -> None:
         db.session.remove()
 
 
+def _sees_a_row_added_since() -> None:
+    """Another session adds amy's sixth playbook; this one's next entity read shows it."""
+    with Session(db.engine) as other:
+        other.add(playbook_row("amy", 6))
+        other.commit()
+    assert _entries("amy") == [1, 2, 6]
+
+
 def test_entity_answers_not_taken_end_with_the_block(app: Flask) -> None:
     with app.app_context():
         _orm_seed()
         with plain_reads.together(Read(PLAYBOOKS, {"owner": "amy"}), *BOTH):
             assert plain_reads.answers_waiting() == _sent_ahead(3)
         assert plain_reads.answers_waiting() == 0
-        with Session(db.engine) as other:
-            other.add(playbook_row("amy", 6))
-            other.commit()
-        assert _entries("amy") == [1, 2, 6]
+        _sees_a_row_added_since()
         db.session.remove()
 
 
@@ -213,10 +218,7 @@ def test_a_connection_given_back_drops_the_entity_answers(app: Flask) -> None:
         with plain_reads.together(Read(PLAYBOOKS, {"owner": "amy"}), *BOTH):
             db.session.commit()  # the connection goes back to the pool, for any request
             assert plain_reads.answers_waiting() == 0
-            with Session(db.engine) as other:
-                other.add(playbook_row("amy", 6))
-                other.commit()
-            assert _entries("amy") == [1, 2, 6]
+            _sees_a_row_added_since()
         db.session.remove()
 
 
