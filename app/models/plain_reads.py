@@ -283,8 +283,9 @@ def ahead(*reads: Read | None) -> None:
     a ``together`` block, and only while the request has written nothing: once its
     transaction has begun (``app.models.begin_at_write``; a connection in another isolation
     level never reads without one), its session holds changes, or one of its transactions
-    ends (a commit or a rollback), the answers are dropped and the reads are made as usual. What no read takes is dropped with the session at the end of
-    the request. Nothing is sent where ``together`` sends nothing."""
+    ends (a commit or a rollback), the answers are dropped and the reads are made as usual.
+    What no read takes is dropped with the session at the end of the request. Nothing is sent
+    where ``together`` sends nothing."""
     session = db.session()
     sent, _driver = _send(session, [read for read in reads if read is not None])
     if sent:
