@@ -128,9 +128,8 @@ def ensure_thread(app: Flask, force: bool = False) -> Worker | None:
         return None
     key = id(app)
     with _thread_lock:
-        existing = _threads.get(key)
-        if existing and existing[0] == os.getpid():
-            return existing[1]
+        if running_here(app):
+            return _threads[key][1]
         worker = Worker(app)
         thread = threading.Thread(target=worker.run_forever, daemon=True,
                                   name="workflows-worker")
