@@ -149,15 +149,14 @@ def show_decision(ctx: ToolContext, args: dict[str, Any]) -> ToolResult:
         raise ToolError(f"{path} led to {page.path}, which is not a decision's page")
     decision = items.find(studios.get_studio(found.group(1)), "decision", found.group(2))
     user = db.session.get(User, ctx.identity.user_id) if ctx.identity is not None else None
-    counts = {row.option.id: row for row in decisions.results(decision)}
     mine = decisions.my_votes(decision, user)
     options = []
-    for option in decisions.options(decision):
-        row, vote = counts.get(option.id), mine.get(option.id)
-        options.append({"title": option.title,
-                        "accepted": row.accepted if row else 0,
-                        "preferred": row.preferred if row else 0,
-                        "votes": row.votes if row else 0,
+    for row in decisions.in_order_added(decisions.results(decision)):
+        vote = mine.get(row.option.id)
+        options.append({"title": row.option.title,
+                        "accepted": row.accepted,
+                        "preferred": row.preferred,
+                        "votes": row.votes,
                         "mine": {"accept": bool(vote and vote.accepted),
                                  "prefer": bool(vote and vote.preferred)}})
     structured = {"path": page.path, "question": decision.question,

@@ -12,6 +12,7 @@ import secrets
 import uuid
 from dataclasses import dataclass
 from datetime import timedelta
+from operator import attrgetter
 from typing import Any, NamedTuple
 
 from sqlalchemy import bindparam, case, func, select
@@ -238,11 +239,12 @@ class ResultRow:
     accepted: int
     preferred: int
     votes: int
+    place: int  # the option's place among the live options, oldest first (``in_order_added``)
 
 
 def results(decision: Decision) -> list[ResultRow]:
     """Options by accepted desc, then preferred desc, then their fixed random tiebreak."""
-    return [ResultRow(OptionRow(i, t), int(a), int(p), int(n)) for i, t, a, p, n in
+    return [ResultRow(OptionRow(i, t), int(a), int(p), int(n), int(k)) for i, t, a, p, n, k in
             plain_reads.execute(*results_read(decision))]
 
 
@@ -250,13 +252,10 @@ def results_read(decision: Decision) -> plain_reads.Read:
     return plain_reads.Read(_RESULTS, {"decision_id": decision.id})
 
 
-def options(decision: Decision) -> list[OptionRow]:
-    """The live options, oldest first."""
-    return [OptionRow(*row) for row in plain_reads.execute(*options_read(decision))]
-
-
-def options_read(decision: Decision) -> plain_reads.Read:
-    return plain_reads.Read(_OPTIONS, {"decision_id": decision.id})
+def in_order_added(results: list[ResultRow]) -> list[ResultRow]:
+    """A tally's rows in the order their options were added (the order pages list options
+    in): the tally holds every live option, so a page that shows both reads them once."""
+    return sorted(results, key=attrgetter("place"))
 
 
 def has_options(decision: Decision) -> bool:
@@ -303,8 +302,11 @@ def _tally() -> Any:
              .group_by(Vote.option_id).subquery())
     accepted = func.coalesce(votes.c.accepted, 0)
     preferred = func.coalesce(votes.c.preferred, 0)
+    # Each option's place in the order it was added (created, then title), counted by the
+    # database so that it is the database's order of titles on both.
+    place = func.row_number().over(order_by=(Option.created_at, Option.title))
     return (select(Option.id, Option.title, accepted, preferred,
-                   func.coalesce(votes.c.votes, 0))
+                   func.coalesce(votes.c.votes, 0), place)
             .outerjoin(votes, votes.c.option_id == Option.id)
             .where(Option.decision_id == bindparam("decision_id"), Option.deleted_at.is_(None))
             .order_by(accepted.desc(), preferred.desc(), Option.random_id.desc()))
@@ -320,9 +322,6 @@ def _voters() -> Any:
 
 _RESULTS = _tally()
 _VOTERS = _voters()
-_OPTIONS = (select(Option.id, Option.title).where(Option.decision_id == bindparam("decision_id"),
-                                 Option.deleted_at.is_(None))
-            .order_by(Option.created_at, Option.title))
 _HAS_OPTIONS = (select(Option.id).where(Option.decision_id == bindparam("decision_id"),
                                         Option.deleted_at.is_(None)).limit(1))
 _MY_VOTES = select(Vote.option_id, Vote.accepted, Vote.preferred).where(

@@ -68,12 +68,13 @@ def decision_new(ctx: Context) -> Page:
       loaders.item_page("decision", "decision", "decision_id"))
 def decision_show(ctx: Context) -> Page:
     decision = ctx.item
-    with plain_reads.together(decisions.options_read(decision),
+    with plain_reads.together(decisions.results_read(decision),
                               decisions.my_votes_read(decision, ctx.user),
-                              decisions.results_read(decision), decisions.voters_read(decision),
+                              decisions.voters_read(decision),
                               studios.pinned_read(ctx.studio, "decision", decision.id),
                               *core_pages.discussion_reads(ctx)):
-        options = decisions.options(decision)
+        results = decisions.results(decision)
+        options = [row.option for row in decisions.in_order_added(results)]
         known_options(ctx, options)  # the vote and option actions need no has_options query
         shown = {
             "decision": decision,
@@ -82,7 +83,7 @@ def decision_show(ctx: Context) -> Page:
             "options": options,
             "vote_example": vote_example(ctx.path, options),
             "mine": decisions.my_votes(decision, ctx.user),
-            "results": decisions.results(decision),
+            "results": results,
             "voters": decisions.voters(decision),
             "can_add_options": decisions.can_add_options(decision, ctx.user),
             "pinned": studios.is_pinned(ctx.studio, "decision", decision.id),

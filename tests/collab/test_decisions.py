@@ -121,6 +121,8 @@ def test_vote_is_an_upsert_and_results_are_ranked(studio, make_agent) -> None:  
     body = parse_md(bob.get(path).get_data(as_text=True))[1]
     assert "* [x] ✅ [x] ⭐ A" in body and "* [ ] ✅ [ ] ⭐ B" in body
     assert "## Voters (3)" in body
+    # The options stay in the order they were added, whatever the ranking (B leads it).
+    assert re.findall(r"^\* \[.\] ✅ \[.\] ⭐ (\S+)$", body, re.M) == ["A", "B", "C"]
 
 
 def test_batch_votes_and_the_either_or_rule(studio) -> None:  # type: ignore[no-untyped-def]
