@@ -126,20 +126,43 @@ def owners_of(run: Callable[[], object], times: int) -> dict[str, float]:
     """Seconds of profiled own time per call of ``run`` (cProfile, ``times`` calls), by whose
     code they were spent in. The profiler slows every function call alike: compare shares, or
     two profiles of the same kind, not a profile with an unprofiled time."""
+    return owners_alternated({"": run}, times)[""]
+
+
+def owners_alternated(runs: dict[str, Callable[[], object]], times: int,
+                      ) -> dict[str, dict[str, float]]:
+    """``owners_of`` for several runs compared with one another: one profile each, their calls
+    alternated (a slow spell of the machine falls on all alike), with the cyclic garbage
+    collector paused while they run (a collection is charged to whichever call it interrupts,
+    one side's more than the other's by chance) and run between rounds instead."""
     import cProfile
+    import gc
     import pstats
 
-    profile = cProfile.Profile()
-    profile.enable()
-    for _ in range(times):
-        run()
-    profile.disable()
-    split: dict[str, float] = {}
-    stats: Any = pstats.Stats(profile).stats  # (file, line, function) -> (.., tottime, ..)
-    for (filename, _line, function), (_cc, _nc, tottime, _ct, _callers) in stats.items():
-        key = owner(filename, function)
-        split[key] = split.get(key, 0.0) + tottime / times
-    return split
+    profiles = {name: cProfile.Profile() for name in runs}
+    collecting = gc.isenabled()
+    try:
+        for done in range(times):
+            if done % 20 == 0:
+                gc.enable()
+                gc.collect()
+            gc.disable()
+            for name, run in runs.items():
+                profile = profiles[name]
+                profile.enable()
+                run()
+                profile.disable()
+    finally:
+        if collecting:
+            gc.enable()
+    found: dict[str, dict[str, float]] = {}
+    for name, profile in profiles.items():
+        split = found[name] = {}
+        stats: Any = pstats.Stats(profile).stats  # (file, line, function) -> (.., tottime, ..)
+        for (filename, _line, function), (_cc, _nc, tottime, _ct, _callers) in stats.items():
+            key = owner(filename, function)
+            split[key] = split.get(key, 0.0) + tottime / times
+    return found
 
 
 def owner_names() -> list[str]:
