@@ -5,16 +5,16 @@ from the newest ``limit`` of its kind, and of those the newest ``limit`` overall
 names every (person, what they did, item) once, as the page shows it: a person's votes on one
 decision are one line, at the latest, and so are their comments on one item (only while that
 item is there). So the database hands back only the lines shown (the candidates of every
-branch, four times as many rows, cost the studio home more to read than the query itself),
-and only those then load their people and items (one query for the people, one per kind of
-item).
-Loading every candidate as ORM objects with its person joined, as this did long before, was
-most of the studio home's time.
+branch, four times as many rows, cost the studio home more to read than the query itself).
+The same statement joins each line's person (handle and name) and its item's label (what
+names and links it: ``items.labelled``), so the feed loads no entity and asks nothing more:
+before, its people and items were taken from those the page had loaded, and any other was one
+more statement, on PostgreSQL one more round trip, whenever the feed named an item outside the
+home's lists (a comment on an older note).
 """
 
 from __future__ import annotations
 
-import uuid
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
@@ -31,52 +31,57 @@ from sqlalchemy import (
     union_all,
 )
 
-from app.extensions import db
 from app.models import Note, Studio, User, plain_reads
 from app.models.collab import Commitment, CommitmentParticipant, Decision, Option, Vote
-from app.services import items
+from app.services import items, people
 
 
 @dataclass(frozen=True)
 class Event:
     when: datetime
-    user: User
+    user: people.Person
     verb: str  # "wrote", "voted on", ...
     item_type: str
-    item: Any
+    item: Any  # the item's label: what names and links it (items.labelled)
 
 
 # Branches in the order they are listed before sorting by time (ties keep this order).
-NOTE, ASKED, OPTION, VOTE, PROPOSED, JOINED = range(6)
-_KIND = {ASKED: "decision", OPTION: "decision", VOTE: "decision", PROPOSED: "commitment",
-         JOINED: "commitment"}
-_VERB = {ASKED: "asked", VOTE: "voted on", PROPOSED: "proposed", JOINED: "joined"}
+NOTE, COMMENT, ASKED, OPTION, VOTE, PROPOSED, JOINED = range(7)
+_VERB = {NOTE: "wrote", COMMENT: "commented on", ASKED: "asked", VOTE: "voted on",
+         PROPOSED: "proposed", JOINED: "joined"}
 
 
-def _branch(rank: int, when: Any, user_id: Any, item_id: Any, *, comment_type: Any = None,
-            comment_id: Any = None, detail: Any = None) -> Any:
+def _branch(rank: int, when: Any, user_id: Any, kind: Any, item_id: Any,
+            detail: Any = None) -> Any:
+    """One branch's columns: ``kind`` is the item's type, a column (a comment's target) or
+    the name of one kind."""
     return select(literal_column(str(rank), Integer).label("rank"), when.label("at"),
-                  user_id.label("user_id"), item_id.label("item_id"),
-                  (comment_type if comment_type is not None else cast(null(), String))
-                  .label("ctype"),
-                  (comment_id if comment_id is not None else item_id).label("cid"),
+                  user_id.label("user_id"),
+                  (cast(literal_column(f"'{kind}'"), String) if isinstance(kind, str) else kind)
+                  .label("kind"),
+                  item_id.label("item_id"),
                   (detail if detail is not None else cast(null(), String)).label("detail"))
 
 
-_CANDIDATES: dict[int, Any] = {}  # by limit: the statement, built once (see _candidates)
-# The people of the events shown that the page has not loaded yet (see items.in_session).
-_PEOPLE = select(User).where(User.id.in_(bindparam("ids", expanding=True)))
+# By (limit, registered kinds): the statement and what reads its labels back, built once
+# (building it, six subqueries and a join per kind, cost more than running it).
+_FEEDS: dict[tuple[Any, ...], tuple[Any, items.Labelled]] = {}
 
 
 RECENT = 15  # events the studio page shows
 
 
-def _candidates(limit: int) -> Any:
-    """The UNION ALL of the six branches for ``:studio_id``: built once per limit, since
-    building it (six subqueries) cost more than running it."""
-    found = _CANDIDATES.get(limit)
+def _feed(limit: int) -> tuple[Any, items.Labelled]:
+    key = (limit, tuple(items.KINDS))
+    found = _FEEDS.get(key)
     if found is None:
-        found = _CANDIDATES[limit] = _build_candidates(bindparam("studio_id"), limit)
+        top = _build_candidates(bindparam("studio_id"), limit).subquery()
+        labels = items.labelled(top.c.kind, top.c.item_id, top.c.rank, top.c.at,
+                                top.c.user_id, User.handle, User.name, top.c.detail)
+        # The newest first again: the joins keep no order of the subquery's.
+        statement = (labels.statement.join(User, User.id == top.c.user_id)
+                     .order_by(top.c.at.desc(), top.c.rank))
+        found = _FEEDS[key] = (statement, labels)
     return found
 
 
@@ -96,25 +101,26 @@ def _build_candidates(studio_id: Any, limit: int) -> Any:
              .join(Decision, Vote.decision_id == Decision.id).where(*live_decision)
              .order_by(Vote.updated_at.desc()).limit(limit).subquery())
     branches = [
-        _branch(NOTE, Note.created_at, Note.created_by_id, Note.id)
+        _branch(NOTE, Note.created_at, Note.created_by_id, "note", Note.id)
         .where(*live_note, Note.commentable_type.is_(None)).order_by(Note.created_at.desc()),
-        _branch(NOTE, func.max(comments.c.created_at), comments.c.created_by_id,
-                comments.c.commentable_id, comment_type=comments.c.commentable_type,
-                comment_id=comments.c.commentable_id)
+        _branch(COMMENT, func.max(comments.c.created_at), comments.c.created_by_id,
+                comments.c.commentable_type, comments.c.commentable_id)
         .group_by(comments.c.created_by_id, comments.c.commentable_type,
                   comments.c.commentable_id),
-        _branch(ASKED, Decision.created_at, Decision.created_by_id, Decision.id)
+        _branch(ASKED, Decision.created_at, Decision.created_by_id, "decision", Decision.id)
         .where(*live_decision).order_by(Decision.created_at.desc()),
-        _branch(OPTION, Option.created_at, Option.created_by_id, Option.decision_id,
-                detail=Option.title)
+        _branch(OPTION, Option.created_at, Option.created_by_id, "decision",
+                Option.decision_id, Option.title)
         .join(Decision, Option.decision_id == Decision.id)
         .where(*live_decision, Option.deleted_at.is_(None)).order_by(Option.created_at.desc()),
-        _branch(VOTE, func.max(votes.c.updated_at), votes.c.user_id, votes.c.decision_id)
+        _branch(VOTE, func.max(votes.c.updated_at), votes.c.user_id, "decision",
+                votes.c.decision_id)
         .group_by(votes.c.user_id, votes.c.decision_id),
-        _branch(PROPOSED, Commitment.created_at, Commitment.created_by_id, Commitment.id)
+        _branch(PROPOSED, Commitment.created_at, Commitment.created_by_id, "commitment",
+                Commitment.id)
         .where(*live_commitment).order_by(Commitment.created_at.desc()),
         _branch(JOINED, CommitmentParticipant.committed_at, CommitmentParticipant.user_id,
-                CommitmentParticipant.commitment_id)
+                "commitment", CommitmentParticipant.commitment_id)
         .join(Commitment, CommitmentParticipant.commitment_id == Commitment.id)
         .where(*live_commitment).order_by(CommitmentParticipant.committed_at.desc()),
     ]
@@ -125,27 +131,18 @@ def _build_candidates(studio_id: Any, limit: int) -> Any:
 
 
 def recent_read(studio: Studio, limit: int = RECENT) -> plain_reads.Read:
-    """The first read ``recent`` makes, as ``plain_reads.together`` takes it."""
-    return plain_reads.Read(_candidates(limit), {"studio_id": studio.id})
+    """The read ``recent`` makes, as ``plain_reads.together`` takes it."""
+    return plain_reads.Read(_feed(limit)[0], {"studio_id": studio.id})
 
 
 def recent(studio: Studio, limit: int = RECENT) -> list[Event]:
-    # Plain tuples (rank, at, user_id, item_id, ctype, cid, detail), newest first, unpacked
-    # once each: reading a Row's fields by name cost more than the rest of this loop.
-    shown: list[tuple[datetime, uuid.UUID, str, str, uuid.UUID]] = []
-    for rank, at, user_id, item_id, ctype, cid, detail in plain_reads.execute(
-            *recent_read(studio, limit)).tuples():
-        if rank == NOTE:
-            shown.append((at, user_id, "wrote", "note", item_id) if ctype is None
-                         else (at, user_id, "commented on", ctype, cid))
-        elif rank == OPTION:
-            shown.append((at, user_id, f"added the option “{detail}” to", "decision", item_id))
-        else:
-            shown.append((at, user_id, _VERB[rank], _KIND[rank], item_id))
-    found = items.get_many([(c[3], c[4]) for c in shown])
-    held, missing = items.in_session(User, {c[1] for c in shown})
-    people = {u.id: u for u in held}
-    if missing:
-        people.update((u.id, u) for u in db.session.scalars(_PEOPLE, {"ids": missing}))
-    return [Event(c[0], people[c[1]], c[2], c[3], found[(c[3], c[4])]) for c in shown
-            if c[1] in people and (c[3], c[4]) in found]
+    labels = _feed(limit)[1]
+    events = []
+    for row in plain_reads.execute(*recent_read(studio, limit)):
+        item = labels.label(row)
+        if item is None:  # of a kind no longer registered
+            continue
+        kind, _item_id, rank, at, user_id, handle, name, detail = row[:8]
+        verb = f"added the option “{detail}” to" if rank == OPTION else _VERB[rank]
+        events.append(Event(at, people.Person(user_id, handle, name), verb, kind, item))
+    return events

@@ -12,9 +12,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, NamedTuple
 
-from sqlalchemy import and_, bindparam, exists, inspect, or_, select
+from sqlalchemy import and_, bindparam, exists, or_, select
 from sqlalchemy.orm import aliased
-from sqlalchemy.orm.util import identity_key
 
 from app.extensions import db
 from app.models import Studio, plain_reads
@@ -62,7 +61,7 @@ def _live(model: Any) -> Any:
 
 def names_a_live_item(type_column: Any, id_column: Any) -> Any:
     """SQL: the (type, id) pair in these columns names an item of a registered kind that is
-    there (not deleted), what ``get_many`` would find."""
+    there (not deleted), one ``get`` would find."""
     found = []
     for kind in KINDS.values():
         target = aliased(kind.model)  # the columns may be its own table's (a note's comments)
@@ -123,69 +122,6 @@ def get(item_type: str, item_id: uuid.UUID) -> Any | None:
     kind = KINDS.get(item_type)
     item = db.session.get(kind.model, item_id) if kind else None
     return None if getattr(item, "deleted_at", None) is not None else item
-
-
-def get_many(keys: list[tuple[str, uuid.UUID]]) -> dict[tuple[str, uuid.UUID], Any]:
-    """The items behind (type, id) pairs, one query per kind whatever their number."""
-    wanted: dict[str, set[uuid.UUID]] = {}
-    for item_type, item_id in keys:
-        if item_type in KINDS:
-            wanted.setdefault(item_type, set()).add(item_id)
-    found: dict[tuple[str, uuid.UUID], Any] = {}
-    for item_type, ids in wanted.items():
-        model = KINDS[item_type].model
-        loaded, missing = in_session(model, ids)
-        for item in loaded:
-            if getattr(item, "deleted_at", None) is None:
-                found[(item_type, item.id)] = item
-        if missing:
-            for item in db.session.scalars(_by_ids(model), {"ids": missing}):
-                found[(item_type, item.id)] = item
-    return found
-
-
-def in_session(model: Any, ids: set[uuid.UUID]) -> tuple[list[Any], list[uuid.UUID]]:
-    """The rows of ``model`` this session already holds, loaded and not expired, and the ids
-    it does not. A page reads the same items several times (the studio home: pins, this
-    cycle, recent notes, then the feed's items and people); a new SELECT would hand back these
-    very objects, unchanged (the ORM keeps what it loaded), so it is skipped."""
-    held = db.session.identity_map
-    shape = _SHAPES.get(model)
-    if shape is None:
-        # The identity map's key is (class, (id,), token): the class and token of any id.
-        cls, _pk, token = identity_key(model, uuid.UUID(int=0))
-        shape = _SHAPES[model] = (cls, token,
-                                  frozenset(a.key for a in inspect(model).column_attrs))
-    cls, token, columns = shape
-    loaded, missing = [], []
-    for item_id in ids:
-        obj = held.get((cls, (item_id,), token))
-        # Every column loaded: an expired or deferred column is absent from the instance's
-        # __dict__ (what ``inspect(obj).unloaded`` reports, without building that set).
-        if obj is not None and columns.issubset(obj.__dict__):
-            loaded.append(obj)
-        else:
-            missing.append(item_id)
-    return loaded, missing
-
-
-_SHAPES: dict[Any, tuple[Any, Any, frozenset[str]]] = {}
-
-
-# A studio page calls get_many up to seven times (pins, the feed, backlinks): each kind's
-# statement is built once, its ids bound as an expanding parameter.
-_BY_IDS: dict[Any, Any] = {}
-
-
-def _by_ids(model: Any) -> Any:
-    found = _BY_IDS.get(model)
-    if found is None:
-        found = select(model).where(model.id.in_(bindparam("ids", expanding=True)))
-        live = _live(model)
-        if live is not None:
-            found = found.where(live)
-        _BY_IDS[model] = found
-    return found
 
 
 def title_of(item_type: str, item: Any) -> str:

@@ -69,10 +69,9 @@ def studio_home(ctx: Context) -> Page:
                     {"heartbeat_needed": True, "cycle": window,
                      "present": heartbeats.present(ctx.studio)},
                     nav=studio_nav(ctx), inline_actions=("send_heartbeat",))
-    # The lists first, then the feed: the items it shows are mostly among the lists', and
-    # items.get_many reads again only those the request has not loaded. The lists, the pins
-    # (named by their labels) and the feed's rows need no answer before them: they go to the
-    # database together.
+    # The lists, the pins and the feed (both named by their items' labels, their people
+    # joined) need no answer before them: they go to the database together, and the page asks
+    # nothing after them.
     now = utcnow()
     with plain_reads.together(
             notes.recent_read(ctx.studio, HOME_RECENT_NOTES),

@@ -190,3 +190,28 @@ def test_recent_activity_is_the_newest_lines_each_said_once(studio, make_agent) 
                       text="x").status_code == 201
     assert [line.split("wrote note [", 1)[1].split("]", 1)[0]
             for line in _activity(studio)] == [f"N{number}" for number in range(15, 0, -1)]
+
+
+def test_the_feed_costs_nothing_more_for_items_and_people_off_the_home(  # type: ignore[no-untyped-def]
+        app, studio, make_agent) -> None:
+    """The feed's lines name their people and items from its own statement: one naming a note
+    older than the home's twenty newest, by someone on none of its lists, runs no more
+    statements than before it was there."""
+    from bench.sqlcount import page_statements
+
+    oldest = studio.act("/studios/team/note", "create_note", title="Oldest",
+                        text="x").json["location"]
+    for number in range(25):
+        assert studio.act("/studios/team/note", "create_note", title=f"N{number}",
+                          text="x").status_code == 201
+    carol = join_studio(make_agent, "carol")
+    accepts = ("text/markdown", "text/html")
+    before = {accept: page_statements(app, studio.token, "/studios/team", accept)
+              for accept in accepts}
+    assert carol.act(oldest, "add_comment", text="Late thought").status_code == 201
+    assert _activity(studio)[0].endswith(
+        f"[Carol](/u/carol) commented on note [Oldest]({oldest})")
+    html = studio.get("/studios/team", accept="text/html").get_data(as_text=True)
+    assert f'commented on note <a href="{oldest}">Oldest</a>' in html
+    assert {accept: page_statements(app, studio.token, "/studios/team", accept)
+            for accept in accepts} == before
