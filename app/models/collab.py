@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import uuid
 from datetime import datetime, timedelta
+from typing import TYPE_CHECKING
 
 from sqlalchemy import (
     Boolean,
@@ -38,8 +39,14 @@ MANUAL_CLOSE = timedelta(days=365 * 100)
 MANUAL_CLOSE_THRESHOLD = timedelta(days=365 * 50)
 
 
-class DeadlineMixin:
-    deadline: Mapped[datetime] = mapped_column(UTCDateTime, nullable=False)
+class ClosesByDeadline:
+    """When an item with a deadline is closed: for its entity and for the plain rows a list
+    shows of it (``app.services.listed``) alike. Reads ``deadline`` and ``created_at``."""
+
+    __slots__ = ()
+    if TYPE_CHECKING:  # not at run time: the ORM would read them as columns of the models
+        deadline: datetime
+        created_at: datetime
 
     def is_closed(self, now: datetime | None = None) -> bool:
         return self.deadline <= (now or utcnow())
@@ -51,7 +58,11 @@ class DeadlineMixin:
     @property
     def manual_close(self) -> bool:
         """True when the item has no real deadline (it closes when its creator closes it)."""
-        return self.deadline - self.created_at > MANUAL_CLOSE_THRESHOLD  # type: ignore[attr-defined]
+        return self.deadline - self.created_at > MANUAL_CLOSE_THRESHOLD
+
+
+class DeadlineMixin(ClosesByDeadline):
+    deadline: Mapped[datetime] = mapped_column(UTCDateTime, nullable=False)
 
 
 class Decision(IdMixin, TimestampMixin, DeadlineMixin, SoftDeleteMixin, Model):

@@ -19,6 +19,7 @@ from app.extensions import db
 from app.models import Note, Studio, User, plain_reads
 from app.models.base import utcnow
 from app.models.collab import Commitment, Decision
+from app.services import listed
 from app.services.errors import Invalid, NotFound
 
 UNITS = ("day", "week", "month", "year")
@@ -170,19 +171,21 @@ ITEMS_SHOWN = 100  # per kind on a cycle page; the studio's lists page through t
 
 def items_in(studio: Studio, window: Cycle, user: User | None, q: Query | None = None,
              now: datetime | None = None, limit: int = ITEMS_SHOWN,
-             newest_notes: tuple[list[Note], int] | None = None) -> dict[str, list[Any]]:
+             newest_notes: tuple[list[Any], int] | None = None) -> dict[str, list[Any]]:
     """The studio's notes, decisions and commitments in ``window``, filtered and sorted: at
     most ``limit`` of each kind (a page never loads an unbounded number of rows).
 
-    ``newest_notes``: the studio's newest notes the caller has read (``notes.recent``) and the
-    limit it read them with; the window's notes are taken from them when they hold all of
-    them (see ``_notes_among``), not read again."""
+    ``newest_notes``: the studio's newest notes the caller has read (``notes.recent``'s rows)
+    and the limit it read them with; the window's notes are taken from them when they hold
+    all of them (see ``_notes_among``), not read again.
+
+    Each list holds rows as lists show them (``listed``), not entities."""
     q = q or Query()
     params = _items_params(studio, window, user, now or utcnow())
     found: dict[str, list[Any]] = {}
     for kind, model in KINDS:
         known = _notes_among(newest_notes, window, q, limit) if model is Note else None
-        found[kind] = known if known is not None else list(db.session.scalars(
+        found[kind] = known if known is not None else listed.rows(model, plain_reads.execute(
             _items_statement(kind, model, q, user is not None, limit), params))
     return found
 
@@ -203,8 +206,8 @@ def _items_params(studio: Studio, window: Cycle, user: User | None,
             "soon": now + CLOSING_SOON, "user_id": user.id if user is not None else None}
 
 
-def _notes_among(newest: tuple[list[Note], int] | None, window: Cycle, q: Query,
-                 limit: int) -> list[Note] | None:
+def _notes_among(newest: tuple[list[Any], int] | None, window: Cycle, q: Query,
+                 limit: int) -> list[Any] | None:
     """The window's newest ``limit`` notes (no filter, newest first: the default query) from
     the studio's newest notes, or None when those may not hold them all. Fewer than their
     limit: they are all the studio's notes. Otherwise they are its newest, so when ``limit``
@@ -235,7 +238,7 @@ def _items_statement(kind: str, model: Any, q: Query, has_user: bool, limit: int
 
 def _build_items_statement(model: Any, q: Query, has_user: bool, limit: int) -> Any:
     deadline = deadline_column(model)
-    query = (select(model).options(joinedload(model.created_by))
+    query = (listed.select_listed(model)
              .where(model.studio_id == bindparam("studio_id"), model.deleted_at.is_(None),
                     model.created_at < bindparam("end"), deadline > bindparam("start")))
     if model is Note:

@@ -12,7 +12,7 @@ from sqlalchemy.orm import joinedload
 
 from app.extensions import db
 from app.models import Note, NoteEvent, Studio, User, plain_reads
-from app.services import items, links, people, permissions, revisions
+from app.services import items, links, listed, people, permissions, revisions
 from app.services.errors import Invalid, NotFound
 from app.services.timeparse import parse_datetime
 
@@ -256,8 +256,9 @@ def add_comment(studio: Studio, user: User, item_type: str, item_id: uuid.UUID, 
                        commentable=(item_type, item_id))
 
 
-def recent(studio: Studio, limit: int = 20) -> list[Note]:
-    return list(db.session.scalars(*recent_read(studio, limit)))
+def recent(studio: Studio, limit: int = 20) -> list[listed.ListedNote]:
+    """The studio's newest notes (not comments), newest first, as lists show them."""
+    return listed.rows(Note, plain_reads.execute(*recent_read(studio, limit)))
 
 
 def recent_read(studio: Studio, limit: int = 20) -> plain_reads.Read:
@@ -265,7 +266,7 @@ def recent_read(studio: Studio, limit: int = 20) -> plain_reads.Read:
     found = _RECENT.get(limit)
     if found is None:  # built once per limit: the studio home runs it on every view
         found = _RECENT[limit] = (
-            select(Note).options(joinedload(Note.created_by))
+            listed.select_listed(Note)
             .where(Note.studio_id == bindparam("studio_id"), Note.commentable_type.is_(None),
                    Note.deleted_at.is_(None))
             .order_by(Note.created_at.desc()).limit(limit))
