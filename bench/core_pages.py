@@ -371,11 +371,11 @@ def together_table(app: Any, token: str, paths: dict[str, str], count: int) -> N
          "one after another ÷ together"],
         "Together: reads a page makes that need no answer before them go to PostgreSQL in one "
         "pipeline, one round trip for all (the app): on the item pages those after the item "
-        "(its comments, backlinks, pin, and the decision's options, tally, voters and the "
-        "caller's votes; the commitment's participants; the note's history, readers and "
-        "read state), on the studio home its recent notes, this cycle's decisions and "
-        "commitments (entities: app.models.orm_answers), its pins and its feed, on the cycle "
-        "page its three lists, on the team page its members and their last heartbeats. One "
+        "(its comments, backlinks, pin, and the decision's tally, voters and the caller's "
+        "votes; the commitment's participants; the note's history, readers and read state), "
+        "on the studio home its recent notes, this cycle's decisions and commitments, its "
+        "pins and its feed, on the cycle page its three lists, on the team page its members "
+        "and their last heartbeats. One "
         "after another: the same reads, each waiting for its answer.", count)
 
 
