@@ -54,7 +54,7 @@ _VERB = {NOTE: "wrote", COMMENT: "commented on", ASKED: "asked", VOTE: "voted on
 def _branch(rank: int, when: Any, user_id: Any, kind: Any, item_id: Any,
             detail: Any = None) -> Any:
     """One branch's columns: ``kind`` is the item's type, a column (a comment's target) or
-    the name of one kind."""
+    the name of one kind (a constant of this module, never input: written into the SQL)."""
     return select(literal_column(str(rank), Integer).label("rank"), when.label("at"),
                   user_id.label("user_id"),
                   (cast(literal_column(f"'{kind}'"), String) if isinstance(kind, str) else kind)
@@ -140,7 +140,7 @@ def recent(studio: Studio, limit: int = RECENT) -> list[Event]:
     events = []
     for row in plain_reads.execute(*recent_read(studio, limit)):
         item = labels.label(row)
-        if item is None:  # of a kind no longer registered
+        if item is None:  # of a kind not registered here (its feature not loaded)
             continue
         kind, _item_id, rank, at, user_id, handle, name, detail = row[:8]
         verb = f"added the option “{detail}” to" if rank == OPTION else _VERB[rank]
