@@ -375,8 +375,8 @@ def together_table(app: Any, token: str, paths: dict[str, str], count: int) -> N
         "votes; the commitment's participants; the note's history, readers and read state), "
         "on the studio home its recent notes, this cycle's decisions and commitments, its "
         "pins and its feed, on the cycle page its three lists, on the team page its members "
-        "and their last heartbeats. One "
-        "after another: the same reads, each waiting for its answer.", count)
+        "and their last heartbeats. One after another: the same reads, each waiting for its "
+        "answer.", count)
 
 
 def ahead_table(app: Any, token: str, paths: dict[str, str], count: int) -> None:

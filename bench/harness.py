@@ -131,10 +131,30 @@ def owners_of(run: Callable[[], object], times: int) -> dict[str, float]:
 
 def owners_alternated(runs: dict[str, Callable[[], object]], times: int,
                       ) -> dict[str, dict[str, float]]:
-    """``owners_of`` for several runs compared with one another: one profile each, their calls
-    alternated (a slow spell of the machine falls on all alike), with the cyclic garbage
+    """``owners_of`` for several runs compared with one another (``profiled``)."""
+    found: dict[str, dict[str, float]] = {}
+    for name, stats in profiled(runs, times).items():
+        split = found[name] = {}
+        for (filename, _line, function), (_cc, _nc, tottime, _ct, _callers) in stats.items():
+            key = owner(filename, function)
+            split[key] = split.get(key, 0.0) + tottime / times
+    return found
+
+
+def calls_per_run(run: Callable[[], object], times: int) -> int:
+    """Python function calls one call of ``run`` makes (cProfile's count over ``times``
+    calls, divided): unlike a time, a count the machine's speed and load do not move, so two
+    runs or two commits compare by it when times are too noisy to."""
+    stats = profiled({"": run}, times)[""]
+    return round(sum(found[1] for found in stats.values()) / times)
+
+
+def profiled(runs: dict[str, Callable[[], object]], times: int) -> dict[str, Any]:
+    """A cProfile of each run over ``times`` calls, as pstats' table (file, line, function)
+    -> (primitive calls, calls, own time, cumulative time, callers): one profile each, their
+    calls alternated (a slow spell of the machine falls on all alike), with the cyclic garbage
     collector paused while they run (a collection is charged to whichever call it interrupts,
-    one side's more than the other's by chance) and run between rounds instead."""
+    one side's more than the other's by chance) and run every 20 rounds between them."""
     import cProfile
     import gc
     import pstats
@@ -155,30 +175,8 @@ def owners_alternated(runs: dict[str, Callable[[], object]], times: int,
     finally:
         if collecting:
             gc.enable()
-    found: dict[str, dict[str, float]] = {}
-    for name, profile in profiles.items():
-        split = found[name] = {}
-        stats: Any = pstats.Stats(profile).stats  # (file, line, function) -> (.., tottime, ..)
-        for (filename, _line, function), (_cc, _nc, tottime, _ct, _callers) in stats.items():
-            key = owner(filename, function)
-            split[key] = split.get(key, 0.0) + tottime / times
-    return found
-
-
-def calls_per_run(run: Callable[[], object], times: int) -> int:
-    """Python function calls one call of ``run`` makes (cProfile's count over ``times``
-    calls, divided): unlike a time, a count the machine's speed and load do not move, so two
-    runs or two commits compare by it when times are too noisy to."""
-    import cProfile
-    import pstats
-
-    profile = cProfile.Profile()
-    profile.enable()
-    for _ in range(times):
-        run()
-    profile.disable()
-    stats: Any = pstats.Stats(profile).stats  # (file, line, function) -> (cc, nc, ...)
-    return round(sum(found[1] for found in stats.values()) / times)
+    return {name: pstats.Stats(profile).stats  # type: ignore[attr-defined]
+            for name, profile in profiles.items()}
 
 
 def owner_names() -> list[str]:

@@ -171,7 +171,8 @@ ITEMS_SHOWN = 100  # per kind on a cycle page; the studio's lists page through t
 
 def items_in(studio: Studio, window: Cycle, user: User | None, q: Query | None = None,
              now: datetime | None = None, limit: int = ITEMS_SHOWN,
-             newest_notes: tuple[list[Any], int] | None = None) -> dict[str, list[Any]]:
+             newest_notes: tuple[list[listed.ListedNote], int] | None = None,
+             ) -> dict[str, list[Any]]:
     """The studio's notes, decisions and commitments in ``window``, filtered and sorted: at
     most ``limit`` of each kind (a page never loads an unbounded number of rows).
 
@@ -206,8 +207,8 @@ def _items_params(studio: Studio, window: Cycle, user: User | None,
             "soon": now + CLOSING_SOON, "user_id": user.id if user is not None else None}
 
 
-def _notes_among(newest: tuple[list[Any], int] | None, window: Cycle, q: Query,
-                 limit: int) -> list[Any] | None:
+def _notes_among(newest: tuple[list[listed.ListedNote], int] | None, window: Cycle, q: Query,
+                 limit: int) -> list[listed.ListedNote] | None:
     """The window's newest ``limit`` notes (no filter, newest first: the default query) from
     the studio's newest notes, or None when those may not hold them all. Fewer than their
     limit: they are all the studio's notes. Otherwise they are its newest, so when ``limit``
