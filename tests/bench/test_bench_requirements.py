@@ -38,3 +38,12 @@ runpy.run_path("bench/mcp_bench.py", run_name="__main__")
     assert "mcp: the official MCP SDK" in done.stderr
     assert "pip install -e '.[test]'" in done.stderr
     assert "gunicorn" not in done.stdout + done.stderr  # nothing was started
+
+
+def test_a_database_cpu_without_postgresql_is_refused_before_anything_starts() -> None:
+    done = subprocess.run([sys.executable, "bench/mcp_bench.py", "--smoke", "--database-cpu",
+                           "--only", "http"], cwd=ROOT, capture_output=True, text=True,
+                          timeout=60)
+    assert done.returncode == 2, done.stderr[-2000:]
+    assert "--database-cpu places the PostgreSQL server: add --postgres" in done.stderr
+    assert done.stdout == ""

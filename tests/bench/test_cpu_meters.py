@@ -10,6 +10,7 @@ never reach this test process.
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -81,3 +82,38 @@ with harness.pg_database("meter_a") as a, harness.pg_database("meter_b") as b:
     on_a, on_b = (float(x) for x in out.split()[-2:])
     assert on_a >= 0.15, on_a
     assert on_b <= 0.05, on_b
+
+
+
+@pytest.mark.skipif("postgresql" not in BACKENDS, reason="PostgreSQL is not among the backends")
+@pytest.mark.skipif(len(os.sched_getaffinity(0)) < 2 or os.geteuid() != 0,
+                    reason="moving the server's processes needs two CPUs and root")
+def test_the_database_gets_a_cpu_of_its_own_and_every_mask_comes_back() -> None:
+    # mcp_bench.py --database-cpu: PostgreSQL's processes (a backend opened before, one forked
+    # during) on the last CPU, the benchmark and the processes it starts on the others;
+    # afterwards every one of them as it was.
+    out = measured("""
+import json, os, subprocess, sys, harness, psycopg
+url = harness.pg_url("test").replace("postgresql+psycopg", "postgresql")
+mask = lambda pid: sorted(os.sched_getaffinity(pid))
+seen = {"every": mask(0)}
+with psycopg.connect(url, autocommit=True) as before, psycopg.connect(url, autocommit=True) as x:
+    first = before.execute("SELECT pg_backend_pid()").fetchone()[0]
+    with harness.database_on_its_own_cpu() as where:
+        during = psycopg.connect(url, autocommit=True)
+        second = during.execute("SELECT pg_backend_pid()").fetchone()[0]
+        child = subprocess.run([sys.executable, "-c", "import os; print(sorted("
+                                "os.sched_getaffinity(0)))"], capture_output=True, text=True)
+        seen["inside"] = {"where": where, "before": mask(first), "during": mask(second),
+                          "ours": mask(0), "child": json.loads(child.stdout)}
+    seen["after"] = {"before": mask(first), "during": mask(second), "ours": mask(0)}
+    during.close()
+print(json.dumps(seen))
+""")
+    seen = json.loads(out.splitlines()[-1])
+    every = seen["every"]
+    last, others = every[-1:], every[:-1]
+    assert seen["inside"] == {"where": f"its server on CPU {last[0]} alone, the benchmark's "
+                                       f"processes on CPU {', '.join(map(str, others))}",
+                              "before": last, "during": last, "ours": others, "child": others}
+    assert seen["after"] == {"before": every, "during": every, "ours": every}
