@@ -215,6 +215,11 @@ def test_a_decision_from_options_to_outcome(app, make_agent, browser, live_serve
     assert first_h2 == "Outcome"
     assert pat.locator("form[data-action=vote]").count() == 0
     shoot(pat, "decision")
+    # On a phone the results show every column without scrolling them sideways.
+    pat.set_viewport_size({"width": 390, "height": 844})
+    results = pat.locator("table.results")
+    assert results.evaluate("t => t.scrollWidth <= t.clientWidth"), results.evaluate(
+        "t => [t.scrollWidth, t.clientWidth]")
 
 
 def test_a_commitment_reaches_critical_mass(app, make_agent, browser, live_server) -> None:  # type: ignore[no-untyped-def]
