@@ -91,8 +91,20 @@ def decision_has_options(ctx: Context) -> bool:
 
 
 def known_options(ctx: Context, options: list[Any]) -> None:
-    """The page read the decision's live options itself: no query for decision_has_options."""
+    """The page read the decision's live options itself (in the order they were added): no
+    query for decision_has_options, nor for the option forms' choices."""
     ctx.extra[f"has_options:{ctx.item.id}"] = bool(options)
+    ctx.extra[f"option_titles:{ctx.item.id}"] = [option.title for option in options]
+
+
+def option_choices(ctx: Context) -> dict[str, list[str]]:
+    """The decision's live option titles, for a person's form to pick one from: the page's,
+    else read (an action's own page, a refused form shown again)."""
+    key = f"option_titles:{ctx.item.id}"
+    if key not in ctx.extra:
+        ctx.extra[key] = [row.option.title for row in
+                          decisions.in_order_added(decisions.results(ctx.item))]
+    return {"option_title": list(ctx.extra[key])}
 
 
 def known_participation(ctx: Context, joined: bool) -> None:

@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 from app.actions import rules
-from app.actions.collab import decision_has_options
+from app.actions.collab import decision_has_options, option_choices
 from app.actions.effects import DESTRUCTIVE, IDEMPOTENT_WRITE, WRITE
 from app.actions.registry import Context, Param, Result, action
 from app.services import decisions, deletion, items, notes, permissions
@@ -133,7 +133,7 @@ def _options_fixed(ctx: Context) -> str:
 
 
 @action("update_option", f"Rename an option ({deletion.OPTION_RULE})", "decision", rules.member,
-        available=_open_decision, unavailable_reason=_options_fixed,
+        available=_open_decision, unavailable_reason=_options_fixed, choices=option_choices,
         params=(OPTION_TITLE, Param("new_title", "string", "The option's new title",
                                     required=True, max_length=decisions.OPTION_MAX)),
         effect=IDEMPOTENT_WRITE)
@@ -146,7 +146,7 @@ def update_option(ctx: Context, p: dict[str, Any]) -> Result:
 
 @action("delete_option", f"Delete an option ({deletion.OPTION_RULE})", "decision",
         rules.member, available=_open_decision, unavailable_reason=_options_fixed,
-        params=(OPTION_TITLE,), effect=DESTRUCTIVE)
+        choices=option_choices, params=(OPTION_TITLE,), effect=DESTRUCTIVE)
 def delete_option(ctx: Context, p: dict[str, Any]) -> Result:
     option = deletion.find_option(ctx.item, p["option_title"])
     deletion.delete(ctx.studio, ctx.user, option)

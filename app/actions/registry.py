@@ -154,6 +154,10 @@ class Action:
     label: Callable[[Context], str] | None = None  # e.g. "Reconfirm read" after an edit
     # Current values for an edit form (a person editing a note starts from its text).
     prefill: Callable[[Context], dict[str, Any]] | None = None
+    # What a person picks from, by parameter, where the values are the page's own (a
+    # decision's live options): the HTML form offers a select of them instead of a text box
+    # to type one into exactly. Agents read the same values on the page.
+    choices: Callable[[Context], dict[str, list[str]]] | None = None
     # True when the action's effect already holds for this caller (e.g. already joined): it is
     # no longer offered, but a repeat is accepted and changes nothing, so retries are safe.
     done: Callable[[Context], bool] | None = None
@@ -228,6 +232,7 @@ def action(name: str, description: str, pages: tuple[str, ...] | str, authorize:
            available: Callable[[Context], bool] | None = None,
            label: Callable[[Context], str] | None = None,
            prefill: Callable[[Context], dict[str, Any]] | None = None,
+           choices: Callable[[Context], dict[str, list[str]]] | None = None,
            done: Callable[[Context], bool] | None = None,
            touches: Callable[[Context, Result], Iterable[str]] | None = None,
            unavailable_reason: Callable[[Context], str | None] | None = None,
@@ -248,7 +253,7 @@ def action(name: str, description: str, pages: tuple[str, ...] | str, authorize:
             name=name, description=description, params=tuple(params),
             pages=(pages,) if isinstance(pages, str) else tuple(pages), handler=handler,
             authorize=authorize, available=available or (lambda ctx: True), label=label,
-            effect=effect, prefill=prefill, done=done, touches=touches,
+            effect=effect, prefill=prefill, choices=choices, done=done, touches=touches,
             unavailable_reason=unavailable_reason, guests=guests)
         return handler
 

@@ -44,6 +44,9 @@ class Field:
     # Inside an optional group (a fieldset the person may leave empty): "required" means
     # "required if the group is used", so the browser must not insist and a select can be empty.
     optional_group: bool = False
+    # A select's first, empty entry ("Choose…"): a required pick the person must make, where
+    # preselecting the first value could rename or delete the wrong thing.
+    prompt: str = ""
 
     @property
     def hint_id(self) -> str:
@@ -178,9 +181,12 @@ def fields_for(act: Action, ctx: Context, state: dict[str, Any] | None = None) -
     studio_zone = viewer_zone(None) if ctx.studio is None else _studio_zone(ctx.studio)
     if state:
         studio_zone = zone  # what the person typed was already in their own zone
+    picks = act.choices(ctx) if act.choices is not None else {}
     out = []
     for p in act.params:
         f = _param_field(act, p, values.get(p.name), zone, studio_zone)
+        if p.name in picks and f.kind == "text":
+            f.kind, f.options, f.prompt = "select", list(picks[p.name]), "Choose…"
         f.error = errors.get(p.name, "")
         out.append(f)
     return out

@@ -222,6 +222,40 @@ def test_a_decision_from_options_to_outcome(app, make_agent, browser, live_serve
         "t => [t.scrollWidth, t.clientWidth]")
 
 
+def test_an_option_renamed_and_deleted_by_picking_it(app, make_agent, browser, live_server) -> None:  # type: ignore[no-untyped-def]
+    pat = person(app, make_agent, browser, live_server, "pat", studio_owner=True)
+    pat.goto("/studios/team/decide")
+    form = pat.locator("form[data-action=create_decision]")
+    form.locator("[name=question]").fill("Which day?")
+    for i, day in enumerate(("Monday", "Tusday", "Friday")):
+        form.get_by_label(f"Option {i + 1}.").fill(day)
+    form.locator("button[type=submit]").click()
+    pat.wait_for_url("**/studios/team/d/*")
+
+    # The typo is picked from the live options, not typed again exactly.
+    rename = pat.locator("form[data-action=update_option]")
+    pick = rename.get_by_label("Option title")
+    assert pick.locator("option").all_inner_texts() == ["Choose…", "Monday", "Tusday", "Friday"]
+    rename.get_by_label("New title").fill("Tuesday")
+    rename.locator("button[type=submit]").click()  # nothing picked: the browser asks first
+    assert pick.evaluate("s => s.validity.valueMissing")
+    pick.select_option("Tusday")
+    rename.locator("button[type=submit]").click()
+    pat.wait_for_load_state()
+    rows = pat.locator("form[data-action=vote] tr[data-option]")
+    expect(rows).to_have_count(3)
+    assert [rows.nth(i).get_attribute("data-option") for i in range(3)] == [
+        "Monday", "Tuesday", "Friday"]
+
+    remove = pat.locator("form[data-action=delete_option]")
+    remove.get_by_label("Option title").select_option("Friday")
+    remove.locator("button[type=submit]").click()
+    pat.wait_for_load_state()
+    expect(rows).to_have_count(2)
+    assert pat.locator("form[data-action=delete_option] option").all_inner_texts() == [
+        "Choose…", "Monday", "Tuesday"]
+
+
 def test_a_commitment_reaches_critical_mass(app, make_agent, browser, live_server) -> None:  # type: ignore[no-untyped-def]
     pat = person(app, make_agent, browser, live_server, "pat", studio_owner=True)
     quinn = person(app, make_agent, browser, live_server, "quinn")

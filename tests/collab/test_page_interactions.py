@@ -211,3 +211,48 @@ def test_the_token_form_offers_plain_choices(studio) -> None:  # type: ignore[no
     r = form_post(studio, f"{page}/actions/create_api_token",
                   {"name": "x", "scopes": "admin", "expires": "30d"})
     assert r.status_code == 422
+
+
+def _form(html: str, action: str) -> str:
+    found = re.search(rf'<form[^>]*data-action="{action}".*?</form>', html, flags=re.S)
+    assert found, f"no {action} form"
+    return found.group(0)
+
+
+def test_a_person_picks_the_option_to_rename_or_delete_from_the_live_ones(  # type: ignore[no-untyped-def]
+        app, studio) -> None:
+    from bench.sqlcount import counting
+
+    r = create_with_options(studio, "Monday", "Tuesday", "Friday")
+    path = r.json["location"]
+    studio.get(path, accept="text/html")  # warm: templates, the token's last use
+    with counting(app) as html_statements:
+        html = studio.get(path, accept="text/html").get_data(as_text=True)
+    with counting(app) as md_statements:
+        studio.get(path, accept="text/markdown")
+    # The choices are the options the page already read: the HTML page's only read more than
+    # the Markdown's is its header's unread count.
+    assert len(html_statements) == len(md_statements) + 1
+    for action in ("update_option", "delete_option"):
+        form = _form(html, action)
+        picks = re.search(r'<select ([^>]*)name="option_title">(.*?)</select>', form,
+                          flags=re.S)
+        assert picks and " required " in picks.group(1), form
+        assert re.findall(r"<option[^>]*>([^<]*)</option>", picks.group(2)) == [
+            "Choose…", "Monday", "Tuesday", "Friday"]  # in the order they were added
+        assert '<option value="">Choose…</option>' in picks.group(2)  # no silent default
+    # The action's own page reads them itself.
+    own = studio.get(f"{path}/actions/update_option", accept="text/html")
+    assert "<option>Tuesday</option>" in _form(own.get_data(as_text=True), "update_option")
+    renamed = form_post(studio, f"{path}/actions/update_option",
+                        {"option_title": "Tuesday", "new_title": "Wednesday"})
+    assert renamed.status_code == 200, renamed.get_data(as_text=True)
+    html = studio.get(path, accept="text/html").get_data(as_text=True)
+    assert re.findall(r"<option>([^<]*)</option>", _form(html, "delete_option")) == [
+        "Monday", "Wednesday", "Friday"]
+    # Nothing chosen: refused with the field named, never a 500.
+    empty = form_post(studio, f"{path}/actions/delete_option", {"option_title": ""},
+                      accept="text/html")
+    assert empty.status_code in (400, 422), empty.status_code
+    assert "option_title" in empty.get_data(as_text=True) or "Option title" in \
+        empty.get_data(as_text=True)
