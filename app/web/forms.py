@@ -1,8 +1,9 @@
 """Forms for people, generated from the actions' JSON Schemas, and what they submit.
 
 ``fields_for`` turns an action's parameters into a tree of ``Field``s the form macro renders
-(objects with properties become fieldsets of typed inputs, enums selects, date-times
-``datetime-local`` inputs in the viewer's zone). ``nest`` is the other half at the HTML door:
+(objects with properties become fieldsets of typed inputs, enums selects, what the action
+offers as choices a select with an empty first entry, date-times ``datetime-local`` inputs in
+the viewer's zone). ``nest`` is the other half at the HTML door:
 ``size[width]=4`` becomes ``{"size": {"width": 4}}`` and a local date-time gets its zone's
 offset, before the registry validates the parameters like any other door's.
 """
