@@ -90,21 +90,30 @@ def decision_has_options(ctx: Context) -> bool:
     return bool(ctx.extra[key])
 
 
-def known_options(ctx: Context, options: list[Any]) -> None:
-    """The page read the decision's live options itself (in the order they were added): no
-    query for decision_has_options, nor for the option forms' choices."""
-    ctx.extra[f"has_options:{ctx.item.id}"] = bool(options)
-    ctx.extra[f"option_titles:{ctx.item.id}"] = [option.title for option in options]
+def known_options(ctx: Context, tally: list[Any]) -> None:
+    """The page read the decision's tally itself (its rows in the order the options were
+    added): no query for decision_has_options, nor for which options may still change."""
+    ctx.extra[f"has_options:{ctx.item.id}"] = bool(tally)
+    ctx.extra[f"unvoted:{ctx.item.id}"] = _unvoted(tally)
+
+
+def _unvoted(tally: list[Any]) -> list[str]:
+    return [row.option.title for row in tally if not row.votes]
+
+
+def unvoted_options(ctx: Context) -> list[str]:
+    """The titles of the decision's live options nobody has voted on, oldest first: the only
+    ones that may still be renamed or deleted (``app.services.deletion``). The page's, else
+    read (an action's own page, a form post)."""
+    key = f"unvoted:{ctx.item.id}"
+    if key not in ctx.extra:
+        ctx.extra[key] = _unvoted(decisions.in_order_added(decisions.results(ctx.item)))
+    return list(ctx.extra[key])
 
 
 def option_choices(ctx: Context) -> dict[str, list[str]]:
-    """The decision's live option titles, for a person's form to pick one from: the page's,
-    else read (an action's own page, a refused form shown again)."""
-    key = f"option_titles:{ctx.item.id}"
-    if key not in ctx.extra:
-        ctx.extra[key] = [row.option.title for row in
-                          decisions.in_order_added(decisions.results(ctx.item))]
-    return {"option_title": list(ctx.extra[key])}
+    """What a person's form to rename or delete an option picks from."""
+    return {"option_title": unvoted_options(ctx)}
 
 
 def known_participation(ctx: Context, joined: bool) -> None:

@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 from app.actions import rules
-from app.actions.collab import decision_has_options, option_choices
+from app.actions.collab import decision_has_options, option_choices, unvoted_options
 from app.actions.effects import DESTRUCTIVE, IDEMPOTENT_WRITE, WRITE
 from app.actions.registry import Context, Param, Result, action
 from app.services import decisions, deletion, items, notes, permissions
@@ -122,18 +122,22 @@ def delete_comment(ctx: Context, p: dict[str, Any]) -> Result:
 
 # Options -------------------------------------------------------------------------------------
 
-def _open_decision(ctx: Context) -> bool:
-    return not ctx.item.closed and decision_has_options(ctx)
+def _options_open(ctx: Context) -> bool:
+    """Whether an option may still change: the decision is open and some option has no vote
+    yet (an option voted on stays as it is)."""
+    return not ctx.item.closed and bool(unvoted_options(ctx))
 
 
 def _options_fixed(ctx: Context) -> str:
     if ctx.item.closed:
         return "the decision is closed: its options can no longer change"
-    return "the decision has no options yet"
+    if not decision_has_options(ctx):
+        return "the decision has no options yet"
+    return "someone has voted on every option, so they stay as they are"
 
 
 @action("update_option", f"Rename an option ({deletion.OPTION_RULE})", "decision", rules.member,
-        available=_open_decision, unavailable_reason=_options_fixed, choices=option_choices,
+        available=_options_open, unavailable_reason=_options_fixed, choices=option_choices,
         params=(OPTION_TITLE, Param("new_title", "string", "The option's new title",
                                     required=True, max_length=decisions.OPTION_MAX)),
         effect=IDEMPOTENT_WRITE)
@@ -145,7 +149,7 @@ def update_option(ctx: Context, p: dict[str, Any]) -> Result:
 
 
 @action("delete_option", f"Delete an option ({deletion.OPTION_RULE})", "decision",
-        rules.member, available=_open_decision, unavailable_reason=_options_fixed,
+        rules.member, available=_options_open, unavailable_reason=_options_fixed,
         choices=option_choices, params=(OPTION_TITLE,), effect=DESTRUCTIVE)
 def delete_option(ctx: Context, p: dict[str, Any]) -> Result:
     option = deletion.find_option(ctx.item, p["option_title"])

@@ -74,8 +74,9 @@ def decision_show(ctx: Context) -> Page:
                               studios.pinned_read(ctx.studio, "decision", decision.id),
                               *core_pages.discussion_reads(ctx)):
         results = decisions.results(decision)
-        options = [row.option for row in decisions.in_order_added(results)]
-        known_options(ctx, options)  # the vote and option actions need no has_options query
+        in_order = decisions.in_order_added(results)
+        options = [row.option for row in in_order]
+        known_options(ctx, in_order)  # the vote and option actions ask the database nothing
         shown = {
             "decision": decision,
             "closed": decision.closed,

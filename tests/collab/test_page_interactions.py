@@ -256,3 +256,22 @@ def test_a_person_picks_the_option_to_rename_or_delete_from_the_live_ones(  # ty
     assert empty.status_code in (400, 422), empty.status_code
     assert "option_title" in empty.get_data(as_text=True) or "Option title" in \
         empty.get_data(as_text=True)
+
+    # An option voted on stays as it is: it is no longer offered.
+    voted = form_post(studio, f"{path}/actions/vote", ballot({"Monday": (True, False)}))
+    assert voted.status_code == 200, voted.get_data(as_text=True)
+    html = studio.get(path, accept="text/html").get_data(as_text=True)
+    assert re.findall(r"<option>([^<]*)</option>", _form(html, "update_option")) == [
+        "Wednesday", "Friday"]
+    # Once every option has a vote, neither form is offered, to people or agents, and a post
+    # says why.
+    everything = ballot({"Monday": (True, False), "Wednesday": (False, False),
+                         "Friday": (True, True)})
+    assert form_post(studio, f"{path}/actions/vote", everything).status_code == 200
+    html = studio.get(path, accept="text/html").get_data(as_text=True)
+    assert 'data-action="update_option"' not in html and 'data-action="delete_option"' not in html
+    names = action_names(studio.get(path).get_data(as_text=True))
+    assert "vote" in names and "update_option" not in names and "delete_option" not in names
+    fixed = form_post(studio, f"{path}/actions/delete_option", {"option_title": "Friday"})
+    assert fixed.status_code == 409, fixed.get_data(as_text=True)
+    assert "someone has voted on every option" in fixed.json["error"]["message"]
