@@ -537,17 +537,11 @@ def process_cpu(roots: list[int]) -> Callable[[], float]:
 
 
 def _postgres_pids() -> list[int]:
-    """The local PostgreSQL server's processes (its postmaster and every backend and helper it
-    forked: their command name stays ``postgres`` whatever title they show)."""
-    found = []
-    for entry in os.listdir("/proc") if os.path.isdir("/proc") else ():
-        try:
-            with open(f"/proc/{entry}/comm") as comm:
-                if entry.isdigit() and comm.read().strip() == "postgres":
-                    found.append(int(entry))
-        except OSError:
-            continue
-    return found
+    """The local PostgreSQL server's processes: its postmaster (its command line starts with
+    the ``postgres`` binary) and every backend and helper it forked (titled ``postgres: ...``)."""
+    return [pid for pid, (_parent, _cpu, cmd) in _processes().items()
+            if cmd.startswith("postgres:")
+            or os.path.basename(cmd.split(" ", 1)[0]) == "postgres"]
 
 
 @contextmanager
@@ -578,14 +572,13 @@ def database_on_its_own_cpu() -> Iterator[str]:
             os.sched_setaffinity(pid, mask)
         raise SystemExit("--database-cpu could not move PostgreSQL's processes: run the "
                          "benchmark as root or as the server's own user") from None
-    mine = os.sched_getaffinity(0)
+    every = set(cpus)
     os.sched_setaffinity(0, ours)
     try:
         yield (f"its server on CPU {cpus[-1]} alone, the benchmark's processes on "
                f"CPU {', '.join(map(str, sorted(ours)))}")
     finally:
-        os.sched_setaffinity(0, mine)
-        every = set(cpus)
+        os.sched_setaffinity(0, every)
         for pid in _postgres_pids():  # backends forked meanwhile got the pinned mask too
             try:
                 os.sched_setaffinity(pid, before.get(pid, every))

@@ -84,7 +84,6 @@ with harness.pg_database("meter_a") as a, harness.pg_database("meter_b") as b:
     assert on_b <= 0.05, on_b
 
 
-
 @pytest.mark.skipif("postgresql" not in BACKENDS, reason="PostgreSQL is not among the backends")
 @pytest.mark.skipif(len(os.sched_getaffinity(0)) < 2 or os.geteuid() != 0,
                     reason="moving the server's processes needs two CPUs and root")
@@ -97,7 +96,7 @@ import json, os, subprocess, sys, harness, psycopg
 url = harness.pg_url("test").replace("postgresql+psycopg", "postgresql")
 mask = lambda pid: sorted(os.sched_getaffinity(pid))
 seen = {"every": mask(0)}
-with psycopg.connect(url, autocommit=True) as before, psycopg.connect(url, autocommit=True) as x:
+with psycopg.connect(url, autocommit=True) as before:
     first = before.execute("SELECT pg_backend_pid()").fetchone()[0]
     with harness.database_on_its_own_cpu() as where:
         during = psycopg.connect(url, autocommit=True)
