@@ -2,8 +2,12 @@
 
 The body of /rpc and /replay is read as JSON whatever its Content-Type: the seed's plain
 ``curl -d`` sends ``application/x-www-form-urlencoded``, and its JSON must still be understood.
-A /replay refused by recipe governance answers the refusal's own status (409, or 403) with a
-body naming the rule and what to do next; other refusals answer 422.
+/teach/stop also makes the capture a draft recipe (``recipe``, and in ``message`` how to
+dry-run it), as every door's stop does. A /replay refused answers the refusal's own status
+(409 for governance and an upstream write that cannot be previewed, 422 for bad or missing
+arguments and unconfirmed writes) with a body naming the rule and what to do next; a dry run
+answers ``realRun``: whether a real run with the same arguments would be allowed, and if not,
+the rule that will refuse it and what to do.
 
 Who may call: a Bearer token (never a browser cookie: these endpoints skip CSRF checks, so a
 cookie alone would let any web page drive them); without credentials only
@@ -88,13 +92,14 @@ def teach_start() -> Response:
 
 @bp.post("/teach/stop")
 def teach_stop() -> Response:
-    _identity, owner = caller()
+    identity, owner = caller()
     playbook, entries = teach.stop(owner)
     if playbook is None:
         return jsonify({"ok": True, "entries": 0, "sessionId": None,
                         "message": "not teaching"})
     return jsonify({"ok": True, "entries": entries, "sessionId": playbook.session_id,
-                    "dir": str(teach.folder(playbook)), "page": _playbook_page(playbook)})
+                    "dir": str(teach.folder(playbook)), "page": _playbook_page(playbook),
+                    **service.stopped_draft(playbook, identity)})
 
 
 def _body() -> bytes:
@@ -138,7 +143,10 @@ def replay_endpoint() -> Response:
     except jsonrpc.RpcError:
         body = None
     if not isinstance(body, dict):
-        raise Invalid("the body must be a JSON object {SessionId | RecipePath, DryRun, Args}",
+        # A body like {SessionId:x,DryRun:true} is JSON whose quotes a shell took away.
+        raise Invalid("the body must be a JSON object {SessionId | RecipePath, DryRun, Args} "
+                      "(in a shell, quote it whole so its own quotes reach the server: "
+                      "-d '{\"SessionId\": \"my-session\", \"DryRun\": true}')",
                       errors=[{"param": "(body)", "message": "must be a JSON object"}])
     dry_run = _field(body, "DryRun")
     args = _field(body, "Args") or {}

@@ -4,7 +4,8 @@ The embedded design-model server always has one (``app.design_model.catalog``). 
 upstream (``PLAYBOOK_UPSTREAM``) is asked ``rpc.discover`` once per process, through the proxy's
 own SSRF-safe call (``upstream.call``: allow-list, no redirects, timeout), and its answer is
 cached by URL: an OpenRPC document, or "none" when it answered an error (it has no catalog).
-An unreachable upstream is asked again after ``RETRY_SECONDS``.
+An unreachable upstream is asked again later. That fetch and cache are ``upstream.catalog``'s,
+which replays also read (a remote method whose params list ``dryRun`` can be previewed).
 
 ``method_schema()`` is what ``upstream_call`` takes as ``method``: an enum of the catalog's
 method names, or a free string when there is no catalog (yet). ``sync_schema`` keeps the
@@ -15,8 +16,6 @@ The MCP resource ``design-model://catalog`` returns the document.
 from __future__ import annotations
 
 import json
-import threading
-import time
 from typing import Any
 
 from app.mcp.context import ToolContext
@@ -24,45 +23,13 @@ from app.mcp.registry import resource
 from app.playbooks import settings, upstream
 
 CATALOG_URI = "design-model://catalog"
-DISCOVER = "rpc.discover"
-RETRY_SECONDS = 60.0
+DISCOVER = upstream.DISCOVER
 FREE_METHOD: dict[str, Any] = {"type": "string", "minLength": 1, "maxLength": 200}
-
-_lock = threading.Lock()
-# upstream URL → (document or None when it has none, monotonic time, final?)
-_remote: dict[str, tuple[dict[str, Any] | None, float, bool]] = {}
-
-
-def _remote_document(conf: settings.Settings, fetch: bool) -> dict[str, Any] | None:
-    url = conf.upstream or ""
-    with _lock:
-        cached = _remote.get(url)
-    if cached is not None and (cached[2] or time.monotonic() - cached[1] < RETRY_SECONDS):
-        return cached[0]
-    if not fetch:
-        return None
-    response = upstream.call({"jsonrpc": "2.0", "id": "catalog", "method": DISCOVER}, conf)
-    result = response.get("result")
-    error = response.get("error") if isinstance(response.get("error"), dict) else None
-    document = result if isinstance(result, dict) and isinstance(
-        result.get("methods"), list) else None
-    # An answer (a document, or the upstream's own error) is final; a transport failure of
-    # ours (data.code UPSTREAM_*) is not.
-    transient = error is not None and str((error.get("data") or {}).get("code", "")).startswith(
-        "UPSTREAM")
-    with _lock:
-        _remote[url] = (document, time.monotonic(), not transient)
-    return document
 
 
 def document(conf: settings.Settings | None = None, fetch: bool = True) -> dict[str, Any] | None:
     """The configured upstream's OpenRPC document, or None when it has none."""
-    conf = conf or settings.current()
-    if not conf.upstream:
-        from app.design_model import openrpc_document
-
-        return openrpc_document()
-    return _remote_document(conf, fetch)
+    return upstream.catalog(conf or settings.current(), fetch)
 
 
 def method_names(doc: dict[str, Any] | None) -> list[str] | None:

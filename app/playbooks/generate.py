@@ -1,7 +1,8 @@
 """A recipe from a capture: the steps that matter, variables, selectors, bounds and wiring.
 
-1. Steps that matter: failed calls, dry-run previews the person made by hand, navigation and
-   exact repeats are dropped; every other call becomes a named step.
+1. Steps that matter: failed calls, dry-run previews the person made by hand, navigation, the
+   JSON-RPC system methods (``rpc.discover``: reading the catalog) and exact repeats are
+   dropped; every other call becomes a named step.
 2. Wiring: a later input equal to an id, path or location an earlier *write* step returned
    becomes ``{{steps.<name>.result.<path>}}`` — the decision created in step 1 is the one step 2
    edits. Ids a read returned are not wired: they become selectors (3.), which carry intent.
@@ -12,7 +13,9 @@
    in several places becomes one variable; volatile inputs (count, spacing, diameter — see
    ``PLAYBOOK_VOLATILE``) and redacted values are required, with no default.
 5. Bounds: write steps get ``confirm: true`` and proposed ``expect`` bounds around the observed
-   counts; Harmonic actions expect ``ok == true``; the recipe gets caps.
+   counts; Harmonic actions expect ``ok == true``. The recipe declares caps only where what was
+   taught exceeds the operator's default caps (``PLAYBOOK_CAPS``): every other cap stays the
+   small default, and a raised one is in the recipe for its reviewer to see.
 """
 
 from __future__ import annotations
@@ -32,14 +35,14 @@ SELECTOR_FIELDS = ("category", "typeName", "levelName", "familyName", "mark")
 KEEP_LITERAL = {"dryRun", "confirm", "category", "jsonrpc", "action", "requireConfirm"}
 WIRE_KEYS = {"location", "path", "elementId", "uniqueId", "id", "jobId", "elementIds"}
 COUNT_FIELDS = ("created", "updated", "deleted", "candidates")
-DEFAULT_CAPS = {"maxCreated": 200, "maxUpdated": 500, "maxDeleted": 50}
 # Friendlier variable names where a bare key says too little (the seed's own names).
 ALIASES: dict[str, str] = {"level": "level_name", "levelName": "level_name",
                            "typeName": "type_name", "host": "host_selector",
                            "barType": "bar_type", "param": "param_name", "value": "param_value",
                            "familyName": "family_name"}
 FAMILY_ALIASES: dict[str, dict[str, str]] = {"rebar": {"count": "bar_count",
-                                                       "spacingMm": "spacing_mm"}}
+                                                       "spacingMm": "spacing_mm"},
+                                             "wall": {"typeName": "target_wall_type"}}
 STUDIO_PATH = re.compile(r"^/studios/([A-Za-z0-9_-]+)(/.*)?$")
 SKIP_TOOLS = {"navigate", "teach_start", "teach_stop", "replay", "upstream_call"}
 
@@ -66,7 +69,8 @@ def keep(entries: list[dict[str, Any]], read_only_tools: set[str]) -> list[dict[
         if "error" in entry or not (entry.get("method") or entry.get("tool")):
             continue
         params = entry["params"] if isinstance(entry.get("params"), dict) else {}
-        if entry.get("method") and params.get("dryRun") is True:
+        if entry.get("method") and (params.get("dryRun") is True
+                                    or str(entry["method"]).startswith("rpc.")):
             continue
         if entry.get("tool") and (entry["tool"] in SKIP_TOOLS or entry["tool"] in
                                   read_only_tools):
@@ -143,8 +147,10 @@ def _selector(infos: list[dict[str, Any]]) -> dict[str, Any] | None:
 class Generator:
     def __init__(self, name: str, entries: list[dict[str, Any]], volatile: tuple[str, ...],
                  element_info: ElementInfo | None = None,
-                 read_only_tools: set[str] | None = None) -> None:
+                 read_only_tools: set[str] | None = None,
+                 default_caps: dict[str, int] | None = None) -> None:
         self.name = name
+        self.default_caps = default_caps or {}
         self.entries = keep(entries, read_only_tools or set())
         self.volatile = set(volatile)
         self.element_info = element_info
@@ -195,11 +201,27 @@ class Generator:
         recipe: dict[str, Any] = {
             "name": self.name, "version": "1.0.0",
             "description": f"Generated from the teach session {self.name}",
-            "vars": self.vars, "inputs": self.inputs, "caps": dict(DEFAULT_CAPS),
-            "steps": steps}
+            "vars": self.vars, "inputs": self.inputs}
+        caps = self._caps(steps)
+        if caps:
+            recipe["caps"] = caps
+        recipe["steps"] = steps
         if self.notes:
             recipe["notes"] = self.notes
         return recipe
+
+    def _caps(self, steps: list[dict[str, Any]]) -> dict[str, int]:
+        """Caps raised where a write step's proposed bound exceeds the default cap: what was
+        taught must replay, and nothing else is raised."""
+        caps: dict[str, int] = {}
+        for step in steps:
+            expect = step.get("expect") if step.get("confirm") else None
+            for key, value in (expect or {}).items():
+                default = self.default_caps.get(key)
+                if key.startswith("max") and isinstance(value, int) and default is not None \
+                        and value > default:
+                    caps[key] = max(caps.get(key, 0), value)
+        return caps
 
     # -- wiring -----------------------------------------------------------------------------
 
@@ -390,5 +412,7 @@ def _json_type(value: Any) -> str:
 
 def generate(name: str, entries: list[dict[str, Any]], volatile: tuple[str, ...],
              element_info: ElementInfo | None = None,
-             read_only_tools: set[str] | None = None) -> dict[str, Any]:
-    return Generator(name, entries, volatile, element_info, read_only_tools).build()
+             read_only_tools: set[str] | None = None,
+             default_caps: dict[str, int] | None = None) -> dict[str, Any]:
+    return Generator(name, entries, volatile, element_info, read_only_tools,
+                     default_caps).build()

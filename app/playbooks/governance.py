@@ -9,16 +9,23 @@ recipes; require code review for changes". Here that is:
   (``RecipeVersion``), so a recipe is known by its digest: a ``recipe.json`` edited on disk is a
   draft nobody reviewed, whatever its version string says. Approving writes the version into
   ``<data>/playbooks/reviewed/``; retiring takes it out again.
-* **File recipes** (seed 000's ``RecipePath``): a file in ``<data>/playbooks/reviewed/`` counts
-  as approved (its review is the code review of whatever puts it there); any other file is a
-  draft.
+* **File approval** (seed 000 §6.9): a recipe file in ``<data>/playbooks/reviewed/`` counts as
+  approved (its review is the code review of whatever puts it there), and so does a teach
+  session's recipe whose very content (by digest) is in a file there, so a session replayed by
+  its ``SessionId`` is approved by copying its ``recipe.json`` into ``reviewed/``. Any other
+  file is a draft. The machine's operator may approve on the command line too
+  (``flask playbooks approve``, ``approve_as_operator``): it writes the version into
+  ``reviewed/`` as they could by hand, and records it. That is how a local install, where one
+  person teaches with ``PLAYBOOK_AUTH=off``, gets its own recipes approved: the two-person rule
+  is a studio's rule for its members, and a token-less operator is no member.
 * **Real runs** are allowed for approved versions, and for the teacher's own captured session
   (the seed's quick start) unless ``PLAYBOOK_TEACHER_REPLAY`` is off. A retired version never
   runs for real. Dry runs are always allowed.
 * **Dry run first.** The first real run of a recipe (by digest) with given arguments (by the
   digest of their resolved values) needs a successful dry run of the same recipe and arguments
   by the same caller within ``PLAYBOOK_DRYRUN_WINDOW`` seconds; once such a real run has
-  succeeded, the caller may repeat it.
+  succeeded, the caller may repeat it. A dry run asks ``check`` as a real run would, counting
+  itself, and reports what a real run with the same arguments would meet.
 * **Audit.** Every state change and every replay, refused or not, is a ``PlaybookAudit`` row.
 
 Every door (HTTP /replay, the page actions, MCP's replay tool, the queue, the CLI) reaches the
@@ -28,6 +35,7 @@ its rule, says what to do next and carries the HTTP status the doors answer with
 
 from __future__ import annotations
 
+import difflib
 import hashlib
 import json
 import os
@@ -46,12 +54,13 @@ from app.models.base import utcnow
 from app.models.playbooks import Playbook, PlaybookAudit, PlaybookRun, RecipeVersion
 from app.models.studios import Membership, Studio
 from app.playbooks import names, settings
-from app.playbooks.recipe import Recipe, to_json
-from app.services.errors import Conflict, Forbidden
+from app.playbooks.recipe import Recipe, cap_checks, caps_in_force, load, to_json
+from app.services.errors import Conflict, DomainError, Forbidden
 
 STATES = ("draft", "reviewed", "approved", "retired")
 REVIEWED = "reviewed"
 LOCAL = "local"  # the token-less loopback operator's owner key (app.playbooks.teach.LOCAL)
+OPERATOR = "operator"  # who approves on the command line
 
 
 # ------------------------------------------------------------------ digests and places
@@ -80,6 +89,40 @@ def in_reviewed(path: Path | None, data_dir: str) -> bool:
     return os.path.realpath(path).startswith(root + os.sep)
 
 
+# reviewed/ file → (its modification time and size, the digest of its recipe or None)
+_file_digests: dict[str, tuple[tuple[int, int], str | None]] = {}
+
+
+def _file_digest(path: Path) -> str | None:
+    stat = path.stat()
+    stamp = (stat.st_mtime_ns, stat.st_size)
+    known = _file_digests.get(str(path))
+    if known is not None and known[0] == stamp:
+        return known[1]
+    from app.playbooks.recipe import parse_text
+
+    try:
+        value: str | None = digest(parse_text(path.read_text(encoding="utf-8")))
+    except (OSError, UnicodeDecodeError, DomainError):
+        value = None  # not a recipe: it approves nothing
+    _file_digests[str(path)] = (stamp, value)
+    return value
+
+
+def approved_by_file(value: str, data_dir: str) -> Path | None:
+    """The file in reviewed/ holding the recipe whose digest is ``value``, if there is one."""
+    root = reviewed_dir(data_dir)
+    if not root.is_dir():
+        return None
+    for path in sorted(root.glob("*.json")):
+        try:
+            if path.is_file() and _file_digest(path) == value:
+                return path
+        except OSError:
+            continue
+    return None
+
+
 def reviewed_file(version: RecipeVersion, playbook: Playbook, data_dir: str) -> Path:
     name = str(version.content.get("name", playbook.name)).rpartition("@")[0] \
         or str(version.content.get("name", playbook.name))
@@ -91,7 +134,12 @@ def reviewed_file(version: RecipeVersion, playbook: Playbook, data_dir: str) -> 
 
 @dataclass
 class Refusal:
-    rule: str  # approval | retired | dry_run_first
+    """Why a replay may not go, as every door says it: the rule's name, what happened, what to
+    do next, and the HTTP status the JSON doors answer with. Governance's rules are
+    ``approval``, ``retired`` and ``dry_run_first``; the replay's own (``app.playbooks.replay``)
+    ``args``, ``required``, ``confirm``, ``identity`` and ``preview``."""
+
+    rule: str
     message: str
     next: str
     status: int = 409
@@ -202,6 +250,41 @@ def previous(version: RecipeVersion) -> RecipeVersion | None:
     return db.session.get(RecipeVersion, version.previous_id) if version.previous_id else None
 
 
+def review_of(version: RecipeVersion) -> dict[str, Any]:
+    """What a reviewer reads (on the playbook's page, or ``flask playbooks show``): the diff
+    from the previous version, the variables, the bounds, the caps in force (and which the
+    recipe raises above the operator's defaults) and the write steps."""
+    before = previous(version)
+    old = to_json(before.content).splitlines() if before is not None else []
+    diff = list(difflib.unified_diff(
+        old, to_json(version.content).splitlines(),
+        f"{before.version}" if before is not None else "(nothing)", version.version,
+        lineterm=""))
+    try:
+        parsed: Recipe | None = load(version.content)
+    except DomainError:
+        parsed = None
+    steps = parsed.steps if parsed is not None else []
+    return {
+        "version": version, "previous": before, "diff": "\n".join(diff),
+        "variables": [{"name": k, "default": v, "required": v is None,
+                       **(parsed.inputs.get(k, {}) if parsed else {})}
+                      for k, v in (parsed.vars.items() if parsed else [])],
+        "bounds": [{"step": st.name, "check": c.describe(), "source": c.source}
+                   for st in steps for c in st.checks]
+        + [{"step": "(every write)", "check": c.describe(), "source": c.source}
+           for c in (cap_checks(parsed) if parsed else [])],
+        "caps": [{"key": cap.key, "value": cap.value, "source": cap.source,
+                  "default": cap.default,
+                  "raised": cap.source == "recipe" and (cap.default is None
+                                                        or cap.value > cap.default)}
+                 for cap in (caps_in_force(parsed) if parsed else [])],
+        "writes": [{"name": st.name, "call": st.label, "confirm": st.confirm
+                    or (isinstance(st.params, dict) and st.params.get("confirm") is True),
+                    "bounded": bool(st.checks)} for st in steps if st.kind == "write"],
+    }
+
+
 # ------------------------------------------------------------------ state changes
 
 def review_refusal(playbook: Playbook, version: RecipeVersion | None, user_id: Any
@@ -267,11 +350,7 @@ def approve(playbook: Playbook, version: RecipeVersion, identity: Identity | Non
         raise Forbidden(reason, rule="approver")
     _move(version, "reviewed", "approved", "approved")
     version.approved_by_id, version.approved_at = user_of(identity), utcnow()
-    path = reviewed_file(version, playbook, data_dir)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    tmp.write_text(to_json(version.content), encoding="utf-8")
-    os.replace(tmp, path)
+    path = _write_reviewed(version, playbook, data_dir)
     audit("approved", identity, playbook=playbook, version=version,
           detail={"version": version.version, "file": f"{REVIEWED}/{path.name}"})
     db.session.commit()
@@ -295,6 +374,33 @@ def retire(playbook: Playbook, version: RecipeVersion, identity: Identity | None
     db.session.commit()
 
 
+def approve_as_operator(playbook: Playbook, version: RecipeVersion, data_dir: str,
+                        note: str = "") -> Path:
+    """The machine's operator approves ``version`` (a draft or reviewed one): written into
+    reviewed/, as a copy by hand would be, and recorded as theirs."""
+    if version.state not in ("draft", "reviewed"):
+        raise Conflict(f"version {version.version} is {version.state}: only a draft or reviewed "
+                       "version can be approved", rule="approve_needs_draft_or_reviewed",
+                       next=_next_for_state(version.state))
+    version.state, version.approved_at = "approved", utcnow()
+    path = _write_reviewed(version, playbook, data_dir)
+    row = audit("approved", None, playbook=playbook, version=version,
+                detail={"version": version.version, "file": f"{REVIEWED}/{path.name}",
+                        "by": "the operator (command line)", "note": note[:2000]})
+    row.actor = OPERATOR
+    db.session.commit()
+    return path
+
+
+def _write_reviewed(version: RecipeVersion, playbook: Playbook, data_dir: str) -> Path:
+    path = reviewed_file(version, playbook, data_dir)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    tmp.write_text(to_json(version.content), encoding="utf-8")
+    os.replace(tmp, path)
+    return path
+
+
 def share(playbook: Playbook, studio_id: Any, identity: Identity | None) -> None:
     playbook.studio_id = studio_id
     audit("shared", identity, playbook=playbook, detail={"studio": str(studio_id)})
@@ -309,7 +415,8 @@ def state_of(recipe: Recipe, playbook: Playbook | None, source: Path | None, dat
     version = version_by_digest(playbook, value) if playbook is not None else None
     if version is not None and version.state == "retired":
         return "retired", version
-    if in_reviewed(source, data_dir):
+    if in_reviewed(source, data_dir) or (
+            playbook is not None and approved_by_file(value, data_dir) is not None):
         return "approved", version
     if version is not None:
         return version.state, version
@@ -332,8 +439,9 @@ def _words(door: str) -> dict[str, str]:
 def _next_for_state(state: str, door: str = "") -> str:
     if state == "draft":
         return ("a member of the playbook's studio reviews it (review_recipe on its page), then "
-                "a studio admin approves it (approve_recipe); a file recipe is approved by "
-                "putting it in the playbooks data folder's reviewed/ folder. Dry runs "
+                "a studio admin approves it (approve_recipe); or the machine's operator "
+                "approves it: `flask playbooks approve <session>`, or a copy of the recipe "
+                "file in the playbooks data folder's reviewed/ folder. Dry runs "
                 f"({_words(door)['dry_run']}) are allowed meanwhile")
     if state == "reviewed":
         return "an admin of the playbook's studio approves it (approve_recipe on its page)"
@@ -357,9 +465,12 @@ def _approved_elsewhere(playbook: Playbook | None, conf: settings.Settings,
 
 def check(recipe: Recipe, values: dict[str, Any], dry_run: bool, identity: Identity | None,
           playbook: Playbook | None, source: Path | None,
-          conf: settings.Settings | None = None, door: str = "") -> Verdict:
+          conf: settings.Settings | None = None, door: str = "",
+          counted: bool = False) -> Verdict:
     """May this run go? ``values`` are the resolved arguments (defaults overlaid by Args);
-    ``door`` ("mcp", "http", ...) picks the parameter names the refusal speaks."""
+    ``door`` ("mcp", "http", ...) picks the parameter names the refusal speaks. ``counted``:
+    a dry run asking what a real run with its arguments would meet, which its own success
+    will have satisfied the dry-run-first rule for."""
     conf = conf or settings.current()
     state, version = state_of(recipe, playbook, source, conf.data_dir)
     verdict = Verdict(state=state, basis="dry_run" if dry_run else "approved",
@@ -390,7 +501,7 @@ def check(recipe: Recipe, values: dict[str, Any], dry_run: bool, identity: Ident
                 f"replay for real.{why}", _next_for_state(state, door) + "."
                 + _approved_elsewhere(playbook, conf, door))
             return verdict
-    if not _dry_run_done(verdict, identity, conf):
+    if not counted and not _dry_run_done(verdict, identity, conf):
         minutes = conf.dryrun_window / 60
         verdict.refusal = Refusal(
             "dry_run_first", f"First run is always a dry run: {recipe.title} has no successful "
@@ -434,3 +545,11 @@ def audit_of(playbook: Playbook, limit: int = 50) -> list[PlaybookAudit]:
     return list(db.session.scalars(select(PlaybookAudit).where(
         PlaybookAudit.playbook_id == playbook.id).order_by(
         PlaybookAudit.created_at.desc()).limit(limit)).all())
+
+
+def real_run_of(run: PlaybookRun) -> dict[str, Any] | None:
+    """What a dry run said a real run with its arguments would meet (kept in its audit row)."""
+    detail = db.session.scalars(select(PlaybookAudit.detail).where(
+        PlaybookAudit.run_id == run.id).limit(1)).first()
+    answer = detail.get("realRun") if isinstance(detail, dict) else None
+    return answer if isinstance(answer, dict) else None

@@ -25,9 +25,9 @@ from app.actions.effects import IDEMPOTENT_WRITE, READ, WRITE, Effect
 from app.mcp.content import ToolError, ToolResult, text
 from app.mcp.context import ClientRequestFailed, ToolContext
 from app.mcp.registry import call_observer, resource_template, tool
-from app.playbooks import capture, catalog, governance, service, teach
-from app.playbooks.recipe import method_effect, missing_vars, resolve_vars
-from app.playbooks.replay import Hooks, Runner, replay, summary
+from app.playbooks import capture, catalog, service, settings, teach
+from app.playbooks.recipe import method_effect
+from app.playbooks.replay import Hooks, Runner, preflight, real_run_words, replay, summary
 from app.services.errors import DomainError
 
 NOT_CAPTURED = {"teach_start", "teach_stop", "replay", "upstream_call"}
@@ -92,23 +92,9 @@ def teach_stop_tool(ctx: ToolContext, args: dict[str, Any]) -> dict[str, Any]:
     if playbook is None:
         return {"ok": True, "entries": 0, "sessionId": None,
                 "message": "this session is not teaching (teach_start begins)"}
-    page = f"/playbooks/{playbook.short_id}"
     out: dict[str, Any] = {"ok": True, "entries": entries, "sessionId": playbook.session_id,
-                           "id": playbook.short_id, "page": page}
-    try:
-        raw = service.generate_recipe(playbook, ctx.identity)
-    except DomainError as exc:  # e.g. nothing usable was captured: say how, in one line
-        out["recipe"] = None
-        out["message"] = (f"No recipe generated ({exc.message}); record calls with "
-                          f"teach_start, then teach_stop, or run generate_recipe on {page}.")
-        return out
-    out["recipe"] = {"name": raw["name"], "version": raw.get("version"),
-                     "steps": len(raw["steps"]), "state": "draft",
-                     "variables": sorted(raw.get("vars") or {}),
-                     "resource": f"playbook://{playbook.short_id}/recipe"}
-    out["message"] = (f"Draft recipe {raw['name']}@{raw.get('version')} with "
-                      f"{len(raw['steps'])} steps: replay it with session_id "
-                      f"\"{playbook.short_id}\" (a dry run by default).")
+                           "id": playbook.short_id, "page": f"/playbooks/{playbook.short_id}"}
+    out.update(service.stopped_draft(playbook, ctx.identity, service.MCP_NAMES))
     return out
 
 
@@ -133,17 +119,12 @@ def _confirmation(ctx: ToolContext, recipe: Any, playbook: Any, args: dict[str, 
     if ctx.inputs is None or dry_run or not any(s.kind == "write" for s in recipe.steps):
         return lambda question: _elicit(ctx, question)
     values = args.get("args") or {}
-    try:
-        resolved = resolve_vars(recipe, values)
-    except DomainError:
-        return lambda question: None  # the replay refuses these arguments before any write
-    if missing_vars(recipe, resolved):
-        return lambda question: None
-    if governance.check(recipe, resolved, dry_run, ctx.identity, playbook, source,
-                        door="mcp").refusal:
+    check = preflight(recipe, values, dry_run, ctx.identity, playbook, source,
+                      settings.current(), "mcp")
+    if check.refusal is not None or check.values is None:
         return lambda question: None  # refused before any write: nothing to ask about
     runner = Runner(recipe, values, dry_run, ctx.identity, playbook, door="mcp")
-    answer = _elicit(ctx, runner._write_question(resolved))  # may end the request: a question
+    answer = _elicit(ctx, runner.write_question(check.values))  # may end the request
     return lambda question: answer
 
 
@@ -207,6 +188,8 @@ def replay_tool(ctx: ToolContext, args: dict[str, Any]) -> ToolResult:
              f"Run: {report['run']}"]
     if report.get("error"):
         lines.append(report["error"])
+    if dry_run and report.get("realRun"):
+        lines.append(real_run_words(report["realRun"]))
     for detail in report["details"]:
         lines.append(f"- {detail.get('name')}: {detail.get('status')}"
                      + (f" — {detail['plan']}" if detail.get("plan") else "")

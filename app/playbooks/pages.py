@@ -13,7 +13,6 @@ difference from the previous version, its variables, its bounds and its write st
 
 from __future__ import annotations
 
-import difflib
 import json
 from typing import Any
 
@@ -31,8 +30,8 @@ from app.actions.registry import Context, Param, Result, action
 from app.core.identity import Identity
 from app.models.playbooks import Playbook, RecipeVersion
 from app.playbooks import capture, governance, service, settings, teach
-from app.playbooks.recipe import Recipe, cap_checks, load, to_json
-from app.playbooks.replay import replay
+from app.playbooks.recipe import load
+from app.playbooks.replay import real_run_words, replay
 from app.services import studios
 from app.services.errors import Conflict, Forbidden, Invalid
 from app.web.loaders import base_url
@@ -111,7 +110,8 @@ def playbook_show(ctx: Context) -> Page:
                  "variables": variables, "runs": service.runs_of(playbook),
                  "folder": str(teach.folder(playbook)), "dumps": _dumps,
                  "compact": _compact, "versions": versions, "current_state": current_state,
-                 "review": _review(versions[0]) if versions else None, "studio": studio,
+                 "review": governance.review_of(versions[0]) if versions else None,
+                 "studio": studio,
                  "audit": governance.audit_of(playbook, 20)},
                 nav=NAV + [(playbook.name, ctx.path)])
 
@@ -123,40 +123,14 @@ def studios_get(playbook: Playbook) -> Any:
     return db.session.get(Studio, playbook.studio_id) if playbook.studio_id else None
 
 
-def _review(version: RecipeVersion) -> dict[str, Any]:
-    """What a reviewer reads: the diff from the previous version, variables, bounds, writes."""
-    before = governance.previous(version)
-    old = to_json(before.content).splitlines() if before is not None else []
-    diff = list(difflib.unified_diff(
-        old, to_json(version.content).splitlines(),
-        f"{before.version}" if before is not None else "(nothing)", version.version,
-        lineterm=""))
-    try:
-        parsed: Recipe | None = load(version.content)
-    except Invalid:
-        parsed = None
-    steps = parsed.steps if parsed is not None else []
-    return {
-        "version": version, "previous": before, "diff": "\n".join(diff),
-        "variables": [{"name": k, "default": v, "required": v is None,
-                       **(parsed.inputs.get(k, {}) if parsed else {})}
-                      for k, v in (parsed.vars.items() if parsed else [])],
-        "bounds": [{"step": st.name, "check": c.describe(), "source": c.source}
-                   for st in steps for c in st.checks]
-        + [{"step": "(every write)", "check": c.describe(), "source": c.source}
-           for c in (cap_checks(parsed) if parsed else [])],
-        "writes": [{"name": st.name, "call": st.label, "confirm": st.confirm
-                    or (isinstance(st.params, dict) and st.params.get("confirm") is True),
-                    "bounded": bool(st.checks)} for st in steps if st.kind == "write"],
-    }
-
-
 def _run_page(ctx: Context) -> Page:
     run = ctx.item
     playbook = ctx.extra.get("playbook")
     nav = NAV + ([(playbook.name, f"/playbooks/{playbook.short_id}")] if playbook else [])
+    answer = governance.real_run_of(run) if run.dry_run else None
     return Page(ctx, f"Run {run.short_id} of {run.recipe_name}", "playbooks/run",
-                {"run": run, "playbook": playbook, "dumps": _dumps},
+                {"run": run, "playbook": playbook, "dumps": _dumps, "real_run": answer,
+                 "real_run_text": real_run_words(answer) if answer else ""},
                 nav=nav + [(f"Run {run.short_id}", ctx.path)])
 
 
@@ -207,9 +181,9 @@ def _stoppable(ctx: Context) -> bool:
     return _teaching(ctx) is not None
 
 
-@action("stop_teach", "Stop recording and write the capture's summary (on a playbook's page: "
-        "that session, e.g. one an agent left teaching)", ("playbooks", "playbook"),
-        owner_rule, available=_stoppable, effect=IDEMPOTENT_WRITE)
+@action("stop_teach", "Stop recording, write the capture's summary and make it a draft recipe "
+        "(on a playbook's page: that session, e.g. one an agent left teaching)",
+        ("playbooks", "playbook"), owner_rule, available=_stoppable, effect=IDEMPOTENT_WRITE)
 def stop_teach(ctx: Context, params: dict[str, Any]) -> Result:
     if ctx.page == "playbook":
         playbook: Playbook | None = ctx.item
@@ -218,9 +192,10 @@ def stop_teach(ctx: Context, params: dict[str, Any]) -> Result:
         playbook, entries = teach.stop(teach.owner_key(_identity()))
     if playbook is None:
         return Result("You were not teaching")
-    return Result(f"Stopped {playbook.session_id}: {entries} entries",
+    draft = service.stopped_draft(playbook, _identity())
+    return Result(f"Stopped {playbook.session_id}: {entries} entries. {draft['message']}",
                   location=f"/playbooks/{playbook.short_id}",
-                  data={"sessionId": playbook.session_id, "entries": entries})
+                  data={"sessionId": playbook.session_id, "entries": entries, **draft})
 
 
 @action("generate_recipe", "Build recipe.json from the capture: variables (volatile inputs "
@@ -274,20 +249,23 @@ def _run(ctx: Context, params: dict[str, Any], dry_run: bool) -> Result:
     recipe = load(service.read_recipe(ctx.item) or {})
     report, run = replay(recipe, params.get("args") or {}, dry_run, _identity(), ctx.item,
                          source=service.recipe_path(ctx.item), door="page")
-    status = report.pop("httpStatus", None)
-    if status is not None:  # refused by governance: the rule's own answer, not a stored run
-        error = Forbidden if status == 403 else Conflict
-        raise error(report["error"], rule=report.get("rule"), next=report.get("next"),
-                    run=report.get("run"))
+    status = report.pop("httpStatus", 422)
+    if report["status"] == "refused":  # the rule's own answer (the run is stored, refused)
+        error = {403: Forbidden, 409: Conflict}.get(status, Invalid)
+        raise error(report["error"], errors=report.get("errors"), rule=report.get("rule"),
+                    next=report.get("next"), run=report.get("run"))
     word = "Dry run" if dry_run else "Replay"
     message = f"{word} {report['status']}: {report['steps']['succeeded']}/" \
               f"{report['steps']['total']} steps" + (f" — {report['error']}"
                                                        if report.get("error") else "")
+    if report.get("realRun"):
+        message += ". " + real_run_words(report["realRun"])
     return Result(message, location=report["run"], created=True, data=report)
 
 
 @action("dry_run", "Preview a replay: resolve selectors, show planned effects and bound checks "
-        "without writing", "playbook", reader_rule, params=(ARGS,), available=has_recipe,
+        "without writing, and say whether a real run with the same args would be allowed",
+        "playbook", reader_rule, params=(ARGS,), available=has_recipe,
         effect=READ)
 def dry_run(ctx: Context, params: dict[str, Any]) -> Result:
     return _run(ctx, params, True)

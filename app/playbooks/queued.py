@@ -15,11 +15,11 @@ from typing import Any
 from app.actions import Context, Result, action
 from app.actions.effects import DESTRUCTIVE
 from app.extensions import db
-from app.playbooks import governance, service
+from app.playbooks import governance, service, settings
 from app.playbooks import pages as playbook_pages
-from app.playbooks.recipe import load, missing_vars, resolve_vars
-from app.playbooks.replay import replay
-from app.services.errors import Conflict, DomainError, Forbidden
+from app.playbooks.recipe import load
+from app.playbooks.replay import preflight, replay
+from app.services.errors import Conflict, Forbidden, Invalid
 from app.workflows import CallContext, CallStep, StepError, callable_step, enqueue_calls
 
 STEP = "playbooks.replay"
@@ -56,25 +56,25 @@ def queue_replay(ctx: Context, params: dict[str, Any]) -> Result:
 
 
 def _precheck(playbook: Any, args: dict[str, Any], ctx: Context) -> None:
-    """Refuse now what governance would refuse on the worker (the worker checks again)."""
-    recipe = load(service.read_recipe(playbook) or {})
-    try:
-        values = resolve_vars(recipe, args)
-    except DomainError:
-        return  # the replay itself reports bad arguments, with the run
-    if missing_vars(recipe, values):
-        return
+    """Refuse now what the replay's preflight would refuse on the worker (which asks again):
+    the rules of a real run (governance, confirm, preview); bad arguments are reported by
+    the replay itself, with its run."""
     from flask import g
 
-    verdict = governance.check(recipe, values, False, g.get("identity"), playbook,
-                               service.recipe_path(playbook))
-    refusal = verdict.refusal
-    if refusal is not None:
-        # Audited like a refused direct replay (which stores its run and commits before its
-        # 409): the refusal must outlive the refused request.
-        governance.audit("replay", g.get("identity"), playbook=playbook, version=verdict.version,
-                         detail={"status": "refused", "door": "queue", "recipe": recipe.title,
-                                 "state": verdict.state, "rule": refusal.rule})
-        db.session.commit()
-        error = Forbidden if refusal.status == 403 else Conflict
-        raise error(refusal.text(), rule=refusal.rule, next=refusal.next)
+    recipe = load(service.read_recipe(playbook) or {})
+    check = preflight(recipe, args, False, g.get("identity"), playbook,
+                      service.recipe_path(playbook), settings.current(), "page")
+    refusal = check.refusal
+    if refusal is None or refusal.rule in ("args", "required"):
+        return
+    verdict = check.verdict
+    # Audited like a refused direct replay (which stores its run and commits before its
+    # refusal): the refusal must outlive the refused request.
+    governance.audit("replay", g.get("identity"), playbook=playbook,
+                     version=verdict.version if verdict is not None else None,
+                     detail={"status": "refused", "door": "queue", "recipe": recipe.title,
+                             "state": verdict.state if verdict is not None else "",
+                             "rule": refusal.rule})
+    db.session.commit()
+    error = {403: Forbidden, 409: Conflict}.get(refusal.status, Invalid)
+    raise error(refusal.text(), rule=refusal.rule, next=refusal.next)

@@ -9,7 +9,15 @@ method), per-step ``confirm``, recipe ``caps`` and bounds in the seed's keys (``
 Variables: a value in ``vars`` is the default; ``null`` means required. ``"{{x}}"`` as a whole
 string becomes x's JSON value (an object stays an object, 5 stays 5); inside a longer string it
 renders as text. ``{{steps.<name>.result.<path>}}`` reads an earlier step's result.
+The recipe's variables are the names in ``vars``, in ``inputs`` and in its steps' placeholders;
+an argument that names none of them is refused (``resolve_vars``, which every door's replay
+goes through), naming the variables and the closest match, so a mistyped name never leaves
+the old default in place.
 A bound whose field is missing from the result fails the step.
+
+Caps: every write step is held to the recipe's caps. A recipe that does not declare a cap gets
+the operator's default for it (``PLAYBOOK_CAPS``, small); declaring a cap in ``caps`` is the
+only way to raise it, and a reviewer sees it (``caps_in_force`` says which come from where).
 
 Whether a step writes (and so needs ``confirm`` and is only planned by a dry run) is asked of
 the declared effects (``app.actions.effects``), never guessed where they are known: a
@@ -22,6 +30,7 @@ declared effect writes.
 
 from __future__ import annotations
 
+import difflib
 import json
 import re
 from dataclasses import dataclass, field
@@ -30,6 +39,7 @@ from typing import Any
 from app.actions import effects
 from app.actions.effects import Effect
 from app.core import tool_catalog
+from app.playbooks import settings
 from app.services.errors import Invalid
 
 PLACEHOLDER = re.compile(r"\{\{\s*([A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z0-9_\[\]-]+)*)\s*\}\}")
@@ -408,12 +418,44 @@ def coerce(name: str, value: Any, recipe: Recipe) -> Any:
     return value
 
 
+def variables(recipe: Recipe) -> list[str]:
+    """The recipe's variables: the names in ``vars``, ``inputs`` and its steps' placeholders
+    (not the ``steps.<name>`` outputs), sorted."""
+    names = set(recipe.vars) | set(recipe.inputs)
+    for step in recipe.steps:
+        names.update(n for n in placeholders(step.params) if not n.startswith("steps."))
+    return sorted(names)
+
+
+def _unknown(recipe: Recipe, keys: list[str], known: list[str]) -> Invalid:
+    """The refusal of arguments that name no variable: each with its closest variable."""
+    by_lower = {k.lower(): k for k in known}
+    closest: dict[str, str] = {}
+    errors = []
+    for key in keys:
+        match = difflib.get_close_matches(key.lower(), list(by_lower), n=1, cutoff=0.6)
+        hint = f"; did you mean {by_lower[match[0]]}?" if match else ""
+        if match:
+            closest[key] = by_lower[match[0]]
+        errors.append({"param": key, "message": f"is not a variable of {recipe.title}{hint}"})
+    said = ", ".join(f"{k} (did you mean {closest[k]}?)" if k in closest else k for k in keys)
+    return Invalid(f"Unknown variable{'s' if len(keys) > 1 else ''} {said}: {recipe.title} has "
+                   + (f"the variables {', '.join(known)}" if known else "no variables")
+                   + ". Nothing was run.", errors=errors, unknown=keys, variables=known,
+                   closest=closest)
+
+
 def resolve_vars(recipe: Recipe, args: dict[str, Any]) -> dict[str, Any]:
-    """Defaults overlaid by typed arguments (names case-insensitive, as in the seed)."""
-    by_lower = {k.lower(): k for k in recipe.vars}
+    """Defaults overlaid by typed arguments (names case-insensitive, as in the seed); an
+    argument that names no variable of the recipe is refused before anything runs."""
+    known = variables(recipe)
+    by_lower = {k.lower(): k for k in known}
+    unknown = [key for key in args if key.lower() not in by_lower]
+    if unknown:
+        raise _unknown(recipe, unknown, known)
     values = dict(recipe.vars)
     for key, value in args.items():
-        name = by_lower.get(key.lower(), key)
+        name = by_lower[key.lower()]
         values[name] = coerce(name, value, recipe)
     for name, value in values.items():
         minimum = recipe.inputs.get(name, {}).get("minimum")
@@ -552,9 +594,40 @@ def evaluate(check: Check, result: Any, only_max: bool = False) -> dict[str, Any
     return out
 
 
+@dataclass(frozen=True)
+class Cap:
+    key: str  # maxCreated ...
+    value: float
+    source: str  # "recipe" (declared in its caps) or "default" (PLAYBOOK_CAPS)
+    default: float | None  # the operator's default for this key, if any
+
+
+def caps_in_force(recipe: Recipe) -> list[Cap]:
+    """The caps every write step of ``recipe`` is held to: what it declares, else the
+    operator's defaults (``PLAYBOOK_CAPS``), key by key."""
+    defaults = dict(settings.current().default_caps)
+    keys = [k for k in settings.CAP_KEYS if k in defaults or k in recipe.caps]
+    return [Cap(key, recipe.caps[key], "recipe", defaults.get(key)) if key in recipe.caps
+            else Cap(key, defaults[key], "default", defaults[key]) for key in keys]
+
+
 def cap_checks(recipe: Recipe) -> list[Check]:
-    return [Check(path=SEED_BOUNDS[key[3:]], max=value, source=f"caps.{key}", optional=True)
-            for key, value in recipe.caps.items()]
+    return [Check(path=SEED_BOUNDS[cap.key[3:]], max=cap.value, optional=True,
+                  source=f"caps.{cap.key}" if cap.source == "recipe"
+                  else f"default caps.{cap.key}")
+            for cap in caps_in_force(recipe)]
+
+
+def describe_caps(recipe: Recipe) -> dict[str, dict[str, Any]]:
+    """The caps in force as a report shows them: ``{maxCreated: {value, source}}``, with the
+    default a declared cap replaces."""
+    out: dict[str, dict[str, Any]] = {}
+    for cap in caps_in_force(recipe):
+        entry: dict[str, Any] = {"value": cap.value, "source": cap.source}
+        if cap.source == "recipe" and cap.default is not None:
+            entry["default"] = cap.default
+        out[cap.key] = entry
+    return out
 
 
 def to_json(recipe_raw: dict[str, Any]) -> str:

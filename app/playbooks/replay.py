@@ -1,22 +1,33 @@
 """Running a recipe: refuse what is unsafe before any call, dry-run for real, execute with gates.
 
-Order of business, so nothing is sent upstream that should not be:
-1. typed arguments over defaults; every required variable still missing is listed and the run
-   refused before any call;
-2. executing (not a dry run): every write step must carry ``confirm: true`` (step-level or in
-   its params) unless its ``expect.requireConfirm`` is false — refused before any call;
-3. per step, in order: substitute (``{{steps.x.result...}}`` reads earlier outputs), then
-   - dry run: reads run; writes run with ``dryRun: true`` at the upstream, so counts are the
-     upstream's own plan; selectors are resolved to their targets through ``get_element_info``;
-   - execute: before each write, the upstream's preview is checked against the step's max
-     bounds and the recipe caps, so 8 bars never get created when 6 is the cap; then the write,
-     then every bound on the real result (a bound whose field is missing fails);
-   - the first failure stops the run with a precise report.
-   A dry run does not send a step that reads an output only a real run produces (the id of an
-   element a planned write would create): it is listed as planned, with what it waits for.
-Governance (``app.playbooks.governance``) decides, after the checks of steps 1 and 2 and before
-any call, whether a real run may go at all: only approved versions (or the teacher's own
-session), and only after a dry run of the same recipe and arguments. Its refusal names the rule.
+Before any call, ``preflight`` asks every rule a run must pass, in this order, and the first
+that refuses names itself (``governance.Refusal``: rule, message, what to do next):
+``args``      every argument names a variable of the recipe (the closest one is suggested) and
+              has its type;
+``required``  every required variable has a value (all missing ones are listed);
+``identity``  Harmonic steps (MCP tools) need a signed-in caller;
+and for a real run:
+``confirm``   every write step carries ``confirm: true`` (step-level or in its params) unless
+              its ``expect.requireConfirm`` is false;
+``approval``, ``retired``, ``dry_run_first``  recipe governance (``app.playbooks.governance``);
+``preview``   every upstream write can be previewed (``upstream.previewable``): its caps and max
+              bounds are checked against that preview before it writes, so one that cannot be
+              previewed cannot be capped.
+A dry run asks the same ``preflight`` as a real run with its arguments would, counting its own
+success for the dry-run-first rule, and reports the answer (``realRun``: allowed, or the rule
+that will refuse and what to do): what the dry run says is what the real run does.
+
+Then per step, in order: substitute (``{{steps.x.result...}}`` reads earlier outputs), then
+- dry run: reads run; writes run with ``dryRun: true`` at the upstream, so counts are the
+  upstream's own plan, held to the bounds and caps; selectors are resolved to their targets
+  through ``get_element_info``;
+- execute: before each write, the upstream's preview is checked against the step's max bounds
+  and the caps in force (the recipe's, else the operator's defaults), so 8 bars never get
+  created when 6 is the cap; then the write, then every bound on the real result (a bound
+  whose field is missing fails);
+- the first failure stops the run with a precise report.
+A dry run does not send a step that reads an output only a real run produces (the id of an
+element a planned write would create): it is listed as planned, with what it waits for.
 Over MCP, the person is asked (elicitation) before the first write when the client can; the
 run reports progress per step. Every run is stored with its per-step record, the digests of
 its recipe and arguments and the door it came through, and audited.
@@ -28,7 +39,7 @@ import itertools
 import json
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -37,11 +48,13 @@ from app.extensions import db
 from app.models.base import utcnow
 from app.models.playbooks import Playbook, PlaybookRun
 from app.playbooks import governance, settings, upstream
+from app.playbooks.governance import Refusal
 from app.playbooks.recipe import (
     Recipe,
     Step,
     Unresolved,
     cap_checks,
+    describe_caps,
     evaluate,
     missing_vars,
     placeholders,
@@ -61,6 +74,104 @@ class Hooks:
     # Asked once before the first write: True go, False stop, None "cannot ask" (go on).
     confirm_writes: Callable[[str], bool | None] | None = None
     cancelled: Callable[[], bool] | None = None
+
+
+@dataclass
+class Preflight:
+    """What ``preflight`` found: the resolved values (None when the arguments were refused),
+    governance's verdict (when it was asked), the first refusal and what it lists."""
+
+    values: dict[str, Any] | None
+    verdict: governance.Verdict | None = None
+    refusal: Refusal | None = None
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+# How each door names the replay's arguments, in a refusal's "next".
+_ARGS_WORD = {"mcp": "args", "cli": "--arg name=value", "page": "args"}
+
+
+def preflight(recipe: Recipe, args: dict[str, Any], dry_run: bool, identity: Identity | None,
+              playbook: Playbook | None, source: Path | None, conf: settings.Settings,
+              door: str = "", counted: bool = False) -> Preflight:
+    """Every rule a run must pass before any call, in order; the first refusal wins.
+
+    ``dry_run`` false asks the real run's rules too; ``counted`` (with ``dry_run`` false) is
+    a successful dry run asking what a real run with its arguments would meet."""
+    where = _ARGS_WORD.get(door, "Args")
+    try:
+        values = resolve_vars(recipe, args)
+    except DomainError as exc:
+        known = exc.details.get("variables")
+        hint = (f"name only the recipe's variables in {where}: {', '.join(map(str, known))}"
+                if isinstance(known, list) else
+                f"give each value in {where} its variable's type (the recipe's inputs)")
+        return Preflight(None, refusal=Refusal("args", exc.message, hint, 422),
+                         extra={"errors": exc.errors,
+                                **{k: v for k, v in exc.details.items()
+                                   if k in ("unknown", "variables", "closest")}})
+    missing = missing_vars(recipe, values)
+    if missing:
+        return Preflight(values, refusal=Refusal(
+            "required", "Required variables not provided: " + ", ".join(missing) + ".",
+            f"pass them in {where} (a dry run shows every placeholder)", 422),
+            extra={"missing": missing})
+    if identity is None and any(s.tool for s in recipe.steps):
+        return Preflight(values, refusal=Refusal(
+            "identity", "Harmonic steps (MCP tools) need a signed-in identity.",
+            "send an API token" if door != "cli" else "give --user HANDLE", 422))
+    if dry_run:
+        return Preflight(values, governance.check(recipe, values, True, identity, playbook,
+                                                  source, conf, door))
+    unconfirmed = [s.name for s in recipe.steps if s.kind == "write" and s.require_confirm
+                   and not confirmed(s)]
+    if unconfirmed:
+        return Preflight(values, refusal=Refusal(
+            "confirm", "Write steps need \"confirm\": true before they can run: "
+            + ", ".join(unconfirmed) + ".", "read what they write (a dry run plans it), then "
+            "add \"confirm\": true to those steps", 422), extra={"unconfirmed": unconfirmed})
+    verdict = governance.check(recipe, values, False, identity, playbook, source, conf, door,
+                               counted=counted)
+    if verdict.refusal is not None:
+        return Preflight(values, verdict, verdict.refusal)
+    blind = list(dict.fromkeys(s.method for s in recipe.steps if s.kind == "write"
+                               and s.method and not upstream.previewable(s.method, conf)))
+    if blind:
+        named = ", ".join(blind)
+        return Preflight(values, verdict, Refusal(
+            "preview", f"{named} cannot be previewed on {upstream.label(conf)}: the caps and "
+            "max bounds of a write are checked against the upstream's own preview (dryRun: "
+            "true) before it writes, so without one it does not run for real.",
+            f"if the upstream honours dryRun: true for {named} (writes nothing), list "
+            f"{'it' if len(blind) == 1 else 'them'} in PLAYBOOK_DRYRUN_METHODS or have its "
+            "rpc.discover catalog declare a dryRun param; otherwise this write cannot be "
+            "capped and does not replay", 409), extra={"unpreviewable": blind})
+    return Preflight(values, verdict)
+
+
+def confirmed(step: Step) -> bool:
+    return step.confirm or (isinstance(step.params, dict)
+                            and step.params.get("confirm") is True)
+
+
+def real_run(check: Preflight) -> dict[str, Any]:
+    """What a real run would meet, as a dry run reports it (``realRun``)."""
+    if check.refusal is None:
+        return {"allowed": True,
+                "basis": check.verdict.basis if check.verdict is not None else "approved"}
+    return {"allowed": False, **check.refusal.body()}
+
+
+_BASIS = {"approved": "the recipe is approved", "teacher": "it is your own taught session"}
+
+
+def real_run_words(answer: dict[str, Any]) -> str:
+    """A dry run's ``realRun`` in one sentence, as every door prints it."""
+    if answer.get("allowed"):
+        why = _BASIS.get(str(answer.get("basis")), str(answer.get("basis")))
+        return f"A real run with these arguments would be allowed ({why})."
+    return (f"A real run with these arguments would be refused (rule {answer.get('rule')}): "
+            f"{answer.get('message')} Next: {answer.get('next')}")
 
 
 class Runner:
@@ -107,40 +218,37 @@ class Runner:
                                           "recipe": self.recipe.title,
                                           "state": verdict.state if verdict else "",
                                           "basis": verdict.basis if verdict else "",
-                                          **({"rule": extra["rule"]} if "rule" in extra
-                                             else {})})
+                                          **{k: extra[k] for k in ("rule", "realRun")
+                                             if k in extra}})
         db.session.commit()
         return self._report(run, status, error, extra), run
 
     # -- the run ----------------------------------------------------------------------------
 
     def _execute(self) -> tuple[str, str | None, dict[str, Any]]:
-        try:
-            values = resolve_vars(self.recipe, self.args)
-        except DomainError as exc:
-            return "refused", exc.message, {}
-        missing = missing_vars(self.recipe, values)
-        if missing:
-            where = "args" if self.door == "mcp" else "Args"
-            return ("refused", "Required variables not provided: " + ", ".join(missing)
-                    + f". Pass them in {where} (a dry run shows every placeholder).",
-                    {"missing": missing})
-        if not self.dry_run:
-            unconfirmed = [s.name for s in self.recipe.steps if s.kind == "write"
-                           and s.require_confirm and not self._confirmed(s)]
-            if unconfirmed:
-                return ("refused", "Write steps need \"confirm\": true before they can run: "
-                        + ", ".join(unconfirmed), {"unconfirmed": unconfirmed})
-        self.verdict = governance.check(self.recipe, values, self.dry_run, self.identity,
-                                        self.playbook, self.source, self.conf, self.door)
-        refusal = self.verdict.refusal
+        check = preflight(self.recipe, self.args, self.dry_run, self.identity, self.playbook,
+                          self.source, self.conf, self.door)
+        self.verdict = check.verdict
+        refusal = check.refusal
         if refusal is not None:
-            return "refused", refusal.text(), {"rule": refusal.rule, "next": refusal.next,
-                                               "refusal": refusal.body(),
-                                               "httpStatus": refusal.status}
-        if self.identity is None and any(s.tool for s in self.recipe.steps):
-            return ("refused", "Harmonic steps (MCP tools) need a signed-in identity: send "
-                               "an API token", {})
+            extra = {"rule": refusal.rule, "next": refusal.next, "refusal": refusal.body(),
+                     **check.extra}
+            if refusal.status != 422:
+                extra["httpStatus"] = refusal.status
+            if self.dry_run:  # what refuses the dry run refuses a real run as well
+                extra["realRun"] = real_run(check)
+            return "refused", refusal.text(), extra
+        values = check.values or {}
+        status, error, extra = self._steps(values)
+        if self.dry_run:
+            # The same preflight a real run with these arguments will meet, counting this
+            # dry run if it succeeded: the dry run cannot say "ok" while the real run refuses.
+            extra["realRun"] = real_run(preflight(
+                self.recipe, self.args, False, self.identity, self.playbook, self.source,
+                self.conf, self.door, counted=status == "ok"))
+        return status, error, extra
+
+    def _steps(self, values: dict[str, Any]) -> tuple[str, str | None, dict[str, Any]]:
         total = len(self.recipe.steps)
         for index, step in enumerate(self.recipe.steps):
             if self.hooks.cancelled is not None and self.hooks.cancelled():
@@ -150,7 +258,7 @@ class Runner:
             if step.kind == "write" and not self.dry_run and not self.asked:
                 self.asked = True
                 if self.hooks.confirm_writes is not None:
-                    answer = self.hooks.confirm_writes(self._write_question(values))
+                    answer = self.hooks.confirm_writes(self.write_question(values))
                     if answer is False:
                         self.details.append({"name": step.name, "status": "skipped",
                                              "error": "the person declined the writes"})
@@ -186,11 +294,7 @@ class Runner:
             self.hooks.progress(total, total, "done")
         return "ok", None, {}
 
-    def _confirmed(self, step: Step) -> bool:
-        return step.confirm or (isinstance(step.params, dict)
-                                and step.params.get("confirm") is True)
-
-    def _write_question(self, values: dict[str, Any]) -> str:
+    def write_question(self, values: dict[str, Any]) -> str:
         writes = [s.name for s in self.recipe.steps if s.kind == "write"]
         shown = ", ".join(f"{k}={v!r}" for k, v in values.items() if k in self.args) or "defaults"
         return (f"Replay {self.recipe.title} for real? It will write in {len(writes)} step(s): "
@@ -217,41 +321,36 @@ class Runner:
             targets = self._targets(params)
             if targets:
                 detail["targets"] = targets
-        trusted = self.conf.trusted_dry_run(method)
-        if step.kind == "write" and self.dry_run and not trusted:
+        if step.kind == "write" and self.dry_run and not upstream.previewable(method,
+                                                                               self.conf):
             detail.update(status="planned", request={"jsonrpc": "2.0", "method": method,
                                                      "params": params},
                           note=f"not sent: {method} is not known to honour dryRun on this "
-                               f"upstream (PLAYBOOK_DRYRUN_METHODS)",
+                               f"upstream (PLAYBOOK_DRYRUN_METHODS, or its catalog), so a "
+                               f"real run refuses it (rule preview)",
                           plan=plan_words(method, params, None, detail.get("targets", [])))
             return True
         if step.kind == "write" and self.dry_run:
             params = {**params, "dryRun": True}
         elif step.kind == "write":
-            # Caps before the write: the upstream's own plan of what this call would do.
-            bounds = [c for c in step.checks if c.max is not None]
-            limits = bounds + cap_checks(self.recipe)
-            if bounds and not trusted:
-                detail.update(status="failed", error=f"refused before writing: {method} has "
-                              f"max bounds but no trusted dryRun preview on this upstream "
-                              f"(add it to PLAYBOOK_DRYRUN_METHODS or drop the bound)")
+            # Caps and max bounds before the write, on the upstream's own plan of what this
+            # call would do (preflight refused any write that cannot be previewed).
+            limits = [c for c in step.checks if c.max is not None] + cap_checks(self.recipe)
+            preview = self._call(method, {**params, "dryRun": True})
+            detail["preview"] = {"request": {"method": method,
+                                             "params": {**params, "dryRun": True}},
+                                 "response": preview}
+            if "error" in preview:
+                detail.update(status="failed", error="the preview (dryRun) failed: "
+                              + str(preview["error"].get("message")))
                 return False
-            if limits and trusted:
-                preview = self._call(method, {**params, "dryRun": True})
-                detail["preview"] = {"request": {"method": method,
-                                                 "params": {**params, "dryRun": True}},
-                                     "response": preview}
-                if "error" in preview:
-                    detail.update(status="failed", error="the preview (dryRun) failed: "
-                                  + str(preview["error"].get("message")))
-                    return False
-                verdicts = [evaluate(c, preview.get("result"), only_max=True) for c in limits]
-                detail["preview"]["checks"] = verdicts
-                bad = [v for v in verdicts if not v["ok"]]
-                if bad:
-                    detail.update(status="failed", error="stopped before writing: the preview "
-                                  "shows " + "; ".join(v["message"] for v in bad))
-                    return False
+            verdicts = [evaluate(c, preview.get("result"), only_max=True) for c in limits]
+            detail["preview"]["checks"] = verdicts
+            bad = [v for v in verdicts if not v["ok"]]
+            if bad:
+                detail.update(status="failed", error="stopped before writing: the preview "
+                              "shows " + "; ".join(v["message"] for v in bad))
+                return False
         request = {"jsonrpc": "2.0", "method": method, "params": params}
         response = self._call(method, params)
         detail["request"], detail["response"] = request, response
@@ -336,6 +435,7 @@ class Runner:
                       "skipped": total - succeeded - failed},
             "details": run.steps, "runId": run.short_id, "run": run_path(run),
             "version": self.recipe.version}
+        report["caps"] = describe_caps(self.recipe)
         if self.verdict is not None:
             report["governance"] = {"state": self.verdict.state, "basis": self.verdict.basis}
         if error:
@@ -410,9 +510,14 @@ def summary(report: dict[str, Any]) -> dict[str, Any]:
                            "dry_run": report["dryRun"], "recipe": report["recipe"],
                            "version": report.get("version"), "run_id": report["runId"],
                            "run": report["run"], "steps": report["steps"]}
-    for key in ("error", "rule", "next", "missing", "unconfirmed"):
+    for key in ("error", "rule", "next", "missing", "unconfirmed", "unknown", "closest",
+                "variables", "unpreviewable"):
         if report.get(key):
             out[key] = report[key]
+    if "realRun" in report:
+        out["real_run"] = report["realRun"]
+    if report.get("caps"):
+        out["caps"] = {key: cap["value"] for key, cap in report["caps"].items()}
     if report.get("governance"):
         out["governance"] = report["governance"]
     planned = [d["plan"] for d in report.get("details") or [] if d.get("plan")]

@@ -5,7 +5,8 @@ they are a member of (its members review the recipe, its admins approve it); the
 loopback operator (``identity`` None, only with ``PLAYBOOK_AUTH=off``) sees every playbook on
 the machine. A playbook the caller cannot see is reported as not found, never as forbidden.
 
-Generating or saving a recipe records a new draft version (``app.playbooks.governance``).
+Generating or saving a recipe records a new draft version (``app.playbooks.governance``);
+stopping a teach session generates one on every door (``stopped_draft``).
 """
 
 from __future__ import annotations
@@ -25,7 +26,7 @@ from app.models.playbooks import Playbook, PlaybookRun
 from app.models.studios import Membership
 from app.playbooks import capture, generate, governance, names, settings, teach, upstream
 from app.playbooks.recipe import SEMVER, Recipe, load, parse_text, to_json
-from app.services.errors import Invalid, NotFound, invalid_param
+from app.services.errors import DomainError, Invalid, NotFound, invalid_param
 
 
 def _visible(playbook: Playbook, identity: Identity | None) -> bool:
@@ -110,19 +111,50 @@ def generate_recipe(playbook: Playbook, identity: Identity | None = None) -> dic
     if playbook.teaching:
         teach.stop_playbook(playbook)
     entries = capture.read(teach.folder(playbook))
-    raw = generate.generate(playbook.name, entries, settings.current().volatile,
-                            element_info, _read_only_tools())
+    conf = settings.current()
+    raw = generate.generate(playbook.name, entries, conf.volatile, element_info,
+                            _read_only_tools(), dict(conf.default_caps))
     if not raw["steps"]:
         raise Invalid("the capture holds no successful calls to build a recipe from",
                       errors=[{"param": "capture", "message": "no usable entries"}])
     previous = read_recipe(playbook) if recipe_path(playbook).exists() else None
     if previous and isinstance(previous.get("version"), str):
-        raw["version"] = _bump(previous["version"])
+        # The same recipe again keeps its version (stopping a session generates it already).
+        same = governance.digest({**raw, "version": previous["version"]}) \
+            == governance.digest(previous)
+        raw["version"] = previous["version"] if same else _bump(previous["version"])
     load(raw)  # what we generate must be a valid recipe
     _write(recipe_path(playbook), raw)
     governance.record_version(playbook, raw, identity, "generated")
     db.session.commit()
     return raw
+
+
+def stopped_draft(playbook: Playbook, identity: Identity | None,
+                  door_names: dict[str, str] | None = None) -> dict[str, Any]:
+    """What stopping a teach session answers on every door: its capture made into a draft
+    recipe version (``recipe``, None when nothing usable was captured) and, in ``message``,
+    what to do next in the door's own words (``door_names``: HTTP's by default)."""
+    door_names = door_names or HTTP_NAMES
+    session = door_names["session"]
+    page = f"/playbooks/{playbook.short_id}"
+    try:
+        raw = generate_recipe(playbook, identity)
+    except DomainError as exc:  # e.g. nothing usable was captured: say how, in one line
+        return {"recipe": None,
+                "message": f"No recipe generated ({exc.message}); record calls while "
+                           f"teaching, then stop, or run generate_recipe on {page}."}
+    title = f"{raw['name']}@{raw.get('version')}"
+    name = playbook.short_id if session == MCP_NAMES["session"] else playbook.name
+    how = (f"replay it with {session} \"{name}\" (a dry run by default)"
+           if session == MCP_NAMES["session"] else
+           f"dry-run it: {{\"{session}\": \"{name}\", \"DryRun\": true}}")
+    return {"recipe": {"name": raw["name"], "version": raw.get("version"),
+                       "steps": len(raw["steps"]), "state": "draft",
+                       "variables": sorted(raw.get("vars") or {}),
+                       "path": str(recipe_path(playbook)),
+                       "resource": f"playbook://{playbook.short_id}/recipe"},
+            "message": f"Draft recipe {title} with {len(raw['steps'])} steps: {how}."}
 
 
 def save_recipe(playbook: Playbook, text_or_raw: str | dict[str, Any],
@@ -136,6 +168,21 @@ def save_recipe(playbook: Playbook, text_or_raw: str | dict[str, Any],
     governance.record_version(playbook, raw, identity, "saved")
     db.session.commit()
     return raw
+
+
+def find_session(session_id: str, identity: Identity | None) -> Playbook | None:
+    """The playbook a session reference names, if the caller sees it: its session id, the id
+    in /playbooks/<id>, or its name (the newest such session; seed 000's quick start names
+    sessions by their name)."""
+    playbook = db.session.scalars(select(Playbook).where(
+        Playbook.session_id == session_id)).first()
+    if playbook is None and SHORT_ID.match(session_id):
+        playbook = find_by_id(Playbook, session_id)
+    if playbook is None:
+        candidates = db.session.scalars(select(Playbook).where(
+            Playbook.name == session_id).order_by(Playbook.created_at.desc())).all()
+        playbook = next((p for p in candidates if _visible(p, identity)), None)
+    return playbook if playbook is not None and _visible(playbook, identity) else None
 
 
 # The names a door gives the recipe's source: HTTP /replay speaks the seed's PascalCase, the
@@ -162,16 +209,7 @@ def load_for_replay(identity: Identity | None, session_id: str | None, recipe_pa
                       errors=[{"param": session_name,
                                "message": f"give {session_name} or {path_name}"}])
     names.check_session_id(session_id, session_name)
-    playbook = db.session.scalars(select(Playbook).where(
-        Playbook.session_id == session_id)).first()
-    if playbook is None and SHORT_ID.match(session_id):  # the id in /playbooks/<id>
-        playbook = find_by_id(Playbook, session_id)
-    if playbook is None:  # the seed's quick start names sessions by their name
-        candidates = db.session.scalars(select(Playbook).where(
-            Playbook.name == session_id).order_by(Playbook.created_at.desc())).all()
-        playbook = next((p for p in candidates if _visible(p, identity)), None)
-    if playbook is not None and not _visible(playbook, identity):
-        playbook = None
+    playbook = find_session(session_id, identity)
     if playbook is not None:
         raw = read_recipe(playbook)
         if raw is None:

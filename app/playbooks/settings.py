@@ -22,11 +22,21 @@
                                no disk; exporting gives the same capture.jsonl byte for byte).
                                Any other value means ``folder``
 ``PLAYBOOK_DRYRUN_METHODS``    write methods of a *remote* upstream known to honour
-                               ``dryRun: true`` (comma list; default none). The embedded server
-                               honours it for every write; a remote one may not (RevitMCP rolls
-                               back only high-risk methods), so other writes are never sent
-                               during a dry run, and a step with max bounds is refused rather
-                               than written unchecked
+                               ``dryRun: true`` (comma list; default none), besides those whose
+                               params the upstream's own catalog (``rpc.discover``) lists
+                               ``dryRun`` for. The embedded server honours it for every write;
+                               a remote one may not (RevitMCP rolls back only high-risk
+                               methods), so other writes are never sent during a dry run, and
+                               a real run holding such a write is refused before any call
+                               (its caps could not be checked before writing)
+``PLAYBOOK_CAPS``              the caps of a recipe that declares none (comma list of
+                               ``maxCreated=N``, ``maxUpdated=N``, ``maxDeleted=N``,
+                               ``maxCandidates=N``; default maxCreated=50, maxUpdated=100,
+                               maxDeleted=10). Every write step of every replay is held to
+                               them, key by key, unless its recipe declares that key in its
+                               ``caps`` (which its review shows). An entry that is not a
+                               known key with a whole number of at least 0 is ignored: the
+                               default stays
 ``PLAYBOOK_DRYRUN_WINDOW``     seconds a successful dry run stays good for: the first real run
                                of a recipe version with given arguments needs a dry run of the
                                same version and arguments, by the same caller, this recent
@@ -52,10 +62,14 @@ from app.core import netpolicy
 from app.core.config import app_config, in_app
 
 DEFAULT_VOLATILE = ("count", "spacing", "spacingMm", "diameter", "barCount")
+# Small on purpose: a recipe that needs more says so in its caps, where its review shows it.
+DEFAULT_CAPS = (("maxCreated", 50), ("maxUpdated", 100), ("maxDeleted", 10))
+CAP_KEYS = ("maxCreated", "maxUpdated", "maxDeleted", "maxCandidates")
 NAMES = ("PLAYBOOK_UPSTREAM", "PLAYBOOK_UPSTREAMS", "PLAYBOOK_TIMEOUT", "PLAYBOOK_JOB_TIMEOUT",
          "PLAYBOOK_AUTH", "PLAYBOOK_REDACT_PATTERNS", "PLAYBOOK_VOLATILE",
          "PLAYBOOK_DRYRUN_METHODS", "PLAYBOOK_CAPTURE_FSYNC", "PLAYBOOK_DRYRUN_WINDOW",
-         "PLAYBOOK_TEACHER_REPLAY", "PLAYBOOK_TEACH_IDLE", "PLAYBOOK_CAPTURE_STORE")
+         "PLAYBOOK_TEACHER_REPLAY", "PLAYBOOK_TEACH_IDLE", "PLAYBOOK_CAPTURE_STORE",
+         "PLAYBOOK_CAPS")
 
 
 @dataclass(frozen=True)
@@ -73,10 +87,7 @@ class Settings:
     dryrun_window: float = 900.0
     teacher_replay: bool = True
     teach_idle: float | None = 7200.0  # None: teach sessions never expire
-
-    def trusted_dry_run(self, method: str) -> bool:
-        """May a write of ``method`` be sent with dryRun: true and nothing be written?"""
-        return not self.upstream or method in self.dryrun_methods
+    default_caps: tuple[tuple[str, int], ...] = DEFAULT_CAPS
 
 
 def _raw(name: str, config: Mapping[str, Any] | None = None) -> str | None:
@@ -133,7 +144,19 @@ def _build(data_dir: str, values: dict[str, str | None]) -> Settings:
         teacher_replay=(values["PLAYBOOK_TEACHER_REPLAY"] or "on").lower()
         not in ("off", "false", "0"),
         teach_idle=_idle(values["PLAYBOOK_TEACH_IDLE"]),
+        default_caps=_caps(values["PLAYBOOK_CAPS"]),
     )
+
+
+def _caps(value: str | None) -> tuple[tuple[str, int], ...]:
+    """The default caps: the built-in ones overlaid by each well-formed ``key=N`` entry (a
+    malformed entry never lifts a cap: the built-in value stays)."""
+    caps = dict(DEFAULT_CAPS)
+    for entry in _split(value):
+        key, _, number = (part.strip() for part in entry.partition("="))
+        if key in CAP_KEYS and number.isdigit():
+            caps[key] = int(number)
+    return tuple((key, caps[key]) for key in CAP_KEYS if key in caps)
 
 
 def _idle(value: str | None) -> float | None:

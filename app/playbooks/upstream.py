@@ -12,6 +12,13 @@ job is polled at ``/job/<id>`` until it ends, so callers and the capture see the
 rather than a receipt. Every failure — refused URL, a request that is not JSON (NaN), timeout,
 connection error, HTTP error, bad JSON, a job that fails or never ends — becomes a JSON-RPC
 error object with code -32000 and a message that says what happened.
+
+The upstream's catalog (``rpc.discover``, an OpenRPC document) is the embedded server's own, or
+a remote upstream's answer, asked once per process through ``call`` and cached by URL (an
+unreachable upstream is asked again after ``RETRY_SECONDS``). ``previewable`` reads it: a write
+may be previewed (sent with ``dryRun: true``, writing nothing) on the embedded server, and on a
+remote one for the methods ``PLAYBOOK_DRYRUN_METHODS`` lists or whose params its catalog lists
+``dryRun`` for — the upstream's own declaration.
 """
 
 from __future__ import annotations
@@ -223,3 +230,53 @@ def follow_job(rpc: str, ident: Any, job_id: str, conf: Settings,
                                   code="CANCELLED", jobId=job_id)
         time.sleep(delay)
         delay = min(delay * 2, 0.5)
+
+
+# ------------------------------------------------------------------ the upstream's catalog
+
+DISCOVER = "rpc.discover"
+RETRY_SECONDS = 60.0
+_catalog_lock = threading.Lock()
+# upstream URL → (document or None when it has none, monotonic time, final?)
+_remote: dict[str, tuple[dict[str, Any] | None, float, bool]] = {}
+
+
+def catalog(conf: Settings, fetch: bool = True) -> dict[str, Any] | None:
+    """The configured upstream's OpenRPC document, or None when it has none (or, with
+    ``fetch`` false, when a remote one has not been asked yet)."""
+    if not conf.upstream:
+        from app.design_model import openrpc_document
+
+        return openrpc_document()
+    url = conf.upstream
+    with _catalog_lock:
+        cached = _remote.get(url)
+    if cached is not None and (cached[2] or time.monotonic() - cached[1] < RETRY_SECONDS):
+        return cached[0]
+    if not fetch:
+        return None
+    response = call({"jsonrpc": "2.0", "id": "catalog", "method": DISCOVER}, conf)
+    result = response.get("result")
+    error = response.get("error") if isinstance(response.get("error"), dict) else None
+    document = result if isinstance(result, dict) and isinstance(
+        result.get("methods"), list) else None
+    # An answer (a document, or the upstream's own error) is final; a transport failure of
+    # ours (data.code UPSTREAM_*) is not.
+    transient = error is not None and str((error.get("data") or {}).get("code", "")).startswith(
+        "UPSTREAM")
+    with _catalog_lock:
+        _remote[url] = (document, time.monotonic(), not transient)
+    return document
+
+
+def previewable(method: str, conf: Settings) -> bool:
+    """May a write of ``method`` be sent with ``dryRun: true`` and nothing be written?"""
+    if not conf.upstream or method in conf.dryrun_methods:
+        return True
+    document = catalog(conf)
+    for entry in document.get("methods", []) if document is not None else []:
+        if isinstance(entry, dict) and entry.get("name") == method:
+            params = entry.get("params")
+            return isinstance(params, list) and any(
+                isinstance(p, dict) and p.get("name") == "dryRun" for p in params)
+    return False

@@ -33,9 +33,11 @@ def _people(studio: Any, make_agent: Any) -> tuple[Any, Any, Any]:
     return studio, join_studio(make_agent, "bob"), join_studio(make_agent, "carol")
 
 
-def _taught_and_shared(bob: Any) -> tuple[str, str]:
-    """bob's rebar session on beam B1, its draft recipe generated and shared with 'team'."""
-    started = bob.post("/teach/start?name=rebar-b1").get_json()
+def _taught_and_shared(bob: Any, name: str = "rebar-b1") -> tuple[str, str]:
+    """bob's rebar session on beam B1, its draft recipe generated and shared with 'team'.
+    (A recipe is known by its content: the same routine taught under the same name is the
+    same recipe, approved wherever its content is in reviewed/.)"""
+    started = bob.post(f"/teach/start?name={name}").get_json()
     rpc(bob, "create_rebar_linear", {"host": {"elementId": 4001}, "count": 4, "confirm": True,
                                      **BAR})
     assert bob.post("/teach/stop").get_json()["entries"] == 1
@@ -153,13 +155,13 @@ def test_the_teacher_replays_their_own_session_after_a_dry_run(app, studio, demo
 
 
 def test_review_approve_dry_run_then_replay_over_mcp(app, studio, demo, make_agent,
-                                                     live_server) -> None:  # type: ignore[no-untyped-def]
+                                                     live_server, capture_store) -> None:  # type: ignore[no-untyped-def]
     import httpx2
     from mcp import Client
     from mcp.client.streamable_http import streamable_http_client
 
     alice, bob, carol = _people(studio, make_agent)
-    session, page = _taught_and_shared(bob)
+    session, page = _taught_and_shared(bob, f"rebar-mcp-{capture_store}")
     call = {"session": session, "args": {"bar_count": 5}, "dry_run": False}
     before = _rebars(carol)
 

@@ -31,7 +31,8 @@ def test_pages_and_actions(app, studio, demo, make_agent) -> None:  # type: igno
     assert alice.act(f"/playbooks/{short}", "stop_teach").status_code == 200
     generated = alice.act(f"/playbooks/{short}", "generate_recipe").get_json()
     step = generated["result"]["recipe"]["steps"][0]
-    assert step["params"]["selector"] == {"category": "OST_Walls", "typeName": "{{type_name}}",
+    assert step["params"]["selector"] == {"category": "OST_Walls",
+                                          "typeName": "{{target_wall_type}}",
                                           "levelName": "{{level_name}}"}
     assert step["expect"] == {"minUpdated": 1, "maxUpdated": 4}
 

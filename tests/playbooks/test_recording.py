@@ -387,7 +387,7 @@ class _RecordingUpstream(BaseHTTPRequestHandler):
     def do_POST(self) -> None:  # noqa: N802
         request = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
         self.calls.append(request)
-        count = request["params"].get("count", 0)
+        count = (request.get("params") or {}).get("count", 0)
         data = json.dumps({"jsonrpc": "2.0", "id": request["id"],
                            "result": {"ok": True, "created": count}}).encode()
         self.send_response(200)
@@ -414,19 +414,29 @@ def test_remote_writes_are_never_sent_in_a_dry_run_unless_trusted(app, studio, d
         dry = studio.post("/replay", json={"RecipePath": "reviewed/remote.json", "DryRun": True,
                                            "Args": {"n": 8}}).get_json()
         assert dry["ok"] and "not sent" in dry["details"][0]["note"]
+        # The dry run says what the real run will meet: refused, since nothing previews it.
+        assert dry["realRun"]["allowed"] is False and dry["realRun"]["rule"] == "preview"
+        assert "PLAYBOOK_DRYRUN_METHODS" in dry["realRun"]["next"]
         eight = {"RecipePath": "reviewed/remote.json", "DryRun": False, "Args": {"n": 8}}
-        refused = studio.post("/replay", json=eight).get_json()
-        assert refused["ok"] is False and "no trusted dryRun" in refused["error"]
-        assert _RecordingUpstream.calls == []  # nothing reached the upstream
+        refused = studio.post("/replay", json=eight)
+        assert refused.status_code == 409
+        assert refused.get_json()["rule"] == "preview"
+        assert refused.get_json()["refusal"] == {k: v for k, v in dry["realRun"].items()
+                                                 if k != "allowed"}
+
+        def writes() -> list[dict[str, Any]]:  # (its catalog, rpc.discover, is asked once)
+            return [c for c in _RecordingUpstream.calls if c["method"] != "rpc.discover"]
+
+        assert writes() == []  # nothing reached the upstream
         monkeypatch.setitem(app.config, "PLAYBOOK_DRYRUN_METHODS", "create_things")
         stopped = studio.post("/replay", json=eight).get_json()
         assert "stopped before writing" in stopped["error"]
-        assert [c["params"] for c in _RecordingUpstream.calls] == [{"count": 8, "dryRun": True}]
+        assert [c["params"] for c in writes()] == [{"count": 8, "dryRun": True}]
         five = {"RecipePath": "reviewed/remote.json", "Args": {"n": 5}}
         assert studio.post("/replay", json={**five, "DryRun": True}).get_json()["ok"]
         done = studio.post("/replay", json={**five, "DryRun": False}).get_json()
         assert done["ok"], done
-        assert [c["params"] for c in _RecordingUpstream.calls[1:]] == [
+        assert [c["params"] for c in writes()[1:]] == [
             {"count": 5, "dryRun": True}, {"count": 5, "dryRun": True}, {"count": 5}]
     finally:
         server.shutdown()
