@@ -103,13 +103,14 @@ def run_live(run_id: str) -> Response:
     is, so the poller knows when to stop."""
     from flask import g, render_template
 
-    from app.web.auth import require_scope
+    from app.actions.effects import READ
+    from app.web.auth import authorize
 
     if g.get("user") is None:
         from app.services.errors import Unauthorized
 
         raise Unauthorized("sign in or send 'Authorization: Bearer <token>'")
-    require_scope("read")
+    authorize(READ)
     ctx = _run_loader(g.user, run_id)
     data = _run_data(ctx.item)
     response = Response(render_template("runs/_live.html.j2", ctx=ctx, **data),
