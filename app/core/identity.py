@@ -55,6 +55,7 @@ class Identity:
     # token: /mcp refuses a token whose audience is not its own URL.
     audience: str | None = None
     kind: str = "person"  # person | agent | grant: who holds the credential (module docstring)
+    grant_id: uuid.UUID | None = None  # the OAuth grant of a grant's token
 
     def __post_init__(self) -> None:
         if self.kind not in KINDS:
@@ -64,6 +65,18 @@ class Identity:
     def is_person(self) -> bool:
         """The person themselves, not an app they connected nor an agent."""
         return self.kind == "person"
+
+
+def act_as(identity: Identity | None) -> None:
+    """Rows written from now on in this context are made by this identity's token and grant
+    (``app.models.provenance``; None: by nobody's token)."""
+    # Imported here, as in identity_from_token: this module stays importable without models.
+    from app.models import provenance
+
+    if identity is None:
+        provenance.acting(None, None)
+    else:
+        provenance.acting(identity.token_id, identity.grant_id)
 
 
 def kind_of(token: ApiToken) -> str:
@@ -76,7 +89,8 @@ def kind_of(token: ApiToken) -> str:
 def from_token(token: ApiToken) -> Identity:
     """The identity of an already resolved token (its person loaded with it)."""
     return Identity(user_id=token.user_id, scopes=tuple(token.scope_list), token_id=token.id,
-                    via="token", audience=token.audience, kind=kind_of(token))
+                    via="token", audience=token.audience, kind=kind_of(token),
+                    grant_id=token.oauth_grant_id)
 
 
 def bearer_token(authorization: str | None) -> str | None:

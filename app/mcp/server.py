@@ -23,7 +23,7 @@ from collections.abc import Callable
 from typing import Any
 
 from app.core import authorization, jsonrpc
-from app.core.identity import Identity
+from app.core.identity import Identity, act_as
 from app.core.jsonrpc import INVALID_PARAMS, INVALID_REQUEST, RpcError
 from app.mcp import modern, mrtr, negotiate, plain_schema, skills, tasks
 from app.mcp.content import ToolError, ToolResult, as_result, error_result
@@ -174,6 +174,7 @@ class McpServer:
         None decides from the message. A stateless request needs no ``session``. ``origin``
         is the HTTP request's own scheme://host (``ToolContext.origin``).
         """
+        act_as(identity)  # what this message makes is recorded as made by its token
         if isinstance(message, list):
             return jsonrpc.error(None, RpcError(INVALID_REQUEST,
                                                 "Invalid Request: batches are not supported"))

@@ -90,6 +90,7 @@ def load_identity() -> None:
                                 kind="agent" if current_user.user_type == "ai_agent"
                                 else "person")
     identity = ctx.identity
+    core_identity.act_as(identity)  # what this request makes is recorded as made by its token
     if identity is not None and ctx.user is None and (req.blueprint
                                                       not in core_identity.IDENTITY_ONLY):
         along = ([read(req, identity.user_id) for read in READS_WITH_PERSON]

@@ -291,6 +291,7 @@ def execute_action(spec: PageSpec, action_name: str, args: dict[str, Any]) -> Re
     known = ACTIONS.get(action_name)
     authorize(known.effect if known else None, action_name)
     ctx = spec.loader(user=g.user, **args)
+    ctx.identity = g.identity
     act = check_offered(ctx, action_name)
     raw, from_form = request_params()
     try:

@@ -86,7 +86,7 @@ def start(ctx: ToolContext, args: dict[str, Any]) -> uuid.UUID:
         problems = "; ".join(f"{p.path}: {p.message}" for p in entry.problems)
         raise ToolError(f"the workflow {entry.name} is not valid: {problems}")
     inputs = args.get("inputs") or {}
-    return runs.start_compiled(entry.compiled, inputs, ctx.identity.user_id)
+    return runs.start_compiled(entry.compiled, inputs, ctx.identity.user_id, by=ctx.identity)
 
 
 def _progress(run: dict[str, Any]) -> tuple[int, int]:

@@ -183,7 +183,7 @@ def run_workflow(ctx: Context, p: dict[str, Any]) -> Result:
         raise Invalid("inputs must be an object", errors=[{"param": "inputs",
                                                            "message": "must be an object"}])
     inputs = typed_inputs(entry.compiled.get("workload") or {}, inputs)
-    run_id = runs.start_compiled(entry.compiled, inputs, ctx.user.id)
+    run_id = runs.start_compiled(entry.compiled, inputs, ctx.user.id, by=ctx.identity)
     short = run_id.hex[:8]
     return Result(f"Started run {short} of {entry.name}.", f"/runs/{short}", created=True,
                   data={"run": short})
