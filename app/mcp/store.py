@@ -294,3 +294,15 @@ def end_sessions(ended: revocation.Ended) -> None:
     if made is not None:
         db.session.execute(update(McpSession).where(made, McpSession.ended_at.is_(None))
                            .values(ended_at=utcnow()))
+
+
+@revocation.after_commit
+def forget_ended(ended: revocation.Ended) -> None:
+    """Processes that keep session rows read them again (``kept_sessions``), once the end is
+    committed."""
+    made = ended.made(McpSession.token_id, McpSession.grant_id, McpSession.user_id)
+    if made is None:
+        return
+    with db.engine.connect() as conn:
+        for session_id in conn.execute(select(McpSession.id).where(made)).scalars():
+            kept_sessions.changed(session_id)
