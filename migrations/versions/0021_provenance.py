@@ -2,7 +2,8 @@
 session, a workflow run; the kind of identity a task or a run acts as; an MCP session's grant
 
 Revision ID: 0021_provenance
-Revises: 0020_vote_recent_index
+Revises: 0020_vote_recent_index, 0006_workflows, 0008_change_events, 0012_membership,
+0013_notifications, 0014_oauth, 0018_mcp_tasks
 
 Revoking an OAuth grant or an agent ends what its tokens made (``app.services.revocation``),
 following these columns. Rows from before them are filled where the database can tell:
@@ -24,11 +25,13 @@ import sqlalchemy as sa
 from alembic import op
 
 revision = "0021_provenance"
-down_revision = "0020_vote_recent_index"
+# A merge of the branches whose tables it adds to and whose columns its backfill reads: MCP
+# sessions and the audit log (0003, under 0008), workflow runs, agent owners, webhooks, OAuth
+# grants, MCP tasks.
+down_revision = ("0020_vote_recent_index", "0006_workflows", "0008_change_events",
+                 "0012_membership", "0013_notifications", "0014_oauth", "0018_mcp_tasks")
 branch_labels = None
-# The tables it adds to, and the columns its backfill reads (owners, OAuth grants).
-depends_on = ("0003_mcp", "0006_workflows", "0013_notifications", "0014_oauth",
-              "0012_membership", "0018_mcp_tasks")
+depends_on = None
 
 MADE = ("api_tokens", "users", "webhooks", "mcp_tasks", "playbooks", "workflow_runs")
 ACTING = ("mcp_tasks", "workflow_runs")

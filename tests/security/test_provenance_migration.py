@@ -57,8 +57,8 @@ def test_tokens_an_app_minted_before_are_found_and_end_with_it(tmp_path: Path) -
         for head in script.get_heads():
             if head != MINE:
                 upgrade(revision=head)
-        for needed in script.get_revision(MINE).dependencies or ():  # type: ignore[union-attr]
-            upgrade(revision=needed)
+        for before in script.get_revision(MINE).down_revision:  # type: ignore[union-attr]
+            upgrade(revision=before)
         meta = sa.MetaData()
         meta.reflect(bind=db.engine)
         tables = meta.tables
