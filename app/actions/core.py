@@ -6,7 +6,12 @@ import dataclasses
 from typing import Any
 
 from app.actions import rules
-from app.actions.effects import IDEMPOTENT_DESTRUCTIVE, IDEMPOTENT_WRITE, WRITE
+from app.actions.effects import (
+    CREDENTIALS,
+    IDEMPOTENT_WRITE,
+    REVOKE_CREDENTIALS,
+    WRITE,
+)
 from app.actions.registry import Context, Param, Result, action
 from app.models.studios import JOIN_POLICIES, NEW_STUDIO_DEFAULTS, TEMPOS
 from app.services import accounts, items, notes, studios, tokens
@@ -194,7 +199,7 @@ def set_time_zone(ctx: Context, p: dict[str, Any]) -> Result:
                       max_length=32),
                 Param("expires", "string", "Lifetime like 30d, 1y or 'never' (default 90d)",
                       max_length=16)),
-        effect=WRITE)
+        effect=CREDENTIALS)
 def create_api_token(ctx: Context, p: dict[str, Any]) -> Result:
     token, plaintext = tokens.create_token(ctx.user, p["name"], p.get("scopes") or "read,write",
                                            p.get("expires") or "90d")
@@ -207,7 +212,7 @@ def create_api_token(ctx: Context, p: dict[str, Any]) -> Result:
 @action("revoke_api_token", "Revoke one of your API tokens", "user_tokens", rules.self_user,
         params=(Param("token_id", "string", "The token's id or prefix", required=True,
                       max_length=64),),
-        effect=IDEMPOTENT_DESTRUCTIVE)
+        effect=REVOKE_CREDENTIALS)
 def revoke_api_token(ctx: Context, p: dict[str, Any]) -> Result:
     tokens.revoke(ctx.user, p["token_id"])
     return Result("Token revoked.", f"/u/{ctx.user.handle}/settings/tokens")

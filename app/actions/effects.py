@@ -7,8 +7,9 @@ must know whether a call changes anything asks that declaration:
 - MCP tool annotations (``readOnlyHint``, ``destructiveHint``, ``idempotentHint``,
   ``openWorldHint``) derive from it (``Effect.annotations``), for tools and for the actions
   ``navigate`` lists;
-- a read-only token (no ``write`` scope) may run what only reads (``needs_write``): the action
-  POST, MCP ``execute_action`` through it, and the design-model dispatcher;
+- what a caller may run (``app.core.authorization.authorize``, the one decision every door
+  asks): a read-only token (no ``write`` scope) runs only what reads (``needs_write``), and
+  only the person themselves runs what manages ``credentials``;
 - a playbook replay asks for confirmation before the steps that write, and a dry run only
   plans them.
 
@@ -22,6 +23,11 @@ The kinds, from harmless to harmful:
                  call.
 
 ``open_world`` marks a call that reaches beyond this app (an upstream JSON-RPC server).
+
+``credentials`` marks a call that manages the account's credentials: creates or revokes API
+tokens, agents and their tokens, connected apps (OAuth grants). Only the person themselves may
+run it, never an app they connected (an OAuth grant's token) or an agent
+(``app.core.authorization``).
 
 ``guess`` is the *fallback* for a method nobody here declares (a remote upstream's own
 methods): it classifies by the name's verb. It is used only where no registry knows the name.
@@ -42,6 +48,7 @@ class Effect:
     kind: str  # read | write | destructive
     idempotent: bool = False
     open_world: bool = False
+    credentials: bool = False  # manages the account's tokens, agents or connected apps
 
     def __post_init__(self) -> None:
         if self.kind not in KINDS:
@@ -72,8 +79,12 @@ class Effect:
         return out
 
     def describe(self) -> dict[str, Any]:
-        """How pages and MCP results show it: ``{"effect": "write", "idempotent": true}``."""
-        return {"effect": self.kind, "idempotent": self.idempotent}
+        """How pages and MCP results show it: ``{"effect": "write", "idempotent": true}``, with
+        ``"credentials": true`` for what only the person themselves may run."""
+        out: dict[str, Any] = {"effect": self.kind, "idempotent": self.idempotent}
+        if self.credentials:
+            out["credentials"] = True
+        return out
 
     def __str__(self) -> str:
         return f"{'idempotent ' if self.writes and self.idempotent else ''}{self.kind}"
@@ -84,6 +95,9 @@ WRITE = Effect("write")
 IDEMPOTENT_WRITE = Effect("write", idempotent=True)
 DESTRUCTIVE = Effect("destructive")
 IDEMPOTENT_DESTRUCTIVE = Effect("destructive", idempotent=True)
+# What makes or ends a way into the account (a token, an agent, a connected app).
+CREDENTIALS = Effect("write", credentials=True)
+REVOKE_CREDENTIALS = Effect("destructive", idempotent=True, credentials=True)
 
 
 def needs_write(effect: Effect | None) -> bool:

@@ -6,7 +6,14 @@ from __future__ import annotations
 from typing import Any
 
 from app.actions import rules
-from app.actions.effects import DESTRUCTIVE, IDEMPOTENT_DESTRUCTIVE, IDEMPOTENT_WRITE, WRITE
+from app.actions.effects import (
+    CREDENTIALS,
+    DESTRUCTIVE,
+    IDEMPOTENT_DESTRUCTIVE,
+    IDEMPOTENT_WRITE,
+    REVOKE_CREDENTIALS,
+    WRITE,
+)
 from app.actions.registry import Context, Param, Result, action
 from app.models.studios import INVITE_ROLES, ROLES
 from app.services import agents, invites, members
@@ -140,7 +147,7 @@ def _agents_page(ctx: Context) -> str:
                       "and _", required=True, max_length=40),
                 Param("name", "string", "Its display name", max_length=120),
                 SCOPES, TOKEN_EXPIRES),
-        effect=WRITE)
+        effect=CREDENTIALS)
 def create_agent(ctx: Context, p: dict[str, Any]) -> Result:
     agent, token, plaintext = agents.create_agent(ctx.user, p["handle"], p.get("name") or "",
                                                   p.get("scopes") or "read,write",
@@ -151,7 +158,8 @@ def create_agent(ctx: Context, p: dict[str, Any]) -> Result:
 
 
 @action("create_agent_token", "Give one of your agents a new API token (shown once)",
-        "user_agents", rules.self_user, params=(AGENT, SCOPES, TOKEN_EXPIRES), effect=WRITE)
+        "user_agents", rules.self_user, params=(AGENT, SCOPES, TOKEN_EXPIRES),
+        effect=CREDENTIALS)
 def create_agent_token(ctx: Context, p: dict[str, Any]) -> Result:
     token, plaintext = agents.new_token(ctx.user, p["handle"], p.get("scopes") or "read,write",
                                         p.get("expires") or "90d")
@@ -161,7 +169,7 @@ def create_agent_token(ctx: Context, p: dict[str, Any]) -> Result:
 
 @action("revoke_agent", "Revoke one of your agents: every token it holds stops working at once "
         "(what it did stays; a new token brings it back)", "user_agents", rules.self_user,
-        params=(AGENT,), effect=IDEMPOTENT_DESTRUCTIVE)
+        params=(AGENT,), effect=REVOKE_CREDENTIALS)
 def revoke_agent(ctx: Context, p: dict[str, Any]) -> Result:
     count = agents.revoke(ctx.user, p["handle"])
     return Result(f"Agent @{p['handle'].lstrip('@')} revoked ({count} token"

@@ -125,6 +125,9 @@ class Context:
     args: dict[str, Any] = field(default_factory=dict)  # URL arguments
     base_url: str = ""
     extra: dict[str, Any] = field(default_factory=dict)
+    # The caller (app.core.identity.Identity) of an action being run: work it starts for later
+    # (a queued run) acts as this identity.
+    identity: Any = None
 
 
 @dataclass

@@ -1,8 +1,19 @@
-"""Who is asking: ``Identity``, a Bearer token resolved to one, and the scope check.
+"""Who is asking: ``Identity``, a Bearer token resolved to one.
 
 An identity is the person behind a request (``user_id``), what they may do (``scopes``), the
-token they came with (``token_id``) and through which door (``via``: ``session`` for a browser
-cookie, ``token`` for a Bearer token, ``workflow`` for a workflow run acting as its user).
+token they came with (``token_id``), through which door (``via``: ``session`` for a browser
+cookie, ``token`` for a Bearer token, ``workflow`` for a workflow run, ``task`` for an MCP task
+run later) and what holds the credential (``kind``):
+
+``person``  the person themselves: their browser session, or an API token they made for
+            themselves;
+``agent``   an agent account's token (``User.user_type == "ai_agent"``);
+``grant``   an access token an app got through OAuth (``ApiToken.oauth_grant_id``): the app
+            the person connected, not the person.
+
+The kind comes from the token row (``from_token``), so the per-process token cache carries it
+with the rest; a workflow run or an MCP task acts with the kind and token of whoever started
+it. What an identity may run is decided in one place, ``app.core.authorization``.
 Web, MCP, playbooks, workflows and the design model all read this one type; the Flask glue
 that finds it on a request lives in ``app.web.auth``.
 
@@ -16,8 +27,6 @@ from __future__ import annotations
 import uuid
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
-
-from app.services.errors import Forbidden
 
 if TYPE_CHECKING:
     from app.models import ApiToken
@@ -33,21 +42,55 @@ def identity_only(blueprint_name: str) -> None:
     IDENTITY_ONLY.add(blueprint_name)
 
 
+KINDS = ("person", "agent", "grant")
+
+
 @dataclass(frozen=True)
 class Identity:
     user_id: uuid.UUID
     scopes: tuple[str, ...] = ("read", "write")
     token_id: uuid.UUID | None = None
-    via: str = "session"  # session (cookie) | token (Bearer) | workflow (a run's user)
+    via: str = "session"  # session (cookie) | token (Bearer) | workflow (a run) | task (MCP)
     # The resource an OAuth access token was minted for (RFC 8707), None for a pasted API
     # token: /mcp refuses a token whose audience is not its own URL.
     audience: str | None = None
+    kind: str = "person"  # person | agent | grant: who holds the credential (module docstring)
+    grant_id: uuid.UUID | None = None  # the OAuth grant of a grant's token
+
+    def __post_init__(self) -> None:
+        if self.kind not in KINDS:
+            raise ValueError(f"unknown identity kind {self.kind!r}: use one of {KINDS}")
+
+    @property
+    def is_person(self) -> bool:
+        """The person themselves, not an app they connected nor an agent."""
+        return self.kind == "person"
+
+
+def act_as(identity: Identity | None) -> None:
+    """Rows written from now on in this context are made by this identity's token and grant
+    (``app.models.provenance``; None: by nobody's token)."""
+    # Imported here, as in identity_from_token: this module stays importable without models.
+    from app.models import provenance
+
+    if identity is None:
+        provenance.acting(None, None)
+    else:
+        provenance.acting(identity.token_id, identity.grant_id)
+
+
+def kind_of(token: ApiToken) -> str:
+    """What holds ``token``: an app through an OAuth grant, an agent account, or the person."""
+    if token.oauth_grant_id is not None:
+        return "grant"
+    return "agent" if token.user.user_type == "ai_agent" else "person"
 
 
 def from_token(token: ApiToken) -> Identity:
-    """The identity of an already resolved token."""
+    """The identity of an already resolved token (its person loaded with it)."""
     return Identity(user_id=token.user_id, scopes=tuple(token.scope_list), token_id=token.id,
-                    via="token", audience=token.audience)
+                    via="token", audience=token.audience, kind=kind_of(token),
+                    grant_id=token.oauth_grant_id)
 
 
 def bearer_token(authorization: str | None) -> str | None:
@@ -67,10 +110,3 @@ def identity_from_token(plaintext: str) -> Identity:
     from app.core import token_cache
 
     return token_cache.resolve(plaintext)[0]
-
-
-def require_scope(identity: Identity, scope: str) -> None:
-    """Raise Forbidden unless ``identity`` holds ``scope`` (``read`` or ``write``)."""
-    if scope not in identity.scopes:
-        raise Forbidden(f"this token lacks the '{scope}' scope", reason="insufficient_scope",
-                        scope=scope)

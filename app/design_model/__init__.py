@@ -29,11 +29,12 @@ def method_effect(name: str) -> Effect | None:
     return EFFECTS.get(name)
 
 
-def handle_rpc(payload: Any, via: str = "inproc", can_write: bool = True) -> dict[str, Any]:
-    """One JSON-RPC request to the embedded design-model server, its response out."""
+def handle_rpc(payload: Any, via: str = "inproc") -> dict[str, Any]:
+    """One JSON-RPC request to the embedded design-model server, its response out (the door
+    the call came through asked the authorization question already)."""
     from app.design_model import rpc
 
-    return rpc.handle(payload, via=via, can_write=can_write)
+    return rpc.handle(payload, via=via)
 
 
 def rpc_url(base_url: str, allowed: tuple[str, ...], param: str = "revitBaseUrl",

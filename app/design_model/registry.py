@@ -3,8 +3,9 @@
 Revit-side (``revit_methods``, ``rebar``) and Rhino-side (``rhino_methods``) modules register
 their methods here with ``@method(name, effect, summary, params=..., result=..., example=...)``:
 the one declaration of what a method takes, gives and does. ``rpc`` looks names up in
-``METHODS``, their effects (``app.actions.effects``) in ``EFFECTS`` (a read-only token may call
-what reads, and anything with ``dryRun: true``) and their declarations in ``SPECS``, which
+``METHODS``, their effects (``app.actions.effects``) in ``EFFECTS`` (``call_effect``: what one call
+does, which the one authorization question reads: a read-only token may call what reads, and
+anything with ``dryRun: true``) and their declarations in ``SPECS``, which
 ``validate`` checks every call against and ``catalog`` publishes as ``rpc.discover``.
 """
 
@@ -16,7 +17,7 @@ from typing import Any
 
 from sqlalchemy.orm import Session
 
-from app.actions.effects import Effect
+from app.actions.effects import READ, Effect
 from app.design_model.protocol import Params
 
 
@@ -92,3 +93,13 @@ def method(name: str, effect: Effect, summary: str, *, params: tuple[Param, ...]
         return fn
 
     return register
+
+
+def call_effect(name: str, params: Any) -> Effect | None:
+    """What one call of ``name`` does: its declared effect, except that a dry run
+    (``dryRun: true``) of a method that writes only reads. None for an unknown method."""
+    effect = EFFECTS.get(name)
+    if effect is not None and effect.writes and isinstance(params, dict) \
+            and params.get("dryRun") is True:
+        return READ
+    return effect

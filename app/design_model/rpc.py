@@ -37,7 +37,8 @@ from jsonrpcserver.sentinels import NODATA
 from sqlalchemy.exc import IntegrityError, OperationalError, SQLAlchemyError
 from sqlalchemy.orm.exc import StaleDataError
 
-from app.core import jsonrpc
+from app.core import authorization, jsonrpc
+from app.core.identity import Identity
 from app.design_model import (
     calllog,
     catalog,
@@ -55,7 +56,7 @@ from app.design_model.protocol import (
     RpcError,
     app_error,
 )
-from app.design_model.registry import EFFECTS, METHODS, SPECS, Ctx, Handler
+from app.design_model.registry import EFFECTS, METHODS, SPECS, Ctx, Handler, call_effect
 from app.extensions import db
 
 # Importing the method modules fills METHODS; keep the names referenced for linters.
@@ -66,9 +67,11 @@ Result = Any  # jsonrpcserver's Either[ErrorResult, SuccessResult]
 
 @dataclass(frozen=True)
 class _Call:
-    """What jsonrpcserver passes every method first (its ``context``)."""
+    """What jsonrpcserver passes every method first (its ``context``): the caller, None for an
+    in-process call that came through a door which asked already, or ``bin/model-server``
+    (loopback, no token)."""
 
-    can_write: bool
+    identity: Identity | None
 
 
 def _failure(exc: RpcError) -> Result:
@@ -108,10 +111,12 @@ def _bind(name: str, handler: Handler) -> Callable[..., Result]:
     """``handler`` as a jsonrpcserver method: the context first, then the named params."""
 
     def method(call: _Call, /, **params: Any) -> Result:
-        if not call.can_write and EFFECTS[name].writes and params.get("dryRun") is not True:
-            return _failure(app_error("FORBIDDEN", f"{name} changes the model and this token "
-                                                   "lacks the 'write' scope (dryRun: true is "
-                                                   "allowed)"))
+        # The one authorization question, from what this call does (a dry run only reads),
+        # before its params are checked.
+        refused = authorization.refusal(call.identity, call_effect(name, params), name)
+        if refused is not None:
+            dry = " (dryRun: true is allowed)" if EFFECTS[name].writes else ""
+            return _failure(app_error("FORBIDDEN", f"{name}: {refused.message}{dry}"))
         try:
             spec = SPECS.get(name)
             if spec is not None:
@@ -162,7 +167,7 @@ def _checked(request: Any) -> Any:
     return request  # app.core.jsonrpc.check_request ran already, item by item
 
 
-def dispatch(payload: dict[str, Any], can_write: bool = True) -> dict[str, Any]:
+def dispatch(payload: dict[str, Any], identity: Identity | None = None) -> dict[str, Any]:
     """The response to one checked request object, through jsonrpcserver."""
     if isinstance(payload.get("params"), list):
         raise RpcError(INVALID_PARAMS, "Invalid params: params must be an object (named "
@@ -171,23 +176,25 @@ def dispatch(payload: dict[str, Any], can_write: bool = True) -> dict[str, Any]:
     request = payload if "id" in payload else {**payload, "id": None}
     # jsonrpcserver types the request as JSON text; with the identity deserializer it is parsed.
     response = dispatch_to_response(request, TABLE,  # type: ignore[arg-type]
-                                    context=_Call(can_write), deserializer=_as_is,
+                                    context=_Call(identity), deserializer=_as_is,
                                     validator=_checked)
     # One request object (never a batch) answers one response object; jsonrpcserver's
     # annotations (its oslash Either) cannot say so.
     return cast(dict[str, Any], to_serializable_one(response))  # type: ignore[arg-type]
 
 
-def handle(payload: Any, via: str = "inproc", can_write: bool = True) -> dict[str, Any]:
+def handle(payload: Any, via: str = "inproc",
+           identity: Identity | None = None) -> dict[str, Any]:
     """One JSON-RPC request in, its response out (also for notifications).
 
-    ``can_write=False`` (a read-only token) allows what the method's declared effect says
-    reads, and dry runs (``dryRun: true``) of the rest.
+    ``identity`` is asked the one authorization question per call (``app.core.authorization``):
+    a read-only token runs what the method's declared effect says reads, and dry runs
+    (``dryRun: true``) of the rest.
     """
     started = time.perf_counter()
     method = payload.get("method") if isinstance(payload, dict) else None
     try:
-        response = dispatch(jsonrpc.check_request(payload), can_write)
+        response = dispatch(jsonrpc.check_request(payload), identity)
     except RpcError as exc:
         response = jsonrpc.error(jsonrpc.readable_id(payload), exc)
     error = response.get("error")
@@ -197,7 +204,7 @@ def handle(payload: Any, via: str = "inproc", can_write: bool = True) -> dict[st
     return response
 
 
-def handle_body(body: bytes, via: str = "http", can_write: bool = True) -> str:
+def handle_body(body: bytes, via: str = "http", identity: Identity | None = None) -> str:
     """The HTTP body of the answer to ``body``: '' when it held only notifications."""
     try:
         payload = jsonrpc.decode(body)
@@ -206,7 +213,7 @@ def handle_body(body: bytes, via: str = "http", can_write: bool = True) -> str:
         return json.dumps(jsonrpc.error(None, exc))
 
     def one(item: Any) -> dict[str, Any] | None:
-        response = handle(item, via, can_write)
+        response = handle(item, via, identity)
         return None if jsonrpc.is_notification(item) else response
 
     answer = jsonrpc.answer(payload, one)

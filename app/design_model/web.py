@@ -54,7 +54,7 @@ def rpc_endpoint() -> Response:
         response.headers["WWW-Authenticate"] = "Bearer"
         return response
     return rpc_response(handle_body(request.get_data(cache=False), via="app",
-                                    can_write="write" in identity.scopes))
+                                    identity=identity))
 
 
 cli = AppGroup("design-model", help="Load and inspect the design model (Revit/Rhino).")

@@ -12,11 +12,12 @@ from flask import Blueprint, Response, g, request
 from markupsafe import Markup, escape
 
 from app.actions import Context
+from app.actions.effects import READ
 from app.floorplans import store, tools
 from app.services import items
 from app.services.errors import Invalid, Unauthorized
 from app.web import loaders
-from app.web.auth import require_scope
+from app.web.auth import authorize
 from app.web.core_pages import STUDIO_SECTIONS, studio_nav
 from app.web.pages import Page, page
 
@@ -94,7 +95,7 @@ def _plan(handle: str, name: str) -> Context:
     """The same checks as the plan's page: signed in, read scope, member of the studio."""
     if g.get("user") is None:
         raise Unauthorized("sign in or send 'Authorization: Bearer <token>'")
-    require_scope("read")
+    authorize(READ)
     return loaders.item_page("floorplan", "floorplan", "name")(user=g.user, handle=handle,
                                                                name=name)
 

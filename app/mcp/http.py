@@ -53,8 +53,7 @@ from werkzeug.exceptions import RequestEntityTooLarge, TooManyRequests
 from werkzeug.http import parse_accept_header
 from werkzeug.sansio.utils import get_current_url
 
-from app.actions.effects import needs_write
-from app.core import changes, feed, jsonrpc, netpolicy, resource
+from app.core import authorization, changes, feed, jsonrpc, netpolicy, resource
 from app.core.identity import Identity, identity_from_token, identity_only
 from app.core.jsonrpc import INVALID_REQUEST, RpcError
 from app.extensions import db
@@ -188,11 +187,12 @@ def _gate() -> tuple[Response | None, Identity | None]:
 
 
 def _step_up(message: Any, identity: Identity | None) -> Response | None:
-    """403 insufficient_scope for a client that signed in (an OAuth token: it has an audience)
-    calling a tool that writes with a grant that lacks ``write``: the challenge names the
-    scope, so the client can ask the person for more (MCP step-up authorization). A pasted
-    API token keeps getting the tool's own error, as before."""
-    if identity is None or identity.audience is None or "write" in identity.scopes:
+    """403 insufficient_scope for an app that signed in (an OAuth grant's token) calling a tool
+    the one authorization question (``app.core.authorization``) refuses for want of a scope:
+    the challenge names the scope, so the client can ask the person for more (MCP step-up
+    authorization). Any other refusal (a pasted token's scope; what only the person may do,
+    which no scope grants) is the tool's own error, from the same decision."""
+    if identity is None or identity.kind != "grant":
         return None
     if not isinstance(message, dict) or message.get("method") != "tools/call":
         return None
@@ -200,14 +200,18 @@ def _step_up(message: Any, identity: Identity | None) -> Response | None:
     if not isinstance(params, dict) or not isinstance(params.get("name"), str):
         return None
     tool = engine().find_tool(params["name"])
-    if tool is None or not needs_write(tool.call_effect(params.get("arguments"))):
+    if tool is None:
         return None
-    error = RpcError(UNAUTHORIZED, "Forbidden: this token lacks the 'write' scope; authorize "
-                                   "again granting write",
-                     {"reason": "insufficient_scope", "scope": "write"})
+    refused = authorization.refusal(identity, tool.call_effect(params.get("arguments")),
+                                    params["name"])
+    scope = refused.details.get("scope") if refused is not None else None
+    if refused is None or not isinstance(scope, str):
+        return None
+    error = RpcError(UNAUTHORIZED, f"Forbidden: {refused.message}",
+                     {"reason": "insufficient_scope", "scope": scope})
     request_id = message.get("id") if jsonrpc.valid_id(message.get("id")) else None
     return _json(jsonrpc.error(request_id, error), 403, {
-        "WWW-Authenticate": resource.challenge(_origin(), "insufficient_scope", "write")})
+        "WWW-Authenticate": resource.challenge(_origin(), "insufficient_scope", scope)})
 
 
 def _request_id() -> jsonrpc.RequestId:

@@ -22,8 +22,8 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from app.core import jsonrpc
-from app.core.identity import Identity
+from app.core import authorization, jsonrpc
+from app.core.identity import Identity, act_as
 from app.core.jsonrpc import INVALID_PARAMS, INVALID_REQUEST, RpcError
 from app.mcp import modern, mrtr, negotiate, plain_schema, skills, tasks
 from app.mcp.content import ToolError, ToolResult, as_result, error_result
@@ -174,6 +174,7 @@ class McpServer:
         None decides from the message. A stateless request needs no ``session``. ``origin``
         is the HTTP request's own scheme://host (``ToolContext.origin``).
         """
+        act_as(identity)  # what this message makes is recorded as made by its token
         if isinstance(message, list):
             return jsonrpc.error(None, RpcError(INVALID_REQUEST,
                                                 "Invalid Request: batches are not supported"))
@@ -338,6 +339,13 @@ class McpServer:
             args = {}
         if not isinstance(args, dict):
             raise _params_error("arguments must be an object")
+        # The one authorization question, from the effect of this very call (the action
+        # execute_action runs, the method upstream_call calls, whether replay writes), before
+        # the arguments are validated or anything runs; nothing is recorded for a refusal.
+        refused = authorization.refusal(ctx.identity, tool.call_effect(args), name)
+        if refused is not None:
+            return error_result(f"{refused.kind} ({refused.http_status}): {refused.message}",
+                                {"error": refused.data()}).to_dict()
         problems = self.validators.errors(tool.input_schema, args)
         if problems:
             return error_result(f"Invalid arguments for {name}: " + "; ".join(problems)).to_dict()

@@ -33,6 +33,7 @@ from app.models import plain_reads, read_ahead
 from app.models.base import utcnow
 from app.models.changes import ChangeEvent
 from app.models.mcp import McpCancellation, McpClientRequest, McpSession
+from app.services import revocation
 
 TOUCH_EVERY = timedelta(minutes=1)
 IDLE_LIMIT = timedelta(hours=24)  # a session unused this long is over (404: re-initialize)
@@ -53,6 +54,7 @@ class DbSession(SessionState):
         self.initialized = not is_new
         self.user_id = data.get("user_id")
         self.token_id = data.get("token_id")
+        self.grant_id = data.get("grant_id")  # the OAuth grant behind its token, if any
         self.protocol_version = data.get("protocol_version") or ""
         self.client_capabilities = _loads(data.get("client_capabilities"), {})
         self.log_level = data.get("log_level") or "info"
@@ -79,7 +81,8 @@ class DbSession(SessionState):
     def new(cls, identity: Identity | None) -> DbSession:
         return cls({"id": secrets.token_urlsafe(32),
                     "user_id": identity.user_id if identity else None,
-                    "token_id": identity.token_id if identity else None}, is_new=True)
+                    "token_id": identity.token_id if identity else None,
+                    "grant_id": identity.grant_id if identity else None}, is_new=True)
 
     def _values(self) -> dict[str, Any]:
         return {"protocol_version": self.protocol_version,
@@ -101,7 +104,8 @@ class DbSession(SessionState):
         if self.is_new:
             now = utcnow()
             db.session.execute(insert(McpSession).values(
-                id=self.id, user_id=self.user_id, token_id=self.token_id, created_at=now,
+                id=self.id, user_id=self.user_id, token_id=self.token_id,
+                grant_id=self.grant_id, created_at=now,
                 last_seen_at=now, client_name=str(self.client_info.get("name", ""))[:200],
                 **values))
             self.is_new = False
@@ -281,3 +285,24 @@ def take_updates(session: DbSession) -> list[dict[str, Any]]:
     session.events_seen = session._saved["events_seen"] = last
     return [{"jsonrpc": "2.0", "method": "notifications/resources/updated",
              "params": {"uri": uri}} for uri in dict.fromkeys(r.uri for r in rows)]
+
+
+@revocation.ends
+def end_sessions(ended: revocation.Ended) -> None:
+    """A revoked grant's or agent's MCP sessions end with it (``app.services.revocation``)."""
+    made = ended.made(McpSession.token_id, McpSession.grant_id, McpSession.user_id)
+    if made is not None:
+        db.session.execute(update(McpSession).where(made, McpSession.ended_at.is_(None))
+                           .values(ended_at=utcnow()))
+
+
+@revocation.after_commit
+def forget_ended(ended: revocation.Ended) -> None:
+    """Processes that keep session rows read them again (``kept_sessions``), once the end is
+    committed."""
+    made = ended.made(McpSession.token_id, McpSession.grant_id, McpSession.user_id)
+    if made is None:
+        return
+    with db.engine.connect() as conn:
+        for session_id in conn.execute(select(McpSession.id).where(made)).scalars():
+            kept_sessions.changed(session_id)

@@ -46,7 +46,7 @@ from typing import Any
 
 from sqlalchemy import delete, update
 
-from app.core.identity import Identity
+from app.core.identity import Identity, act_as
 from app.core.jsonrpc import INTERNAL_ERROR, INVALID_PARAMS, RpcError
 from app.extensions import db
 from app.mcp import negotiate
@@ -56,6 +56,7 @@ from app.mcp.info import MODERN_VERSIONS
 from app.mcp.jsonrpc import MISSING_CAPABILITY
 from app.models.base import utcnow
 from app.models.mcp_tasks import McpTask
+from app.services import revocation
 from app.services.errors import DomainError
 
 log = logging.getLogger("harmonic.mcp.tasks")
@@ -200,6 +201,9 @@ def create(ctx: ToolContext, tool_name: str, args: dict[str, Any]) -> dict[str, 
     identity = ctx.identity
     task = McpTask(id=secrets.token_urlsafe(24), user_id=identity.user_id if identity else None,
                    scopes=",".join(identity.scopes) if identity else "", tool=tool_name,
+                   caller_kind=identity.kind if identity else "person",
+                   made_by_token_id=identity.token_id if identity else None,
+                   made_by_grant_id=identity.grant_id if identity else None,
                    arguments=json.dumps(args), status="working",
                    input_requests="{}", input_responses=json.dumps(ctx.inputs or {}),
                    client_capabilities=json.dumps(ctx.session.client_capabilities or {}),
@@ -384,7 +388,9 @@ def _identity(task: McpTask) -> Identity | None:
     if task.user_id is None:
         return None
     scopes = tuple(s for s in task.scopes.split(",") if s) or ("read",)
-    return Identity(user_id=task.user_id, scopes=scopes, via="task")
+    # Its creator's kind, token and grant: a task never acts as more than who asked for it.
+    return Identity(user_id=task.user_id, scopes=scopes, via="task", kind=task.caller_kind,
+                    token_id=task.made_by_token_id, grant_id=task.made_by_grant_id)
 
 
 def execute(task_id: str, server: Any) -> dict[str, Any]:
@@ -400,7 +406,9 @@ def execute(task_id: str, server: Any) -> dict[str, Any]:
         _settle(task_id, "failed", error=json.dumps(
             {"code": INTERNAL_ERROR, "message": f"the tool {task.tool} is not served here"}))
         return {"task": task_id, "status": "failed"}
-    ctx = ToolContext(identity=_identity(task), session=TaskSession(task),
+    identity = _identity(task)
+    act_as(identity)
+    ctx = ToolContext(identity=identity, session=TaskSession(task),
                       channel=TaskChannel(task_id), request_id=f"task:{task_id}",
                       progress_token=f"task:{task_id}",
                       inputs=_loads(task.input_responses, {}))
@@ -434,3 +442,15 @@ def execute(task_id: str, server: Any) -> dict[str, Any]:
     moved = _settle(task_id, "completed", result=json.dumps(out),
                     status_message="Failed" if result.is_error else "Completed")
     return {"task": task_id, "status": "completed" if moved else "cancelled"}
+
+
+@revocation.ends
+def cancel_tasks(ended: revocation.Ended) -> None:
+    """A revoked grant's or agent's unfinished tasks are cancelled (their queued run then finds
+    them so and does nothing)."""
+    made = ended.made(McpTask.made_by_token_id, McpTask.made_by_grant_id, McpTask.user_id)
+    if made is not None:
+        db.session.execute(update(McpTask).where(made, McpTask.status.in_(
+            ("working", "input_required"))).values(
+            status="cancelled", status_message="Cancelled: the access that created it was "
+                                               "revoked", updated_at=utcnow()))

@@ -10,12 +10,13 @@ from sqlalchemy import ForeignKey, String, Text, Uuid
 from sqlalchemy.orm import Mapped, mapped_column, relationship
 
 from app.models.base import Model, TimestampMixin, UTCDateTime, utcnow
+from app.models.provenance import MadeBy
 
 USER_TYPES = ("human", "ai_agent")
 TOKEN_SCOPES = ("read", "write")
 
 
-class User(UserMixin, TimestampMixin, Model):
+class User(UserMixin, TimestampMixin, MadeBy, Model):
     __tablename__ = "users"
 
     id: Mapped[uuid.UUID] = mapped_column(Uuid, primary_key=True, default=uuid.uuid4)
@@ -28,6 +29,7 @@ class User(UserMixin, TimestampMixin, Model):
     timezone: Mapped[str | None] = mapped_column(String(64))
     # An agent account belongs to the person who made it: they see it in their settings and
     # can revoke it (app.services.agents). People, and agents made before owners, have none.
+    # ``made_by_*`` (MadeBy): the token and grant that made an agent account.
     owner_id: Mapped[uuid.UUID | None] = mapped_column(ForeignKey("users.id"), index=True)
 
     tokens: Mapped[list[ApiToken]] = relationship(back_populates="user")
@@ -37,7 +39,7 @@ class User(UserMixin, TimestampMixin, Model):
         return str(self.id)
 
 
-class ApiToken(Model):
+class ApiToken(MadeBy, Model):
     __tablename__ = "api_tokens"
 
     id: Mapped[uuid.UUID] = mapped_column(Uuid, primary_key=True, default=uuid.uuid4)
@@ -55,6 +57,7 @@ class ApiToken(Model):
     oauth_grant_id: Mapped[uuid.UUID | None] = mapped_column(ForeignKey("oauth_grants.id"),
                                                              index=True)
     audience: Mapped[str | None] = mapped_column(Text)
+    # ``made_by_*`` (MadeBy): the token and grant that created this one, if one did.
 
     user: Mapped[User] = relationship(back_populates="tokens")
 

@@ -24,6 +24,8 @@ class McpSession(Model):
     id: Mapped[str] = mapped_column(String(64), primary_key=True)
     user_id: Mapped[uuid.UUID | None] = mapped_column(ForeignKey("users.id"), index=True)
     token_id: Mapped[uuid.UUID | None] = mapped_column(Uuid)
+    # The OAuth grant behind its token (its access tokens come and go; the grant stays).
+    grant_id: Mapped[uuid.UUID | None] = mapped_column(Uuid, index=True)
     protocol_version: Mapped[str] = mapped_column(String(16), nullable=False)
     client_name: Mapped[str] = mapped_column(String(200), default="", nullable=False)
     client_capabilities: Mapped[str] = mapped_column(Text, default="{}", nullable=False)

@@ -14,15 +14,19 @@ from sqlalchemy import Float, ForeignKey, Integer, String, Text, Uuid
 from sqlalchemy.orm import Mapped, mapped_column
 
 from app.models.base import Model, UTCDateTime, utcnow
+from app.models.provenance import MadeBy
 
 
-class McpTask(Model):
+class McpTask(MadeBy, Model):
     __tablename__ = "mcp_tasks"
 
     # The taskId itself: url-safe characters from secrets.token_urlsafe (unguessable).
     id: Mapped[str] = mapped_column(String(64), primary_key=True)
     user_id: Mapped[uuid.UUID | None] = mapped_column(ForeignKey("users.id"), index=True)
     scopes: Mapped[str] = mapped_column(String(200), default="", nullable=False)
+    # The kind of its creator's identity (app.core.identity.KINDS); its token and grant are
+    # ``made_by_*``: the task runs later as that identity.
+    caller_kind: Mapped[str] = mapped_column(String(16), default="person", nullable=False)
     tool: Mapped[str] = mapped_column(String(128), nullable=False)
     arguments: Mapped[str] = mapped_column(Text, default="{}", nullable=False)
     # working | input_required | completed | failed | cancelled

@@ -27,6 +27,7 @@ from sqlalchemy.orm import Mapped, mapped_column, relationship
 
 from app.models.accounts import User
 from app.models.base import IdMixin, Model, UTCDateTime, utcnow
+from app.models.provenance import MadeBy
 from app.models.studios import Studio
 
 LEVELS = ("all", "mentions", "none")
@@ -63,7 +64,7 @@ class NotificationSetting(Model):
     level: Mapped[str] = mapped_column(String(16), default="all", nullable=False)
 
 
-class Webhook(IdMixin, Model):
+class Webhook(IdMixin, MadeBy, Model):
     """A URL told about changes: a person's (every studio they belong to) or a studio's.
 
     ``secret`` signs each payload, so it is kept as it was issued (a hash could not sign); it is

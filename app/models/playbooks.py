@@ -25,9 +25,10 @@ from sqlalchemy import JSON, Boolean, ForeignKey, Integer, String, Text, Uuid
 from sqlalchemy.orm import Mapped, mapped_column
 
 from app.models.base import IdMixin, Model, UTCDateTime, utcnow
+from app.models.provenance import MadeBy
 
 
-class Playbook(IdMixin, Model):
+class Playbook(IdMixin, MadeBy, Model):
     __tablename__ = "playbooks"
 
     name: Mapped[str] = mapped_column(String(80), nullable=False)

@@ -17,9 +17,10 @@ from sqlalchemy import JSON, ForeignKey, Index, Integer, String, Text, UniqueCon
 from sqlalchemy.orm import Mapped, mapped_column
 
 from app.models.base import IdMixin, Model, UTCDateTime, utcnow
+from app.models.provenance import MadeBy
 
 
-class WorkflowRun(IdMixin, Model):
+class WorkflowRun(IdMixin, MadeBy, Model):
     __tablename__ = "workflow_runs"
 
     kind: Mapped[str] = mapped_column(String(16), nullable=False, default="workflow")
@@ -32,6 +33,9 @@ class WorkflowRun(IdMixin, Model):
     error: Mapped[str | None] = mapped_column(Text, nullable=True)
     user_id: Mapped[uuid.UUID | None] = mapped_column(ForeignKey("users.id"), index=True,
                                                       nullable=True)
+    # Its steps act as the identity that started it: ``user_id``, this kind
+    # (app.core.identity.KINDS) and the token and grant in ``made_by_*``.
+    caller_kind: Mapped[str] = mapped_column(String(16), default="person", nullable=False)
     created_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow, nullable=False)
     started_at: Mapped[datetime | None] = mapped_column(UTCDateTime, nullable=True)
     finished_at: Mapped[datetime | None] = mapped_column(UTCDateTime, nullable=True)

@@ -48,7 +48,7 @@ from app.models import Membership, Studio, User
 from app.models.base import utcnow
 from app.models.notifications import Webhook, WebhookAttempt, WebhookDelivery
 from app.notifications import settings
-from app.services import outbound
+from app.services import outbound, revocation
 from app.services.errors import Forbidden, NotFound, invalid_param
 
 STEP = "notifications.deliver_webhook"
@@ -323,3 +323,12 @@ def register_step() -> None:
     from app.workflows import callable_step
 
     callable_step(STEP)(_deliver_step)  # the same function again is no conflict
+
+
+@revocation.ends
+def switch_off(ended: revocation.Ended) -> None:
+    """A revoked grant's or agent's webhooks stop receiving anything."""
+    made = ended.made(Webhook.made_by_token_id, Webhook.made_by_grant_id, Webhook.owner_id)
+    if made is not None:
+        db.session.execute(update(Webhook).where(made, Webhook.active.is_(True))
+                           .values(active=False))

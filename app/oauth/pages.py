@@ -9,7 +9,7 @@ from typing import Any
 from flask import Blueprint
 
 from app.actions import Context, Param, Result, action, rules
-from app.actions.effects import IDEMPOTENT_DESTRUCTIVE
+from app.actions.effects import REVOKE_CREDENTIALS
 from app.oauth import store
 from app.services.errors import NotFound
 from app.web import loaders
@@ -31,7 +31,7 @@ def user_apps(ctx: Context) -> Page:
         "must ask you again", "user_apps", rules.self_user,
         params=(Param("client_id", "string", "The app's client id (see the list)",
                       required=True, max_length=2048),),
-        effect=IDEMPOTENT_DESTRUCTIVE)
+        effect=REVOKE_CREDENTIALS)
 def disconnect_app(ctx: Context, p: dict[str, Any]) -> Result:
     if store.disconnect(ctx.user, p["client_id"]) == 0:
         raise NotFound("no connected app has this client id")

@@ -19,7 +19,7 @@ from sqlalchemy import delete, select, update
 from app.extensions import db
 from app.models import ApiToken, User
 from app.models.oauth import OAuthClient, OAuthCode, OAuthConsent, OAuthGrant, OAuthRefreshToken
-from app.services import tokens
+from app.services import revocation, tokens
 
 ACCESS_TTL = timedelta(hours=1)
 REFRESH_TTL = timedelta(days=30)
@@ -172,7 +172,9 @@ def rotate(row: OAuthRefreshToken, grant: OAuthGrant, access: str, refresh: str,
 
 
 def revoke_grant(grant_id: uuid.UUID, reason: str) -> None:
-    """Revoke a grant, its refresh tokens and every access token it issued."""
+    """Revoke a grant, its refresh tokens and every access token it issued, and end what they
+    made (``app.services.revocation``: tokens, agents, MCP sessions, tasks, teach sessions,
+    runs, webhooks)."""
     moment = now()
     db.session.execute(update(OAuthGrant).where(OAuthGrant.id == grant_id,
                                                 OAuthGrant.revoked_at.is_(None))
@@ -180,6 +182,9 @@ def revoke_grant(grant_id: uuid.UUID, reason: str) -> None:
     db.session.execute(update(ApiToken).where(ApiToken.oauth_grant_id == grant_id,
                                               ApiToken.revoked_at.is_(None))
                        .values(revoked_at=moment))
+    issued = set(db.session.scalars(select(ApiToken.id)
+                                    .where(ApiToken.oauth_grant_id == grant_id)))
+    revocation.end(tokens=issued, grants={grant_id})
 
 
 def grant_of_token(plaintext: str) -> OAuthGrant | None:

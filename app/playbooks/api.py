@@ -14,6 +14,11 @@ cookie alone would let any web page drive them); without credentials only
 when ``PLAYBOOK_AUTH=off``, the app binds a loopback HOST and the request comes from loopback
 (``app.core.netpolicy.auth_may_be_off``) — the seed's curl examples and Python replayer then
 work unchanged on the operator's machine.
+What a caller may run is the one authorization question (``app.core.authorization``), from
+each endpoint's declared effect: ``/teach/start`` and ``/teach/stop`` write, ``/replay`` reads
+as a dry run and may destroy when it executes (the ``replay`` tool's effect), and ``/rpc`` asks
+per request, from the method's effect (a refused one answers its JSON-RPC error, the others
+still run).
 Errors are JSON with honest codes; /rpc answers JSON-RPC errors (HTTP 200) as the seed's
 upstream does. A body or request that is not JSON-RPC 2.0 is answered here with the standard
 codes of ``app.core.jsonrpc`` (-32700, -32600) and never reaches the upstream or a capture.
@@ -25,10 +30,12 @@ from typing import Any
 
 from flask import Blueprint, Response, current_app, g, jsonify, request
 
-from app.core import jsonrpc, netpolicy
-from app.core.identity import Identity, identity_only, require_scope
+from app.actions.effects import IDEMPOTENT_WRITE, WRITE, Effect
+from app.core import authorization, jsonrpc, netpolicy
+from app.core.identity import Identity, identity_only
 from app.extensions import db
 from app.playbooks import service, settings, teach
+from app.playbooks.recipe import method_effect
 from app.playbooks.replay import replay
 from app.services.errors import DomainError, Invalid, Unauthorized
 
@@ -38,8 +45,9 @@ bp = Blueprint("playbooks_api", __name__)
 identity_only(bp.name)
 
 
-def caller() -> tuple[Identity | None, str]:
-    """(identity or None, owner key) of this request, or Unauthorized."""
+def caller(effect: Effect | None = None, what: str | None = None) -> tuple[Identity | None, str]:
+    """(identity or None, owner key) of this request, or Unauthorized; Forbidden when the caller
+    may not run what has ``effect`` (None: the endpoint asks per call itself)."""
     identity: Identity | None = g.get("identity")
     if identity is not None and identity.via == "session":
         # These endpoints are exempt from CSRF checks, so a browser cookie must not be enough:
@@ -47,7 +55,8 @@ def caller() -> tuple[Identity | None, str]:
         raise Unauthorized("send 'Authorization: Bearer <token>'; in a browser use the "
                            "actions on /playbooks")
     if identity is not None:
-        require_scope(identity, "write")
+        if effect is not None:
+            authorization.authorize(identity, effect, what)
         return identity, teach.owner_key(identity)
     if netpolicy.auth_may_be_off(not settings.current().auth,
                                  current_app.config.get("HARMONIC_HOST"), request.remote_addr):
@@ -79,7 +88,7 @@ def _playbook_page(playbook: Any) -> str:
 
 @bp.post("/teach/start")
 def teach_start() -> Response:
-    identity, owner = caller()
+    identity, owner = caller(WRITE, "teach/start")
     playbook, stopped = teach.start(owner, identity.user_id if identity else None,
                                     request.args.get("name"))
     body: dict[str, Any] = {"ok": True, "dir": str(teach.folder(playbook)),
@@ -92,7 +101,7 @@ def teach_start() -> Response:
 
 @bp.post("/teach/stop")
 def teach_stop() -> Response:
-    identity, owner = caller()
+    identity, owner = caller(IDEMPOTENT_WRITE, "teach/stop")
     playbook, entries = teach.stop(owner)
     if playbook is None:
         return jsonify({"ok": True, "entries": 0, "sessionId": None,
@@ -112,17 +121,22 @@ def _body() -> bytes:
 def rpc() -> Response:
     identity, _owner = caller()
     owner = teach.recording_keys(identity) if identity is not None else [teach.LOCAL]
-    answer = jsonrpc.answer_body(_body(), lambda item: _one(item, owner))
+    answer = jsonrpc.answer_body(_body(), lambda item: _one(item, owner, identity))
     return jsonify(answer) if answer is not None else Response(status=204)
 
 
-def _one(payload: Any, owner: list[str]) -> dict[str, Any] | None:
+def _one(payload: Any, owner: list[str], identity: Identity | None) -> dict[str, Any] | None:
     """The upstream's answer to one well-formed request (None for a notification); a
-    malformed one is answered here and never reaches the upstream or the capture."""
+    malformed or refused one is answered here and never reaches the upstream or the capture."""
     try:
         jsonrpc.check_request(payload)
     except jsonrpc.RpcError as exc:
         return jsonrpc.error(jsonrpc.readable_id(payload), exc)
+    refused = authorization.refusal(identity, method_effect(payload["method"]),
+                                    payload["method"])
+    if refused is not None:
+        error = jsonrpc.domain_error(refused)
+        return None if jsonrpc.is_notification(payload) else jsonrpc.error(payload["id"], error)
     response = teach.forward(payload, owner)
     return None if jsonrpc.is_notification(payload) else response
 
@@ -137,11 +151,14 @@ def _field(body: dict[str, Any], name: str) -> Any:
 
 @bp.post("/replay")
 def replay_endpoint() -> Response:
-    identity, _owner = caller()
+    identity, _owner = caller()  # asked below, once the body says whether it is a dry run
     try:
         body = jsonrpc.decode(_body() or b"null")
     except jsonrpc.RpcError:
         body = None
+    # Asked before the body is checked: only what is plainly a dry run counts as one.
+    authorization.authorize(identity, service.replay_effect(
+        isinstance(body, dict) and _field(body, "DryRun") is True), "replay")
     if not isinstance(body, dict):
         # A body like {SessionId:x,DryRun:true} is JSON whose quotes a shell took away.
         raise Invalid("the body must be a JSON object {SessionId | RecipePath, DryRun, Args} "

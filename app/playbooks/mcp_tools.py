@@ -21,7 +21,7 @@ import uuid
 from collections.abc import Callable
 from typing import Any
 
-from app.actions.effects import IDEMPOTENT_WRITE, READ, WRITE, Effect
+from app.actions.effects import IDEMPOTENT_WRITE, WRITE, Effect
 from app.mcp.content import ToolError, ToolResult, text
 from app.mcp.context import ClientRequestFailed, ToolContext
 from app.mcp.registry import call_observer, resource_template, tool
@@ -129,7 +129,7 @@ def _confirmation(ctx: ToolContext, recipe: Any, playbook: Any, args: dict[str, 
 
 
 def _replay_effect(args: dict[str, Any]) -> Effect | None:
-    return READ if args.get("dry_run", True) is not False else None
+    return service.replay_effect(args.get("dry_run", True) is not False)
 
 
 def _upstream_effect(args: dict[str, Any]) -> Effect | None:
@@ -160,9 +160,8 @@ REPLAY_ARGS = ("session_id", "recipe_path", "args", "dry_run", "session")
                       "description": "false to execute for real"},
           "session": {"type": "string", "description": "Same as session_id (older name)"}},
           "additionalProperties": False},
-      # Executing may run any write a recipe holds, delete included, against the upstream; a
-      # dry run (the default) writes nothing there.
-      effect=Effect("destructive", open_world=True), effect_of=_replay_effect, icon="playbook",
+      # A dry run (the default) only reads (service.replay_effect).
+      effect=service.REPLAY, effect_of=_replay_effect, icon="playbook",
       # A client that speaks the tasks extension gets a task to poll (app.mcp.tasks): the
       # replay runs on the job queue, reports progress there and can be cancelled.
       title="Replay a recipe", task_support="optional")

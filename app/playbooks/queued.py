@@ -50,7 +50,8 @@ def queue_replay(ctx: Context, params: dict[str, Any]) -> Result:
                            [CallStep("replay", STEP, {"playbook": playbook.short_id,
                                                        "args": params.get("args") or {}},
                                      max_attempts=1)],
-                           user_id=ctx.user.id, inputs=params.get("args") or {})
+                           user_id=ctx.user.id, inputs=params.get("args") or {},
+                           by=ctx.identity)
     return Result("Replay queued.", f"/runs/{run_id}", created=True,
                   data={"run": str(run_id)})
 

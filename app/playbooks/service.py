@@ -18,6 +18,7 @@ from typing import Any
 
 from sqlalchemy import or_, select
 
+from app.actions.effects import READ, Effect
 from app.core import tool_catalog
 from app.core.identity import Identity
 from app.extensions import db
@@ -27,6 +28,14 @@ from app.models.studios import Membership
 from app.playbooks import capture, generate, governance, names, settings, teach, upstream
 from app.playbooks.recipe import SEMVER, Recipe, load, parse_text, to_json
 from app.services.errors import DomainError, Invalid, NotFound, invalid_param
+
+# What a replay may do: executing runs any write a recipe holds, delete included, against the
+# upstream; a dry run writes nothing there. The MCP tool and POST /replay declare it.
+REPLAY = Effect("destructive", open_world=True)
+
+
+def replay_effect(dry_run: bool) -> Effect:
+    return READ if dry_run else REPLAY
 
 
 def _visible(playbook: Playbook, identity: Identity | None) -> bool:

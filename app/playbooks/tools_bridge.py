@@ -1,15 +1,17 @@
 """Replaying Harmonic steps: the registered MCP tools, called in-process as the replaying user.
 
 A recipe step ``{"tool": "execute_action", "params": {...}}`` runs the very tool an agent used
-while teaching (``app.mcp.registry``), with the replaying caller's identity, so authorization,
-validation and the action registry are exactly those of a live agent. A dry run does not call
-write tools: it opens the target page and checks that the action is offered there.
+while teaching (``app.mcp.registry``), with the replaying caller's identity, so authorization
+(asked here as at ``tools/call``), validation and the action registry are exactly those of a
+live agent. A dry run does not call write tools: it opens the target page and checks that the
+action is offered there.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
+from app.core import authorization
 from app.core.identity import Identity
 from app.mcp.context import SessionState, ToolContext
 from app.services.errors import DomainError
@@ -53,6 +55,10 @@ def call(name: str, args: Any, identity: Identity | None) -> tuple[bool, Any, st
         return False, None, f"no MCP tool named {name}"
     if not isinstance(args, dict):
         return False, None, "tool arguments must be an object"
+    # The one authorization question, as at tools/call: a step runs only what its caller may.
+    refused = authorization.refusal(identity, tool.call_effect(args), name)
+    if refused is not None:
+        return False, None, f"{refused.kind}: {refused.message}"
     problems = _schema_problems(tool.input_schema, args)
     if problems:
         return False, None, f"invalid arguments for {name}: " + "; ".join(problems)

@@ -1,8 +1,10 @@
 """Agent accounts a person owns: they make one here, see it (with its tokens' last use) in
 their settings, give it new tokens and revoke it.
 
-Revoking an agent revokes every token it holds, so it can no longer reach any door; what it did
-stays, attributed to it, and a new token brings it back.
+Revoking an agent revokes every token it holds, so it can no longer reach any door, and ends
+everything it made (its MCP sessions, tasks, runs, teach sessions, webhooks, and the tokens and
+agents its tokens made: ``app.services.revocation``); what it did stays, attributed to it, and
+a new token brings it back.
 """
 
 from __future__ import annotations
@@ -15,7 +17,7 @@ from sqlalchemy.orm import selectinload
 
 from app.extensions import db
 from app.models import ApiToken, User
-from app.services import accounts, tokens
+from app.services import accounts, revocation, tokens
 from app.services.errors import Forbidden, invalid_param
 
 
@@ -73,7 +75,8 @@ def new_token(owner: User, handle: str, scopes: str = "read,write",
 
 
 def revoke(owner: User, handle: str) -> int:
-    """Revoke every active token of the agent; the number revoked."""
+    """Revoke every active token of the agent and end everything it made
+    (``app.services.revocation``); the number of its tokens revoked."""
     agent = owned(owner, handle)
     now = datetime.now(UTC)
     count = 0
@@ -81,4 +84,6 @@ def revoke(owner: User, handle: str) -> int:
         if token.is_active(now):
             token.revoked_at = now
             count += 1
+    db.session.flush()
+    revocation.end(tokens={t.id for t in agent.tokens}, agents={agent.id})
     return count

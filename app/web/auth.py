@@ -1,8 +1,9 @@
 """The Flask glue of identity: who is asking this request, flask-login and CSRF.
 
 ``load_identity`` runs before every request and sets ``g.identity`` (an
-``app.core.identity.Identity``) and ``g.user``: from an in-process dispatch (the environ's
-``IDENTITY_KEY``, set by our own code only), a Bearer token, or a browser session.
+``app.core.identity.Identity``, its ``kind`` included) and ``g.user``: from an in-process
+dispatch (the environ's ``IDENTITY_KEY``, set by our own code only), a Bearer token, or a
+browser session. ``authorize`` asks the one authorization question for this request's caller.
 """
 
 from __future__ import annotations
@@ -14,8 +15,9 @@ from flask import Request, current_app, g, request
 from flask_login import current_user
 from flask_login.config import COOKIE_NAME as REMEMBER_COOKIE
 
+from app.actions.effects import Effect
+from app.core import authorization, token_cache
 from app.core import identity as core_identity
-from app.core import token_cache
 from app.core.identity import IDENTITY_KEY, Identity
 from app.extensions import csrf, login_manager
 from app.models import User, plain_reads
@@ -84,8 +86,11 @@ def load_identity() -> None:
         ctx.identity, ctx.user = token_cache.resolve(plaintext)
         _limit(ctx.identity)
     elif _may_have_login() and current_user.is_authenticated:
-        ctx.identity = Identity(user_id=current_user.id, via="session")
+        ctx.identity = Identity(user_id=current_user.id, via="session",
+                                kind="agent" if current_user.user_type == "ai_agent"
+                                else "person")
     identity = ctx.identity
+    core_identity.act_as(identity)  # what this request makes is recorded as made by its token
     if identity is not None and ctx.user is None and (req.blueprint
                                                       not in core_identity.IDENTITY_ONLY):
         along = ([read(req, identity.user_id) for read in READS_WITH_PERSON]
@@ -106,8 +111,7 @@ def load_identity() -> None:
                 csrf.protect()
 
 
-def require_scope(scope: str) -> None:
-    """The scope check for this request's caller (anonymous callers meet the page's own rules)."""
-    identity = g.identity
-    if identity is not None:
-        core_identity.require_scope(identity, scope)
+def authorize(effect: Effect | None, what: str | None = None) -> None:
+    """The one authorization question (``app.core.authorization``) for this request's caller;
+    anonymous callers meet the page's own rules."""
+    authorization.authorize(g.get("identity"), effect, what)

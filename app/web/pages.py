@@ -17,7 +17,7 @@ from flask import Blueprint, Response, current_app, g, jsonify, render_template,
 from werkzeug.exceptions import BadRequest
 
 from app.actions import Action, Context, observers, offered_actions
-from app.actions.effects import needs_write
+from app.actions.effects import READ
 from app.actions.registry import ACTIONS, IGNORED_FORM_FIELDS, check_offered, validate_params
 from app.actions.summary import action_summary
 from app.core import changes, sitemap
@@ -25,7 +25,7 @@ from app.core.dispatch import BEFORE_COMMIT_KEY, FRONTMATTER_KEY
 from app.extensions import db
 from app.services.errors import DomainError, Invalid, Unauthorized
 from app.web import forms
-from app.web.auth import require_scope
+from app.web.auth import authorize
 from app.web.chrome import humane
 from app.web.negotiation import wants
 
@@ -102,7 +102,7 @@ def _context(spec: PageSpec, args: dict[str, Any]) -> Context:
     if not spec.public and g.get("user") is None:
         raise Unauthorized("sign in or send 'Authorization: Bearer <token>'")
     if request.method == "GET":
-        require_scope("read")
+        authorize(READ)
     return spec.loader(user=g.get("user"), **args)
 
 
@@ -285,11 +285,13 @@ def execute_action(spec: PageSpec, action_name: str, args: dict[str, Any]) -> Re
 
     if g.get("user") is None:
         raise Unauthorized("sign in or send 'Authorization: Bearer <token>'")
-    # The scope before anything else, from the action's declared effect (names are unique, so
-    # the registry knows it before the page loads): a read-only token may run what only reads.
+    # The one authorization question before anything else, from the action's declared effect
+    # (names are unique, so the registry knows it before the page loads): a read-only token
+    # runs what only reads; only the person themselves manages credentials.
     known = ACTIONS.get(action_name)
-    require_scope("write" if needs_write(known.effect if known else None) else "read")
+    authorize(known.effect if known else None, action_name)
     ctx = spec.loader(user=g.user, **args)
+    ctx.identity = g.identity
     act = check_offered(ctx, action_name)
     raw, from_form = request_params()
     try:

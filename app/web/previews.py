@@ -10,10 +10,11 @@ from __future__ import annotations
 
 from flask import Blueprint, Response, g, request
 
+from app.actions.effects import READ
 from app.services import notes
 from app.services.errors import Invalid, Unauthorized
 from app.web import markdown
-from app.web.auth import require_scope
+from app.web.auth import authorize
 
 bp = Blueprint("previews", __name__)
 
@@ -40,7 +41,7 @@ def _text() -> str:
 def markdown_preview() -> Response:
     if g.get("user") is None:
         raise Unauthorized("sign in or send 'Authorization: Bearer <token>'")
-    require_scope("read")
+    authorize(READ)
     response = Response(str(markdown.to_html(_text())), mimetype="text/html")
     response.headers["Cache-Control"] = "no-store"
     response.headers["X-Content-Type-Options"] = "nosniff"

@@ -54,7 +54,7 @@ def callable_step(name: str) -> Callable[[Callable[..., Any]], Callable[..., Any
 
 
 def enqueue_calls(title: str, steps: list[CallStep], user_id: uuid.UUID | None = None,
-                  inputs: dict[str, Any] | None = None) -> uuid.UUID:
+                  inputs: dict[str, Any] | None = None, by: Identity | None = None) -> uuid.UUID:
     """Start a run whose steps call the named functions one after another."""
     if not steps:
         raise ValueError("a run needs at least one step")
@@ -70,5 +70,5 @@ def enqueue_calls(title: str, steps: list[CallStep], user_id: uuid.UUID | None =
     first.payload["then"] = [{"step": s.step, "payload": s.payload,
                               "max_attempts": s.max_attempts} for s in specs[1:]]
     return queue.create_run(kind="call", workflow=title, path="", inputs=inputs or {},
-                            compiled=compiled, user_id=user_id, first=[first],
+                            compiled=compiled, user_id=user_id, first=[first], by=by,
                             max_attempts=settings.get_int("WORKFLOWS_MAX_ATTEMPTS"))

@@ -21,7 +21,6 @@ from typing import Any
 from flask import current_app
 
 from app.actions.effects import Effect
-from app.core.identity import require_scope
 from app.mcp import tasks
 from app.mcp.content import ToolError, ToolResult, text
 from app.mcp.context import ToolContext
@@ -74,10 +73,10 @@ RUN_SCHEMA: dict[str, Any] = {
 
 
 def start(ctx: ToolContext, args: dict[str, Any]) -> uuid.UUID:
-    """Check the call and start the run as the caller; ToolError says what to fix."""
+    """Check the call and start the run as the caller; ToolError says what to fix (the
+    caller's right to run it was asked at ``tools/call``, from the tool's effect)."""
     if ctx.identity is None or ctx.identity.user_id is None:
         raise ToolError("sign in first: a workflow runs as the person who starts it")
-    require_scope(ctx.identity, "write")
     name = str(args.get("workflow") or "").strip()
     entry = catalog.find(name)
     if entry is None:
@@ -87,7 +86,7 @@ def start(ctx: ToolContext, args: dict[str, Any]) -> uuid.UUID:
         problems = "; ".join(f"{p.path}: {p.message}" for p in entry.problems)
         raise ToolError(f"the workflow {entry.name} is not valid: {problems}")
     inputs = args.get("inputs") or {}
-    return runs.start_compiled(entry.compiled, inputs, ctx.identity.user_id)
+    return runs.start_compiled(entry.compiled, inputs, ctx.identity.user_id, by=ctx.identity)
 
 
 def _progress(run: dict[str, Any]) -> tuple[int, int]:

@@ -25,6 +25,7 @@ from sqlalchemy import Connection, Table, and_, bindparam, case, func, or_, sele
 from sqlalchemy.exc import IntegrityError
 
 from app.core import changes
+from app.core.identity import Identity
 from app.models.base import utcnow
 from app.models.workflows import WorkflowEvent, WorkflowJob, WorkflowRun
 from app.workflows import bulk, wakeup
@@ -131,8 +132,11 @@ def events_after(run_id: uuid.UUID, after: int = 0) -> list[dict[str, Any]]:
 
 def create_run(*, kind: str, workflow: str, path: str, inputs: dict[str, Any],
                compiled: dict[str, Any], user_id: uuid.UUID | None, first: list[JobSpec],
-               max_attempts: int, started: dict[str, Any] | None = None) -> uuid.UUID:
-    """Insert a run, its execution_started event and its first jobs, atomically."""
+               max_attempts: int, started: dict[str, Any] | None = None,
+               by: Identity | None = None) -> uuid.UUID:
+    """Insert a run, its execution_started event and its first jobs, atomically. ``by``: the
+    identity that started it, whose kind, token and grant its steps act with (and whose
+    revocation, for a grant or an agent, cancels it)."""
     for _ in range(5):
         run_id = uuid.uuid4()
         try:
@@ -140,6 +144,9 @@ def create_run(*, kind: str, workflow: str, path: str, inputs: dict[str, Any],
                 conn.execute(RUNS.insert().values(
                     id=run_id, short_id=run_id.hex[:8], kind=kind, workflow=workflow, path=path,
                     status="queued", inputs=inputs, compiled=compiled, user_id=user_id,
+                    caller_kind=by.kind if by is not None else "person",
+                    made_by_token_id=by.token_id if by is not None else None,
+                    made_by_grant_id=by.grant_id if by is not None else None,
                     created_at=utcnow()))
                 emit(conn, run_id, [Event("execution_started", None,
                                           {"workflow": workflow, "inputs": inputs,
@@ -592,6 +599,13 @@ def fail_run(conn: Connection, run_id: uuid.UUID, error: str) -> None:
         conn.execute(update(JOBS).where(JOBS.c.run_id == run_id, JOBS.c.status == "queued")
                      .values(status="failed", error="the run failed"))
         emit(conn, run_id, [Event("execution_failed", None, {"error": error})])
+
+
+def unfinished_runs(condition: Any) -> list[uuid.UUID]:
+    """The runs matching ``condition`` (on ``RUNS``) that are queued or running."""
+    with reading() as conn:
+        return list(conn.execute(select(RUNS.c.id).where(
+            condition, RUNS.c.status.in_(("queued", "running")))).scalars())
 
 
 def cancel_run(run_id: uuid.UUID, reason: str) -> bool:

@@ -24,7 +24,7 @@ import uuid
 from dataclasses import dataclass, field
 from typing import Any
 
-from app.core.identity import Identity
+from app.core.identity import Identity, act_as
 from app.workflows import calls, gateway, queue, secrets, settings, tools
 from app.workflows.compile import steps_by_name
 from app.workflows.queue import Event, JobSpec, Leased
@@ -108,7 +108,10 @@ class Heartbeat:
 def identity_for(run: dict[str, Any]) -> Identity | None:
     if run.get("user_id") is None:
         return None
-    return Identity(user_id=run["user_id"], scopes=("read", "write"), via="workflow")
+    # The kind, token and grant of whoever started it: a run never acts as more than they may.
+    return Identity(user_id=run["user_id"], scopes=("read", "write"), via="workflow",
+                    kind=run.get("caller_kind") or "person", token_id=run.get("made_by_token_id"),
+                    grant_id=run.get("made_by_grant_id"))
 
 
 def build_context(run: dict[str, Any], done: list[dict[str, Any]]) -> dict[str, Any]:
@@ -440,7 +443,9 @@ def execute(job: Leased) -> str:
     if job.attempts > job.max_attempts:  # its leases kept expiring: a worker keeps dying on it
         return queue.fail(job, f"gave up after {job.max_attempts} attempts (leases expired)",
                           [Event("action_error", job.step, {})], True, retry_seconds)
-    call = tools.Call(run_id=run["id"], step=job.step, identity=identity_for(run),
+    identity = identity_for(run)
+    act_as(identity)  # what the step makes is recorded as made by the run's starter
+    call = tools.Call(run_id=run["id"], step=job.step, identity=identity,
                       key=f"{run['id']}:{job.step}")
     started = time.monotonic()
     with Heartbeat(job, lease_seconds) as beat:

@@ -7,7 +7,9 @@ from typing import Any
 
 from sqlalchemy import select
 
+from app.core.identity import Identity
 from app.models.base import SHORT_ID
+from app.services import revocation
 from app.services.errors import Invalid, NotFound
 from app.workflows import queue, settings
 from app.workflows.compile import compile_document
@@ -27,7 +29,7 @@ def start(text: str, inputs: dict[str, Any] | None = None,
 
 
 def start_compiled(compiled: dict[str, Any], inputs: dict[str, Any],
-                   user_id: uuid.UUID | None) -> uuid.UUID:
+                   user_id: uuid.UUID | None, by: Identity | None = None) -> uuid.UUID:
     unknown = sorted(set(inputs) - set(compiled.get("workload") or {}))
     if unknown:
         known = ", ".join(compiled.get("workload") or {}) or "none"
@@ -38,7 +40,7 @@ def start_compiled(compiled: dict[str, Any], inputs: dict[str, Any],
               if s.get("retries") is not None}
     run_id = queue.create_run(
         kind="workflow", workflow=compiled["name"], path=compiled["path"], inputs=inputs,
-        compiled=compiled, user_id=user_id,
+        compiled=compiled, user_id=user_id, by=by,
         first=[JobSpec(compiled["entry"], {"kind": _kind(compiled, compiled["entry"])},
                        max_attempts=limits.get(compiled["entry"]))],
         max_attempts=settings.get_int("WORKFLOWS_MAX_ATTEMPTS"))
@@ -118,3 +120,15 @@ def timeline(events: list[dict[str, Any]]) -> list[dict[str, Any]]:
         else:
             row["seconds"] = None
     return list(rows.values())
+
+
+@revocation.after_commit
+def cancel_made_by(ended: revocation.Ended) -> None:
+    """A revoked grant's or agent's unfinished runs are cancelled, on the queue's own
+    connection once the revocation has committed."""
+    made = ended.made(queue.RUNS.c.made_by_token_id, queue.RUNS.c.made_by_grant_id,
+                      queue.RUNS.c.user_id)
+    if made is None:
+        return
+    for run_id in queue.unfinished_runs(made):
+        queue.cancel_run(run_id, "the access that started it was revoked")

@@ -103,13 +103,14 @@ def run_live(run_id: str) -> Response:
     is, so the poller knows when to stop."""
     from flask import g, render_template
 
-    from app.web.auth import require_scope
+    from app.actions.effects import READ
+    from app.web.auth import authorize
 
     if g.get("user") is None:
         from app.services.errors import Unauthorized
 
         raise Unauthorized("sign in or send 'Authorization: Bearer <token>'")
-    require_scope("read")
+    authorize(READ)
     ctx = _run_loader(g.user, run_id)
     data = _run_data(ctx.item)
     response = Response(render_template("runs/_live.html.j2", ctx=ctx, **data),
@@ -182,7 +183,7 @@ def run_workflow(ctx: Context, p: dict[str, Any]) -> Result:
         raise Invalid("inputs must be an object", errors=[{"param": "inputs",
                                                            "message": "must be an object"}])
     inputs = typed_inputs(entry.compiled.get("workload") or {}, inputs)
-    run_id = runs.start_compiled(entry.compiled, inputs, ctx.user.id)
+    run_id = runs.start_compiled(entry.compiled, inputs, ctx.user.id, by=ctx.identity)
     short = run_id.hex[:8]
     return Result(f"Started run {short} of {entry.name}.", f"/runs/{short}", created=True,
                   data={"run": short})

@@ -217,3 +217,34 @@ def expected_get(identity: str, spec: PageSpec) -> set[int]:
     if who in audience(spec):
         return {200}
     return {401} if identity == "anonymous" else {403, 404}
+
+
+# -- tokens of every kind × every door (test_identity_matrix.py) -------------------------------
+#
+# Who holds the token and which scopes it carries decide, with the effect the tool or action
+# declares, whether it may run: the expectation below is the rule as documented, restated, and
+# never a list of cells.
+
+TOKEN_KINDS = {"read token": ("person", ("read",)),
+               "write token": ("person", ("read", "write")),
+               "OAuth read": ("grant", ("read",)),
+               "OAuth write": ("grant", ("read", "write")),
+               "agent token": ("agent", ("read", "write"))}
+MCP_DOORS = ("stdio", "HTTP 2025-11-25", "HTTP 2026-07-28")
+DOORS = (*MCP_DOORS, "Markdown POST")
+
+
+def may_run(identity: str, effect: Any) -> bool:
+    """Whether a token of this kind may run what has ``effect``: what writes needs ``write``;
+    what manages credentials is the person's own."""
+    kind, scopes = TOKEN_KINDS[identity]
+    if ("write" if effect.writes else "read") not in scopes:
+        return False
+    return not (effect.credentials and kind != "person")
+
+
+def refusal_scope(identity: str, effect: Any) -> str | None:
+    """The scope a refusal names when the token lacks one (None: refused for what it is)."""
+    _kind, scopes = TOKEN_KINDS[identity]
+    needed = "write" if effect.writes else "read"
+    return needed if needed not in scopes else None

@@ -1,0 +1,67 @@
+"""Which credential made a row: the token, and the OAuth grant behind it, that was acting.
+
+Rows that stand for a way to act later (an API token, an agent account, a webhook, an MCP task,
+a teach session) carry ``made_by_token_id`` and ``made_by_grant_id`` (``MadeBy``). They are
+filled when the row is first flushed, from who is acting now (``acting``), so no handler has to
+pass them along: the web layer sets it for every request, the MCP server for every message,
+an MCP task and a workflow step for the work they run. Rows written as plain statements (MCP
+sessions, workflow runs) read ``maker()`` themselves.
+
+Revoking a grant or an agent ends what its tokens made by following these columns
+(``app.services.revocation``). The grant is kept beside the token because a grant's expired
+access tokens are pruned, while what they made must still be found from the grant.
+"""
+
+from __future__ import annotations
+
+import uuid
+from contextvars import ContextVar
+from dataclasses import dataclass
+from typing import Any
+
+from sqlalchemy import Uuid, event
+from sqlalchemy.orm import Mapped, Session, declared_attr, mapped_column
+
+
+@dataclass(frozen=True)
+class Maker:
+    token_id: uuid.UUID | None = None
+    grant_id: uuid.UUID | None = None
+
+
+NOBODY = Maker()
+_acting: ContextVar[Maker] = ContextVar("harmonic_maker", default=NOBODY)
+
+
+def acting(token_id: uuid.UUID | None, grant_id: uuid.UUID | None) -> None:
+    """Who acts from now on in this context (a request, a message, a job): every context sets
+    it before it writes, so nothing is carried over from the one before."""
+    _acting.set(Maker(token_id, grant_id) if token_id or grant_id else NOBODY)
+
+
+def maker() -> Maker:
+    return _acting.get()
+
+
+class MadeBy:
+    """The columns of a row that records who made it."""
+
+    @declared_attr
+    def made_by_token_id(cls) -> Mapped[uuid.UUID | None]:  # noqa: N805
+        return mapped_column(Uuid, index=True)
+
+    @declared_attr
+    def made_by_grant_id(cls) -> Mapped[uuid.UUID | None]:  # noqa: N805
+        return mapped_column(Uuid, index=True)
+
+
+@event.listens_for(Session, "before_flush")
+def _stamp(session: Session, _context: Any, _instances: Any) -> None:
+    who = _acting.get()
+    if who is NOBODY:
+        return
+    for row in session.new:
+        if isinstance(row, MadeBy) and row.made_by_token_id is None \
+                and row.made_by_grant_id is None:
+            row.made_by_token_id = who.token_id
+            row.made_by_grant_id = who.grant_id
