@@ -19,13 +19,16 @@ FRAME_ANCESTORS = "frame-ancestors 'none'"
 
 
 def _no_framing(response: Response) -> Response:
+    # Runs on every response: ``add`` appends, where setting a header first removes any of
+    # the same name (a second walk of the headers).
     headers = response.headers
-    headers["X-Frame-Options"] = "DENY"
     policy = headers.get("Content-Security-Policy")
     if policy is None:
-        headers["Content-Security-Policy"] = FRAME_ANCESTORS
+        headers.add("Content-Security-Policy", FRAME_ANCESTORS)
     elif "frame-ancestors" not in policy:
         headers["Content-Security-Policy"] = f"{policy.rstrip('; ')}; {FRAME_ANCESTORS}"
+    if "X-Frame-Options" not in headers:
+        headers.add("X-Frame-Options", "DENY")
     return response
 
 
