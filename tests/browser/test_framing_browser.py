@@ -41,7 +41,7 @@ def test_a_page_of_ours_cannot_be_framed(page: Any, live_server: str, other_site
     page.goto(f"{live_server}/login")
     assert page.locator("input[name=password]").count() == 1  # shown on its own
     page.goto(other_site)  # waits for the page's load, which waits for its frame's
-    frame = page.frame(name="victim")
+    frame = page.locator("iframe[name=victim]").element_handle().content_frame()
     assert frame is not None
     frame.wait_for_load_state("load")
     # Blocked: the frame holds the browser's error page, not our form.
