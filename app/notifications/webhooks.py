@@ -42,7 +42,7 @@ from sqlalchemy import event, or_, select, update
 from sqlalchemy.orm import Session
 
 from app.core import netpolicy, outbound
-from app.core.config import app_config
+from app.core.config import base_url
 from app.extensions import db, session_exists
 from app.models import Membership, Studio, User
 from app.models.base import utcnow
@@ -176,7 +176,7 @@ def stage(studio: Studio, actor: User, action: str, page: str, location: str | N
         or_(Webhook.studio_id == studio.id, Webhook.studio_id.is_(None)))))
     if not hooks:
         return []
-    base = str(app_config().get("HARMONIC_BASE_URL") or "").rstrip("/")
+    base = base_url()
     staged: list[uuid.UUID] = []
     for hook in hooks:
         delivery = WebhookDelivery(webhook_id=hook.id, event=action[:80], status="pending",
