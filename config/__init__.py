@@ -10,6 +10,7 @@ import os
 import secrets
 from dataclasses import dataclass
 from pathlib import Path
+from urllib.parse import urlsplit
 
 
 @dataclass(frozen=True)
@@ -24,7 +25,10 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("SECRET_KEY", None, "session signing key; generated once into <instance>/secret_key"),
     Setting("HARMONIC_DATA_DIR", None, "capture logs and files; default <instance>/data"),
     Setting("HARMONIC_INSTANCE", None, "the instance folder; default ./instance"),
-    Setting("HARMONIC_BASE_URL", "http://127.0.0.1:5000", "the public URL of this app"),
+    Setting("HARMONIC_BASE_URL", None,
+            "the public URL of this app (scheme://host[:port]): the OAuth issuer and every "
+            "absolute URL it writes; default http://HOST:PORT (127.0.0.1 for a bind to every "
+            "address)"),
     Setting("HOST", "127.0.0.1", "address bin/dev and bin/serve bind to"),
     Setting("PORT", "5000", "port bin/dev and bin/serve bind to"),
     Setting("HARMONIC_WORKERS", "2", "gunicorn worker processes bin/serve starts"),
@@ -74,6 +78,13 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("HARMONIC_MCP_AUTH", "on", "'off' disables the /mcp token (loopback binds only)"),
     Setting("HARMONIC_ALLOWED_ORIGINS", "", "extra Origin values accepted by /mcp (comma list)"),
     Setting("HARMONIC_ALLOWED_HOSTS", "", "extra Host values accepted by /mcp (comma list)"),
+    Setting("HARMONIC_RATE_LIMIT_REGISTER", "10",
+            "OAuth client registrations per minute from one client address (0 is off)"),
+    Setting("HARMONIC_RATE_BURST_REGISTER", "10",
+            "OAuth client registrations one address may make at once"),
+    Setting("HARMONIC_OUTBOUND_MAX", "16",
+            "calls to other servers (webhooks, upstreams, client metadata…) one process makes "
+            "at once; one more is refused at once (0: no bound)"),
     Setting("HARMONIC_OAUTH_CLIENT_HOSTS", "",
             "hosts whose OAuth client metadata documents may be fetched even on a private "
             "address; an entry with a scheme (http://127.0.0.1:8123) also admits plain http"),
@@ -122,7 +133,7 @@ def build_config(instance_path: str, overrides: dict | None = None) -> dict:
         "SQLALCHEMY_DATABASE_URI": normalize_database_url(database_url),
         "SECRET_KEY": overrides.pop("SECRET_KEY", None) or _secret_key(instance),
         "HARMONIC_DATA_DIR": str(Path(data_dir or instance / "data").resolve()),
-        "HARMONIC_BASE_URL": (env("HARMONIC_BASE_URL") or "").rstrip("/"),
+        "HARMONIC_BASE_URL": base_url(env("HARMONIC_BASE_URL"), env("HOST"), env("PORT")),
         "MAX_CONTENT_LENGTH": whole_number("HARMONIC_MAX_BODY", 1024 * 1024),
         "HARMONIC_RATE_LIMIT": whole_number("HARMONIC_RATE_LIMIT", 0),
         "HARMONIC_RATE_BURST": whole_number("HARMONIC_RATE_BURST", 1),
@@ -132,6 +143,9 @@ def build_config(instance_path: str, overrides: dict | None = None) -> dict:
         "HARMONIC_RATE_BURST_PERSON": whole_number("HARMONIC_RATE_BURST_PERSON", 1),
         "HARMONIC_RATE_LIMIT_STUDIO": whole_number("HARMONIC_RATE_LIMIT_STUDIO", 0),
         "HARMONIC_RATE_BURST_STUDIO": whole_number("HARMONIC_RATE_BURST_STUDIO", 1),
+        "HARMONIC_RATE_LIMIT_REGISTER": whole_number("HARMONIC_RATE_LIMIT_REGISTER", 10),
+        "HARMONIC_RATE_BURST_REGISTER": whole_number("HARMONIC_RATE_BURST_REGISTER", 10),
+        "HARMONIC_OUTBOUND_MAX": whole_number("HARMONIC_OUTBOUND_MAX", 16),
         "HARMONIC_RATE_LIMIT_STORAGE": rate_limit_storage(env("HARMONIC_RATE_LIMIT_STORAGE")),
         "HARMONIC_RATE_LIMIT_PREFIX": env("HARMONIC_RATE_LIMIT_PREFIX") or "harmonic",
         "HARMONIC_STREAM_KEEPALIVE": whole_number("HARMONIC_STREAM_KEEPALIVE", 15) or 15,
@@ -151,11 +165,39 @@ def build_config(instance_path: str, overrides: dict | None = None) -> dict:
         "HARMONIC_OAUTH_CLIENT_HOSTS": _split(env("HARMONIC_OAUTH_CLIENT_HOSTS")),
         "SQLALCHEMY_ENGINE_OPTIONS": _engine_options(database_url),
         "WTF_CSRF_TIME_LIMIT": None,
-        "SESSION_COOKIE_SAMESITE": "Lax",
-        "SESSION_COOKIE_HTTPONLY": True,
     }
     config.update(overrides)
+    config.update(cookie_settings(str(config["HARMONIC_BASE_URL"] or "")))
     return config
+
+
+def cookie_settings(base: str) -> dict[str, object]:
+    """The session and remember-me cookies: never sent along with another site's request that
+    changes something (``SameSite=Lax``), never read by scripts, and only over https when the
+    app is served over https (``HARMONIC_BASE_URL``)."""
+    secure = base.startswith("https://")
+    return {"SESSION_COOKIE_SAMESITE": "Lax", "SESSION_COOKIE_HTTPONLY": True,
+            "SESSION_COOKIE_SECURE": secure, "REMEMBER_COOKIE_SAMESITE": "Lax",
+            "REMEMBER_COOKIE_HTTPONLY": True, "REMEMBER_COOKIE_SECURE": secure}
+
+
+def base_url(configured: str | None, host: str | None, port: str | None) -> str:
+    """``HARMONIC_BASE_URL`` checked (an http(s) origin), or the address the app serves on:
+    ``http://HOST:PORT``, with 127.0.0.1 for a bind to every address."""
+    if configured:
+        url = configured.strip().rstrip("/")
+        parts = urlsplit(url)
+        if parts.scheme not in ("http", "https") or not parts.hostname or parts.path \
+                or parts.query or parts.fragment or parts.username is not None:
+            raise SettingError("HARMONIC_BASE_URL must be an http(s) origin such as "
+                               f"https://harmonic.example.org, not {configured!r}")
+        return url
+    name = (host or "127.0.0.1").strip()
+    if name in ("", "0.0.0.0", "::", "[::]"):
+        name = "127.0.0.1"
+    if ":" in name and not name.startswith("["):
+        name = f"[{name}]"
+    return f"http://{name}:{(port or '5000').strip()}"
 
 
 def _engine_options(database_url: str) -> dict:

@@ -126,6 +126,11 @@ def _clean_tables(request: pytest.FixtureRequest) -> Iterator[None]:
             for table in reversed(db.metadata.sorted_tables):
                 conn.execute(table.delete())
         db.session.remove()
+    # Budgets kept per client address (OAuth registration) would otherwise carry over from
+    # one test to the next: every test client comes from the same address.
+    limiter = application.extensions.get("harmonic.ratelimit")
+    if limiter is not None:
+        limiter.clear()
 
 
 @pytest.fixture

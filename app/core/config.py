@@ -45,3 +45,16 @@ def project_root() -> Path:
     """The repository (or install) folder that holds ``app/``: relative settings such as
     WORKFLOWS_DIR are read from there."""
     return Path(current_app.root_path).parent
+
+
+def base_url() -> str:
+    """This app's public origin (``HARMONIC_BASE_URL``, default ``http://HOST:PORT``), without a
+    trailing slash: the OAuth issuer and the start of every absolute URL the app writes. Never
+    the request's ``Host``: a client can send any."""
+    configured = str(app_config().get("HARMONIC_BASE_URL") or "").rstrip("/")
+    if configured:
+        return configured
+    from config import base_url as default_base
+    from config import env
+
+    return default_base(None, env("HOST"), env("PORT"))

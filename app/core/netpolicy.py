@@ -20,6 +20,11 @@ URLs the app may call. Standard library only, so ``bin/serve`` can import it che
   (``revit.lan:5210``) or an origin (``https://revit.lan:5210``). Hosts are compared as
   written, never resolved: an allow-listed name is the operator's choice, and any other name
   is refused before a connection is made.
+- ``is_public_address(address)``: whether an address is one the app may call for a URL it did
+  not choose (a client's metadata document): globally reachable by IANA's special-purpose
+  registries (IPv4 and IPv6, multicast and the deprecated ranges included), and for an IPv6
+  address that carries an IPv4 one (IPv4-mapped and -compatible, NAT64 ``64:ff9b::/96``, 6to4
+  ``2002::/16``, Teredo ``2001::/32``) the IPv4 address public too.
 """
 
 from __future__ import annotations
@@ -176,3 +181,78 @@ def check_url(url: str, entries: Iterable[str], setting: str) -> Target:
         host = f"[{where.host}]" if ":" in where.host else where.host
         raise Refused(f"host '{host}:{where.port}' is not allowed ({setting}: {listed})")
     return where
+
+
+# -- public addresses --------------------------------------------------------------------------
+
+# Every range of IANA's IPv4 and IPv6 Special-Purpose Address Registries that is not globally
+# reachable, with multicast and the deprecated blocks, written out rather than left to
+# ``ipaddress.is_global``, whose lists differ from one Python release to the next (3.11 calls
+# 224.0.0.1, 3fff::1 and 64:ff9b:1::1 global). A globally reachable anycast address inside one
+# of these blocks (192.0.0.9, 2001:1::1…) is refused with its block: no URL of ours needs one.
+_NOT_PUBLIC = tuple(ipaddress.ip_network(block) for block in (
+    "0.0.0.0/8",  # "this network"
+    "10.0.0.0/8",  # private use
+    "100.64.0.0/10",  # shared address space (carrier-grade NAT)
+    "127.0.0.0/8",  # loopback
+    "169.254.0.0/16",  # link local
+    "172.16.0.0/12",  # private use
+    "192.0.0.0/24",  # IETF protocol assignments (DS-Lite, NAT64 discovery, dummy address…)
+    "192.0.2.0/24",  # documentation (TEST-NET-1)
+    "192.88.99.0/24",  # deprecated 6to4 relay anycast
+    "192.168.0.0/16",  # private use
+    "198.18.0.0/15",  # benchmarking
+    "198.51.100.0/24",  # documentation (TEST-NET-2)
+    "203.0.113.0/24",  # documentation (TEST-NET-3)
+    "224.0.0.0/4",  # multicast
+    "240.0.0.0/4",  # reserved, and the limited broadcast 255.255.255.255
+    "::/128",  # unspecified
+    "::1/128",  # loopback
+    "64:ff9b:1::/48",  # local-use IPv4/IPv6 translation
+    "100::/64",  # discard only
+    "100:0:0:1::/64",  # dummy IPv6 prefix
+    "2001::/23",  # IETF protocol assignments: Teredo, benchmarking, ORCHID…
+    "2001:db8::/32",  # documentation
+    "3fff::/20",  # documentation
+    "5f00::/16",  # segment routing (SRv6) SIDs
+    "fc00::/7",  # unique local
+    "fe80::/10",  # link local
+    "fec0::/10",  # deprecated site local
+    "ff00::/8",  # multicast
+))
+_NAT64 = ipaddress.ip_network("64:ff9b::/96")  # the well-known prefix: IPv4 in the last 32 bits
+_IPV4_COMPATIBLE = ipaddress.ip_network("::/96")  # deprecated ::a.b.c.d
+
+
+def embedded_ipv4(address: ipaddress.IPv6Address) -> ipaddress.IPv4Address | None:
+    """The IPv4 address an IPv6 one reaches or names: IPv4-mapped (``::ffff:a.b.c.d``),
+    IPv4-compatible (``::a.b.c.d``), NAT64 (``64:ff9b::a.b.c.d``), 6to4 (``2002:AABB:CCDD::``)
+    or Teredo's client (``2001:0:…``); None for any other."""
+    if address.ipv4_mapped is not None:
+        return address.ipv4_mapped
+    if address in _NAT64 or (address in _IPV4_COMPATIBLE and int(address) > 1):
+        return ipaddress.IPv4Address(int(address) & 0xFFFFFFFF)
+    if address.sixtofour is not None:
+        return address.sixtofour
+    if address.teredo is not None:
+        return address.teredo[1]
+    return None
+
+
+def is_public_address(address: str | ipaddress.IPv4Address | ipaddress.IPv6Address) -> bool:
+    """Whether the app may connect to ``address`` on behalf of a URL it did not choose (see the
+    module's docstring); text that is not an address is not public."""
+    try:
+        ip = ipaddress.ip_address(address.split("%")[0] if isinstance(address, str)
+                                  else address)
+    except ValueError:
+        return False
+    if isinstance(ip, ipaddress.IPv6Address):
+        inner = embedded_ipv4(ip)
+        if inner is not None:
+            # Only the well-known NAT64 prefix and 6to4 reach the public IPv4 they carry;
+            # mapped, compatible and Teredo addresses are never called.
+            return (ip in _NAT64 or ip.sixtofour is not None) and is_public_address(inner)
+    if any(ip in block for block in _NOT_PUBLIC if block.version == ip.version):
+        return False
+    return ip.is_global

@@ -17,10 +17,9 @@ from urllib.parse import urlsplit
 
 import httpx
 
-from app.core import netpolicy
+from app.core import netpolicy, outbound
 from app.design_model.protocol import Params, RpcError, invalid, upstream_error
 from app.design_model.registry import METHODS, Ctx
-from app.services import outbound
 
 ENV_ALLOWED = "HARMONIC_DESIGN_UPSTREAMS"
 ENV_TIMEOUT = "HARMONIC_DESIGN_UPSTREAM_TIMEOUT"
@@ -76,8 +75,8 @@ class Revit:
             return METHODS[method](self.ctx, Params(params))
         body = {"jsonrpc": "2.0", "id": next(_ids), "method": method, "params": params}
         try:
-            response = outbound.client().post(self.url, json=body,
-                                              timeout=self.ctx.upstream_timeout)
+            response = outbound.fetch("POST", self.url, json=body,
+                                      seconds=self.ctx.upstream_timeout)
         except httpx.HTTPError as exc:
             raise upstream_error(f"Upstream {self.url} unreachable: {exc.__class__.__name__}: "
                                  f"{exc}", url=self.url) from exc

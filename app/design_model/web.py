@@ -1,8 +1,11 @@
 """The design-model server inside the app: ``POST /design-model/rpc`` and ``flask design-model``.
 
 ``/design-model/rpc`` is the embedded default upstream for playbooks and an agent door, so it
-answers only authenticated callers (401 + ``WWW-Authenticate: Bearer`` otherwise). Tokens are
-not cookies, so the blueprint is exempt from CSRF.
+answers only callers with a token (401 + ``WWW-Authenticate: Bearer`` otherwise). No page of
+ours calls it from a browser, so a browser's cookie session is refused rather than checked for
+CSRF: a JSON-RPC client has no form token to send, and a cookie a third-party page can make
+the browser attach must not be enough to run a method. Without cookies, the blueprint is exempt
+from CSRF.
 """
 
 from __future__ import annotations
@@ -45,8 +48,10 @@ def rpc_response(body: str) -> Response:
 @bp.post("/rpc")
 def rpc_endpoint() -> Response:
     identity = _identity()
-    if identity is None:
-        refusal = Unauthorized("send 'Authorization: Bearer <token>'")
+    if identity is None or identity.via == "session":
+        refusal = Unauthorized("send 'Authorization: Bearer <token>'" if identity is None else
+                               "send 'Authorization: Bearer <token>': a browser's sign-in "
+                               "cookie is not accepted here")
         error = RpcError(refusal.jsonrpc_code, f"Unauthorized: {refusal.message}",
                          {"code": refusal.error_code})
         response = rpc_response(json.dumps(jsonrpc.error(None, error)))

@@ -53,7 +53,7 @@ from werkzeug.exceptions import RequestEntityTooLarge, TooManyRequests
 from werkzeug.http import parse_accept_header
 from werkzeug.sansio.utils import get_current_url
 
-from app.core import authorization, changes, feed, jsonrpc, netpolicy, resource
+from app.core import authorization, changes, config, feed, jsonrpc, netpolicy, resource
 from app.core.identity import Identity, identity_from_token, identity_only
 from app.core.jsonrpc import INVALID_REQUEST, RpcError
 from app.extensions import db
@@ -181,7 +181,8 @@ def _gate() -> tuple[Response | None, Identity | None]:
             identity.audience, (_origin(), app.config.get("HARMONIC_BASE_URL") or "")):
         # RFC 8707: a token minted for another resource is not ours to honour.
         return _auth_refusal(401, f"Unauthorized: this token was issued for "
-                                  f"{identity.audience}, not {resource.mcp_url(_origin())}",
+                                  f"{identity.audience}, not "
+                                  f"{resource.mcp_url(config.base_url())}",
                              "wrong_audience"), None
     return None, identity
 
@@ -211,7 +212,7 @@ def _step_up(message: Any, identity: Identity | None) -> Response | None:
                      {"reason": "insufficient_scope", "scope": scope})
     request_id = message.get("id") if jsonrpc.valid_id(message.get("id")) else None
     return _json(jsonrpc.error(request_id, error), 403, {
-        "WWW-Authenticate": resource.challenge(_origin(), "insufficient_scope", scope)})
+        "WWW-Authenticate": resource.challenge(config.base_url(), "insufficient_scope", scope)})
 
 
 def _request_id() -> jsonrpc.RequestId:
@@ -230,9 +231,10 @@ def _auth_refusal(status: int, message: str, reason: str, scope: str | None = No
     headers: dict[str, str] = {}
     if status == 401:
         headers["WWW-Authenticate"] = resource.challenge(
-            _origin(), None if reason == "missing" else "invalid_token")
+            config.base_url(), None if reason == "missing" else "invalid_token")
     elif reason == "insufficient_scope":
-        headers["WWW-Authenticate"] = resource.challenge(_origin(), "insufficient_scope", scope)
+        headers["WWW-Authenticate"] = resource.challenge(config.base_url(),
+                                                         "insufficient_scope", scope)
     error = RpcError(UNAUTHORIZED, message, {"reason": reason})
     return _json(jsonrpc.error(_request_id(), error), status, headers)
 

@@ -41,14 +41,14 @@ from sqlalchemy import delete as sa_delete
 from sqlalchemy import event, or_, select, update
 from sqlalchemy.orm import Session
 
-from app.core import netpolicy
-from app.core.config import app_config
+from app.core import netpolicy, outbound
+from app.core.config import base_url
 from app.extensions import db, session_exists
 from app.models import Membership, Studio, User
 from app.models.base import utcnow
 from app.models.notifications import Webhook, WebhookAttempt, WebhookDelivery
 from app.notifications import settings
-from app.services import outbound, revocation
+from app.services import revocation
 from app.services.errors import Forbidden, NotFound, invalid_param
 
 STEP = "notifications.deliver_webhook"
@@ -177,7 +177,7 @@ def stage(studio: Studio, actor: User, action: str, page: str, location: str | N
         or_(Webhook.studio_id == studio.id, Webhook.studio_id.is_(None)))))
     if not hooks:
         return []
-    base = str(app_config().get("HARMONIC_BASE_URL") or "").rstrip("/")
+    base = base_url()
     staged: list[uuid.UUID] = []
     for hook in hooks:
         delivery = WebhookDelivery(webhook_id=hook.id, event=action[:80], status="pending",
@@ -275,8 +275,10 @@ def deliver(delivery_id: uuid.UUID, max_attempts: int) -> dict[str, Any]:
     try:
         check_url(url)  # again: the allow-list may have narrowed since registration
         stamp = int(time.time())
-        response = outbound.client().post(
-            url, content=body, timeout=settings.get_float("WEBHOOKS_TIMEOUT"),
+        # The receiver's answer matters only for its status: its first bytes are kept.
+        response = outbound.fetch(
+            "POST", url, content=body, seconds=settings.get_float("WEBHOOKS_TIMEOUT"),
+            max_bytes=64 * 1024, cut=True,
             headers={"Content-Type": "application/json", "User-Agent": "Harmonic-Webhooks",
                      "Harmonic-Event": event_name, "Harmonic-Delivery": short_id,
                      SIGNATURE_HEADER: signature(secret, stamp, body)})

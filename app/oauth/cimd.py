@@ -1,19 +1,21 @@
 """Client ID Metadata Documents: a client_id that is an https URL names a JSON document the
 client publishes about itself (client_name, redirect_uris, logo_uri…); we fetch it.
 
-The fetch follows the app's outbound rules: the shared client (no cookies, no redirects), a
-short timeout and a size cap, and no private address: a client_id must not make this server
-call into its own network (SSRF). The host's addresses are resolved and every one must be
-public; ``HARMONIC_OAUTH_CLIENT_HOSTS`` (an allow-list, empty by default) admits named hosts
-regardless, and an entry with a scheme (``http://127.0.0.1:8123``) admits plain http there.
-Documents are cached per process for ``TTL`` seconds, at most ``CACHE_SIZE`` of them.
+The fetch is the app's outbound fetch (``app.core.outbound``: no cookies, no redirects,
+one deadline of ``TIMEOUT`` seconds for the whole call, a size cap, a bounded number at once)
+with ``public_only``: a client_id must not make this server call into its own network (SSRF),
+so the host's every address must be public (``app.core.netpolicy.is_public_address``) and the
+connection goes to an address that was checked. ``HARMONIC_OAUTH_CLIENT_HOSTS`` (an allow-list,
+empty by default) admits named hosts regardless, and an entry with a scheme
+(``http://127.0.0.1:8123``) admits plain http there. Who may make the server fetch one is the
+authorization server's rule (``app.oauth.server.query_client``): a signed-in person, or a
+client someone already consented to. Documents are cached per process for ``TTL`` seconds, at
+most ``CACHE_SIZE`` of them.
 """
 
 from __future__ import annotations
 
-import ipaddress
 import json
-import socket
 import threading
 import time
 from collections import OrderedDict
@@ -22,8 +24,7 @@ from urllib.parse import urlsplit
 
 import httpx
 
-from app.core import config, netpolicy
-from app.services import outbound
+from app.core import config, netpolicy, outbound
 
 SETTING = "HARMONIC_OAUTH_CLIENT_HOSTS"
 TTL = 3600.0
@@ -49,27 +50,21 @@ def is_metadata_url(client_id: str) -> bool:
     return parts.scheme in ("https", "http") and bool(parts.netloc) and "://" in client_id
 
 
-def _check_target(url: str) -> None:
+def _check_target(url: str) -> bool:
+    """Refused unless ``url`` may be fetched; True when only public addresses may be called
+    (the host is not on the allow-list)."""
     try:
         where = netpolicy.target(url)
     except netpolicy.Refused as exc:
         raise Refused(f"client_id {exc.message}") from None
     entries = config.app_config().get(SETTING) or ()
     if netpolicy.allowed(where, entries):
-        return
+        return False
     if where.scheme != "https":
         raise Refused("a client_id URL must use https")
     if urlsplit(url).path in ("", "/"):
         raise Refused("a client_id URL must have a path")
-    try:
-        infos = socket.getaddrinfo(where.host, where.port, proto=socket.IPPROTO_TCP)
-    except OSError:
-        raise Refused(f"the client_id host {where.host} cannot be resolved") from None
-    for info in infos:
-        address = ipaddress.ip_address(str(info[4][0]).split("%")[0])
-        if not address.is_global:
-            raise Refused(f"the client_id host {where.host} resolves to a private address "
-                          f"({address}); it is not fetched")
+    return True
 
 
 def fetch(client_id: str) -> dict[str, Any]:
@@ -79,20 +74,20 @@ def fetch(client_id: str) -> dict[str, Any]:
         if hit is not None and hit[0] > time.monotonic():
             _cache.move_to_end(client_id)
             return hit[1]
-    _check_target(client_id)
+    public_only = _check_target(client_id)
     try:
-        with outbound.client().stream("GET", client_id, timeout=TIMEOUT,
-                                      headers={"Accept": "application/json"}) as response:
-            if response.status_code != 200:
-                raise Refused(f"the client metadata document answered HTTP "
-                              f"{response.status_code}")
-            body = b""
-            for chunk in response.iter_bytes():
-                body += chunk
-                if len(body) > MAX_BYTES:
-                    raise Refused("the client metadata document is too large")
+        response = outbound.fetch("GET", client_id, seconds=TIMEOUT, max_bytes=MAX_BYTES,
+                                  public_only=public_only,
+                                  headers={"Accept": "application/json"})
+    except outbound.NotPublic as exc:
+        raise Refused(f"the client_id host {exc}") from None
+    except outbound.TooLarge:
+        raise Refused("the client metadata document is too large") from None
     except httpx.HTTPError as exc:
         raise Refused(f"the client metadata document could not be fetched ({exc})") from None
+    if response.status_code != 200:
+        raise Refused(f"the client metadata document answered HTTP {response.status_code}")
+    body = response.content
     try:
         document = json.loads(body)
     except ValueError:

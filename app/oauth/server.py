@@ -19,12 +19,16 @@ from authlib.integrations.flask_oauth2 import AuthorizationServer
 from authlib.oauth2 import OAuth2Error
 from authlib.oauth2.rfc6749 import ClientMixin, InvalidGrantError, InvalidRequestError, grants
 from authlib.oauth2.rfc7009 import RevocationEndpoint
-from authlib.oauth2.rfc7591 import ClientRegistrationEndpoint, InvalidClientMetadataError
+from authlib.oauth2.rfc7591 import (
+    ClientRegistrationEndpoint,
+    InvalidClientMetadataError,
+    InvalidRedirectURIError,
+)
 from authlib.oauth2.rfc7636 import CodeChallenge
 from authlib.oauth2.rfc9207 import IssuerParameter
 from flask import Flask, g, request
 
-from app.core import netpolicy, resource
+from app.core import config, netpolicy, resource
 from app.extensions import db
 from app.models import User
 from app.models.oauth import OAuthCode, OAuthGrant, OAuthRefreshToken
@@ -35,14 +39,13 @@ GRANT_TYPES = ["authorization_code", "refresh_token"]
 
 
 def issuer() -> str:
-    """This server as an issuer: the origin the client reached it at (RFC 8414 §2)."""
-    return request.host_url.rstrip("/")
+    """This server as an issuer (RFC 8414 §2): ``HARMONIC_BASE_URL``, never the ``Host`` a
+    client sent."""
+    return config.base_url()
 
 
 def own_bases() -> list[str]:
-    from flask import current_app
-
-    return [issuer(), current_app.config.get("HARMONIC_BASE_URL") or ""]
+    return [issuer()]
 
 
 class InvalidTargetError(OAuth2Error):
@@ -103,6 +106,11 @@ def query_client(client_id: str) -> Client | None:
     if len(client_id) > 2048 or any(ord(ch) < 32 or ord(ch) == 127 for ch in client_id):
         return None  # no client has such an id (and PostgreSQL refuses NUL in a query)
     if cimd.is_metadata_url(client_id):
+        if g.get("user") is None and not store.has_dealt_with(client_id):
+            # Nobody signed in asked for it and no person ever consented to this client: an
+            # anonymous request must not make the server fetch a URL of its choosing.
+            raise ClientRefused("a client metadata document is fetched only for a signed-in "
+                                "person, or for a client someone already consented to")
         try:
             document = cimd.fetch(client_id)
         except cimd.Refused as exc:
@@ -288,6 +296,34 @@ class Revocation(RevocationEndpoint):
         db.session.commit()
 
 
+# What one registration may hold: an MCP client names itself and one or two redirect URIs.
+MAX_REGISTRATION_BYTES = 16 * 1024
+MAX_NAME = 200
+MAX_REDIRECT_URIS = 10
+MAX_TEXT = 2048  # any other string: a URI, a scope, a contact
+MAX_LIST = 10  # any other list: contacts, grant types…
+
+
+def _bounded(metadata: dict[str, Any]) -> None:
+    """InvalidClientMetadataError (or InvalidRedirectURIError) for a registration larger than
+    any client needs (RFC 7591 §3.2.2 lets the server refuse metadata values)."""
+    name = metadata.get("client_name")
+    if isinstance(name, str) and len(name) > MAX_NAME:
+        raise InvalidClientMetadataError(f"client_name is longer than {MAX_NAME} characters")
+    uris = metadata.get("redirect_uris")
+    if isinstance(uris, list) and len(uris) > MAX_REDIRECT_URIS:
+        raise InvalidRedirectURIError(f"at most {MAX_REDIRECT_URIS} redirect_uris")
+    for key, value in metadata.items():
+        values = value if isinstance(value, list) else [value]
+        if isinstance(value, list) and key != "redirect_uris" and len(value) > MAX_LIST:
+            raise InvalidClientMetadataError(f"{key} has more than {MAX_LIST} entries")
+        for item in values:
+            if isinstance(item, str) and len(item) > MAX_TEXT:
+                error = (InvalidRedirectURIError if key == "redirect_uris"
+                         else InvalidClientMetadataError)
+                raise error(f"a value of {key} is longer than {MAX_TEXT} characters")
+
+
 class Registration(ClientRegistrationEndpoint):
     def authenticate_token(self, req: Any) -> bool:
         return True  # open registration (RFC 7591 §3): clients then need a person's consent
@@ -302,16 +338,18 @@ class Registration(ClientRegistrationEndpoint):
                 None, "client_secret_basic"):
             # We take secrets in the form body only (RFC 7591 §3.2.1 lets us choose).
             data["token_endpoint_auth_method"] = "client_secret_post"
+        if isinstance(data, dict):
+            _bounded(data)  # before Authlib reads it
         metadata = dict(super().extract_client_metadata(req))
         uris = metadata.get("redirect_uris")
         if not isinstance(uris, list) or not uris:
-            raise InvalidClientMetadataError("redirect_uris is required")
+            raise InvalidRedirectURIError("redirect_uris is required")
         for uri in uris:
             parts = urlsplit(uri)
             if parts.fragment or not parts.scheme:
-                raise InvalidClientMetadataError(f"redirect URI {uri!r} is not absolute")
+                raise InvalidRedirectURIError(f"redirect URI {uri!r} is not absolute")
             if parts.scheme == "http" and not netpolicy.is_loopback(parts.hostname):
-                raise InvalidClientMetadataError(f"redirect URI {uri!r}: http only on loopback")
+                raise InvalidRedirectURIError(f"redirect URI {uri!r}: http only on loopback")
         return metadata
 
     def generate_client_info(self, req: Any) -> dict[str, Any]:

@@ -256,3 +256,11 @@ def disconnect(user: User, client_id: str) -> int:
     if consent is not None:
         db.session.delete(consent)
     return len(ids)
+
+
+def has_dealt_with(client_id: str) -> bool:
+    """Whether a person ever consented to ``client_id`` (a code or a grant was issued to it):
+    only then may a request without a signed-in person make the server fetch its document."""
+    code = select(OAuthCode.id).where(OAuthCode.client_id == client_id).limit(1)
+    grant = select(OAuthGrant.id).where(OAuthGrant.client_id == client_id).limit(1)
+    return (db.session.scalar(code) is not None) or (db.session.scalar(grant) is not None)

@@ -26,11 +26,14 @@ from flask import (
     request,
 )
 from flask_login import current_user
+from werkzeug.exceptions import TooManyRequests
+from werkzeug.wrappers import Response as WerkzeugResponse
 
 from app.core import resource
 from app.extensions import csrf, db
+from app.oauth import cimd, store
 from app.oauth import server as oauth_server
-from app.oauth import store
+from app.web import ratelimit
 
 bp = Blueprint("oauth", __name__)
 
@@ -104,7 +107,38 @@ def token() -> Response:
 def register() -> Response:
     if request.method == "OPTIONS":
         return _cors(Response(status=204))
+    refusal = _registration_refusal()
+    if refusal is not None:
+        return _cors(refusal)
     return _cors(_server().create_endpoint_response("client_registration"))
+
+
+def _registration_error(status: int, error: str, description: str, **headers: str) -> Response:
+    response = jsonify({"error": error, "error_description": description})
+    response.status_code = status
+    response.headers.update(headers)
+    response.headers["Cache-Control"] = "no-store"
+    return response
+
+
+def _registration_refusal() -> Response | None:
+    """429 past the per-address rate; 400 (RFC 7591 §3.2.2) for a body that is not JSON or is
+    larger than any client's metadata."""
+    limiter = ratelimit.limiter_for(current_app.config, current_app.extensions)
+    try:
+        ratelimit.check_address(current_app.config, limiter, ratelimit.REGISTER,
+                                request.remote_addr)
+    except TooManyRequests as exc:
+        return _registration_error(429, "temporarily_unavailable", str(exc.description),
+                                   **{"Retry-After": str(exc.retry_after)})
+    if request.mimetype != "application/json":
+        return _registration_error(400, "invalid_client_metadata",
+                                   "send the client metadata as application/json")
+    limit = oauth_server.MAX_REGISTRATION_BYTES
+    if (request.content_length or 0) > limit or len(request.get_data(cache=True)) > limit:
+        return _registration_error(400, "invalid_client_metadata",
+                                   f"the registration is larger than {limit} bytes")
+    return None
 
 
 @bp.route("/oauth/revoke", methods=["POST", "OPTIONS"])
@@ -149,13 +183,17 @@ def _logo(client: oauth_server.Client) -> str | None:
 
 @bp.route("/oauth/authorize", methods=["GET", "POST"])
 def authorize() -> Any:
+    if not current_user.is_authenticated and cimd.is_metadata_url(
+            request.values.get("client_id") or ""):
+        # The client's document is fetched for a signed-in person only (app.oauth.cimd).
+        return _to_sign_in()
     try:
         grant = _server().get_consent_grant(end_user=None)
     except OAuth2Error as error:
         db.session.rollback()
         return _error_redirect(error)
     if not current_user.is_authenticated:
-        return redirect("/login?next=" + quote(request.full_path, safe=""), code=303)
+        return _to_sign_in()
     user = g.user
     client: oauth_server.Client = grant.client
     scopes = grant.request.scope or ""
@@ -177,6 +215,10 @@ def authorize() -> Any:
     return render_template("oauth/consent.html.j2", client=client, logo=_logo(client),
                            redirect_host=urlsplit(redirect_uri).netloc, scopes=scopes.split(),
                            user=user)
+
+
+def _to_sign_in() -> WerkzeugResponse:
+    return redirect("/login?next=" + quote(request.full_path, safe=""), code=303)
 
 
 def _finish(grant: Any, user: Any) -> Response:

@@ -35,9 +35,8 @@ from urllib.parse import quote, urlsplit
 
 import httpx
 
-from app.core import jsonrpc
+from app.core import jsonrpc, outbound
 from app.playbooks.settings import Settings
-from app.services import outbound
 
 APP_ERROR = jsonrpc.SERVER_ERROR_MAX  # -32000, with data.code saying what failed
 TERMINAL_OK = {"SUCCEEDED", "COMPLETED", "DONE", "OK"}
@@ -111,7 +110,7 @@ def call(payload: dict[str, Any], conf: Settings,
 
 def _post_httpx(url: str, data: bytes, timeout: float, headers: dict[str, str] | None
                 ) -> tuple[int, bytes]:
-    response = outbound.client().post(url, content=data, timeout=timeout, headers={
+    response = outbound.fetch("POST", url, content=data, seconds=timeout, headers={
         **(headers or {}), "Content-Type": "application/json"})
     return response.status_code, response.content
 
@@ -208,7 +207,7 @@ def follow_job(rpc: str, ident: Any, job_id: str, conf: Settings,
     delay = 0.02
     while True:
         try:
-            response = outbound.client().get(url, timeout=conf.timeout)
+            response = outbound.fetch("GET", url, seconds=conf.timeout)
             row = response.json() if response.status_code == 200 else None
         except (httpx.HTTPError, ValueError):
             row = None

@@ -24,6 +24,7 @@ def init_app(app: Flask) -> None:
         collab_pages,
         cookie_sessions,
         core_pages,
+        framing,
         health,
         list_pages,
         membership_pages,
@@ -52,6 +53,7 @@ def init_app(app: Flask) -> None:
     register_error_handlers(app)
     health.init_app(app)  # /healthz, and 503 (not 500) while the database is unreachable
     negotiation.init_app(app)  # Vary: Accept, x-markdown-tokens
+    framing.init_app(app)  # X-Frame-Options and frame-ancestors on every response
     app.register_blueprint(session.bp)
     app.register_blueprint(core_pages.bp)
     app.register_blueprint(collab_pages.bp)

@@ -9,9 +9,9 @@ surface, and both are public: they describe the app, not anybody's data.
 
 from __future__ import annotations
 
-from flask import Blueprint, Response, request
+from flask import Blueprint, Response
 
-from app.core import agent_guide
+from app.core import agent_guide, config
 
 bp = Blueprint("agent_web", __name__)
 
@@ -29,7 +29,7 @@ def _head() -> list[str]:
 
 
 def _links() -> list[str]:
-    root = request.url_root.rstrip("/")
+    root = config.base_url()
     lines = ["## Start here", ""]
     for title, path, about in START_PAGES:
         if "{" in path:  # a pattern, not a link: the agent fills in a handle

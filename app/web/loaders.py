@@ -10,9 +10,10 @@ import uuid
 from collections.abc import Callable
 from typing import Any
 
-from flask import Request, current_app, request
+from flask import Request, request
 
 from app.actions import Context
+from app.core import config
 from app.models import User
 from app.models.plain_reads import Read
 from app.services import accounts, deletion, items, studios
@@ -25,7 +26,7 @@ STUDIO_GATES: list[Callable[[Context], None]] = []
 
 
 def base_url() -> str:
-    return current_app.config.get("HARMONIC_BASE_URL", "")
+    return config.base_url()
 
 
 def plain(page: str, path: str) -> Callable[..., Context]:

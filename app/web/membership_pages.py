@@ -8,6 +8,7 @@ from typing import Any
 from flask import Blueprint, request
 
 from app.actions import Context
+from app.core import config
 from app.models import User
 from app.services import agents, invites, members, studios
 from app.services.errors import Forbidden
@@ -40,7 +41,7 @@ def _admins_only(page_name: str, sub: str) -> Any:
 def studio_invites(ctx: Context) -> Page:
     rows = [(invite, invites.state(invite)) for invite in invites.of_studio(ctx.studio)]
     return Page(ctx, f"Invites to {ctx.studio.name}", "studios/invites",
-                {"rows": rows, "base": ctx.base_url.rstrip("/") or request.host_url.rstrip("/")},
+                {"rows": rows, "base": config.base_url()},
                 nav=core_pages.studio_nav(ctx) + [("Team", f"/studios/{ctx.studio.handle}"
                                                            "/team")],
                 inline_actions=("revoke_invite",))  # a Revoke button on each row instead

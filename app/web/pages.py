@@ -13,14 +13,14 @@ from datetime import UTC, datetime
 from typing import Any
 
 import yaml
-from flask import Blueprint, Response, current_app, g, jsonify, render_template, request
+from flask import Blueprint, Response, g, jsonify, render_template, request
 from werkzeug.exceptions import BadRequest
 
 from app.actions import Action, Context, observers, offered_actions
 from app.actions.effects import READ
 from app.actions.registry import ACTIONS, IGNORED_FORM_FIELDS, check_offered, validate_params
 from app.actions.summary import action_summary
-from app.core import changes, sitemap
+from app.core import changes, config, sitemap
 from app.core.dispatch import BEFORE_COMMIT_KEY, FRONTMATTER_KEY
 from app.extensions import db
 from app.services.errors import DomainError, Invalid, Unauthorized
@@ -389,5 +389,4 @@ def form_state(action_name: str | None = None) -> dict[str, Any] | None:
 
 
 def _absolute(location: str) -> str:
-    base = current_app.config.get("HARMONIC_BASE_URL") or request.host_url.rstrip("/")
-    return location if location.startswith("http") else f"{base.rstrip('/')}{location}"
+    return location if location.startswith("http") else f"{config.base_url()}{location}"

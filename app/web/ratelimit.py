@@ -54,6 +54,9 @@ PERSON = Tier("person", "HARMONIC_RATE_LIMIT_PERSON", "HARMONIC_RATE_BURST_PERSO
 STUDIO = Tier("studio", "HARMONIC_RATE_LIMIT_STUDIO", "HARMONIC_RATE_BURST_STUDIO",
               "in this studio")
 TIERS = (TOKEN, PERSON, STUDIO)
+# Per client address, for a door anyone may use without credentials (OAuth registration).
+REGISTER = Tier("register", "HARMONIC_RATE_LIMIT_REGISTER", "HARMONIC_RATE_BURST_REGISTER",
+                "from this address")
 
 
 def window(per_minute: int, burst: int) -> RateLimitItemPerSecond:
@@ -156,6 +159,11 @@ def _spend(config: Any, limiter: Limiter, tier: Tier, key: str) -> None:
         seconds = max(1, math.ceil(wait))
         raise TooManyRequests(f"too many requests {tier.refusal} ({per_minute} per minute): "
                               f"retry in {seconds} s", retry_after=seconds)
+
+
+def check_address(config: Any, limiter: Limiter, tier: Tier, address: str | None) -> None:
+    """Spend one unit of ``address``'s budget in ``tier``; TooManyRequests when spent."""
+    _spend(config, limiter, tier, address or "unknown")
 
 
 def check(config: Any, limiter: Limiter, identity: Any, path: str, *,

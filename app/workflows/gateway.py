@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from app.services import outbound
+from app.core import outbound
 from app.workflows import settings
 from app.workflows.tools import StepError
 
@@ -33,8 +33,8 @@ def complete(model: str, messages: list[dict[str, Any]], tools: list[dict[str, A
         body["tools"] = tools
     headers = {"Authorization": f"Bearer {key}"} if key else {}
     try:
-        response = outbound.client().post(url, json=body, headers=headers,
-                                          timeout=settings.get_float("LLM_TIMEOUT"))
+        response = outbound.fetch("POST", url, json=body, headers=headers,
+                                  seconds=settings.get_float("LLM_TIMEOUT"))
     except httpx.HTTPError as exc:
         raise StepError(f"model gateway {url}: {type(exc).__name__}", permanent=False) from None
     if response.status_code >= 400:

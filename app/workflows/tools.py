@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import urljoin, urlsplit
 
-from app.core import netpolicy
+from app.core import netpolicy, outbound
 from app.core.identity import Identity
 from app.extensions import db
 from app.workflows import settings
@@ -208,26 +208,28 @@ def _http(spec: dict[str, Any], call: Call) -> Output:
     elif "body" in spec:
         body["content"] = str(spec["body"])
     timeout = float(spec.get("timeout") or 30)
+    # One deadline for the step, redirects included.
+    deadline = time.monotonic() + timeout
     hops: list[str] = []
-    with httpx.Client(follow_redirects=False, timeout=timeout) as client:
-        for _ in range(MAX_REDIRECTS + 1):
-            ok, why = host_allowed(url)
-            if not ok:
-                raise StepError(f"{why}{' (redirected)' if hops else ''}")
-            hops.append(url)
-            try:
-                response = client.request(method, url, headers=headers, **body)
-            except httpx.HTTPError as exc:
-                raise StepError(f"{method} {url}: {type(exc).__name__}", permanent=False) \
-                    from None
-            if response.is_redirect and response.headers.get("Location"):
-                url = urljoin(url, response.headers["Location"])
-                if response.status_code in (301, 302, 303) and method != "GET":
-                    method, body = "GET", {}
-                continue
-            break
-        else:
-            raise StepError(f"too many redirects from {hops[0]}")
+    for _ in range(MAX_REDIRECTS + 1):
+        ok, why = host_allowed(url)
+        if not ok:
+            raise StepError(f"{why}{' (redirected)' if hops else ''}")
+        hops.append(url)
+        try:
+            response = outbound.fetch(method, url, headers=headers,
+                                      seconds=deadline - time.monotonic(), **body)
+        except httpx.HTTPError as exc:
+            raise StepError(f"{method} {url}: {type(exc).__name__}: {exc}",
+                            permanent=False) from None
+        if response.is_redirect and response.headers.get("Location"):
+            url = urljoin(url, response.headers["Location"])
+            if response.status_code in (301, 302, 303) and method != "GET":
+                method, body = "GET", {}
+            continue
+        break
+    else:
+        raise StepError(f"too many redirects from {hops[0]}")
     if response.status_code >= 400:
         raise StepError(f"{method} {url} answered {response.status_code}: "
                         f"{response.text[:300]}", permanent=response.status_code < 500

@@ -10,7 +10,8 @@ from app.core import sitemap
 from tests.helpers import parse_md
 
 
-def test_llms_txt_says_what_harmonic_is_and_how_to_read_it(client) -> None:  # type: ignore[no-untyped-def]
+def test_llms_txt_says_what_harmonic_is_and_how_to_read_it(app, client) -> None:  # type: ignore[no-untyped-def]
+    base = app.config["HARMONIC_BASE_URL"]  # its links are on the public origin
     answer = client.get("/llms.txt")  # public: no token, no session
     assert answer.status_code == 200 and answer.mimetype == "text/markdown"
     text = answer.get_data(as_text=True)
@@ -19,10 +20,10 @@ def test_llms_txt_says_what_harmonic_is_and_how_to_read_it(client) -> None:  # t
     assert lines[0] == "# Harmonic" and lines[2].startswith("> Harmonic is a place where")
     assert "Authorization: Bearer <token>" in text and "Accept: text/markdown" in text
     assert "POST <page>/actions/<name>" in text and "/mcp" in text
-    links = re.findall(r"\]\((http://localhost[^)]*)\)", text)
-    assert "http://localhost/llms-full.txt" in links
+    links = re.findall(r"\]\((" + re.escape(base) + r"[^)]*)\)", text)
+    assert f"{base}/llms-full.txt" in links
     for link in links:  # every link in it opens, as Markdown where it is a page
-        path = link.removeprefix("http://localhost")
+        path = link.removeprefix(base)
         opened = client.get(path, headers={"Accept": "text/markdown"})
         assert opened.status_code in (200, 401), (link, opened.status_code)
 

@@ -17,7 +17,13 @@ from app.extensions import db
 
 CSRF = re.compile(r'name="csrf_token" value="([^"]+)"')
 REDIRECT = "http://127.0.0.1:9/callback"
-RESOURCE = "http://localhost/mcp"
+BASE = "http://localhost"  # HARMONIC_BASE_URL here: where the test client reaches the app
+RESOURCE = f"{BASE}/mcp"
+
+
+@pytest.fixture(autouse=True)
+def _served_at_localhost(app: Flask, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setitem(app.config, "HARMONIC_BASE_URL", BASE)
 
 
 def pkce() -> tuple[str, str]:

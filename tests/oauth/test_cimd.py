@@ -65,7 +65,7 @@ def test_a_private_address_is_not_fetched(client: FlaskClient, person: str,
         assert response.status_code == 400, client_id
         assert "Location" not in response.headers
         text = response.get_data(as_text=True)
-        assert "private address" in text or "https" in text, text
+        assert "not public" in text or "https" in text, text
     assert hits == []  # nothing reached the local server
     token = client.post("/oauth/token", data={"grant_type": "authorization_code",
                                               "client_id": "https://10.1.2.3/client.json",

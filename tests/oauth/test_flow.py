@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 
+import pytest
+from flask import Flask
 from flask.testing import FlaskClient
 
 from tests.oauth.conftest import (
@@ -124,7 +126,8 @@ def test_write_can_be_withheld(client: FlaskClient, person: str) -> None:
 
 # -- refusals --------------------------------------------------------------------------------
 
-def test_wrong_audience_is_refused(client: FlaskClient, person: str) -> None:
+def test_wrong_audience_is_refused(app: Flask, client: FlaskClient, person: str,
+                                   monkeypatch: pytest.MonkeyPatch) -> None:
     registered = register(client)
     sign_in(client)
     _v, challenge = pkce()
@@ -132,11 +135,15 @@ def test_wrong_audience_is_refused(client: FlaskClient, person: str) -> None:
                           resource="https://elsewhere.example/mcp")
     params = redirect_params(client.get(url))
     assert params["error"] == "invalid_target"
-    # A token minted for this server as http://localhost is refused when presented at another
-    # origin of the same process (127.0.0.1): its audience is not that /mcp.
+    # A token minted for this server as http://localhost/mcp is honoured there, and at any
+    # Host this /mcp answers while that is its public URL.
     code, verifier = code_for(client, registered["client_id"])
     token = exchange(client, registered["client_id"], code, verifier).get_json()["access_token"]
     assert _mcp(client, token).status_code == 200
+    assert _mcp(client, token, host="127.0.0.1").status_code == 200
+    # Once the server's public URL is another, a request at another origin (127.0.0.1) is not
+    # to the /mcp the token was minted for.
+    monkeypatch.setitem(app.config, "HARMONIC_BASE_URL", "https://harmonic.example")
     other = _mcp(client, token, host="127.0.0.1")
     assert other.status_code == 401
     assert other.get_json()["error"]["data"]["reason"] == "wrong_audience"
