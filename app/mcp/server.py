@@ -523,7 +523,7 @@ class McpServer:
             if template is None and uri not in registry.resources:
                 raise _params_error(f"Unknown resource: {uri}")
             if template is not None and template.complete is not None:
-                values = list(template.complete(arg_name, prefix))
+                values = list(template.complete(ctx, arg_name, prefix))
         else:
             raise _params_error("ref.type must be ref/prompt or ref/resource")
         out: dict[str, Any] = {"values": values[:100], "total": len(values),
