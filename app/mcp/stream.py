@@ -274,9 +274,6 @@ class StreamApp:
         an event goes to one stream of the session only); None when the session is gone or
         its token no longer resolves."""
         with self.flask.app_context():
-            identity = _resolved(who)
-            if identity is False:
-                return None
             row = db.session.execute(select(McpSession.subscriptions, McpSession.events_seen)
                                      .where(McpSession.id == session_id)).first()
             if row is None:
@@ -291,6 +288,11 @@ class StreamApp:
                 .order_by(ChangeEvent.id).limit(BATCH)).all()
             if not rows:
                 return [], False
+            # Only when there is something to tell (a stream wakes at every change of the
+            # process): the token as it is now, at most a second old (the token cache).
+            identity = _resolved(who)
+            if identity is False:
+                return None
             moved = cast(CursorResult[Any], db.session.execute(
                 update(McpSession).where(McpSession.id == session_id,
                                          McpSession.events_seen == seen)

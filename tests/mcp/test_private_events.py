@@ -60,9 +60,11 @@ def secret(app: Flask, studio, make_agent) -> Secret:  # type: ignore[no-untyped
     return Secret(studio, bob, carol)
 
 
-def _note(secret: Secret, title: str) -> None:
+def _note(secret: Secret, title: str) -> str:
+    """alice writes a note in 'secret'; its page's path."""
     made = secret.alice.act("/studios/secret/note", "create_note", title=title, text="private")
     assert made.status_code == 201, made.get_data(as_text=True)
+    return str(made.json["location"])
 
 
 def _remove_bob(secret: Secret) -> None:
@@ -102,10 +104,15 @@ def test_a_member_removed_hears_nothing_written_after_the_removal(
         client, secret: Secret) -> None:  # type: ignore[no-untyped-def]
     bob = _session(client, secret.bob)
     assert bob.call("resources/subscribe", {"uri": URI})["result"] == {}
-    _note(secret, "While a member")
+    page = _note(secret, "While a member")
+    note = f"harmonic://page{page}"
     assert _updates(bob) == [URI]
+    assert bob.call("resources/subscribe", {"uri": note})["result"] == {}
     _remove_bob(secret)
     _note(secret, "After the removal")
+    # Its deletion names the page (its address): not told to someone who may not read it.
+    deleted = secret.alice.act(page, "delete_note")
+    assert deleted.status_code == 200, deleted.get_data(as_text=True)
     assert _updates(bob) == []
     # Written before the removal but not yet told: bob may not read it now either.
     joined_again = secret.alice.act("/studios/secret/team", "invite_member", handle="bob")
@@ -202,6 +209,26 @@ def test_a_stream_tells_a_removed_member_nothing_more_live_or_replayed(
             assert _silent(replayed)
         finally:
             replayed.close()
+
+
+@pytest.mark.slow
+def test_a_stream_ends_when_its_token_is_revoked(
+        app: Flask, client, secret: Secret, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    bob = _session(client, secret.bob)
+    assert bob.call("resources/subscribe", {"uri": URI})["result"] == {}
+    with main_server(app, tmp_path, free_port(), HARMONIC_STREAM_KEEPALIVE="1") as url:
+        stream = Listener(url, bob)
+        try:
+            revoked = secret.bob.act("/u/bob/settings/tokens", "revoke_api_token",
+                                     token_id=secret.bob.token[:12])
+            assert revoked.status_code == 200, revoked.get_data(as_text=True)
+            time.sleep(1.5)  # the server process keeps a resolved token up to a second
+            _note(secret, "After the revocation")
+            while (item := stream.items.get(timeout=60)) == "comment":
+                pass
+            assert item == "closed", item  # nothing told: the stream ended
+        finally:
+            stream.close()
 
 
 # -- 2026-07-28: subscriptions/listen over HTTP --------------------------------------------------
