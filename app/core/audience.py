@@ -36,7 +36,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
-from flask import current_app
+from flask import Flask, current_app, has_app_context
 from sqlalchemy import select
 
 from app.core import changes, feed
@@ -87,6 +87,7 @@ class _Studios:
 
     def __init__(self) -> None:
         self.known: dict[str, _Members] = {}
+        self.written = 0  # the newest change event id this process wrote
         self._locks: dict[str, threading.Lock] = {}
         self._lock = threading.Lock()
 
@@ -144,20 +145,20 @@ def audible(identity: Identity | None, events: Sequence[Event],
 
 # -- the bound of events heard without an id ---------------------------------------------------
 
-_written = [0]  # the newest change event id this process wrote
-
-
 def _note_written(ids: list[int]) -> None:
-    if ids:
-        _written[0] = max(_written[0], *ids)
+    if ids and has_app_context():
+        known = _studios()
+        known.written = max(known.written, *ids)
 
 
 changes.on_written(_note_written)
 
 
-def bound(app: Any) -> int:
+def bound(app: Flask) -> int:
     """At least the id of any change event this process has handed its listeners so far: its
     own (noted as written, before their commit) and those the feed relayed (its cursor moves
     before it hands them over). Memory only: listeners call it inside someone's commit."""
     relay = feed.running(app)
-    return max(_written[0], relay.cursor if relay is not None else 0)
+    known: _Studios | None = app.extensions.get(KEY)
+    return max(known.written if known is not None else 0,
+               relay.cursor if relay is not None else 0)

@@ -474,7 +474,7 @@ def _listen(message: dict[str, Any], identity: Identity | None) -> Response:
                                 _NullChannel(), _origin())
     uris = frozenset(u for u in uris if u not in refused)
     app = current_app._get_current_object()  # type: ignore[attr-defined]
-    hearing = hearing_for(app, identity)
+    hearing = _hearing_for(app, identity)
 
     def watch(uri: str) -> None:
         if uri in uris:
@@ -521,7 +521,7 @@ def _listen(message: dict[str, Any], identity: Identity | None) -> Response:
     return _event_stream(stream())
 
 
-def hearing_for(app: Flask, identity: Identity | None) -> Hearing:
+def _hearing_for(app: Flask, identity: Identity | None) -> Hearing:
     """What this request's caller may hear: each event is checked with the token resolved
     again (a revoked token hears nothing more; the token cache's second at most)."""
     from app.core.identity import bearer_token
