@@ -17,9 +17,11 @@ with MCP Apps shows its result in the floorplan viewer (``app.mcp.apps``).
 from __future__ import annotations
 
 import json
+import re
 from typing import Any
 
 from app.actions.effects import READ
+from app.core import audience
 from app.floorplans import store, tools
 from app.mcp import content
 from app.mcp.apps import FLOORPLAN_VIEW, tool_meta
@@ -36,6 +38,18 @@ PURE = READ
 def plan_uri(handle: str, name: str) -> str:
     """The resource URI of a stored plan (subscribers hear when it changes)."""
     return STORED_URI.format(handle=handle, name=name)
+
+
+_STORED = re.compile(r"^floorplan://studios/([^/?#]+)/")
+
+
+def _studio_of(uri: str) -> str | None:
+    """A stored plan is its studio's: its changes reach the studio's members only."""
+    found = _STORED.match(uri)
+    return found.group(1) if found else None
+
+
+audience.add_studio_uris(_studio_of)
 
 
 def _json(result: dict[str, Any]) -> dict[str, Any]:

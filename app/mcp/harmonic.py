@@ -482,10 +482,19 @@ def context_resource(ctx: ToolContext) -> str:
     return "\n".join(lines) + "\n"
 
 
-def _complete_path(variable: str, prefix: str) -> list[str]:
+def _caller(ctx: ToolContext) -> Any:
+    """The caller's User (None when anonymous)."""
+    from app.extensions import db
+    from app.models import User
+
+    return db.session.get(User, ctx.identity.user_id) if ctx.identity is not None else None
+
+
+def _complete_path(ctx: ToolContext, variable: str, prefix: str) -> list[str]:
     from app.services import studios
 
-    paths = ["studios"] + [f"studios/{s.handle}" for s in studios.all_studios()]
+    # Only studios the caller may see: an invite-only studio's handle is its members' to know.
+    paths = ["studios"] + [f"studios/{s.handle}" for s in studios.visible(_caller(ctx))]
     return [p for p in paths if p.startswith(prefix)]
 
 
@@ -538,12 +547,10 @@ def _read(ctx: ToolContext, uri: str, path: str) -> Any:
 # -- prompts ---------------------------------------------------------------------------------
 
 def _complete_studio(ctx: ToolContext, prefix: str, _context: dict[str, str]) -> list[str]:
-    from app.extensions import db
-    from app.models import User
     from app.services import studios
 
-    user = db.session.get(User, ctx.identity.user_id) if ctx.identity is not None else None
-    handles = [s.handle for s in (studios.studios_of(user) if user else studios.all_studios())]
+    user = _caller(ctx)
+    handles = [s.handle for s in (studios.studios_of(user) if user else studios.visible(None))]
     return [h for h in handles if h.startswith(prefix)]
 
 

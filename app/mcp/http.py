@@ -59,6 +59,7 @@ from app.core.jsonrpc import INVALID_REQUEST, RpcError
 from app.extensions import db
 from app.mcp import http_modern, modern, store, wire
 from app.mcp.context import ClientRequestFailed, ToolContext
+from app.mcp.hearing import Gone, Hearing
 from app.mcp.info import SUPPORTED_VERSIONS
 from app.mcp.jsonrpc import LIMITED, UNAUTHORIZED
 from app.mcp.server import McpServer
@@ -415,7 +416,7 @@ def post() -> Response:
         response = engine().handle(message, session, _NullChannel(), identity)
         return Response(status=202) if response is None else _json(response, 400)
     sse = _accepts_sse()
-    waiting = store.take_updates(session) if sse else []
+    waiting = store.take_updates(session, identity) if sse else []
     if method in STREAMING_METHODS and sse and _may_converse(message, session):
         return _streamed(message, session, identity, waiting)
     channel = _HeldChannel() if sse and method in STREAMING_METHODS else _NullChannel()
@@ -462,53 +463,79 @@ def _tool_schema(message: dict[str, Any]) -> dict[str, Any] | None:
 
 
 def _listen(message: dict[str, Any], identity: Identity | None) -> Response:
-    """subscriptions/listen: acknowledge, replay the numbered events of the watched URIs past
-    the client's cursor (a run that already finished), then resources/updated for the watched
-    URIs (changed by any server process: ``app.core.feed``) until the client goes away or
-    LISTEN_SECONDS pass."""
+    """subscriptions/listen: acknowledge the URIs the caller may read (the others are left
+    out, with the reason), replay the numbered events of the watched URIs past the client's
+    cursor (a run that already finished), then resources/updated for the watched URIs
+    (changed by any server process: ``app.core.feed``) that the caller may still read when
+    each is told (``app.mcp.hearing``), until the client goes away, its token stops working
+    or LISTEN_SECONDS pass."""
     request_id = message["id"]
+    params = message.get("params") or {}
     try:
-        honoured, uris = modern.listen_filter(message.get("params") or {})
+        honoured, uris = modern.listen_filter(params)
     except RpcError as exc:
         return _json(jsonrpc.error(request_id, exc))
-    updates: queue.Queue[str] = queue.Queue()
+    refused = engine().refusals(sorted(uris), identity,
+                                modern.session_for(params, "stateless", "http"),
+                                _NullChannel(), _origin())
+    uris = frozenset(u for u in uris if u not in refused)
+    app = current_app._get_current_object()  # type: ignore[attr-defined]
+    hearing = _hearing_for(app, identity)
 
     def watch(uri: str) -> None:
         if uri in uris:
-            updates.put(uri)
+            hearing.put(uri, uri)
 
     # Listening before the backlog is read: an event committed in between is announced twice
     # at worst, never lost. The feed relays changes other processes commit.
-    feed.ensure_started(current_app._get_current_object())  # type: ignore[attr-defined]
+    feed.ensure_started(app)
     changes.listen(watch)
     try:
-        backlog = modern.listen_backlog(request_id, message.get("params") or {}, uris, identity)
+        backlog = modern.listen_backlog(request_id, params, uris, identity)
     except BaseException:
         changes.unlisten(watch)
         raise
 
     def stream() -> Iterator[str]:
         try:
-            ack = modern.listen_message(request_id, "notifications/subscriptions/acknowledged",
-                                        {"notifications": honoured})
-            yield _sse_event(ack)
+            yield _sse_event(modern.listen_acknowledged(request_id, honoured, refused))
             for note in backlog:
                 yield _sse_event(note)
             deadline = time.monotonic() + LISTEN_SECONDS
+            quiet_since = time.monotonic()
             while time.monotonic() < deadline:
-                try:
-                    uri = updates.get(timeout=KEEPALIVE_SECONDS)
-                except queue.Empty:
+                told: list[str] = []
+                if hearing.wait(max(0.0, quiet_since + KEEPALIVE_SECONDS - time.monotonic())):
+                    try:
+                        told = hearing.take()
+                    except Gone as gone:  # the token stopped working: the stream ends
+                        yield _sse_event(jsonrpc.error(request_id, RpcError(
+                            UNAUTHORIZED, f"Unauthorized: {gone}", {"reason": gone.reason})))
+                        return
+                for uri in told:
+                    yield _sse_event(modern.listen_message(
+                        request_id, "notifications/resources/updated", {"uri": uri}))
+                if told:
+                    quiet_since = time.monotonic()
+                elif time.monotonic() - quiet_since >= KEEPALIVE_SECONDS:
+                    quiet_since = time.monotonic()  # nothing this caller may hear for a while
                     yield ":\n\n"
-                    continue
-                note = modern.listen_message(request_id, "notifications/resources/updated",
-                                             {"uri": uri})
-                yield _sse_event(note)
             yield _sse_event(modern.listen_ended(request_id))
         finally:
             changes.unlisten(watch)
 
     return _event_stream(stream())
+
+
+def _hearing_for(app: Flask, identity: Identity | None) -> Hearing:
+    """What this request's caller may hear: each event is checked with the token resolved
+    again (a revoked token hears nothing more; the token cache's second at most)."""
+    from app.core.identity import bearer_token
+
+    plaintext = bearer_token(request.environ.get("HTTP_AUTHORIZATION"))
+    if identity is None or plaintext is None:
+        return Hearing(app, lambda: identity)
+    return Hearing(app, lambda: identity_from_token(plaintext))
 
 
 def _logged_headers() -> dict[str, str] | None:

@@ -136,6 +136,25 @@ def listen_filter(params: dict[str, Any]) -> tuple[dict[str, Any], frozenset[str
     return honoured, frozenset(uris)
 
 
+REFUSED_KEY = "io.harmonic/refused"  # acknowledgement _meta: {uri: why it is not honoured}
+
+
+def listen_acknowledged(request_id: Any, honoured: dict[str, Any],
+                        refused: dict[str, str]) -> dict[str, Any]:
+    """The acknowledgement of a listen stream: the filter as honoured, without the resources
+    the caller may not read (the spec's "subset the server agreed to honor"), and in
+    ``_meta["io.harmonic/refused"]`` why each was left out (what reading it answers)."""
+    kept = dict(honoured)
+    uris = [u for u in kept.pop("resourceSubscriptions", []) if u not in refused]
+    if uris:
+        kept["resourceSubscriptions"] = uris
+    note = listen_message(request_id, "notifications/subscriptions/acknowledged",
+                          {"notifications": kept})
+    if refused:
+        note["params"]["_meta"][REFUSED_KEY] = refused
+    return note
+
+
 AFTER_KEY = "io.harmonic/after"  # listen _meta: {uri: the last event seq the client has}
 EVENT_KEY = "io.harmonic/event"  # resources/updated _meta: the event it announces
 

@@ -112,7 +112,8 @@ class ResourceTemplate:
     handler: Handler  # handler(ctx, uri, variables: dict[str, str]) -> contents
     mime_type: str = "text/plain"
     title: str | None = None
-    complete: Callable[[str, str], list[str]] | None = None  # (variable, prefix) -> values
+    # complete(ctx, variable, prefix) -> values (what this caller may see)
+    complete: Callable[[Any, str, str], list[str]] | None = None
 
     def describe(self) -> dict[str, Any]:
         out = {"uriTemplate": self.uri_template, "name": self.name,
@@ -246,7 +247,7 @@ class Registry:
 
     def resource_template(self, uri_template: str, name: str, description: str,
                           mime_type: str = "text/plain", title: str | None = None,
-                          complete: Callable[[str, str], list[str]] | None = None
+                          complete: Callable[[Any, str, str], list[str]] | None = None
                           ) -> Callable[[Handler], Handler]:
         def decorate(handler: Handler) -> Handler:
             self.add(ResourceTemplate(uri_template, name, description, handler, mime_type,

@@ -19,7 +19,7 @@ import base64
 import logging
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from typing import Any
 
 from app.core import authorization, jsonrpc
@@ -438,6 +438,11 @@ class McpServer:
         uri = params.get("uri")
         if not isinstance(uri, str) or not uri:
             raise _params_error("uri is required")
+        return self.read(ctx, uri)
+
+    def read(self, ctx: ToolContext, uri: str) -> dict[str, Any]:
+        """The resources/read result of ``uri`` for the caller, or the RpcError it answers: the
+        one test of whether a caller may read a resource (subscribing asks it too)."""
         registry = self._registry()
         static = registry.resources.get(uri)
         try:
@@ -468,9 +473,26 @@ class McpServer:
         uri = params.get("uri")
         if not isinstance(uri, str) or not uri:
             raise _params_error("uri is required")
+        # Only what the caller may read, with the answer reading it gives (a studio's page is
+        # its members'); whether they still may is asked again at every event
+        # (app.core.audience).
+        self.read(ctx, uri)
         ctx.session.subscriptions.add(uri)
         ctx.session.save()
         return {}
+
+    def refusals(self, uris: Iterable[str], identity: Identity | None, session: SessionState,
+                 channel: Channel, origin: str = "") -> dict[str, str]:
+        """Why the caller may not read each of ``uris`` that it may not (the message
+        resources/read answers): what a subscriptions/listen stream leaves out."""
+        ctx = self._context(session, channel, identity, None, {}, origin)
+        refused: dict[str, str] = {}
+        for uri in uris:
+            try:
+                self.read(ctx, uri)
+            except RpcError as exc:
+                refused[uri] = exc.message
+        return refused
 
     def _unsubscribe(self, ctx: ToolContext, params: dict[str, Any]) -> dict[str, Any]:
         uri = params.get("uri")
@@ -531,7 +553,7 @@ class McpServer:
             if template is None and uri not in registry.resources:
                 raise _params_error(f"Unknown resource: {uri}")
             if template is not None and template.complete is not None:
-                values = list(template.complete(arg_name, prefix))
+                values = list(template.complete(ctx, arg_name, prefix))
         else:
             raise _params_error("ref.type must be ref/prompt or ref/resource")
         out: dict[str, Any] = {"values": values[:100], "total": len(values),

@@ -12,7 +12,9 @@ answers to elicitation/sampling are read while a tool runs. EOF or SIGTERM ends 
 Both eras on one process: ``initialize`` starts a 2025 session; a request whose ``_meta``
 names 2026-07-28 (first of all the ``server/discover`` probe of a modern client) is served
 statelessly from that ``_meta``. ``subscriptions/listen`` is answered on the reader thread:
-the acknowledgement, then resource updates, until the client cancels it.
+the acknowledgement, then resource updates, until the client cancels it. Updates (of a listen
+stream or a 2025 subscription) are told only while the token's person may read the resource
+(``app.mcp.hearing``), by a delivery thread, or by a call just before its answer.
 """
 
 from __future__ import annotations
@@ -102,6 +104,8 @@ class StdioTransport:
         self._ids = itertools.count(1)
         # Open subscriptions/listen streams: request id -> the events listener feeding it.
         self._listens: dict[Any, Callable[[str], None]] = {}
+        # Changes heard, told only if the token's person may still read them (app.mcp.hearing).
+        self._hearing: Any = None
         # One worker: requests run in the order they arrive (navigate, then the action on that
         # page), while this reader thread stays free for cancellations and client answers.
         self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="mcp")
@@ -143,8 +147,9 @@ class StdioTransport:
         return result if isinstance(result, dict) else {}
 
     def _on_resource_updated(self, uri: str) -> None:
-        if uri in self.session.subscriptions:
-            self.notify(jsonrpc.notification("notifications/resources/updated", {"uri": uri}))
+        if uri in self.session.subscriptions and self._hearing is not None:
+            self._hearing.put(uri, jsonrpc.notification("notifications/resources/updated",
+                                                        {"uri": uri}))
 
     # -- app and identity -------------------------------------------------------------------
 
@@ -171,7 +176,10 @@ class StdioTransport:
             self.server.registry = REGISTRY
             # (not at the top: the process starts before this)
             from app.core import changes, feed
+            from app.mcp.hearing import Hearing
 
+            self._hearing = Hearing(app, self.identity)
+            self._hearing.tell_in_background(self.notify)
             changes.listen(self._on_resource_updated)
             feed.ensure_started(app)  # changes made by web processes reach this session too
             self.app = app
@@ -223,6 +231,7 @@ class StdioTransport:
                 try:
                     identity = self.identity()
                     response = self.server.handle(message, self.session, self, identity)
+                    self._hearing.tell(self.notify)  # the changes it made, before its answer
                 except TokenError as exc:
                     response = (jsonrpc.error(request_id, exc.rpc_error())
                                 if jsonrpc.valid_id(request_id) else None)
@@ -323,22 +332,28 @@ class StdioTransport:
             self.write(response)
 
     def listen(self, message: dict[str, Any]) -> None:
-        """subscriptions/listen: acknowledge now, then notify updates of the watched URIs."""
+        """subscriptions/listen: acknowledge the watched URIs the token's person may read (the
+        others left out, with why), then notify their updates while they still may."""
         request_id = message["id"]
+        params = message.get("params") or {}
         try:
-            modern.read_meta(message.get("params"))
-            honoured, uris = modern.listen_filter(message.get("params") or {})
+            modern.read_meta(params)
+            honoured, uris = modern.listen_filter(params)
+            refused = self._refusals(uris, params)  # what the token's person may not read
         except RpcError as exc:
             self.write(jsonrpc.error(request_id, exc))
             return
+        except (TokenError, AppStartError) as exc:
+            self.write(jsonrpc.error(request_id, exc.rpc_error()))
+            return
+        uris = frozenset(u for u in uris if u not in refused)
 
         def watch(uri: str) -> None:
             if uri in uris:
-                self.notify(modern.listen_message(request_id, "notifications/resources/updated",
-                                                  {"uri": uri}))
+                self._hearing.put(uri, modern.listen_message(
+                    request_id, "notifications/resources/updated", {"uri": uri}))
 
-        self.write(modern.listen_message(request_id, "notifications/subscriptions/acknowledged",
-                                         {"notifications": honoured}))
+        self.write(modern.listen_acknowledged(request_id, honoured, refused))
         from app.core import changes
 
         self._listens[request_id] = watch
@@ -347,6 +362,17 @@ class StdioTransport:
         # listened); listening first means an event committed meanwhile is told twice at worst.
         if uris:
             self._send_backlog(request_id, message.get("params") or {}, uris)
+
+    def _refusals(self, uris: frozenset[str], params: dict[str, Any]) -> dict[str, str]:
+        from app.extensions import db
+
+        self.ensure_app()
+        with self.app.app_context():
+            try:
+                session = modern.session_for(params, self.session.id, "stdio")
+                return self.server.refusals(sorted(uris), self.identity(), session, self)
+            finally:
+                db.session.remove()
 
     def _send_backlog(self, request_id: Any, params: dict[str, Any], uris: frozenset[str]) -> None:
         from app.extensions import db

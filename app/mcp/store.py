@@ -5,7 +5,10 @@ rows committed by other processes without ending the transaction its tool is wor
 
 Resource updates: a session that subscribes keeps a cursor (``events_seen``, the newest change
 event it has been told about) and at each streamed response reads the change events after it
-for the URIs it subscribes to (``take_updates``); ``app.core.changes`` writes them.
+for the URIs it subscribes to (``take_updates``); ``app.core.changes`` writes them. Each
+subscription keeps the newest event when it began (``subscriptions`` is ``{uri: that id}``):
+nothing from before it is told, live or replayed, nor anything the subscriber may not read
+when it is told (``app.core.audience``).
 
 Commits: each function that commits here writes the transport's own state (a session, a
 client's answer, a cancellation, a pending server-to-client request), which another process
@@ -17,14 +20,14 @@ from __future__ import annotations
 
 import json
 import secrets
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from datetime import datetime, timedelta
-from typing import Any, cast
+from typing import Any, TypeVar, cast
 
 from sqlalchemy import CursorResult, RowMapping, bindparam, delete, exists, insert, select, update
 from sqlalchemy.engine import Engine
 
-from app.core import changes
+from app.core import audience, changes
 from app.core.identity import Identity
 from app.extensions import db
 from app.mcp import kept_sessions
@@ -59,9 +62,11 @@ class DbSession(SessionState):
         self.client_capabilities = _loads(data.get("client_capabilities"), {})
         self.log_level = data.get("log_level") or "info"
         self.current_path = data.get("current_path")
-        self.subscriptions = set(_loads(data.get("subscriptions"), []))
         self.last_seen_at: datetime | None = data.get("last_seen_at")
         self.events_seen: int | None = data.get("events_seen")
+        # uri -> the newest change event when it was subscribed (none older is ever told)
+        self.since = subscribed(data.get("subscriptions"), self.events_seen)
+        self.subscriptions = set(self.since)
         # What ``save`` compares against, made from the row when first needed: most calls
         # change nothing and never save (a trivial tool), so they skip the serializing.
         self._loaded = data
@@ -88,7 +93,8 @@ class DbSession(SessionState):
         return {"protocol_version": self.protocol_version,
                 "client_capabilities": json.dumps(self.client_capabilities)[:20000],
                 "log_level": self.log_level, "current_path": self.current_path,
-                "subscriptions": json.dumps(sorted(self.subscriptions)),
+                "subscriptions": json.dumps({uri: self.since.get(uri, 0)
+                                             for uri in sorted(self.subscriptions)}),
                 "events_seen": self.events_seen}
 
     def save(self) -> None:
@@ -96,10 +102,16 @@ class DbSession(SessionState):
         the same time in several processes, and one must not undo another's change."""
         if not self.subscriptions:
             self.events_seen = None
-        elif self.events_seen is None:
-            # The first subscription: hear of what changes from now on. (A later one keeps the
-            # cursor, so it may hear of a change made since the last response: harmless.)
-            self.events_seen = changes.latest_id()
+        else:
+            added = self.subscriptions - set(self.since)
+            if added or self.events_seen is None:
+                newest = changes.latest_id()
+                # A subscription hears of what changes from now on; the first one sets the
+                # cursor (a later one keeps it: ``since`` holds the older events back).
+                self.since.update(dict.fromkeys(added, newest))
+                if self.events_seen is None:
+                    self.events_seen = newest
+        self.since = {uri: self.since[uri] for uri in self.subscriptions}
         values = self._values()
         if self.is_new:
             now = utcnow()
@@ -142,6 +154,15 @@ def _loads(text: str | None, default: Any) -> Any:
     except ValueError:
         return default
     return value if isinstance(value, type(default)) else default
+
+
+def subscribed(text: str | None, events_seen: int | None) -> dict[str, int]:
+    """A session row's ``subscriptions``: ``{uri: the newest event when subscribed}``. (A list,
+    as rows written before each kept its start, counts from the session's cursor.)"""
+    value = _loads(text, {}) if text and text.startswith("{") else _loads(text, [])
+    if isinstance(value, dict):
+        return {u: n for u, n in value.items() if isinstance(u, str) and isinstance(n, int)}
+    return dict.fromkeys((u for u in value if isinstance(u, str)), events_seen or 0)
 
 
 def _well_formed(session_id: str | None) -> bool:
@@ -261,9 +282,11 @@ def close_client_request(session_id: str, request_id: str) -> None:
 MAX_UPDATES = 500  # per response; the rest follow with the next one
 
 
-def take_updates(session: DbSession) -> list[dict[str, Any]]:
+def take_updates(session: DbSession, identity: Identity | None) -> list[dict[str, Any]]:
     """notifications/resources/updated for the subscribed URIs changed since the session's
-    cursor (oldest first, one per URI); [] without a query when it subscribes to nothing."""
+    cursor (oldest first, one per URI) that ``identity`` may hear of
+    (``app.core.audience``); [] without a query when it subscribes to nothing. The cursor
+    moves past the others too: they are never told."""
     if not session.subscriptions or session.events_seen is None:
         return []
     seen = session.events_seen
@@ -274,6 +297,7 @@ def take_updates(session: DbSession) -> list[dict[str, Any]]:
     if not rows:
         return []
     last = rows[-1].id
+    told = audience.audible(identity, since_subscribed(rows, session.since))
     # Move the cursor only from where we read it: of two requests of one session running at
     # once, one takes these events and the other tells nothing twice.
     moved = cast(CursorResult[Any], db.session.execute(update(McpSession).where(
@@ -284,7 +308,7 @@ def take_updates(session: DbSession) -> list[dict[str, Any]]:
     kept_sessions.changed(session.id)
     session.events_seen = session._saved["events_seen"] = last
     return [{"jsonrpc": "2.0", "method": "notifications/resources/updated",
-             "params": {"uri": uri}} for uri in dict.fromkeys(r.uri for r in rows)]
+             "params": {"uri": uri}} for uri in dict.fromkeys(r.uri for r in told)]
 
 
 @revocation.ends
@@ -306,3 +330,11 @@ def forget_ended(ended: revocation.Ended) -> None:
     with db.engine.connect() as conn:
         for session_id in conn.execute(select(McpSession.id).where(made)).scalars():
             kept_sessions.changed(session_id)
+
+
+Row = TypeVar("Row", bound=Sequence[Any])
+
+
+def since_subscribed(rows: Sequence[Row], since: dict[str, int]) -> list[Row]:
+    """The (id, uri) rows written after their URI was subscribed to."""
+    return [r for r in rows if r[0] > since.get(r[1], r[0])]

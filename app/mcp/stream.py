@@ -8,15 +8,20 @@ coroutine and a socket, not a worker thread. Database work (the token, the sessi
 outbox) runs briefly in the loop's thread pool, at most ``DB_THREADS`` at once.
 
 What a stream carries: ``notifications/resources/updated`` for the session's subscribed URIs,
-one per change event, the event's outbox id as the SSE ``id``. Events are taken with the
-session's cursor (``mcp_sessions.events_seen``, moved by compare-and-set), so each event goes to
-exactly one of the session's streams: this one, or a POST response that took it first.
+one per change event, the event's outbox id as the SSE ``id`` — only events written after their
+URI was subscribed to, and only while the session's person may read it (``app.core.audience``:
+a studio's events reach its members only, so someone removed from the studio hears nothing
+written after the removal). The token is resolved again at every read of the outbox: a revoked
+one ends the stream. Events are taken with the session's cursor (``mcp_sessions.events_seen``,
+moved by compare-and-set), so each event goes to exactly one of the session's streams: this
+one, or a POST response that took it first; the cursor moves past the events not told too.
 Resumption: a client that reconnects with ``Last-Event-ID: N`` is first sent the subscribed
-events after N up to the cursor (those sent on the lost stream, read again from the outbox),
-then new ones. New events wake the stream through this process's change feed
-(``app.core.feed``: LISTEN/NOTIFY on PostgreSQL, polling on SQLite). A comment line every
-``HARMONIC_STREAM_KEEPALIVE`` seconds keeps proxies from closing an idle stream, and each token
-may hold at most ``HARMONIC_STREAMS_PER_TOKEN`` streams in one process (429 beyond).
+events after N up to the cursor (those sent on the lost stream, read again from the outbox,
+and checked again as the person is now), then new ones. New events wake the stream through
+this process's change feed (``app.core.feed``: LISTEN/NOTIFY on PostgreSQL, polling on
+SQLite). A comment line every ``HARMONIC_STREAM_KEEPALIVE`` seconds keeps proxies from closing
+an idle stream, and each token may hold at most ``HARMONIC_STREAMS_PER_TOKEN`` streams in one
+process (429 beyond).
 """
 
 from __future__ import annotations
@@ -25,16 +30,16 @@ import asyncio
 import json
 import logging
 from collections.abc import Awaitable, Callable, MutableMapping
-from typing import Any, cast
+from typing import Any, Literal, cast
 
 import anyio.to_thread
 from flask import Flask
 from sqlalchemy import CursorResult, select, update
 
-from app.core import feed
+from app.core import audience, changes, feed
 from app.core.identity import Identity, bearer_token, identity_from_token
 from app.extensions import db
-from app.mcp import kept_sessions
+from app.mcp import kept_sessions, store
 from app.models.changes import ChangeEvent
 from app.models.mcp import McpSession
 
@@ -51,6 +56,7 @@ BATCH = 200
 # one change reached all in 17.5 s (p50) with 4 threads, 8.8 s with 16.
 DB_THREADS = 8
 MODERN = "2026-07-28"  # stateless: no session, so no stream of its own
+Who = Callable[[], Identity | None]  # the caller as their token says now (raises Unauthorized)
 
 
 class Refused(Exception):
@@ -109,7 +115,7 @@ class StreamApp:
                    for k, v in scope.get("headers", [])}
         client = scope.get("client")
         try:
-            session_id, key = await anyio.to_thread.run_sync(
+            session_id, key, who = await anyio.to_thread.run_sync(
                 self._authorize, headers, client[0] if client else None,
                 f"{scope.get('scheme', 'http')}://{headers.get('host', '')}", limiter=self._db)
         except Refused as refusal:
@@ -122,7 +128,7 @@ class StreamApp:
             return
         self.open[key] = self.open.get(key, 0) + 1
         try:
-            await self._serve(session_id, headers.get("last-event-id"), receive, send)
+            await self._serve(session_id, who, headers.get("last-event-id"), receive, send)
         finally:
             self.open[key] -= 1
             if not self.open[key]:
@@ -138,8 +144,8 @@ class StreamApp:
                 await send({"type": "lifespan.shutdown.complete"})
                 return
 
-    async def _serve(self, session_id: str, last_event_id: str | None, receive: Receive,
-                     send: Send) -> None:
+    async def _serve(self, session_id: str, who: Who, last_event_id: str | None,
+                     receive: Receive, send: Send) -> None:
         await send({"type": "http.response.start", "status": 200, "headers": [
             (b"content-type", b"text/event-stream"), (b"cache-control", b"no-cache"),
             (b"x-accel-buffering", b"no"), (b"mcp-session-id", session_id.encode())]})
@@ -157,18 +163,20 @@ class StreamApp:
         try:
             resume = _event_id(last_event_id)
             if resume is not None:
-                for event_id, uri in await anyio.to_thread.run_sync(
-                        self._replay, session_id, resume, limiter=self._db):
+                replayed = await anyio.to_thread.run_sync(self._replay, session_id, who, resume,
+                                                          limiter=self._db)
+                for event_id, uri in replayed or ():
                     await send(_body(_event(event_id, uri)))
             while not gone.is_set():
                 waker.clear()
-                events = await anyio.to_thread.run_sync(self._take, session_id,
-                                                        limiter=self._db)
-                if events is None:
-                    break  # the session ended (DELETE, or idle past its limit)
+                taken = await anyio.to_thread.run_sync(self._take, session_id, who,
+                                                       limiter=self._db)
+                if taken is None:
+                    break  # the session ended (DELETE, idle past its limit) or its token did
+                events, more = taken
                 for event_id, uri in events:
                     await send(_body(_event(event_id, uri)))
-                if len(events) == BATCH:
+                if more:
                     continue
                 try:
                     await asyncio.wait_for(waker.wait(), self.keepalive)
@@ -185,9 +193,10 @@ class StreamApp:
     # -- database work (thread pool) -----------------------------------------------------------
 
     def _authorize(self, headers: dict[str, str], remote: str | None,
-                   origin_url: str) -> tuple[str, str]:
-        """(session id, the key its streams are counted under) or Refused. ``origin_url`` is
-        this request's own scheme://host (the Host passed the allow-list first)."""
+                   origin_url: str) -> tuple[str, str, Who]:
+        """(session id, the key its streams are counted under, who the caller is each time
+        the stream reads the outbox) or Refused. ``origin_url`` is this request's own
+        scheme://host (the Host passed the allow-list first)."""
         from app.core import resource
         from app.mcp import store
         from app.mcp.http import _host_allowed, _origin_allowed, auth_required
@@ -233,49 +242,77 @@ class StreamApp:
                 raise Refused(405, "Method Not Allowed: a 2026-07-28 client listens with "
                                    "subscriptions/listen", "stateless")
         key = str(identity.token_id) if identity is not None else f"session:{session_id}"
-        return session_id, key
+        if plaintext is None or identity is None:
+            return session_id, key, lambda: None
+        token = plaintext
+        return session_id, key, lambda: identity_from_token(token)
 
-    def _replay(self, session_id: str, after: int) -> list[tuple[int, str]]:
+    def _replay(self, session_id: str, who: Who, after: int) -> list[tuple[int, str]] | None:
         """The subscribed events after ``after`` up to the session's cursor (sent before on
-        a stream the client lost)."""
+        a stream the client lost), none from before its URI was subscribed to, and only those
+        the caller may read now; None when the token no longer resolves."""
         with self.flask.app_context():
+            identity = _resolved(who)
+            if identity is False:
+                return None
             row = db.session.execute(select(McpSession.subscriptions, McpSession.events_seen)
                                      .where(McpSession.id == session_id)).first()
             if row is None or row.events_seen is None:
                 return []
-            uris = sorted(json.loads(row.subscriptions or "[]"))
-            return [(r.id, r.uri) for r in db.session.execute(
+            since = store.subscribed(row.subscriptions, row.events_seen)
+            rows = db.session.execute(
                 select(ChangeEvent.id, ChangeEvent.uri)
                 .where(ChangeEvent.id > after, ChangeEvent.id <= row.events_seen,
-                       ChangeEvent.uri.in_(uris)).order_by(ChangeEvent.id)).all()]
+                       ChangeEvent.uri.in_(sorted(since))).order_by(ChangeEvent.id)).all()
+            told = audience.audible(identity, store.since_subscribed(rows, since),
+                                    as_of=changes.latest_id())
+            return [(r.id, r.uri) for r in told]
 
-    def _take(self, session_id: str) -> list[tuple[int, str]] | None:
-        """The subscribed events past the session's cursor, moving it (compare-and-set: an
-        event goes to one stream of the session only); None when the session is gone."""
+    def _take(self, session_id: str, who: Who) -> tuple[list[tuple[int, str]], bool] | None:
+        """(the subscribed events past the session's cursor that the caller may hear of,
+        whether more may follow at once), moving the cursor past all it read (compare-and-set:
+        an event goes to one stream of the session only); None when the session is gone or
+        its token no longer resolves."""
         with self.flask.app_context():
             row = db.session.execute(select(McpSession.subscriptions, McpSession.events_seen)
                                      .where(McpSession.id == session_id)).first()
             if row is None:
                 return None
-            uris = sorted(json.loads(row.subscriptions or "[]"))
+            since = store.subscribed(row.subscriptions, row.events_seen)
             seen = row.events_seen
-            if not uris or seen is None:
-                return []
+            if not since or seen is None:
+                return [], False
             rows = db.session.execute(
                 select(ChangeEvent.id, ChangeEvent.uri)
-                .where(ChangeEvent.id > seen, ChangeEvent.uri.in_(uris))
+                .where(ChangeEvent.id > seen, ChangeEvent.uri.in_(sorted(since)))
                 .order_by(ChangeEvent.id).limit(BATCH)).all()
             if not rows:
-                return []
+                return [], False
+            # Only when there is something to tell (a stream wakes at every change of the
+            # process): the token as it is now, at most a second old (the token cache).
+            identity = _resolved(who)
+            if identity is False:
+                return None
             moved = cast(CursorResult[Any], db.session.execute(
                 update(McpSession).where(McpSession.id == session_id,
                                          McpSession.events_seen == seen)
                 .values(events_seen=rows[-1].id)))
             db.session.commit()
             if not moved.rowcount:
-                return []
+                return [], False
             kept_sessions.changed(session_id)
-            return [(r.id, r.uri) for r in rows]
+            told = audience.audible(identity, store.since_subscribed(rows, since))
+            return [(r.id, r.uri) for r in told], len(rows) == BATCH
+
+
+def _resolved(who: Who) -> Identity | None | Literal[False]:
+    """The caller as their token says now, or False when it no longer resolves."""
+    from app.services.errors import Unauthorized
+
+    try:
+        return who()
+    except Unauthorized:
+        return False
 
 
 def _event_id(value: str | None) -> int | None:

@@ -1,8 +1,10 @@
-"""Who may change or remove an item: the one place the "creator or admin" rule lives.
+"""Who may read a studio and who may change or remove an item: the one place these rules live.
 
-Actions ask it through ``app.actions.rules.creator_or_admin`` (so a page lists only what the
-caller may run) and services ask it again before they write. Roles beyond admin and member
-(a read-only guest, say) extend ``may_write`` and ``may_manage`` here and nowhere else.
+``may_read`` is the page loaders' rule (``app.web.loaders``) and the change feed's
+(``app.core.audience``: subscriptions and streams carry a studio's events to its readers only).
+Actions ask ``may_manage`` through ``app.actions.rules.creator_or_admin`` (so a page lists only
+what the caller may run) and services ask it again before they write. Roles beyond admin and
+member (a read-only guest, say) extend ``may_write`` and ``may_manage`` here and nowhere else.
 """
 
 from __future__ import annotations
@@ -18,6 +20,13 @@ ADMIN = "admin"
 
 def is_admin(member: Membership | None) -> bool:
     return member is not None and member.role == ADMIN
+
+
+def may_read(role: str | None) -> bool:
+    """Whether someone with this role in a studio (None: no membership) reads its pages and
+    hears of their changes: every member does, whatever the role (a guest reads too); nobody
+    else does, whether the studio is open to join or not."""
+    return role is not None
 
 
 def may_write(member: Membership | None) -> bool:

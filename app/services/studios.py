@@ -11,7 +11,7 @@ from datetime import datetime
 from typing import Any, NamedTuple
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
-from sqlalchemy import bindparam, select
+from sqlalchemy import ColumnElement, bindparam, exists, or_, select
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import aliased
 
@@ -230,9 +230,32 @@ STUDIOS_SHOWN = 200  # the studio index lists at most this many studios besides 
 PINS_SHOWN = 50
 
 
-def all_studios(limit: int = STUDIOS_SHOWN) -> list[Studio]:
-    return list(db.session.scalars(select(Studio).where(Studio.deleted_at.is_(None))
+def _seen_by(viewer: User | None) -> ColumnElement[bool]:
+    """The studios ``viewer`` may see named in a list (the index, a profile, completions): the
+    open ones, and those they belong to. An invite-only studio is nobody else's business; the
+    pages of any studio are its members' (``permissions.may_read``)."""
+    shown: ColumnElement[bool] = Studio.join_policy == "open"
+    if viewer is None:
+        return shown
+    theirs = aliased(Membership)  # (a list of someone's studios joins their memberships)
+    return or_(shown, exists().where(theirs.studio_id == Studio.id,
+                                     theirs.user_id == viewer.id).correlate(Studio))
+
+
+def visible(viewer: User | None, limit: int = STUDIOS_SHOWN) -> list[Studio]:
+    """The studios ``viewer`` may see (``_seen_by``), by name."""
+    return list(db.session.scalars(select(Studio).where(Studio.deleted_at.is_(None),
+                                                        _seen_by(viewer))
                                    .order_by(Studio.name).limit(limit)))
+
+
+def shown_on_profile(subject: User, viewer: User | None) -> list[Studio]:
+    """The studios ``subject`` belongs to that ``viewer`` may see (``_seen_by``): what a
+    profile page lists."""
+    return list(db.session.scalars(
+        select(Studio).join(Membership, Membership.studio_id == Studio.id)
+        .where(Membership.user_id == subject.id, Studio.deleted_at.is_(None), _seen_by(viewer))
+        .order_by(Studio.name)))
 
 
 # Pins -------------------------------------------------------------------------------------

@@ -51,7 +51,7 @@ def home(ctx: Context) -> Page:
 def studio_index(ctx: Context) -> Page:
     mine = studios.studios_of(ctx.user)
     mine_ids = {s.id for s in mine}
-    others = [s for s in studios.all_studios() if s.id not in mine_ids and s.join_policy == "open"]
+    others = [s for s in studios.visible(ctx.user) if s.id not in mine_ids]
     return Page(ctx, "Studios", "studios/index", {"mine": mine, "others": others},
                 nav=[("Studios", "/studios")])
 
@@ -247,7 +247,7 @@ def note_history(ctx: Context) -> Page:
 @page(bp, "user", "/u/<user_handle>", loaders.user_page("user"))
 def user_show(ctx: Context) -> Page:
     return Page(ctx, ctx.item.name, "users/show",
-                {"subject": ctx.item, "studios": studios.studios_of(ctx.item)})
+                {"subject": ctx.item, "studios": studios.shown_on_profile(ctx.item, ctx.user)})
 
 
 @page(bp, "user_settings", "/u/<user_handle>/settings", loaders.user_page("user_settings",

@@ -16,7 +16,7 @@ from app.actions import Context
 from app.core import config
 from app.models import User
 from app.models.plain_reads import Read
-from app.services import accounts, deletion, items, studios
+from app.services import accounts, deletion, items, permissions, studios
 from app.services.errors import Conflict, Forbidden
 from app.web import auth
 
@@ -54,7 +54,7 @@ def studio_ctx(page: str, user: User | None, handle: str, sub: str = "",
     ctx = Context(page=page, path=f"/studios/{studio.handle}{sub}", user=user, studio=studio,
                   member=member, base_url=base_url(), extra={"join_link": fix})
     if members_only:
-        if member is None:
+        if not permissions.may_read(member.role if member is not None else None):
             raise Forbidden(f"you are not a member of the studio '{studio.handle}': "
                             f"join it at {join_link}", link=join_link)
         # A deleted studio shows its admins only its settings page: no gate stands in the way.

@@ -9,7 +9,7 @@ import httpx
 import pytest
 from flask import Flask
 
-from tests.helpers import parse_md
+from tests.helpers import join_studio, parse_md
 from tests.mcp.conftest import INIT, Http, gunicorn, messages_of
 
 
@@ -365,7 +365,8 @@ def test_context_resource_page_template_and_prompt(studio, client) -> None:
 
 def test_subscribers_hear_of_changes_on_their_next_response(studio, client,
                                                             make_agent) -> None:
-    watcher = Http("http://localhost", make_agent("bob").token, _FlaskClient(client))
+    watcher = Http("http://localhost", join_studio(make_agent, "bob").token,
+                   _FlaskClient(client))
     watcher.initialize()
     uri = "harmonic://page/studios/team/note"
     assert watcher.call("resources/subscribe", {"uri": uri})["result"] == {}
