@@ -231,7 +231,8 @@ class StdioTransport:
                 try:
                     identity = self.identity()
                     response = self.server.handle(message, self.session, self, identity)
-                    self._hearing.tell(self.notify)  # the changes it made, before its answer
+                    if self._hearing is not None:  # the changes it made, before its answer
+                        self._hearing.tell(self.notify)
                 except TokenError as exc:
                     response = (jsonrpc.error(request_id, exc.rpc_error())
                                 if jsonrpc.valid_id(request_id) else None)

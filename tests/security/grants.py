@@ -9,6 +9,7 @@ from typing import Any
 from flask import Flask
 
 from tests.oauth.conftest import (
+    BASE,
     authorize_query,
     csrf_of,
     exchange,
@@ -22,7 +23,17 @@ from tests.oauth.conftest import (
 def oauth_token(app: Flask, handle: str, password: str, write: bool = True
                 ) -> tuple[str, str]:
     """(access token, client id) of a new app ``handle`` connected, granted ``read`` and,
-    when ``write``, ``write``."""
+    when ``write``, ``write``. The flow runs with the app served at the OAuth tests' origin
+    (the resource it names), which ``/mcp`` accepts as the request's own."""
+    configured = app.config.get("HARMONIC_BASE_URL")
+    app.config["HARMONIC_BASE_URL"] = BASE
+    try:
+        return _connect(app, handle, password, write)
+    finally:
+        app.config["HARMONIC_BASE_URL"] = configured
+
+
+def _connect(app: Flask, handle: str, password: str, write: bool) -> tuple[str, str]:
     browser = app.test_client()
     client = register(browser)
     sign_in(browser, handle, password)
