@@ -7,7 +7,13 @@ thread as soon as the process starts, and the token is checked right after it lo
 fails the handshake with a JSON-RPC error naming the problem (``-32001``, ``data.reason``
 unknown, revoked or expired), and the process then exits with code 2. ``ping`` is answered
 without waiting. Requests run on worker threads so ``notifications/cancelled`` and the client's
-answers to elicitation/sampling are read while a tool runs. EOF or SIGTERM ends the process.
+answers to elicitation/sampling are read while a tool runs.
+
+End of input ends the session, not the work: every request read before it is answered (in the
+order they run; a cancelled one, as always, is not), then the process exits with 0. A call
+that waits on the client (elicitation, sampling, roots) fails at once from then on, since no
+answer can come. SIGTERM ends the process sooner: the call running finishes, queued ones do
+not start.
 
 Both eras on one process: ``initialize`` starts a 2025 session; a request whose ``_meta``
 names 2026-07-28 (first of all the ``server/discover`` probe of a modern client) is served
@@ -18,6 +24,7 @@ the acknowledgement, then resource updates, until the client cancels it.
 from __future__ import annotations
 
 import itertools
+import json
 import logging
 import os
 import signal
@@ -95,6 +102,7 @@ class StdioTransport:
         self._start_error: TokenError | AppStartError | None = None
         self._write_lock = threading.Lock()
         self._pending: dict[str, _Pending] = {}
+        self._input_closed = threading.Event()  # EOF: the client can answer nothing more
         # Request ids submitted to the worker and not finished, and those cancelled before
         # their turn came (so they are skipped, not answered).
         self._queued: set[Any] = set()
@@ -110,7 +118,12 @@ class StdioTransport:
 
     def write(self, message: dict[str, Any]) -> None:
         wire.message("stdio", "out", message)
-        data = (jsonrpc.encode(message) + "\n").encode("utf-8")
+        try:
+            data = (jsonrpc.encode(message) + "\n").encode("utf-8")
+        except UnicodeEncodeError:
+            # A lone surrogate (a request id sent as "\ud800") has no UTF-8 form: the same JSON
+            # with every non-ASCII character escaped, so that request is still answered.
+            data = (json.dumps(message, separators=(",", ":")) + "\n").encode("ascii")
         with self._write_lock:
             try:
                 self.stdout.write(data)
@@ -124,6 +137,9 @@ class StdioTransport:
 
     def request(self, method: str, params: dict[str, Any], ctx: ToolContext,
                 timeout: float) -> dict[str, Any]:
+        gone = f"the client closed its input: it cannot answer {method}"
+        if self._input_closed.is_set():
+            raise ClientRequestFailed(gone)
         request_id = f"srv-{next(self._ids)}"
         pending = self._pending[request_id] = _Pending()
         try:
@@ -131,6 +147,8 @@ class StdioTransport:
             deadline = time.monotonic() + timeout
             while not pending.done.wait(0.05):
                 ctx.check_cancelled()
+                if self._input_closed.is_set():
+                    raise ClientRequestFailed(gone)
                 if time.monotonic() > deadline:
                     raise ClientRequestFailed(f"the client did not answer {method} in time")
         finally:
@@ -366,10 +384,13 @@ class StdioTransport:
 
     def run(self) -> int:
         self.start()  # load the app while the client starts up: the handshake needs it
+        drain = False  # at end of input, every request read is still answered
         try:
             while True:
                 line = self.read_line()
                 if line is None:
+                    drain = True
+                    self._input_closed.set()
                     break
                 if line == b"":
                     if self.stdin.closed:
@@ -393,8 +414,10 @@ class StdioTransport:
             print(f"mcp-server: {exc}", file=sys.stderr, flush=True)
             return 3
         finally:
-            # Let running calls finish briefly; a client that closed stdin is done with us.
-            self._pool.shutdown(wait=True, cancel_futures=True)
+            # After end of input the queued requests run and are answered; on SIGTERM or a
+            # failed start only the running one finishes.
+            self._input_closed.set()
+            self._pool.shutdown(wait=True, cancel_futures=not drain)
         return 0
 
 
