@@ -8,7 +8,8 @@ the HTTP form: parse errors, batches and notifications, framed by ``app.core.jso
 The framing is the core's rather than jsonrpcserver's: its jsonschema validator answers a whole
 batch with one -32600 when one item is bad, refuses any member it does not know, and costs more
 than the call itself (see bench/jsonrpc_dispatch.py). So every request is checked by
-``app.core.jsonrpc.check_request`` and then handed to ``jsonrpcserver.dispatch_to_response``
+``app.core.jsonrpc.check_request`` (and its params by ``check_text``: a NUL character is
+-32602 naming the param on both databases) and then handed to ``jsonrpcserver.dispatch_to_response``
 with its validator off; jsonrpcserver looks the method up, binds the named params and passes
 the call's context (``_Call``) first. Methods answer ``Success`` or ``Error``, never raise, so
 no exception text reaches the wire. Seed 001's messages are kept: an unknown method is
@@ -187,7 +188,9 @@ def handle(payload: Any, via: str = "inproc", can_write: bool = True) -> dict[st
     started = time.perf_counter()
     method = payload.get("method") if isinstance(payload, dict) else None
     try:
-        response = dispatch(jsonrpc.check_request(payload), can_write)
+        checked = jsonrpc.check_request(payload)
+        jsonrpc.check_text(checked.get("params"))  # before any method looks a string up
+        response = dispatch(checked, can_write)
     except RpcError as exc:
         response = jsonrpc.error(jsonrpc.readable_id(payload), exc)
     error = response.get("error")

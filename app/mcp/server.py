@@ -22,7 +22,7 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from app.core import jsonrpc
+from app.core import jsonrpc, storable
 from app.core.identity import Identity
 from app.core.jsonrpc import INVALID_PARAMS, INVALID_REQUEST, RpcError
 from app.mcp import modern, mrtr, negotiate, plain_schema, skills, tasks
@@ -189,6 +189,10 @@ class McpServer:
         method, params, request_id = message["method"], message.get("params", {}), message["id"]
         if params is None:
             params = {}
+        try:  # text no database stores: refused here for every method (tool arguments: below)
+            jsonrpc.check_text(_without_arguments(method, params))
+        except RpcError as exc:
+            return jsonrpc.error(request_id, exc)
         if stateless or (stateless is None and modern.is_modern(message)):
             # stdio keeps its id so notifications/cancelled still finds the call.
             sid, transport = ((session.id, session.transport) if session is not None
@@ -338,6 +342,10 @@ class McpServer:
             args = {}
         if not isinstance(args, dict):
             raise _params_error("arguments must be an object")
+        unstorable = storable.problems(args)
+        if unstorable:  # input the tool cannot take: a tool error naming the argument (MCP)
+            return error_result(f"Invalid arguments for {name}: "
+                                + storable.describe(unstorable)).to_dict()
         problems = self.validators.errors(tool.input_schema, args)
         if problems:
             return error_result(f"Invalid arguments for {name}: " + "; ".join(problems)).to_dict()
@@ -529,6 +537,13 @@ class McpServer:
         out: dict[str, Any] = {"values": values[:100], "total": len(values),
                                "hasMore": len(values) > 100}
         return {"completion": out}
+
+
+def _without_arguments(method: str, params: Any) -> Any:
+    """The params ``check_text`` reads: a tool call's arguments are its tool's to refuse."""
+    if method == "tools/call" and isinstance(params, dict) and "arguments" in params:
+        return {key: value for key, value in params.items() if key != "arguments"}
+    return params
 
 
 def _not_found(ctx: ToolContext, uri: str, why: str | None = None) -> RpcError:
