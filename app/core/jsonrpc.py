@@ -132,8 +132,13 @@ def is_response(message: Any) -> bool:
 # -- parsing and framing ---------------------------------------------------------------------
 
 def encode(message: Any) -> str:
-    """Compact JSON on one line: json.dumps escapes newlines inside strings."""
-    return json.dumps(message, separators=(",", ":"), ensure_ascii=False)
+    """Compact JSON on one line: json.dumps escapes newlines inside strings. Text that has no
+    UTF-8 form (a lone surrogate, as in a request id sent as ``"\\ud800"`` and echoed back) is
+    written as JSON escapes, so every answer can be sent."""
+    text = json.dumps(message, separators=(",", ":"), ensure_ascii=False)
+    if storable.has_lone_surrogate(text):
+        return json.dumps(message, separators=(",", ":"))
+    return text
 
 
 def _reject_constant(name: str) -> Any:

@@ -24,7 +24,6 @@ the acknowledgement, then resource updates, until the client cancels it.
 from __future__ import annotations
 
 import itertools
-import json
 import logging
 import os
 import signal
@@ -118,12 +117,7 @@ class StdioTransport:
 
     def write(self, message: dict[str, Any]) -> None:
         wire.message("stdio", "out", message)
-        try:
-            data = (jsonrpc.encode(message) + "\n").encode("utf-8")
-        except UnicodeEncodeError:
-            # A lone surrogate (a request id sent as "\ud800") has no UTF-8 form: the same JSON
-            # with every non-ASCII character escaped, so that request is still answered.
-            data = (json.dumps(message, separators=(",", ":")) + "\n").encode("ascii")
+        data = (jsonrpc.encode(message) + "\n").encode("utf-8")
         with self._write_lock:
             try:
                 self.stdout.write(data)

@@ -103,6 +103,11 @@ def test_mcp_tool_arguments_are_refused_by_the_tool_naming_them(app: Flask, stud
     refused = http.call("resources/read", {"uri": "harmonic://page/studios/\ud800"})
     assert refused["error"]["code"] == -32602
     assert refused["error"]["data"]["errors"] == [{"param": "uri", "message": SURROGATE}]
+    # An id is echoed, not stored: one with a lone surrogate is answered in JSON escapes
+    # (it was a 500: the answer could not be encoded as UTF-8).
+    pong = http.post(None, raw=b'{"jsonrpc": "2.0", "id": "\\ud800", "method": "ping"}')
+    assert pong.status_code == 200 and pong.json() == {"jsonrpc": "2.0", "id": "\ud800",
+                                                       "result": {}}
     assert digest(app) == before
 
 
