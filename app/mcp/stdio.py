@@ -388,6 +388,8 @@ class StdioTransport:
                     break
                 if line == b"":
                     if self.stdin.closed:
+                        drain = True
+                        self._input_closed.set()
                         break
                     self.write(jsonrpc.error(None, RpcError(
                         INVALID_REQUEST, f"Invalid Request: message larger than "
