@@ -299,22 +299,9 @@ _TRUE = {"true", "on", "1", "yes"}
 _FALSE = {"false", "off", "0", "no", ""}
 
 
-def _has_nul(value: Any) -> bool:
-    """True when a string anywhere in ``value`` holds a NUL character."""
-    if isinstance(value, str):
-        return "\x00" in value
-    if isinstance(value, dict):
-        return any(_has_nul(k) or _has_nul(v) for k, v in value.items())
-    if isinstance(value, list):
-        return any(_has_nul(v) for v in value)
-    return False
-
-
 def _coerce(param: Param, value: Any, from_form: bool) -> tuple[Any, str | None]:
     """(value, error) for one parameter; form values arrive as strings and are converted."""
     kind = param.type
-    if _has_nul(value):  # no text column takes it (PostgreSQL refuses it outright)
-        return None, "must not contain NUL characters"
     if kind in ("string", "text", "datetime") and isinstance(value, str):
         if param.max_length and len(value) > param.max_length:
             return None, f"at most {param.max_length} characters"

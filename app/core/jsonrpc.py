@@ -14,6 +14,11 @@ The rules, from the JSON-RPC 2.0 specification:
 - a request without ``"id"`` is a notification and never gets an answer;
 - application errors live in the server-error range -32000 to -32099.
 
+And one rule of ours (``check_text``): params holding a string no database can store (a NUL
+character, a lone surrogate) are -32602 naming where, e.g. ``options.tags[0]``. MCP's tool
+arguments are the exception: a tool answers them with an ``isError`` result, as MCP asks of
+input a tool cannot take.
+
 Free of Flask and of third-party imports, so ``bin/mcp-server`` answers before the app loads.
 """
 
@@ -21,7 +26,9 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
+
+from app.core import storable
 
 if TYPE_CHECKING:
     from app.services.errors import DomainError
@@ -125,8 +132,13 @@ def is_response(message: Any) -> bool:
 # -- parsing and framing ---------------------------------------------------------------------
 
 def encode(message: Any) -> str:
-    """Compact JSON on one line: json.dumps escapes newlines inside strings."""
-    return json.dumps(message, separators=(",", ":"), ensure_ascii=False)
+    """Compact JSON on one line: json.dumps escapes newlines inside strings. Text that has no
+    UTF-8 form (a lone surrogate, as in a request id sent as ``"\\ud800"`` and echoed back) is
+    written as JSON escapes, so every answer can be sent."""
+    text = json.dumps(message, separators=(",", ":"), ensure_ascii=False)
+    if storable.has_lone_surrogate(text):
+        return json.dumps(message, separators=(",", ":"))
+    return text
 
 
 def _reject_constant(name: str) -> Any:
@@ -162,6 +174,31 @@ def check_request(message: Any, id_ok: Callable[[Any], bool] = spec_id) -> Messa
     if not isinstance(message.get("params", {}), dict | list | None):
         raise RpcError(INVALID_REQUEST, "Invalid Request: params must be an object or an array")
     return message
+
+
+_DOOR = "jsonrpc_door"
+View = TypeVar("View", bound=Callable[..., Any])
+
+
+def door(view: View) -> View:
+    """Marks a web view whose body is JSON-RPC: the web layer's checks of request bodies
+    (``app.web.limits``) leave it to the door, which refuses bad params in JSON-RPC."""
+    setattr(view, _DOOR, True)
+    return view
+
+
+def is_door(view: Any) -> bool:
+    return getattr(view, _DOOR, False) is True
+
+
+def check_text(params: Any) -> None:
+    """RpcError(-32602) naming each string in ``params`` that no database can store (a NUL
+    character, a lone surrogate: ``app.core.storable``), so such a request is refused at the
+    door, the same way at every door, instead of failing in whatever stores or looks it up."""
+    found = storable.problems(params)
+    if found:
+        raise RpcError(INVALID_PARAMS, f"Invalid params: {storable.describe(found)}",
+                       {"param": found[0].field, "errors": [p.as_error() for p in found]})
 
 
 def requests_of(payload: Any) -> tuple[list[Any], bool]:

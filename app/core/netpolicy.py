@@ -19,7 +19,8 @@ URLs the app may call. Standard library only, so ``bin/serve`` can import it che
   is the word ``loopback``, a host (``revit.lan``, ``[::1]``), a host and port
   (``revit.lan:5210``) or an origin (``https://revit.lan:5210``). Hosts are compared as
   written, never resolved: an allow-listed name is the operator's choice, and any other name
-  is refused before a connection is made.
+  is refused before a connection is made. A refusal names the setting to change, never the
+  entries of the list.
 - ``is_public_address(address)``: whether an address is one the app may call for a URL it did
   not choose (a client's metadata document): globally reachable by IANA's special-purpose
   registries (IPv4 and IPv6, multicast and the deprecated ranges included), and for an IPv6
@@ -177,9 +178,11 @@ def check_url(url: str, entries: Iterable[str], setting: str) -> Target:
     """The target of ``url`` when ``setting``'s allow-list ``entries`` admits it, else Refused."""
     where = target(url)
     if not allowed(where, entries):
-        listed = ", ".join(parse_allow_list(entries)) or "empty"
+        # The list itself is the operator's business: the refusal names the setting, never
+        # its entries (which would map the hosts this server may reach).
         host = f"[{where.host}]" if ":" in where.host else where.host
-        raise Refused(f"host '{host}:{where.port}' is not allowed ({setting}: {listed})")
+        raise Refused(f"host '{host}:{where.port}' is not allowed: this server's operator "
+                      f"allows a host by adding it to {setting}")
     return where
 
 

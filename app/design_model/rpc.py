@@ -8,14 +8,16 @@ the HTTP form: parse errors, batches and notifications, framed by ``app.core.jso
 The framing is the core's rather than jsonrpcserver's: its jsonschema validator answers a whole
 batch with one -32600 when one item is bad, refuses any member it does not know, and costs more
 than the call itself (see bench/jsonrpc_dispatch.py). So every request is checked by
-``app.core.jsonrpc.check_request`` and then handed to ``jsonrpcserver.dispatch_to_response``
-with its validator off; jsonrpcserver looks the method up, binds the named params and passes
-the call's context (``_Call``) first. Methods answer ``Success`` or ``Error``, never raise, so
-no exception text reaches the wire. Seed 001's messages are kept: an unknown method is
-"Unknown method: X", followed by the method names (``_Table.__missing__``; also in
-``data.methods``), and positional params are -32602 with ``data.param``. Before a method
-runs, its params are checked against its declaration (``validate``): a refusal lists every
-problem in ``data.errors``. ``rpc.discover`` answers the catalog (``catalog``, OpenRPC).
+``app.core.jsonrpc.check_request`` (and its params by ``check_text``: a NUL character is
+-32602 naming the param on both databases) and then handed to
+``jsonrpcserver.dispatch_to_response`` with its validator off; jsonrpcserver looks the method
+up, binds the named params and passes the call's context (``_Call``) first. Methods answer
+``Success`` or ``Error``, never raise, so no exception text reaches the wire. Seed 001's
+messages are kept: an unknown method is "Unknown method: X", followed by the method names
+(``_Table.__missing__``; also in ``data.methods``), and positional params are -32602 with
+``data.param``. Before a method runs, its params are checked against its declaration
+(``validate``): a refusal lists every problem in ``data.errors``. ``rpc.discover`` answers
+the catalog (``catalog``, OpenRPC).
 
 Transactions: a call that wrote commits before it answers; a call that failed after writing
 rolls back. A read-only call leaves the session alone, so an in-process caller's own pending
@@ -194,7 +196,9 @@ def handle(payload: Any, via: str = "inproc",
     started = time.perf_counter()
     method = payload.get("method") if isinstance(payload, dict) else None
     try:
-        response = dispatch(jsonrpc.check_request(payload), identity)
+        checked = jsonrpc.check_request(payload)
+        jsonrpc.check_text(checked.get("params"))  # before any method looks a string up
+        response = dispatch(checked, identity)
     except RpcError as exc:
         response = jsonrpc.error(jsonrpc.readable_id(payload), exc)
     error = response.get("error")

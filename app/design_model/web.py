@@ -46,6 +46,7 @@ def rpc_response(body: str) -> Response:
 
 
 @bp.post("/rpc")
+@jsonrpc.door
 def rpc_endpoint() -> Response:
     identity = _identity()
     if identity is None or identity.via == "session":

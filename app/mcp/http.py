@@ -372,6 +372,7 @@ def _body() -> bytes:
 
 
 @bp.post("/mcp")
+@jsonrpc.door
 def post() -> Response:
     refusal, identity = _gate()
     if refusal is not None:

@@ -22,7 +22,7 @@ import time
 from collections.abc import Callable, Iterable
 from typing import Any
 
-from app.core import authorization, jsonrpc
+from app.core import authorization, jsonrpc, storable
 from app.core.identity import Identity, act_as
 from app.core.jsonrpc import INVALID_PARAMS, INVALID_REQUEST, RpcError
 from app.mcp import modern, mrtr, negotiate, plain_schema, skills, tasks
@@ -190,6 +190,10 @@ class McpServer:
         method, params, request_id = message["method"], message.get("params", {}), message["id"]
         if params is None:
             params = {}
+        try:  # text no database stores: refused here for every method (tool arguments: below)
+            jsonrpc.check_text(_without_arguments(method, params))
+        except RpcError as exc:
+            return jsonrpc.error(request_id, exc)
         if stateless or (stateless is None and modern.is_modern(message)):
             # stdio keeps its id so notifications/cancelled still finds the call.
             sid, transport = ((session.id, session.transport) if session is not None
@@ -346,6 +350,10 @@ class McpServer:
         if refused is not None:
             return error_result(f"{refused.kind} ({refused.http_status}): {refused.message}",
                                 {"error": refused.data()}).to_dict()
+        unstorable = storable.problems(args)
+        if unstorable:  # input the tool cannot take: a tool error naming the argument (MCP)
+            return error_result(f"Invalid arguments for {name}: "
+                                + storable.describe(unstorable)).to_dict()
         problems = self.validators.errors(tool.input_schema, args)
         if problems:
             return error_result(f"Invalid arguments for {name}: " + "; ".join(problems)).to_dict()
@@ -559,6 +567,13 @@ class McpServer:
         out: dict[str, Any] = {"values": values[:100], "total": len(values),
                                "hasMore": len(values) > 100}
         return {"completion": out}
+
+
+def _without_arguments(method: str, params: Any) -> Any:
+    """The params ``check_text`` reads: a tool call's arguments are its tool's to refuse."""
+    if method == "tools/call" and isinstance(params, dict) and "arguments" in params:
+        return {key: value for key, value in params.items() if key != "arguments"}
+    return params
 
 
 def _not_found(ctx: ToolContext, uri: str, why: str | None = None) -> RpcError:

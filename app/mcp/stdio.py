@@ -7,7 +7,13 @@ thread as soon as the process starts, and the token is checked right after it lo
 fails the handshake with a JSON-RPC error naming the problem (``-32001``, ``data.reason``
 unknown, revoked or expired), and the process then exits with code 2. ``ping`` is answered
 without waiting. Requests run on worker threads so ``notifications/cancelled`` and the client's
-answers to elicitation/sampling are read while a tool runs. EOF or SIGTERM ends the process.
+answers to elicitation/sampling are read while a tool runs.
+
+End of input ends the session, not the work: every request read before it is answered (in the
+order they run; a cancelled one, as always, is not), then the process exits with 0. A call
+that waits on the client (elicitation, sampling, roots) fails at once from then on, since no
+answer can come. SIGTERM ends the process sooner: the call running finishes, queued ones do
+not start.
 
 Both eras on one process: ``initialize`` starts a 2025 session; a request whose ``_meta``
 names 2026-07-28 (first of all the ``server/discover`` probe of a modern client) is served
@@ -97,6 +103,7 @@ class StdioTransport:
         self._start_error: TokenError | AppStartError | None = None
         self._write_lock = threading.Lock()
         self._pending: dict[str, _Pending] = {}
+        self._input_closed = threading.Event()  # EOF: the client can answer nothing more
         # Request ids submitted to the worker and not finished, and those cancelled before
         # their turn came (so they are skipped, not answered).
         self._queued: set[Any] = set()
@@ -128,6 +135,9 @@ class StdioTransport:
 
     def request(self, method: str, params: dict[str, Any], ctx: ToolContext,
                 timeout: float) -> dict[str, Any]:
+        gone = f"the client closed its input: it cannot answer {method}"
+        if self._input_closed.is_set():
+            raise ClientRequestFailed(gone)
         request_id = f"srv-{next(self._ids)}"
         pending = self._pending[request_id] = _Pending()
         try:
@@ -135,6 +145,8 @@ class StdioTransport:
             deadline = time.monotonic() + timeout
             while not pending.done.wait(0.05):
                 ctx.check_cancelled()
+                if self._input_closed.is_set():
+                    raise ClientRequestFailed(gone)
                 if time.monotonic() > deadline:
                     raise ClientRequestFailed(f"the client did not answer {method} in time")
         finally:
@@ -393,13 +405,18 @@ class StdioTransport:
 
     def run(self) -> int:
         self.start()  # load the app while the client starts up: the handshake needs it
+        drain = False  # at end of input, every request read is still answered
         try:
             while True:
                 line = self.read_line()
                 if line is None:
+                    drain = True
+                    self._input_closed.set()
                     break
                 if line == b"":
                     if self.stdin.closed:
+                        drain = True
+                        self._input_closed.set()
                         break
                     self.write(jsonrpc.error(None, RpcError(
                         INVALID_REQUEST, f"Invalid Request: message larger than "
@@ -420,8 +437,10 @@ class StdioTransport:
             print(f"mcp-server: {exc}", file=sys.stderr, flush=True)
             return 3
         finally:
-            # Let running calls finish briefly; a client that closed stdin is done with us.
-            self._pool.shutdown(wait=True, cancel_futures=True)
+            # After end of input the queued requests run and are answered; on SIGTERM or a
+            # failed start only the running one finishes.
+            self._input_closed.set()
+            self._pool.shutdown(wait=True, cancel_futures=not drain)
         return 0
 
 

@@ -97,9 +97,7 @@ def check_url(url: str) -> str:
     try:
         netpolicy.check_url(url, settings.get_list("WEBHOOKS_ALLOW"), "WEBHOOKS_ALLOW")
     except netpolicy.Refused as exc:
-        raise invalid_param("url", f"is refused: {exc.message}. Webhooks may only call hosts "
-                                   "on the server's WEBHOOKS_ALLOW list; ask its operator") \
-            from None
+        raise invalid_param("url", f"is refused: {exc.message}") from None
     return url
 
 

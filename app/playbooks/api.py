@@ -21,7 +21,8 @@ per request, from the method's effect (a refused one answers its JSON-RPC error,
 still run).
 Errors are JSON with honest codes; /rpc answers JSON-RPC errors (HTTP 200) as the seed's
 upstream does. A body or request that is not JSON-RPC 2.0 is answered here with the standard
-codes of ``app.core.jsonrpc`` (-32700, -32600) and never reaches the upstream or a capture.
+codes of ``app.core.jsonrpc`` (-32700, -32600), and params holding text no database stores
+(a NUL character) are -32602 naming the param: neither reaches the upstream or a capture.
 """
 
 from __future__ import annotations
@@ -38,6 +39,7 @@ from app.playbooks import service, settings, teach
 from app.playbooks.recipe import method_effect
 from app.playbooks.replay import replay
 from app.services.errors import DomainError, Invalid, Unauthorized
+from app.web import limits
 
 bp = Blueprint("playbooks_api", __name__)
 # These views read only the caller's identity (a replay's steps load the person in their own
@@ -118,6 +120,7 @@ def _body() -> bytes:
 
 
 @bp.post("/rpc")
+@jsonrpc.door
 def rpc() -> Response:
     identity, _owner = caller()
     owner = teach.recording_keys(identity) if identity is not None else [teach.LOCAL]
@@ -130,6 +133,7 @@ def _one(payload: Any, owner: list[str], identity: Identity | None) -> dict[str,
     malformed or refused one is answered here and never reaches the upstream or the capture."""
     try:
         jsonrpc.check_request(payload)
+        jsonrpc.check_text(payload.get("params"))  # neither forwarded nor captured
     except jsonrpc.RpcError as exc:
         return jsonrpc.error(jsonrpc.readable_id(payload), exc)
     refused = authorization.refusal(identity, method_effect(payload["method"]),
@@ -165,6 +169,7 @@ def replay_endpoint() -> Response:
                       "(in a shell, quote it whole so its own quotes reach the server: "
                       "-d '{\"SessionId\": \"my-session\", \"DryRun\": true}')",
                       errors=[{"param": "(body)", "message": "must be a JSON object"}])
+    limits.refuse_unstorable(body)  # (a JSON body sent as a form passed the web layer's check)
     dry_run = _field(body, "DryRun")
     args = _field(body, "Args") or {}
     if dry_run is not None and not isinstance(dry_run, bool):

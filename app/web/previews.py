@@ -31,9 +31,6 @@ def _text() -> str:
     if len(value) > notes.TEXT_MAX:
         raise Invalid("the text is too long to preview",
                       errors=[{"param": "text", "message": f"at most {notes.TEXT_MAX} characters"}])
-    if "\x00" in value:
-        raise Invalid("the text holds a NUL character",
-                      errors=[{"param": "text", "message": "must not contain NUL characters"}])
     return value
 
 

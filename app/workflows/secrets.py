@@ -51,8 +51,9 @@ def _provider() -> Callable[[str], str | None]:
 def get(name: str) -> str:
     names = allowed()
     if name not in names:
-        raise SecretError(f"secret '{name}' is not allowed (WORKFLOWS_SECRETS: "
-                          f"{', '.join(names) or 'empty'})")
+        # (the allow-list itself is the operator's: named, never listed)
+        raise SecretError(f"secret '{name}' is not allowed: this server's operator allows a "
+                          f"secret by adding its name to WORKFLOWS_SECRETS")
     value = _provider()(name)
     if not value:
         raise SecretError(f"secret '{name}' is not set")

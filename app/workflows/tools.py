@@ -491,8 +491,8 @@ def find_function(name: str) -> Any:
     allowed = [m.strip() for m in settings.get("WORKFLOWS_PYTHON_MODULES").split(",")
                if m.strip()]
     if module_name not in allowed:
-        raise StepError(f"module '{module_name}' is not allowed (WORKFLOWS_PYTHON_MODULES: "
-                        f"{', '.join(allowed) or 'empty'})")
+        raise StepError(f"module '{module_name}' is not allowed: this server's operator "
+                        f"allows a module by adding it to WORKFLOWS_PYTHON_MODULES")
     if attribute.startswith("_"):
         raise StepError(f"'{attribute}' is private")
     function = getattr(importlib.import_module(module_name), attribute, None)

@@ -17,6 +17,7 @@ HOSTILE_TEXT = st.sampled_from([
     "", " ", "\x00", "\ud7ff\ue000", "<script>alert(1)</script>", "' OR 1=1 --", "../../etc",
     "{{7*7}}", "%s%n", "\u202e", "x" * 5000, "9" * 400, "-1", "1e309", "NaN", "null", "true",
     "2026-02-30T25:61:00", "P1Y", "-7d", "999999999999d", "read,admin", "[]", "{}",
+    "\ud800", "x\udfffy",  # lone surrogates: JSON can carry them, UTF-8 (and so SQL) cannot
 ])
 SCALARS = (st.none() | st.booleans() | st.integers(-2**70, 2**70)
            | st.floats(allow_nan=True, allow_infinity=True) | st.text(max_size=40) | HOSTILE_TEXT)
@@ -42,9 +43,15 @@ def cells(seeded: matrix.Studio, client: Any, headers: dict[str, str]
     return found
 
 
-# Appended to a valid value: each once broke something somewhere (NUL: PostgreSQL text).
-SPIKES = ("\x00", "\u202e", "'\"", "<script>", "{{x}}", "\r\n", "\ud800".encode(
-    "utf-8", "surrogatepass").decode("utf-8", "replace"))
+# Appended to a valid value: each once broke something somewhere (NUL: PostgreSQL text; a lone
+# surrogate: the driver's UTF-8, on both databases).
+SPIKES = ("\x00", "\u202e", "'\"", "<script>", "{{x}}", "\r\n", "\ud800")
+
+
+def in_a_form(value: Any) -> str:
+    """A form field's text: a form is UTF-8, which has no lone surrogates."""
+    text = value if isinstance(value, str) else json.dumps(value)
+    return text.encode("utf-8", "surrogatepass").decode("utf-8", "replace")
 
 
 def spiked(value: Any) -> st.SearchStrategy[Any]:
@@ -73,7 +80,7 @@ def requests(draw: Any, targets: list[tuple[str, str, dict[str, Any]]]
                                        max_size=1)))
     kind = draw(st.sampled_from(["json", "json", "form", "raw"]))
     if kind == "form":
-        params = {k: v if isinstance(v, str) else json.dumps(v) for k, v in params.items()}
+        params = {k: in_a_form(v) for k, v in params.items()}
     payload: Any = params if kind != "raw" else draw(st.binary(max_size=200) | st.just(
         b'{"a": ' * 300))
     return f"{path}/actions/{action}", kind, payload

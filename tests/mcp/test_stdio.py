@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import http.server
 import json
 import queue
 import signal
@@ -147,6 +148,91 @@ def test_a_cancelled_call_is_not_run_or_answered(app: Flask, studio) -> None:  #
     assert server.close() == 0
     team = studio.get("/studios/team").get_data(as_text=True)
     assert "kept" in team and "cancelled" not in team
+
+
+def _answers_to(app: Flask, token: str, lines: list[dict[str, Any] | bytes],
+                **env: str) -> tuple[dict[Any, dict[str, Any]], int]:
+    """Pipe ``lines`` into bin/mcp-server, close its input, wait for it to exit: (the answers
+    by id, the exit code)."""
+    data = b"".join((line if isinstance(line, bytes) else json.dumps(line).encode()) + b"\n"
+                    for line in lines)
+    done = subprocess.run([sys.executable, str(MCP_SERVER)], input=data, cwd=ROOT,
+                          env=app_env(app, HARMONIC_API_TOKEN=token, **env),
+                          capture_output=True, timeout=120)
+    answers = [json.loads(line) for line in done.stdout.splitlines()]
+    by_id = {answer["id"]: answer for answer in answers if "id" in answer}
+    assert len(by_id) == len(answers), answers  # one answer per request, nothing else
+    return by_id, done.returncode
+
+
+def _tool_call(request_id: int, name: str, **arguments: Any) -> dict[str, Any]:
+    return {"jsonrpc": "2.0", "id": request_id, "method": "tools/call",
+            "params": {"name": name, "arguments": arguments}}
+
+
+def test_every_request_read_before_end_of_input_is_answered(app: Flask, studio) -> None:  # type: ignore[no-untyped-def]
+    # `printf '<initialize>\n<navigate>\n<tools/list>\n<unknown>\n' | bin/mcp-server`: the
+    # requests queued behind the first call used to be dropped when input ended.
+    answers, code = _answers_to(app, studio.token, [
+        {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": INIT},
+        {"jsonrpc": "2.0", "method": "notifications/initialized"},
+        _tool_call(2, "navigate", path="/studios/team"),
+        {"jsonrpc": "2.0", "id": 3, "method": "tools/list"},
+        {"jsonrpc": "2.0", "id": 4, "method": "no/such/method"},
+        # An id with a lone surrogate has no UTF-8 form: answered in JSON escapes.
+        b'{"jsonrpc": "2.0", "id": "\\ud800", "method": "ping"}',
+    ])
+    assert code == 0
+    assert sorted(answers, key=str) == [1, 2, 3, 4, "\ud800"]
+    assert answers[1]["result"]["protocolVersion"] == "2025-11-25"
+    assert not answers[2]["result"].get("isError"), answers[2]
+    assert "Current URL: /studios/team" in answers[2]["result"]["content"][0]["text"]
+    assert "navigate" in {tool["name"] for tool in answers[3]["result"]["tools"]}
+    assert answers[4]["error"]["code"] == -32601
+    assert answers["\ud800"]["result"] == {}
+
+
+class _SlowUpstream(http.server.BaseHTTPRequestHandler):
+    """A JSON-RPC upstream that takes its time over every call but the catalog probe."""
+
+    delay = 2.0
+
+    def do_POST(self) -> None:  # noqa: N802  (the standard library's name)
+        request = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+        if request.get("method") == "rpc.discover":
+            answer: dict[str, Any] = {"error": {"code": -32601, "message": "no catalog"}}
+        else:
+            time.sleep(self.delay)
+            answer = {"result": {"slow": True, "method": request.get("method")}}
+        body = json.dumps({"jsonrpc": "2.0", "id": request.get("id"), **answer}).encode()
+        self.send_response(200)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    def log_message(self, format: str, *args: Any) -> None:
+        pass
+
+
+def test_a_slow_call_in_flight_at_end_of_input_is_still_answered(app: Flask, studio) -> None:  # type: ignore[no-untyped-def]
+    upstream = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _SlowUpstream)
+    threading.Thread(target=upstream.serve_forever, daemon=True).start()
+    try:
+        started = time.monotonic()
+        answers, code = _answers_to(app, studio.token, [
+            {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": INIT},
+            _tool_call(2, "upstream_call", method="get_walls"),
+            {"jsonrpc": "2.0", "id": 3, "method": "tools/list"},  # queued behind the slow call
+            _tool_call(4, "navigate", path="/studios/team"),
+        ], PLAYBOOK_UPSTREAM=f"http://127.0.0.1:{upstream.server_address[1]}")
+    finally:
+        upstream.shutdown()
+    assert code == 0
+    assert sorted(answers) == [1, 2, 3, 4]
+    assert answers[2]["result"]["structuredContent"] == {"slow": True, "method": "get_walls"}
+    assert answers[3]["result"]["tools"] and not answers[4]["result"].get("isError")
+    assert time.monotonic() - started >= _SlowUpstream.delay  # it did wait for the call
 
 
 def test_sigterm_ends_the_server_cleanly(app: Flask, token: str) -> None:

@@ -173,7 +173,22 @@ def test_nothing_is_allowed_by_default(app: Flask, studio) -> None:  # type: ign
     refused = studio.act("/u/alice/settings/webhooks", "create_webhook",
                          url="http://127.0.0.1:9/hook")
     assert refused.status_code == 422
-    assert "WEBHOOKS_ALLOW: empty" in refused.json["error"]["message"]
+    assert refused.json["error"]["errors"] == [{"param": "url", "message": (
+        "is refused: host '127.0.0.1:9' is not allowed: this server's operator allows a host "
+        "by adding it to WEBHOOKS_ALLOW")}]
+
+
+def test_a_refusal_never_discloses_the_allow_list(app: Flask, studio,  # type: ignore[no-untyped-def]
+                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setitem(app.config, "WEBHOOKS_ALLOW",
+                        "hooks.internal.example, 10.20.30.40:8443, https://ci.lan")
+    refused = studio.act("/u/alice/settings/webhooks", "create_webhook",
+                         url="https://elsewhere.example/hook")
+    assert refused.status_code == 422
+    told = refused.get_data(as_text=True)
+    assert "is not allowed" in told and "WEBHOOKS_ALLOW" in told
+    for entry in ("hooks.internal.example", "10.20.30.40", "ci.lan"):
+        assert entry not in told
 
 
 def test_who_hears_what(app: Flask, studio, make_agent, hooks_on, receiver) -> None:  # type: ignore[no-untyped-def]

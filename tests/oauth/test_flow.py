@@ -339,7 +339,9 @@ def test_hostile_requests_get_clear_errors(client: FlaskClient, person: str) -> 
                   authorize_query("ftp://example.com/c.json", challenge),
                   authorize_query("\x00", challenge)):
         response = client.get(query)
-        assert response.status_code == 400, (query[:80], response.status_code)
+        # A NUL character is refused app-wide before any view, naming the field (422).
+        assert response.status_code == (422 if "%00" in query else 400), (query[:80],
+                                                                         response.status_code)
         assert "Location" not in response.headers
     for form in ({}, {"grant_type": "authorization_code"}, {"grant_type": "password"},
                  {"grant_type": "refresh_token", "refresh_token": "x", "client_id": "nope"},
@@ -347,12 +349,14 @@ def test_hostile_requests_get_clear_errors(client: FlaskClient, person: str) -> 
                  {"grant_type": "authorization_code", "client_id": "\x00", "code": "\x00"},
                  {"grant_type": "refresh_token", "client_id": "\x00", "refresh_token": "\x00"}):
         response = client.post("/oauth/token", data=form)
-        assert response.status_code in (400, 401), (form, response.status_code)
-        # A NUL character is refused app-wide before any view (app.web.limits).
-        assert any("\x00" in v for v in form.values()) or "error" in response.get_json()
+        # A NUL character is refused app-wide before any view (app.web.limits): 422.
+        nul = any("\x00" in v for v in form.values())
+        assert response.status_code in ((422,) if nul else (400, 401)), (form,
+                                                                         response.status_code)
+        assert nul or "error" in response.get_json()
     for body in ("not json", "[]", '{"redirect_uris": "x"}'):
         response = client.post("/oauth/register", data=body, content_type="application/json")
         assert response.status_code == 400, (body, response.status_code)
     for token in ("nothing", "\x00"):
         assert client.post("/oauth/revoke", data={"token": token, "client_id": "nope"}
-                           ).status_code in (400, 401)
+                           ).status_code in ((422,) if "\x00" in token else (400, 401))

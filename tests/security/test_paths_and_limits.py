@@ -152,4 +152,7 @@ def test_nul_characters_in_paths_and_forms_are_refused(app: Flask, client, make_
     for form in ({"login": "carol\x00", "password": "x"}, {"login": "carol", "password": "\x00"}):
         response = client.post("/login", data={**form, "csrf_token": csrf},
                                headers={"Accept": "application/json"})
-        assert response.status_code == 400, (form, response.status_code)
+        assert response.status_code == 422, (form, response.status_code)
+        assert response.json["error"]["errors"] == [
+            {"param": next(k for k, v in form.items() if "\x00" in v),
+             "message": "must not contain NUL characters"}]

@@ -158,3 +158,28 @@ def test_workflow_http_tools_refuse_hosts_off_the_allow_list(app: Flask, monkeyp
                               "https://127.0.0.1:5210.evil.example/"]:
             ok, why = host_allowed(url)
             assert not ok and why, url
+
+
+def test_a_refusal_names_the_setting_never_the_allow_list(app: Flask, studio, demo,  # type: ignore[no-untyped-def]
+                                                          monkeypatch) -> None:
+    # Each door's refusal used to end with the whole list ("(SETTING: a, b, c)"): a map of
+    # the hosts this server may reach, told to whoever asked for another one.
+    from app.design_model.settings import CONFIG_KEY, Settings
+
+    entries = ("revit.lan", "10.9.9.9:5210", "https://ci.lan")
+    monkeypatch.setitem(app.config, CONFIG_KEY, Settings(allowed_upstreams=entries))
+    monkeypatch.setitem(app.config, "PLAYBOOK_UPSTREAMS", ",".join(entries))
+    monkeypatch.setitem(app.config, "PLAYBOOK_UPSTREAM", "http://10.0.0.8:5210")
+    monkeypatch.setitem(app.config, "WORKFLOWS_HTTP_ALLOW", ",".join(entries))
+    told = {
+        "HARMONIC_DESIGN_UPSTREAMS": design_rpc(studio, revitBaseUrl="http://10.0.0.8:5210")
+        ["error"]["message"],
+        "PLAYBOOK_UPSTREAMS": studio.post("/rpc", json={
+            "jsonrpc": "2.0", "id": 1, "method": "get_walls"}).get_json()["error"]["message"],
+    }
+    with app.app_context():
+        told["WORKFLOWS_HTTP_ALLOW"] = host_allowed("http://10.0.0.8:5210/x")[1]
+    for setting, message in told.items():
+        assert "host '10.0.0.8:5210' is not allowed: this server's operator allows a host by " \
+               f"adding it to {setting}" in message, message
+        assert not any(host in message for host in ("revit.lan", "10.9.9.9", "ci.lan")), message

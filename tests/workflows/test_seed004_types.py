@@ -177,6 +177,7 @@ def test_python_tools_call_registered_functions_only(
     refused = run_function("tests.workflows.functions:word_count")
     assert refused["status"] == "failed"
     assert "module 'tests.workflows.functions' is not allowed" in refused["error"]
+    assert "WORKFLOWS_PYTHON_MODULES" in refused["error"]
     monkeypatch.setitem(app.config, "WORKFLOWS_PYTHON_MODULES", "tests.workflows.functions")
     ok = run_function("tests.workflows.functions:word_count")
     assert ok["status"] == "succeeded", ok["error"]
