@@ -40,8 +40,6 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("HARMONIC_ACCESS_LOG", "-", "bin/serve's access log: a file, '-' (stdout) or 'off'"),
     Setting("HARMONIC_DB_POOL_SIZE", "5", "database connections each process keeps open"),
     Setting("HARMONIC_DB_MAX_OVERFLOW", "10", "extra connections a process may open at peaks"),
-    Setting("HARMONIC_DB_READERS", "4", "connections a process may open beside its pool for the "
-                                        "MCP session read of every call (0: through the pool)"),
     Setting("HARMONIC_MAX_BODY", str(1024 * 1024), "largest accepted request body, in bytes"),
     Setting("HARMONIC_RATE_LIMIT", "12000",
             "requests per minute per API token (0 turns this tier off)"),
@@ -67,10 +65,6 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("HARMONIC_TOKEN_CACHE_SECONDS", "1",
             "seconds a process may reuse a resolved API token (0 to 1; 0 reads it every time): "
             "a revocation reaches every process within this time"),
-    Setting("HARMONIC_SESSION_CACHE_SECONDS", "1",
-            "seconds a process may use its copy of a 2025-11-25 MCP session's row on SQLite "
-            "(0 to 1; 0 reads it every call): a change through another process is seen at "
-            "once, one that tells no process within this time"),
     Setting("HARMONIC_MCP_AUTH", "on", "'off' disables the /mcp token (loopback binds only)"),
     Setting("HARMONIC_ALLOWED_ORIGINS", "", "extra Origin values accepted by /mcp (comma list)"),
     Setting("HARMONIC_ALLOWED_HOSTS", "", "extra Host values accepted by /mcp (comma list)"),
@@ -140,11 +134,6 @@ def build_config(instance_path: str, overrides: dict | None = None) -> dict:
         "HARMONIC_TOKEN_CACHE_SECONDS": copy_seconds(
             "HARMONIC_TOKEN_CACHE_SECONDS", env("HARMONIC_TOKEN_CACHE_SECONDS"),
             "a revoked token must stop working everywhere within a second"),
-        "HARMONIC_SESSION_CACHE_SECONDS": copy_seconds(
-            "HARMONIC_SESSION_CACHE_SECONDS", env("HARMONIC_SESSION_CACHE_SECONDS"),
-            "a session's row changed without a word to the others must be seen everywhere "
-            "within a second"),
-        "HARMONIC_DB_READERS": whole_number("HARMONIC_DB_READERS", 4),
         "HARMONIC_HOST": env("HOST"),
         "HARMONIC_ALLOWED_ORIGINS": _split(env("HARMONIC_ALLOWED_ORIGINS")),
         "HARMONIC_ALLOWED_HOSTS": _split(env("HARMONIC_ALLOWED_HOSTS")),

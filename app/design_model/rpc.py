@@ -28,6 +28,7 @@ import json
 import logging
 import time
 from collections.abc import Callable
+from contextlib import nullcontext
 from dataclasses import dataclass
 from typing import Any, cast
 
@@ -38,6 +39,7 @@ from sqlalchemy.exc import IntegrityError, OperationalError, SQLAlchemyError
 from sqlalchemy.orm.exc import StaleDataError
 
 from app.core import jsonrpc
+from app.db import writing
 from app.design_model import (
     calllog,
     catalog,
@@ -80,9 +82,10 @@ def _call(method: str, handler: Handler, params: dict[str, Any]) -> dict[str, An
     ctx = Ctx(model=conf.model, session=db.session(), allowed_upstreams=conf.allowed_upstreams,
               upstream_timeout=conf.upstream_timeout)
     try:
-        result = handler(ctx, Params(params))
-        if ctx.wrote:
-            db.session.commit()
+        with writing() if EFFECTS[method].writes else nullcontext():
+            result = handler(ctx, Params(params))
+            if ctx.wrote:
+                db.session.commit()
         return result
     except RpcError:
         if ctx.wrote:

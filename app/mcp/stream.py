@@ -34,7 +34,6 @@ from sqlalchemy import CursorResult, select, update
 from app.core import feed
 from app.core.identity import Identity, bearer_token, identity_from_token
 from app.extensions import db
-from app.mcp import kept_sessions
 from app.models.changes import ChangeEvent
 from app.models.mcp import McpSession
 
@@ -274,7 +273,6 @@ class StreamApp:
             db.session.commit()
             if not moved.rowcount:
                 return []
-            kept_sessions.changed(session_id)
             return [(r.id, r.uri) for r in rows]
 
 

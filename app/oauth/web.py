@@ -28,6 +28,7 @@ from flask import (
 from flask_login import current_user
 
 from app.core import resource
+from app.db import writing
 from app.extensions import csrf, db
 from app.oauth import server as oauth_server
 from app.oauth import store
@@ -93,6 +94,7 @@ def server_metadata() -> Response:
 
 @bp.route("/oauth/token", methods=["POST", "OPTIONS"])
 @csrf.exempt
+@writing()
 def token() -> Response:
     if request.method == "OPTIONS":
         return _cors(Response(status=204))
@@ -101,6 +103,7 @@ def token() -> Response:
 
 @bp.route("/oauth/register", methods=["POST", "OPTIONS"])
 @csrf.exempt
+@writing()
 def register() -> Response:
     if request.method == "OPTIONS":
         return _cors(Response(status=204))
@@ -109,6 +112,7 @@ def register() -> Response:
 
 @bp.route("/oauth/revoke", methods=["POST", "OPTIONS"])
 @csrf.exempt
+@writing()
 def revoke() -> Response:
     if request.method == "OPTIONS":
         return _cors(Response(status=204))
@@ -148,6 +152,7 @@ def _logo(client: oauth_server.Client) -> str | None:
 
 
 @bp.route("/oauth/authorize", methods=["GET", "POST"])
+@writing()  # a code is written whenever consent is given, now or remembered
 def authorize() -> Any:
     try:
         grant = _server().get_consent_grant(end_user=None)

@@ -37,8 +37,8 @@ from sqlalchemy import bindparam, select
 
 from app.core import changes
 from app.core.identity import Identity
+from app.db import read, rows_of, writing
 from app.extensions import db
-from app.models import plain_reads
 from app.models.base import utcnow
 from app.models.playbooks import Playbook
 from app.playbooks import capture, names, settings, upstream
@@ -135,17 +135,18 @@ def _active_session(owners: list[str] | str) -> str | None:
     """The session id of ``active(owners)``, without loading the playbook."""
     expire_idle()
     keys = _keys(owners)
-    # Plain columns on the driver's cursor (app.models.plain_reads), on every proxied call:
-    # fixed parameters (the last key repeated) rather than an expanding IN, which Core runs.
+    # Plain columns, on every proxied call: fixed parameters (the last key repeated) rather
+    # than an expanding IN, so the statement's SQL is the same from call to call.
     if 0 < len(keys) <= _FIXED_KEYS:
         padded = {f"k{i}": keys[min(i, len(keys) - 1)] for i in range(_FIXED_KEYS)}
-        found = plain_reads.execute(_TEACHING_SESSION_FIXED, padded).all()
+        found = read(rows_of(_TEACHING_SESSION_FIXED, padded))
     else:
-        found = plain_reads.execute(_TEACHING_SESSION, {"keys": keys}).all()
+        found = read(rows_of(_TEACHING_SESSION, {"keys": keys}))
     row = _first(keys, found)
     return row.session_id if row is not None else None
 
 
+@writing()
 def start(owner: str, user_id: uuid.UUID | None, raw_name: str | None
           ) -> tuple[Playbook, str | None]:
     """Begin teaching; an owner already teaching has that session stopped first."""
@@ -228,6 +229,7 @@ def upstream_version(conf: settings.Settings) -> str | None:
     return (f"{server} {value}" if isinstance(server, str) else str(value))[:120]
 
 
+@writing()
 def stop_playbook(playbook: Playbook) -> int:
     created = playbook.created_at.replace(microsecond=0).isoformat()
     try:
