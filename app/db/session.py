@@ -44,7 +44,6 @@ _WRITING = "harmonic.writing"  # Session.info: a ``writing`` block is open
 _BEGUN_ON = "harmonic.begun_on"  # Session.info: (engine, reading) of the open transaction
 
 _READING_ENGINES: dict[Engine, Engine] = {}  # an engine -> the same in autocommit
-_READING: set[Engine] = set()  # those in autocommit
 
 
 class WriteOutsideBlock(RuntimeError):
@@ -52,12 +51,14 @@ class WriteOutsideBlock(RuntimeError):
 
 
 def reading_engine(engine: Engine) -> Engine:
-    """``engine`` with its connections in autocommit (sharing its pool)."""
+    """``engine`` with its connections in autocommit (sharing its pool). SQLite's driver
+    already reads without a transaction (it begins one before a change only), so there the
+    engine is its own: switching every connection to autocommit and back cost a statement
+    each way."""
     found = _READING_ENGINES.get(engine)
     if found is None:
-        found = _READING_ENGINES[engine] = engine.execution_options(
-            isolation_level="AUTOCOMMIT")
-        _READING.add(found)
+        found = _READING_ENGINES[engine] = engine if engine.dialect.name == "sqlite" else \
+            engine.execution_options(isolation_level="AUTOCOMMIT")
     return found
 
 
@@ -97,8 +98,8 @@ def _reads_alone_now(session: Session) -> bool:
 
 @event.listens_for(DataSession, "after_begin")
 def _begun(session: Session, transaction: SessionTransaction, connection: Connection) -> None:
-    if _BEGUN_ON not in session.info:
-        session.info[_BEGUN_ON] = (connection.engine, connection.engine in _READING)
+    if _BEGUN_ON not in session.info:  # as get_bind chose a moment ago
+        session.info[_BEGUN_ON] = (connection.engine, reads_alone(session))
 
 
 @event.listens_for(DataSession, "after_transaction_end")
