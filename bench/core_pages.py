@@ -179,11 +179,14 @@ def page_sql(app: Any, token: str, path: str, accept: str) -> list[tuple[str, An
 
     with app.app_context():
         engine = db.engine
+    pipelined = app.config.get("HARMONIC_DB_PIPELINE", True)
+    app.config["HARMONIC_DB_PIPELINE"] = False  # each statement through the event, once
     event.listen(engine, "before_cursor_execute", keep)
     try:
         assert client.get(path, headers=headers).status_code == 200
     finally:
         event.remove(engine, "before_cursor_execute", keep)
+        app.config["HARMONIC_DB_PIPELINE"] = pipelined
     return sent
 
 

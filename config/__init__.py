@@ -62,9 +62,10 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("HARMONIC_STREAM_KEEPALIVE", "15", "seconds between keep-alive comments on a stream"),
     Setting("HARMONIC_STREAMS_PER_TOKEN", "8",
             "open GET /mcp streams a token may hold in one stream process (0: no bound)"),
-    Setting("HARMONIC_TOKEN_CACHE_SECONDS", "1",
-            "seconds a process may reuse a resolved API token (0 to 1; 0 reads it every time): "
-            "a revocation reaches every process within this time"),
+    Setting("HARMONIC_TOKEN_CACHE_SECONDS", "60",
+            "seconds a process may reuse a resolved API token (0 to 3600; 0 reads it every "
+            "time); a revocation through the app reaches every process at once (the change "
+            "feed), one made by hand in the database within this time"),
     Setting("HARMONIC_MCP_AUTH", "on", "'off' disables the /mcp token (loopback binds only)"),
     Setting("HARMONIC_ALLOWED_ORIGINS", "", "extra Origin values accepted by /mcp (comma list)"),
     Setting("HARMONIC_ALLOWED_HOSTS", "", "extra Host values accepted by /mcp (comma list)"),
@@ -133,7 +134,7 @@ def build_config(instance_path: str, overrides: dict | None = None) -> dict:
         "HARMONIC_MCP_AUTH": (env("HARMONIC_MCP_AUTH") or "on").lower() != "off",
         "HARMONIC_TOKEN_CACHE_SECONDS": copy_seconds(
             "HARMONIC_TOKEN_CACHE_SECONDS", env("HARMONIC_TOKEN_CACHE_SECONDS"),
-            "a revoked token must stop working everywhere within a second"),
+            "a token changed by hand in the database must be honoured within the hour"),
         "HARMONIC_HOST": env("HOST"),
         "HARMONIC_ALLOWED_ORIGINS": _split(env("HARMONIC_ALLOWED_ORIGINS")),
         "HARMONIC_ALLOWED_HOSTS": _split(env("HARMONIC_ALLOWED_HOSTS")),
@@ -177,16 +178,17 @@ def whole_number(name: str, default: int) -> int:
 
 
 def copy_seconds(name: str, value: str | None, promise: str) -> float:
-    """How long a process may reuse its copy of something another process may change (a
-    resolved token, a session's row): 0 to 1 second, so that a change made elsewhere is
-    honoured within a second (``promise`` says what must stop, for the error)."""
-    raw = (value or "1").strip()
+    """How long a process may keep its copy of a row that a change made without the app (by
+    hand in the database) would not tell it about: 0 to 3600 seconds, 60 by default (changes
+    made through the app reach every process through the change feed at once; ``promise``
+    says what the bound is for, for the error)."""
+    raw = (value or "60").strip()
     try:
         seconds = float(raw)
     except ValueError:
         raise SettingError(f"{name} must be a number of seconds, not {raw!r}") from None
-    if not 0 <= seconds <= 1:
-        raise SettingError(f"{name} must be between 0 and 1, not {raw!r}: {promise}")
+    if not 0 <= seconds <= 3600:
+        raise SettingError(f"{name} must be between 0 and 3600, not {raw!r}: {promise}")
     return seconds
 
 

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import logging
 import threading
+import time
 from collections.abc import Callable
 from typing import Any
 
@@ -55,6 +56,17 @@ class Relay:
         self._thread: threading.Thread | None = None
         self._advance_hooks: list[Callable[[], None]] = []
         self.postgres = False
+        self.caught_up_at = 0.0  # time.monotonic() of the last read of the outbox
+
+    def fresh(self) -> bool:
+        """Whether every change committed elsewhere more than a moment ago has reached this
+        process: PostgreSQL's relay is listening (a commit's notification wakes it), SQLite's
+        read the outbox within the last second (it reads every ``SQLITE_POLL_SECONDS``)."""
+        if self._thread is None or not self._thread.is_alive():
+            return False
+        if self.postgres:
+            return self.connected
+        return time.monotonic() - self.caught_up_at < 1.0
 
     def on_advance(self, hook: Callable[[], None]) -> None:
         """Call ``hook`` (on the relay's thread) whenever the cursor moves: new events exist,
@@ -126,11 +138,13 @@ class Relay:
     def catch_up(self) -> None:
         """Deliver the events past the cursor that other processes wrote."""
         while True:
+            read_at = time.monotonic()
             with self.app.app_context(), db.engine.connect() as conn:
                 rows = conn.execute(select(ChangeEvent.id, ChangeEvent.uri)
                                     .where(ChangeEvent.id > self.cursor)
                                     .order_by(ChangeEvent.id).limit(BATCH)).all()
             if not rows:
+                self.caught_up_at = read_at
                 return
             with self._changed:
                 foreign = [uri for event_id, uri in rows if event_id not in self._local]
@@ -148,6 +162,7 @@ class Relay:
                 with self.app.app_context():
                     changes.deliver(dict.fromkeys(foreign))
             if len(rows) < BATCH:
+                self.caught_up_at = read_at
                 return
 
     def wait_past(self, event_id: int, timeout: float) -> int:

@@ -1,14 +1,19 @@
-"""Resolved Bearer tokens kept per process for a moment, so a busy agent's requests skip the
-token query.
+"""Resolved Bearer tokens kept per process, so a busy agent's requests skip the token query.
 
-What a token may do never waits longer than a second to change:
+What a token may do changes everywhere at once, through the change feed the app already has
+(``app.core.changes``, ``app.core.feed``), the same way on both databases:
 
-- In the process that changes a token (revokes it, or deletes it with its OAuth grant), every
-  cached token is forgotten at once: when the change is flushed, and again when it commits (a
-  request resolving the token between the two would otherwise cache the old row again).
-- Every other process keeps an entry at most ``HARMONIC_TOKEN_CACHE_SECONDS`` (1 s by default,
-  never more), so a revocation reaches every process within one second without any message
-  between them. ``0`` turns the cache off (every request reads the token, as before).
+- Every change to a token through the app (a revocation, a deletion with its OAuth grant, a
+  bulk update) records the change event ``TOKENS`` in its own transaction. Its process forgets
+  every cached token when the change is flushed and again once it commits (a request
+  resolving the token in between would cache the old row again); every other process forgets
+  them when its relay reads the event (PostgreSQL: woken by the commit's notification; SQLite:
+  within a quarter of a second).
+- A cached token is used only while this process's relay is caught up (``Relay.fresh``):
+  listening on PostgreSQL, having read the outbox within the second on SQLite. Otherwise the
+  token is read again.
+- An entry is kept at most ``HARMONIC_TOKEN_CACHE_SECONDS`` (60 s by default; ``0`` turns the
+  cache off), the bound for a row changed without the app (by hand in the database).
 - Expiry is checked on every hit, against the clock.
 
 Only tokens that resolved are kept (an unknown token is never cached: guessing must not fill
@@ -29,6 +34,7 @@ from flask import current_app
 from sqlalchemy import event
 from sqlalchemy.orm import ORMExecuteState, Session
 
+from app.core import changes, feed
 from app.core.identity import Identity, from_token
 from app.models import ApiToken, User
 from app.services import tokens
@@ -36,7 +42,7 @@ from app.services.errors import Unauthorized
 
 KEY = "harmonic.token_cache"
 LIMIT = 10_000
-CHANGED = "harmonic.tokens_changed"  # a Session.info flag: this transaction changed a token
+TOKENS = "internal://api-tokens"  # the change event of any change to any token
 
 
 @dataclass(frozen=True)
@@ -47,8 +53,9 @@ class _Entry:
 
 
 class TokenCache:
-    def __init__(self, seconds: float) -> None:
+    def __init__(self, seconds: float, relay: feed.Relay) -> None:
         self.seconds = seconds
+        self.relay = relay
         self._entries: OrderedDict[str, _Entry] = OrderedDict()
         self._lock = threading.Lock()
         _CACHES.add(self)
@@ -58,7 +65,7 @@ class TokenCache:
             entry = self._entries.get(digest)
         if entry is None:
             return None
-        if time.monotonic() - entry.fetched >= self.seconds:
+        if time.monotonic() - entry.fetched >= self.seconds or not self.relay.fresh():
             return None
         if entry.expires_at is not None and entry.expires_at <= datetime.now(UTC):
             self.forget(digest)
@@ -89,8 +96,9 @@ def _cache() -> TokenCache | None:
     app = current_app._get_current_object()  # type: ignore[attr-defined]
     cache = app.extensions.get(KEY)
     if cache is None:
-        seconds = float(app.config.get("HARMONIC_TOKEN_CACHE_SECONDS", 1.0))
-        cache = app.extensions.setdefault(KEY, TokenCache(seconds) if seconds > 0 else False)
+        seconds = float(app.config.get("HARMONIC_TOKEN_CACHE_SECONDS", 60.0))
+        cache = app.extensions.setdefault(
+            KEY, TokenCache(seconds, feed.ensure_started(app)) if seconds > 0 else False)
     return cache or None
 
 
@@ -114,16 +122,24 @@ def resolve(plaintext: str) -> tuple[Identity, User | None]:
 
 
 def forget_all() -> None:
-    """Drop every cached token of every app in this process (a token changed here)."""
+    """Drop every cached token of every app in this process (a token changed)."""
     for cache in list(_CACHES):
         cache.forget()
 
 
-# -- in-process invalidation: any change to a token row, by the ORM or by a bulk statement ----
+def _heard(uri: str) -> None:
+    if uri == TOKENS:
+        forget_all()
+
+
+changes.listen(_heard)  # this process's commits, and other processes' through the relay
+
+
+# -- a change to a token row, by the ORM or by a bulk statement: recorded in its transaction --
 
 def _mark(session: Session) -> None:
-    session.info[CHANGED] = True
     forget_all()
+    changes.record(TOKENS)
 
 
 @event.listens_for(Session, "before_flush")
@@ -137,14 +153,3 @@ def _on_execute(state: ORMExecuteState) -> None:
     if (state.is_update or state.is_delete) and state.bind_mapper is not None \
             and state.bind_mapper.class_ is ApiToken:
         _mark(state.session)
-
-
-@event.listens_for(Session, "after_commit")
-def _on_commit(session: Session) -> None:
-    if session.info.pop(CHANGED, False):
-        forget_all()
-
-
-@event.listens_for(Session, "after_rollback")
-def _on_rollback(session: Session) -> None:
-    session.info.pop(CHANGED, None)

@@ -23,6 +23,8 @@ from app.models.playbooks import Playbook
 from app.services.locking import lock_row
 from tests.helpers import playbook_owners, playbook_row
 
+pytestmark = pytest.mark.data_layer
+
 
 def _postgresql_only() -> None:
     if db.engine.dialect.name != "postgresql":

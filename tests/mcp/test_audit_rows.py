@@ -14,6 +14,8 @@ from app.extensions import db
 from tests.helpers import server_backends
 from tests.mcp.conftest import Http
 
+pytestmark = pytest.mark.data_layer
+
 PAGE = "/studios/team/note"
 
 
