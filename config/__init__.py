@@ -62,10 +62,10 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("HARMONIC_STREAM_KEEPALIVE", "15", "seconds between keep-alive comments on a stream"),
     Setting("HARMONIC_STREAMS_PER_TOKEN", "8",
             "open GET /mcp streams a token may hold in one stream process (0: no bound)"),
-    Setting("HARMONIC_TOKEN_CACHE_SECONDS", "60",
-            "seconds a process may reuse a resolved API token (0 to 3600; 0 reads it every "
-            "time); a revocation through the app reaches every process at once (the change "
-            "feed), one made by hand in the database within this time"),
+    Setting("HARMONIC_CACHE_SECONDS", "60",
+            "seconds a process may keep what it caches, a resolved API token (0 to 3600; 0 "
+            "reads it every time); a change through the app reaches every process at once "
+            "(the change feed), one made by hand in the database within this time"),
     Setting("HARMONIC_MCP_AUTH", "on", "'off' disables the /mcp token (loopback binds only)"),
     Setting("HARMONIC_ALLOWED_ORIGINS", "", "extra Origin values accepted by /mcp (comma list)"),
     Setting("HARMONIC_ALLOWED_HOSTS", "", "extra Host values accepted by /mcp (comma list)"),
@@ -132,8 +132,8 @@ def build_config(instance_path: str, overrides: dict | None = None) -> dict:
         "HARMONIC_STREAM_KEEPALIVE": whole_number("HARMONIC_STREAM_KEEPALIVE", 15) or 15,
         "HARMONIC_STREAMS_PER_TOKEN": whole_number("HARMONIC_STREAMS_PER_TOKEN", 8),
         "HARMONIC_MCP_AUTH": (env("HARMONIC_MCP_AUTH") or "on").lower() != "off",
-        "HARMONIC_TOKEN_CACHE_SECONDS": copy_seconds(
-            "HARMONIC_TOKEN_CACHE_SECONDS", env("HARMONIC_TOKEN_CACHE_SECONDS"),
+        "HARMONIC_CACHE_SECONDS": copy_seconds(
+            "HARMONIC_CACHE_SECONDS", env("HARMONIC_CACHE_SECONDS"),
             "a token changed by hand in the database must be honoured within the hour"),
         "HARMONIC_HOST": env("HOST"),
         "HARMONIC_ALLOWED_ORIGINS": _split(env("HARMONIC_ALLOWED_ORIGINS")),
@@ -178,10 +178,10 @@ def whole_number(name: str, default: int) -> int:
 
 
 def copy_seconds(name: str, value: str | None, promise: str) -> float:
-    """How long a process may keep its copy of a row that a change made without the app (by
-    hand in the database) would not tell it about: 0 to 3600 seconds, 60 by default (changes
-    made through the app reach every process through the change feed at once; ``promise``
-    says what the bound is for, for the error)."""
+    """How long a process may keep its copy of a row (``app.core.kept``) that a change made
+    without the app (by hand in the database) would not tell it about: 0 to 3600 seconds, 60
+    by default (changes made through the app reach every process through the change feed at
+    once; ``promise`` says what the bound is for, for the error)."""
     raw = (value or "60").strip()
     try:
         seconds = float(raw)

@@ -36,13 +36,13 @@ def _token_reads(app: Flask, token: str, path: str = "/studios/team") -> int:
 @contextmanager
 def _cache_seconds(app: Flask, seconds: float) -> Iterator[None]:
     """The app's token cache rebuilt with ``seconds``, then back to the default."""
-    app.config["HARMONIC_TOKEN_CACHE_SECONDS"] = seconds
-    app.extensions.pop(token_cache.KEY, None)
+    app.config["HARMONIC_CACHE_SECONDS"] = seconds
+    app.extensions.pop(f"harmonic.kept.{token_cache.TOPIC}", None)
     try:
         yield
     finally:
-        app.config["HARMONIC_TOKEN_CACHE_SECONDS"] = 60.0
-        app.extensions.pop(token_cache.KEY, None)
+        app.config["HARMONIC_CACHE_SECONDS"] = 60.0
+        app.extensions.pop(f"harmonic.kept.{token_cache.TOPIC}", None)
 
 
 def test_a_token_just_used_is_not_read_again(app: Flask, studio) -> None:  # type: ignore[no-untyped-def]
@@ -85,7 +85,7 @@ def test_a_revocation_reaches_every_server_process_through_the_change_feed(
     agent = make_agent("alice")
     headers = {"Authorization": f"Bearer {agent.token}", "Accept": MD}
     # An hour's bound: only the change feed can make the other processes forget the token.
-    with gunicorn(app, workers=2, threads=4, HARMONIC_TOKEN_CACHE_SECONDS="3600") as base, \
+    with gunicorn(app, workers=2, threads=4, HARMONIC_CACHE_SECONDS="3600") as base, \
             httpx.Client(base_url=base, headers=headers, timeout=30) as http:
         # Enough requests over fresh connections that both workers have the token cached.
         for _ in range(24):
@@ -105,6 +105,6 @@ def test_a_revocation_reaches_every_server_process_through_the_change_feed(
 @pytest.mark.parametrize("value", ["3601", "-1", "soon"])
 def test_a_cache_longer_than_an_hour_is_refused_by_name(value: str, tmp_path,
                                                          monkeypatch) -> None:  # type: ignore[no-untyped-def]
-    monkeypatch.setenv("HARMONIC_TOKEN_CACHE_SECONDS", value)
-    with pytest.raises(SettingError, match="HARMONIC_TOKEN_CACHE_SECONDS"):
+    monkeypatch.setenv("HARMONIC_CACHE_SECONDS", value)
+    with pytest.raises(SettingError, match="HARMONIC_CACHE_SECONDS"):
         build_config(str(tmp_path))
