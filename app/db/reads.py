@@ -27,7 +27,8 @@ then).
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from typing import Any, Generic, NamedTuple, TypeVar, overload
 
 from flask import current_app
@@ -35,7 +36,7 @@ from sqlalchemy import Executable
 from sqlalchemy.engine import Connection, Dialect, result_tuple
 from sqlalchemy.orm import Session
 
-from app.db.session import in_reading_transaction
+from app.db.session import in_reading_transaction, reading_engine, reads_alone_now
 from app.extensions import db
 
 T = TypeVar("T")
@@ -87,7 +88,10 @@ def read(query: Query[T]) -> T:
     """Run one query; its answer."""
     if query.statement is None:
         return query.answer([])
-    return query.answer(_run(_ready_session(), query.statement, query.params))
+    if _selects_entities(query.statement):
+        return query.answer(_ready_session().execute(query.statement, query.params).all())
+    with _connection() as (connection, _alone):
+        return query.answer(connection.execute(query.statement, query.params).all())
 
 
 @overload
@@ -106,11 +110,26 @@ def read_many(*queries: Query[Any]) -> tuple[Any, ...]: ...
 def read_many(*queries: Query[Any]) -> tuple[Any, ...]:
     """Run several queries that need no answer of one another; their answers, in order
     (pipelined on PostgreSQL, see the module's docstring)."""
-    session = _ready_session()
-    found = _pipelined(session, queries) if len(queries) > 1 else None
-    if found is None:
-        found = [_run(session, query.statement, query.params) for query in queries]
+    if any(_selects_entities(query.statement) for query in queries if query.statement is not None):
+        session = _ready_session()  # the ORM's entities need the session's own connection
+        found = _many(session.connection(), in_reading_transaction(session), queries, session)
+    else:
+        with _connection() as (connection, alone):
+            found = _many(connection, alone, queries, None)
     return tuple(query.answer(rows) for query, rows in zip(queries, found, strict=True))
+
+
+def _many(connection: Connection, alone: bool, queries: Sequence[Query[Any]],
+          session: Session | None) -> list[Sequence[Any]]:
+    def one(query: Query[Any]) -> Sequence[Any]:
+        if query.statement is None:
+            return []
+        if session is not None and _selects_entities(query.statement):
+            return session.execute(query.statement, query.params).all()
+        return connection.execute(query.statement, query.params).all()
+
+    found = _pipelined(connection, queries, one) if alone and len(queries) > 1 else None
+    return found if found is not None else [one(query) for query in queries]
 
 
 def _ready_session() -> Session:
@@ -119,6 +138,23 @@ def _ready_session() -> Session:
     if session.autoflush:
         session.flush()  # returns at once when nothing is pending
     return session
+
+
+@contextmanager
+def _connection() -> Iterator[tuple[Connection, bool]]:
+    """Where column statements run, and whether each runs alone (in autocommit): the
+    session's connection, in its transaction (a reading one while serving, else what a
+    ``writing`` block or the code outside a call has begun); or, while serving a call whose
+    session has begun nothing yet, a pooled connection of the reading engine for these reads
+    only, which spares a call that reads one row (an MCP session's) the session's making and
+    ending. Reading alone, both answer the same: whatever was committed as each ran."""
+    scoped = db.session
+    if not (scoped.registry.has() and scoped().in_transaction()) and reads_alone_now():
+        with reading_engine(db.engine).connect() as connection:
+            yield connection, True
+        return
+    session = _ready_session()
+    yield session.connection(), in_reading_transaction(session)
 
 
 def _selects_entities(statement: Executable) -> bool:
@@ -141,15 +177,6 @@ def _remember(cache: dict[Any, Any], key: Any, value: Any) -> None:
     if len(cache) >= _LIMIT:
         cache.clear()
     cache[key] = value
-
-
-def _run(session: Session, statement: Executable | None, params: Mapping[str, Any]
-         ) -> Sequence[Any]:
-    if statement is None:
-        return []
-    if _selects_entities(statement):
-        return session.execute(statement, params).all()
-    return session.connection().execute(statement, params).all()
 
 
 # -- PostgreSQL's pipeline ---------------------------------------------------------------------
@@ -203,15 +230,14 @@ def _compiled(statement: Executable | None, dialect: Dialect) -> _Compiled | Non
     return kept[1]
 
 
-def _pipelined(session: Session, queries: Sequence[Query[Any]]) -> list[Sequence[Any]] | None:
-    """Every query's rows, the column statements sent in one pipeline; None where there is no
-    pipeline to use (SQLite, turned off) or fewer than two statements could go in it."""
-    connection: Connection = session.connection()
+def _pipelined(connection: Connection, queries: Sequence[Query[Any]],
+               one: Callable[[Query[Any]], Sequence[Any]]) -> list[Sequence[Any]] | None:
+    """Every query's rows, the column statements sent in one pipeline on ``connection`` (in
+    autocommit: a failed statement then spoils no transaction, and the queries can run again
+    one after another); None where there is no pipeline to use (SQLite, turned off) or fewer
+    than two statements could go in it."""
     dialect = connection.dialect
-    # Only while reading alone: a failed statement then spoils no transaction, and the queries
-    # can run again one after another.
-    if (dialect.driver != "psycopg" or not in_reading_transaction(session)
-            or not current_app.config.get("HARMONIC_DB_PIPELINE", True)):
+    if dialect.driver != "psycopg" or not current_app.config.get("HARMONIC_DB_PIPELINE", True):
         return None
     compiled = [_compiled(query.statement, dialect) for query in queries]
     if sum(found is not None for found in compiled) < 2:
@@ -234,8 +260,7 @@ def _pipelined(session: Session, queries: Sequence[Query[Any]]) -> list[Sequence
                 cursor.execute(state.statement, values)
         answers: list[Sequence[Any]] = []
         for query, found, cursor in zip(queries, compiled, cursors, strict=True):
-            answers.append(_run(session, query.statement, query.params) if found is None
-                           else found.rows(cursor, dialect))
+            answers.append(found.rows(cursor, dialect) if found is not None else one(query))
         return answers
     except Exception:  # noqa: BLE001 - run again one after another: Core reports the error
         return None

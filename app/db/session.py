@@ -96,6 +96,15 @@ def _reads_alone_now(session: Session) -> bool:
     return begun[1] if begun is not None else reads_alone(session)
 
 
+def reads_alone_now() -> bool:
+    """Whether a statement made now reads alone: the app serves a call, no ``writing`` block
+    is open, and the session (if the call has made one) has begun no other transaction."""
+    if not g.get(_SERVING):
+        return False
+    scoped = current_app.extensions["sqlalchemy"].session
+    return not scoped.registry.has() or _reads_alone_now(scoped())
+
+
 @event.listens_for(DataSession, "after_begin")
 def _begun(session: Session, transaction: SessionTransaction, connection: Connection) -> None:
     if _BEGUN_ON not in session.info:  # as get_bind chose a moment ago
