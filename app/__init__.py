@@ -102,10 +102,6 @@ def _build_app(overrides: dict[str, Any] | None) -> Flask:
         ping_after_idle(db.engine)
     migrate.init_app(app, db, directory=os.path.join(os.path.dirname(os.path.dirname(__file__)),
                                                      "migrations"))
-    from app.models.sqlite_reads import share_sqlite_uuids
-
-    with app.app_context():  # before the engine's first statement
-        share_sqlite_uuids(db.engine)
     login_manager.init_app(app)
     app.config["WTF_CSRF_CHECK_DEFAULT"] = False  # checked in app.web.auth for cookie sessions
     csrf.init_app(app)

@@ -105,10 +105,6 @@ _TEACHING_WHERE = (Playbook.owner.in_(bindparam("keys", expanding=True)),
 _TEACHING = select(Playbook).where(*_TEACHING_WHERE).order_by(Playbook.created_at.desc())
 _TEACHING_SESSION = select(Playbook.owner, Playbook.session_id).where(
     *_TEACHING_WHERE).order_by(Playbook.created_at.desc())
-_FIXED_KEYS = 3  # recording_keys gives at most three
-_TEACHING_SESSION_FIXED = select(Playbook.owner, Playbook.session_id).where(
-    Playbook.owner.in_([bindparam(f"k{i}") for i in range(_FIXED_KEYS)]),
-    Playbook.teaching.is_(True)).order_by(Playbook.created_at.desc())
 
 
 def _keys(owners: list[str] | str) -> list[str]:
@@ -135,13 +131,7 @@ def _active_session(owners: list[str] | str) -> str | None:
     """The session id of ``active(owners)``, without loading the playbook."""
     expire_idle()
     keys = _keys(owners)
-    # Plain columns, on every proxied call: fixed parameters (the last key repeated) rather
-    # than an expanding IN, so the statement's SQL is the same from call to call.
-    if 0 < len(keys) <= _FIXED_KEYS:
-        padded = {f"k{i}": keys[min(i, len(keys) - 1)] for i in range(_FIXED_KEYS)}
-        found = read(rows_of(_TEACHING_SESSION_FIXED, padded))
-    else:
-        found = read(rows_of(_TEACHING_SESSION, {"keys": keys}))
+    found = read(rows_of(_TEACHING_SESSION, {"keys": keys}))
     row = _first(keys, found)
     return row.session_id if row is not None else None
 
