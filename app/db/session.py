@@ -90,19 +90,18 @@ def in_reading_transaction(session: Session) -> bool:
     return begun is not None and begun[1]
 
 
-def _reads_alone_now(session: Session) -> bool:
-    """Whether the session's next statement runs in autocommit."""
+def _reads_alone_now(session: Session | None) -> bool:
+    """Whether the session's next statement (or, without a session, a statement made now)
+    runs in autocommit."""
+    if session is None:
+        return bool(g.get(_SERVING))
     begun = session.info.get(_BEGUN_ON)
     return begun[1] if begun is not None else reads_alone(session)
 
 
 def reads_alone_now() -> bool:
-    """Whether a statement made now reads alone: the app serves a call, no ``writing`` block
-    is open, and the session (if the call has made one) has begun no other transaction."""
-    if not g.get(_SERVING):
-        return False
-    scoped = current_app.extensions["sqlalchemy"].session
-    return not scoped.registry.has() or _reads_alone_now(scoped())
+    """Whether a statement made now reads alone (see ``_reads_alone_now``)."""
+    return _reads_alone_now(_made_session())
 
 
 @event.listens_for(DataSession, "after_begin")
@@ -119,32 +118,24 @@ def _ended(session: Session, transaction: SessionTransaction) -> None:
 
 # -- the guard: a change while reading alone is a mistake, said at once ---------------------
 
-def _refuse(what: str) -> None:
-    raise WriteOutsideBlock(f"{what} outside a writing() block while serving a call: open "
-                            f"app.db.writing() around the change")
+def require_block(session: Session, what: str) -> None:
+    """Raise ``WriteOutsideBlock`` unless the session's next statement runs in a transaction:
+    for ``what`` (a change, or a row lock that must last until the transaction's end)."""
+    if _reads_alone_now(session):
+        raise WriteOutsideBlock(f"{what} outside a writing() block while serving a call: "
+                                f"open app.db.writing() around it")
 
 
 @event.listens_for(DataSession, "before_flush")
 def _flushing(session: Session, _context: Any, _instances: Any) -> None:
-    if _reads_alone_now(session) and (
-            session.new or session.deleted
-            or any(session.is_modified(found) for found in session.dirty)):
-        _refuse("a flush of changes")
+    if session.new or session.deleted or any(map(session.is_modified, session.dirty)):
+        require_block(session, "a flush of changes")
 
 
 @event.listens_for(DataSession, "do_orm_execute")
 def _executing(state: ORMExecuteState) -> None:
-    if not (state.is_insert or state.is_update or state.is_delete):
-        return
-    if _reads_alone_now(state.session):
-        _refuse("an INSERT, UPDATE or DELETE")
-
-
-def require_block(session: Session, what: str) -> None:
-    """Raise ``WriteOutsideBlock`` unless the session's next statement runs in a transaction:
-    for ``what`` (a row lock) that must last until the transaction's end."""
-    if _reads_alone_now(session):
-        _refuse(what)
+    if state.is_insert or state.is_update or state.is_delete:
+        require_block(state.session, "an INSERT, UPDATE or DELETE")
 
 
 # -- the write block ----------------------------------------------------------------------------
