@@ -61,12 +61,13 @@ class Relay:
     def fresh(self) -> bool:
         """Whether every change committed elsewhere more than a moment ago has reached this
         process: PostgreSQL's relay is listening (a commit's notification wakes it), SQLite's
-        read the outbox within the last second (it reads every ``SQLITE_POLL_SECONDS``)."""
+        read the outbox lately (it reads every ``SQLITE_POLL_SECONDS``)."""
         if self._thread is None or not self._thread.is_alive():
             return False
         if self.postgres:
             return self.connected
-        return time.monotonic() - self.caught_up_at < 1.0
+        # A few polls' worth: a loaded machine may keep the thread waiting that long.
+        return time.monotonic() - self.caught_up_at < 5.0
 
     def on_advance(self, hook: Callable[[], None]) -> None:
         """Call ``hook`` (on the relay's thread) whenever the cursor moves: new events exist,
@@ -176,16 +177,25 @@ class Relay:
 _start_lock = threading.Lock()
 
 
+# One relay per database in a process: the listeners it delivers to are the process's, so two
+# relays on one database (two apps in one process, as tests make them) would tell them twice.
+_BY_DATABASE: dict[str, Relay] = {}
+
+
 def ensure_started(app: Flask) -> Relay:
-    """This process's relay for ``app``, started on first use."""
+    """This process's relay for ``app``'s database, started on first use."""
     relay: Relay | None = app.extensions.get("harmonic.feed")
     if relay is not None:
         return relay
     with _start_lock:
         relay = app.extensions.get("harmonic.feed")
         if relay is None:
-            relay = Relay(app)
-            relay.start()
+            with app.app_context():
+                database = db.engine.url.render_as_string(hide_password=False)
+            relay = _BY_DATABASE.get(database)
+            if relay is None or relay._stop.is_set():
+                relay = _BY_DATABASE[database] = Relay(app)
+                relay.start()
             app.extensions["harmonic.feed"] = relay
     return relay
 
