@@ -93,23 +93,15 @@ def _build_app(overrides: dict[str, Any] | None) -> Flask:
     importlib.import_module("app.models")  # registers every table
 
     db.init_app(app)
+    from app.db import session as data_session
     from app.extensions import ping_after_idle, use_sqlite_wal
-    from app.models.begin_at_write import begin_at_write
-    from app.models.orm_answers import hand_answers_to_orm
-    from app.models.statement_reuse import keep_prepared_statements
 
+    data_session.init_app(app)  # before any other hook: requests read in autocommit
     with app.app_context():
         use_sqlite_wal(db.engine)
         ping_after_idle(db.engine)
-        keep_prepared_statements(db.engine)
-        begin_at_write(db.engine)  # after: its commit and rollback wrap the ones above
-        hand_answers_to_orm(db.engine)  # after: it calls begin_at_write's execute
     migrate.init_app(app, db, directory=os.path.join(os.path.dirname(os.path.dirname(__file__)),
                                                      "migrations"))
-    from app.models.sqlite_reads import share_sqlite_uuids
-
-    with app.app_context():  # before the engine's first statement
-        share_sqlite_uuids(db.engine)
     login_manager.init_app(app)
     app.config["WTF_CSRF_CHECK_DEFAULT"] = False  # checked in app.web.auth for cookie sessions
     csrf.init_app(app)

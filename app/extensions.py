@@ -16,6 +16,8 @@ from sqlalchemy.engine import Engine
 from sqlalchemy.exc import DisconnectionError
 from sqlalchemy.orm import DeclarativeBase
 
+from app.db.session import DataSession
+
 # Named constraints keep Alembic migrations identical on SQLite and PostgreSQL.
 NAMING = {
     "ix": "ix_%(column_0_label)s",
@@ -117,16 +119,15 @@ def ping_after_idle(engine: Engine) -> None:
             finally:
                 cursor.close()
             # The ping began a transaction (the driver begins one before any statement): end
-            # it, so the connection is handed out idle, as after any other checkout (a read in
-            # autocommit, app.models.plain_reads.read_alone, cannot switch it otherwise). The
-            # dialect's way keeps the connection's prepared statements (statement_reuse).
+            # it, so the connection is handed out idle, as after any other checkout (a
+            # connection switched to autocommit must not be in a transaction).
             engine.dialect.do_rollback(dbapi_connection)
         except Exception as exc:
             # The pool discards this connection and checks out (or opens) another.
             raise DisconnectionError("the pooled connection is gone") from exc
 
 
-db = SQLAlchemy(model_class=Base)
+db = SQLAlchemy(model_class=Base, session_options={"class_": DataSession})
 migrate = Migrations()
 login_manager = LoginManager()
 csrf = CSRFProtect()

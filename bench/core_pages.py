@@ -21,9 +21,8 @@ a bare driver connection of each database (one by one and, on PostgreSQL, pipeli
 "floor", the SQLite page with its statements' time replaced by PostgreSQL's. Then a cProfile
 of each page on both, its time split by whose code it is (ours, Flask, SQLAlchemy, the
 driver, the wait for the database's answers...): where the time PostgreSQL adds goes. Last,
-two ways of the app alternated in one process on PostgreSQL: the item pages' independent reads
-sent together or one after another, and the pages' transaction begun at its first write or at
-its first statement.
+two ways of the app alternated in one process on PostgreSQL: the pages' independent reads
+pipelined or one after another, and the pages' reads alone (autocommit) or in a transaction.
 
     .venv/bin/python bench/core_pages.py [--quick | --smoke] [--postgres | --both]
 """
@@ -32,7 +31,7 @@ from __future__ import annotations
 
 import sys
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from contextlib import ExitStack, closing
 from pathlib import Path
 from typing import Any
@@ -180,18 +179,21 @@ def page_sql(app: Any, token: str, path: str, accept: str) -> list[tuple[str, An
 
     with app.app_context():
         engine = db.engine
+    pipelined = app.config.get("HARMONIC_DB_PIPELINE", True)
+    app.config["HARMONIC_DB_PIPELINE"] = False  # each statement through the event, once
     event.listen(engine, "before_cursor_execute", keep)
     try:
         assert client.get(path, headers=headers).status_code == 200
     finally:
         event.remove(engine, "before_cursor_execute", keep)
+        app.config["HARMONIC_DB_PIPELINE"] = pipelined
     return sent
 
 
 def sql_alone(connection: Any, sent: list[tuple[str, Any]]) -> float:
     """Seconds to run a page's statements on the bare driver, fetching every row, as the page
     sends them: PostgreSQL's connection is in autocommit, for a page writes nothing and so
-    begins no transaction (app.models.begin_at_write); the commit then sends nothing."""
+    begins no transaction (app.db.session); the commit then sends nothing."""
     started = time.perf_counter()
     for statement, parameters in sent:
         cursor = connection.cursor()
@@ -301,41 +303,38 @@ def both_backends() -> None:
              f"Goal: every page's PostgreSQL p50 ≤ {GOAL_PG:g}× its SQLite p50 — "
              f"{harness.goal(not over)}" + (f" (over: {', '.join(over)})" if over else "")])
         owners_table(apps, pg_paths, max(count // 3, 1))
-        ahead_table(pg_app, pg_instance.token, pg_paths, count)
         together_table(pg_app, pg_instance.token, pg_paths, count)
-        begin_table(pg_app, pg_instance.token, pg_paths, count)
+        alone_table(pg_app, pg_instance.token, pg_paths, count)
     harness.print_footer()
 
 
-def ways_alternated(pages: dict[str, Callable[[], Any]], owner: Any, attribute: str,
-                    ways: dict[str, Any], count: int) -> dict[str, harness.Sample]:
-    """Each page's wall times under each way, by "page way": ``owner.attribute`` set to the
-    way before each request, the series alternated in one process, the attribute put back."""
-    original = getattr(owner, attribute)
+def ways_alternated(pages: dict[str, Callable[[], Any]], ways: dict[str, Callable[[], None]],
+                    count: int) -> dict[str, harness.Sample]:
+    """Each page's wall times under each way, by "page way": the way's setter called before
+    each request, the series alternated in one process, the first way set again after."""
     calls: dict[str, Callable[[], Any]] = {}
     for name, get in pages.items():
-        for label, way in ways.items():
-            def call(get: Callable[[], Any] = get, way: Any = way) -> None:
-                setattr(owner, attribute, way)
+        for label, choose in ways.items():
+            def call(get: Callable[[], Any] = get, choose: Callable[[], None] = choose) -> None:
+                choose()
                 get()
 
             calls[f"{name} {label}"] = call
     try:
         wall, _cpu = timed(calls, rounds=3, per_round=max(count // 3, 1))
     finally:
-        setattr(owner, attribute, original)
+        next(iter(ways.values()))()
     return wall
 
 
 def two_ways_table(app: Any, token: str, names: tuple[str, ...] | dict[str, str],
-                   paths: dict[str, str], owner: Any, attribute: str,
-                   ways: dict[str, Any], title: str, columns: list[str], note: str,
-                   count: int) -> None:
+                   paths: dict[str, str], ways: dict[str, Callable[[], None]], title: str,
+                   columns: list[str], note: str, count: int) -> None:
     """Each page of ``names`` in both formats under the app's way (the first of ``ways``) and
-    the other, ``owner.attribute`` swapped, alternated in one process; other ÷ the app's."""
+    the other, alternated in one process; other ÷ the app's."""
     wall = ways_alternated({f"{name} ({fmt})": page_getter(app, token, paths[name], accept)
                             for name in names for fmt, accept in FORMATS.items()},
-                           owner, attribute, ways, count)
+                           ways, count)
     mine, other = ways
     rows = []
     for name in names:
@@ -346,89 +345,59 @@ def two_ways_table(app: Any, token: str, names: tuple[str, ...] | dict[str, str]
     harness.print_table(title, ["page", *columns], rows, [note])
 
 
-# The pages whose independent reads go out together (plain_reads.together).
+# The pages that read several things at once (app.db.read_many).
 TOGETHER = ("studio", "cycle", "team", "decision", "commitment", "note")
 
 
 def together_table(app: Any, token: str, paths: dict[str, str], count: int) -> None:
-    """The PostgreSQL pages with their independent reads sent together (one round trip,
-    ``app.models.plain_reads.together``) beside the same reads one after another, alternated
-    in one process."""
-    from contextlib import contextmanager
+    """The PostgreSQL pages with their independent reads pipelined (one round trip,
+    ``app.db.read_many``) beside the same reads one after another, alternated in one
+    process (``HARMONIC_DB_PIPELINE``)."""
 
-    from app.models import plain_reads
-
-    @contextmanager
-    def one_by_one(*_reads: Any) -> Iterator[None]:
-        yield  # nothing sent ahead: each read asks when it is made
+    def pipelined(on: bool) -> Callable[[], None]:
+        return lambda: app.config.update(HARMONIC_DB_PIPELINE=on)
 
     two_ways_table(
-        app, token, TOGETHER, paths, plain_reads, "together",
-        {"together": plain_reads.together, "one by one": one_by_one},
-        "PostgreSQL pages, their independent reads sent together or one after another, "
+        app, token, TOGETHER, paths,
+        {"pipelined": pipelined(True), "one by one": pipelined(False)},
+        "PostgreSQL pages, their independent reads pipelined or one after another, "
         "alternated",
-        ["together (the app) p50 ms", "one after another p50 ms",
-         "one after another ÷ together"],
-        "Together: reads a page makes that need no answer before them go to PostgreSQL in one "
-        "pipeline, one round trip for all (the app): on the item pages those after the item "
-        "(its comments, backlinks, pin, and the decision's tally, voters and the caller's "
-        "votes; the commitment's participants; the note's history, readers and read state), "
-        "on the studio home its recent notes, this cycle's decisions and commitments, its "
-        "pins and its feed, on the cycle page its three lists, on the team page its members "
-        "and their last heartbeats. One after another: the same reads, each waiting for its "
-        "answer.", count)
+        ["pipelined (the app) p50 ms", "one after another p50 ms",
+         "one after another ÷ pipelined"],
+        "Pipelined: the reads a page makes that need no answer of one another go to "
+        "PostgreSQL in one pipeline, one round trip for all (the app, app.db.read_many): on "
+        "the item pages those after the item (its comments, backlinks, pin, and the "
+        "decision's tally, voters and the caller's votes; the commitment's participants; the "
+        "note's history, readers and read state), on the studio home its recent notes, this "
+        "cycle's decisions and commitments, its pins and its feed, on the cycle page its "
+        "three lists, on the team page its members and their last heartbeats. One after "
+        "another: the same reads, each waiting for its answer.", count)
 
 
-def ahead_table(app: Any, token: str, paths: dict[str, str], count: int) -> None:
-    """The PostgreSQL pages with their first reads sent with the person's
-    (``app.models.plain_reads.ahead``) beside the same reads one after another, alternated in
-    one process."""
-    from app.models import plain_reads
+def alone_table(app: Any, token: str, paths: dict[str, str], count: int) -> None:
+    """The PostgreSQL pages with their reads alone (autocommit, ``app.db.session``) beside
+    the same reads in one transaction, alternated in one process."""
+    from app.db import session
 
-    def not_ahead(*_reads: Any) -> None:
-        return None  # nothing sent: each read asks when it is made
-
-    two_ways_table(
-        app, token, paths, paths, plain_reads, "ahead",
-        {"ahead": plain_reads.ahead, "one by one": not_ahead},
-        "PostgreSQL pages, their first reads sent with the person's or one after another, "
-        "alternated",
-        ["with the person's (the app) p50 ms", "one after another p50 ms",
-         "one after another ÷ with the person's"],
-        "With the person's: the reads that need only the URL and the person's id (the studio "
-        "with the caller's membership; the item of an item page; the backlinks board; the "
-        "HTML header's unread count) go to PostgreSQL in one pipeline with the person's own "
-        "read, as the request begins (app.web.auth.READS_WITH_PERSON; the app). One after "
-        "another: each read asks when it is made.", count)
-
-
-def begin_table(app: Any, token: str, paths: dict[str, str], count: int) -> None:
-    """The PostgreSQL pages with their transaction begun at its first write (none for a page:
-    ``app.models.begin_at_write``) beside one begun at the first statement, alternated in one
-    process."""
-    import types
-
-    from app.extensions import db
-
-    with app.app_context():
-        dialect = db.engine.dialect
-    wall = ways_alternated({name: page_getter(app, token, paths[name], FORMATS["md"])
-                            for name in paths}, dialect, "do_begin",
-                           {"at write": dialect.do_begin,
-                            "at first": types.MethodType(type(dialect).do_begin, dialect)},
-                           count)
+    alone = session.reads_alone
+    wall = ways_alternated(
+        {name: page_getter(app, token, paths[name], FORMATS["md"]) for name in paths},
+        {"alone": lambda: setattr(session, "reads_alone", alone),
+         "in a transaction": lambda: setattr(session, "reads_alone", lambda _session: False)},
+        count)
     harness.print_table(
-        "PostgreSQL pages (Markdown), the transaction begun at its first write or at its "
-        "first statement, alternated",
-        ["page", "at the first write (the app) p50 ms", "at the first statement p50 ms",
-         "first statement ÷ first write"],
-        [[name, f"{wall[f'{name} at write'].p50:.2f}", f"{wall[f'{name} at first'].p50:.2f}",
-          f"{wall[f'{name} at first'].p50 / wall[f'{name} at write'].p50:.2f}×"]
+        "PostgreSQL pages (Markdown), their reads alone or in a transaction, alternated",
+        ["page", "alone (the app) p50 ms", "in a transaction p50 ms",
+         "in a transaction ÷ alone"],
+        [[name, f"{wall[f'{name} alone'].p50:.2f}",
+          f"{wall[f'{name} in a transaction'].p50:.2f}",
+          f"{wall[f'{name} in a transaction'].p50 / wall[f'{name} alone'].p50:.2f}×"]
          for name in paths],
-        ["At the first write (the app): a page writes nothing, so its reads run in autocommit "
-         "and nothing begins or ends a transaction. At the first statement: psycopg sends "
-         "BEGIN before it, and the request's end asks whether anything was written and "
-         "commits (three round trips more)."])
+        ["Alone (the app): a page writes nothing, so its reads run in autocommit and nothing "
+         "begins or ends a transaction. In a transaction: psycopg sends BEGIN before the "
+         "first read and the request's end rolls it back, which also makes psycopg forget "
+         "the connection's prepared statements (two round trips more, and every statement "
+         "planned again)."])
 
 
 def owners_table(apps: dict[str, Any], paths: dict[str, str], times: int) -> None:

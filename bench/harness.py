@@ -433,18 +433,18 @@ def gunicorn(port: int, app: str = "wsgi:app", workers: int = 1, threads: int = 
 
 @contextmanager
 def session_read_on_the_driver(app: Any, session_id: str) -> Iterator[Callable[[], Any]]:
-    """The statement ``find_session`` runs, with its parameters, on a DBAPI connection of its
-    own in autocommit (as the app's reader connections are): the driver's floor for that read."""
+    """The statement ``find_session`` runs, with its parameters, on the driver's connection of
+    a pooled connection kept in autocommit: the driver's floor for that read."""
     from app.extensions import db
     from app.mcp import store
-    from app.models import side_connections
 
     with app.app_context():
         compiled = store._FIND_SESSION.compile(dialect=db.engine.dialect)
         values = compiled.construct_params({"sid": session_id})
         params: Any = (tuple(values[name] for name in compiled.positiontup or ())
                        if compiled.positional else values)
-        connection = side_connections.open_dbapi(db.engine, "harmonic-bench")
+        held = db.engine.connect().execution_options(isolation_level="AUTOCOMMIT")
+        connection = held.connection.driver_connection
 
     def read() -> Any:
         cursor = connection.cursor()
@@ -454,7 +454,7 @@ def session_read_on_the_driver(app: Any, session_id: str) -> Iterator[Callable[[
     try:
         yield read
     finally:
-        side_connections.close_quietly(connection)
+        held.close()
 
 
 def rss_mb(pid: int) -> tuple[float, float]:

@@ -437,11 +437,7 @@ def bench_http(inst: harness.Instance, paths: dict[str, str], generators: list[s
     rounds = harness.size(5, 3, 1)
     clients = harness.size(16, 16, 4)
     load_average = os.getloadavg()[0]
-    # Two reader connections per process instead of four: every row's servers run (and keep
-    # their connections open) for the whole run, and with four the run reached PostgreSQL's
-    # 100 connections (refused ones showed as 503s). A process runs two requests at once, so
-    # two readers serve it; a third request at once reads through the pool.
-    token_env = dict(inst.env, HARMONIC_DB_READERS="2")
+    token_env = dict(inst.env)
     ours_env = dict(token_env, HARMONIC_MCP_AUTH="off", HARMONIC_MCP_CONFORMANCE="1",
                     HOST="127.0.0.1")
     two = 1 if harness.SMOKE else 2
@@ -494,8 +490,7 @@ def bench_http(inst: harness.Instance, paths: dict[str, str], generators: list[s
         # with the servers far from saturated (the rows above run 16 connections at once).
         # One client needs one database connection at a time: small pools leave PostgreSQL's
         # 100 connections to the rows above, whose idle servers keep theirs open meanwhile.
-        one_env = dict(ours_env, HARMONIC_DB_POOL_SIZE="1", HARMONIC_DB_MAX_OVERFLOW="1",
-                       HARMONIC_DB_READERS="1")
+        one_env = dict(ours_env, HARMONIC_DB_POOL_SIZE="1", HARMONIC_DB_MAX_OVERFLOW="1")
         add("one connection: ours, 2025-11-25 session, gunicorn 1 process, 8 threads",
             harness.gunicorn, one_env, Call("test_simple_text"), servers=1, connections=1)
         add("one connection: the same under gunicorn's own gthread worker",

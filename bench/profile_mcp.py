@@ -144,6 +144,7 @@ def navigate_overhead(app: Any, token: str, path: str, calls: int) -> None:
 
     from app.core.dispatch import dispatch
     from app.core.identity import identity_from_token
+    from app.db import serving
     from app.extensions import db
     from app.mcp.context import SessionState
 
@@ -175,7 +176,7 @@ def navigate_overhead(app: Any, token: str, path: str, calls: int) -> None:
             assert page.status == 200, page.text[:300]
 
         def navigate() -> None:
-            with app.app_context():
+            with app.app_context(), serving():  # as bin/mcp-server serves each message
                 answer = engine.handle(message, session, sink, identity)
                 db.session.remove()
             assert answer is not None and not answer["result"].get("isError"), answer

@@ -15,43 +15,37 @@ them it answers the same.
 from __future__ import annotations
 
 import threading
-from typing import Any
 
 from app.mcp import store
-from app.models import plain_reads
 from wsgi import app
 
-_rows: dict[str, Any] = {}  # session id -> its row as first read (no row: not kept)
+_kept: dict[str, store.DbSession] = {}  # session id -> as first read (no session: not kept)
 _lock = threading.Lock()
-_read_aside, _touch = plain_reads.read_aside, store.touch
+_find, _touch = store.find_session, store.touch
 
 
-def _kept_read(statement: Any, params: dict[str, Any] | None = None) -> Any:
-    # Only the session row's read is kept; ``store.find_session`` does the rest as in the app.
-    if statement is not store._FIND_SESSION or params is None:
-        return _read_aside(statement, params)
-    rows = _rows.get(params["sid"])
-    if rows is None:
-        rows = _read_aside(statement, params)
-        if rows:
+def _kept_find(session_id: str) -> store.DbSession | None:
+    # Only the session row's read is kept; what the call does with it is the app's own.
+    found = _kept.get(session_id)
+    if found is None:
+        found = _find(session_id)
+        if found is not None:
             with _lock:
-                _rows[params["sid"]] = rows
-    return rows
+                _kept[session_id] = found
+        return found
+    return store.DbSession({**found._loaded, "last_seen_at": found.last_seen_at})
 
 
 def _touched(session: store.DbSession) -> None:
     # The app marks a session in use once a minute; the kept row must learn that it did, or
     # every call after the first minute would write it again.
     _touch(session)
-    rows = _rows.get(session.id)
-    if rows:
-        with _lock:
-            _rows[session.id] = plain_reads.Rows(
-                [rows[0]._replace(last_seen_at=session.last_seen_at)])
+    kept = _kept.get(session.id)
+    if kept is not None:
+        kept.last_seen_at = session.last_seen_at
 
 
-plain_reads.read_aside = _kept_read
+store.find_session = _kept_find
 store.touch = _touched
-store.send_session_read = lambda *args, **kwargs: None  # type: ignore[assignment]
 
 __all__ = ["app"]

@@ -1,4 +1,5 @@
-"""Count the SQL statements an app runs: SQLAlchemy's ``before_cursor_execute`` event.
+"""Count the SQL statements an app runs: SQLAlchemy's ``before_cursor_execute`` event (with
+PostgreSQL's pipeline of reads turned off meanwhile, so that every statement passes it).
 
 Imported by the page and MCP benchmarks and by ``tests/core/test_query_counts.py``; it has no
 side effects on import (unlike ``harness``), so tests can use it.
@@ -25,11 +26,16 @@ def counting(app: Any) -> Iterator[list[str]]:
 
     with app.app_context():
         engine = db.engine
+    # PostgreSQL's pipelined reads (app.db.read_many) go to the driver past SQLAlchemy's
+    # events: while counting, they run one after another, so each is seen.
+    pipelined = app.config.get("HARMONIC_DB_PIPELINE", True)
+    app.config["HARMONIC_DB_PIPELINE"] = False
     event.listen(engine, "before_cursor_execute", count)
     try:
         yield statements
     finally:
         event.remove(engine, "before_cursor_execute", count)
+        app.config["HARMONIC_DB_PIPELINE"] = pipelined
 
 
 def page_statements(app: Any, token: str, path: str, accept: str) -> int:

@@ -1,6 +1,5 @@
-"""What one small read costs at each layer: the ORM session, ``app.models.plain_reads`` (the
-driver's cursor for a prebuilt select, SQLAlchemy Core on the session's connection otherwise),
-and the driver's cursor alone, in the same run.
+"""What one small read costs at each layer: the ORM session, ``app.db.read`` (SQLAlchemy Core
+on the session's connection), and the driver's cursor alone, in the same run.
 
 The statement is the one the playbook proxy runs on every call (the caller's teaching session:
 two columns, an indexed filter, an ORDER BY), once with an expanding ``IN`` parameter as the app
@@ -11,11 +10,10 @@ machine's drift hits them alike; the driver row is the baseline of the ratios.
 
 A second table times the read every call of a 2025-11-25 MCP session makes before anything
 else (its ``mcp_sessions`` row, ``app.mcp.store.find_session``), as a request makes it: in an
-app context of its own, with no transaction open, so each read must see what any process
-committed. Its baseline is the same statement on the driver's cursor of a connection kept
-open in autocommit (the floor of any read made on every call); then the app's reader
-connections (``plain_reads.read_aside``) and a pooled connection switched to autocommit
-(``read_alone``, the way before), each with the app context's own cost, shown alone.
+app context of its own, served as a call (``app.db.serving``: the read alone, in autocommit,
+on a pooled connection), so each read sees what any process committed. Its baseline is the
+same statement on the driver's cursor of a connection kept open in autocommit (the floor of
+any read made on every call); the app context's own cost is shown alone.
 
     .venv/bin/python bench/statement_cost.py [--quick | --smoke] [--postgres]
 """
@@ -43,8 +41,8 @@ def main() -> None:
         app = harness.app_for(harness.make_instance(url))
         from sqlalchemy import bindparam, select, text
 
+        from app.db import read, rows_of
         from app.extensions import db
-        from app.models import plain_reads
         from app.models.playbooks import Playbook
         from app.playbooks import teach
 
@@ -69,23 +67,22 @@ def main() -> None:
                 return cursor.fetchall()
 
             def ended() -> Any:
-                found = plain_reads.execute(fixed, fixed_params).all()
+                found = read(rows_of(fixed, fixed_params))
                 session.remove()
                 return found
 
             calls: dict[str, Callable[[], Any]] = {
                 "driver cursor (baseline)": driver,
-                "plain_reads, fixed parameters (the driver's cursor from its 2nd run)":
-                    lambda: plain_reads.execute(fixed, fixed_params).all(),
-                "plain_reads, expanding IN (left to Core)": lambda: plain_reads.execute(
-                    teach._TEACHING_SESSION, {"keys": keys}).all(),
+                "app.db.read, fixed parameters (Core)": lambda: read(rows_of(fixed,
+                                                                             fixed_params)),
+                "app.db.read, expanding IN (Core)": lambda: read(rows_of(
+                    teach._TEACHING_SESSION, {"keys": keys})),
                 "ORM session, expanding IN (Session.execute)": lambda: session.execute(
                     teach._TEACHING_SESSION, {"keys": keys}).all(),
                 "SELECT 1: driver cursor": lambda: raw.cursor().execute("SELECT 1").fetchall(),
-                "SELECT 1: plain_reads (text(): left to Core)": lambda: plain_reads.execute(
-                    text("SELECT 1")).all(),
+                "SELECT 1: app.db.read (Core)": lambda: read(rows_of(text("SELECT 1"))),
                 "SELECT 1: ORM session": lambda: session.execute(text("SELECT 1")).all(),
-                "plain_reads read, then the session's end (rollback, pool return)": ended,
+                "app.db.read, then the session's end (rollback, pool return)": ended,
             }
             samples = harness.interleaved(calls, rounds=5, per_round=max(count // 5, 1))
             session.remove()
@@ -107,34 +104,27 @@ def main() -> None:
 
 def _session_row_reads(app: Any, count: int) -> dict[str, Any]:
     """The session-row table: each read in an app context of its own, as a request runs."""
+    from app.db import serving
     from app.mcp import store
-    from app.models import plain_reads
 
     with app.app_context():
         session_id = store.DbSession.new(None).id
         row = store.DbSession({"id": session_id}, is_new=True)
         row.save()
-        for _ in range(3):  # prepared from its second run on
-            plain_reads.read_aside(store._FIND_SESSION, {"sid": session_id})
 
-    def in_context(read: Any) -> Any:
-        def call() -> Any:
-            with app.app_context():
-                return read(store._FIND_SESSION, {"sid": session_id})
-        return call
+    def find() -> Any:
+        with app.app_context(), serving():
+            return store.find_session(session_id)
 
     def context_alone() -> None:
-        with app.app_context():
+        with app.app_context(), serving():
             pass
 
     with harness.session_read_on_the_driver(app, session_id) as driver:
         calls: dict[str, Any] = {
             "driver cursor, a connection kept in autocommit (baseline: the floor)": driver,
             "app context alone (pushed and popped, no read)": context_alone,
-            "read_aside: one of the app's reader connections, in an app context":
-                in_context(plain_reads.read_aside),
-            "read_alone: a pooled connection switched to autocommit, in an app context":
-                in_context(plain_reads.read_alone),
+            "store.find_session: a pooled connection in autocommit, in an app context": find,
         }
         return harness.interleaved(calls, rounds=5, per_round=max(count // 5, 1))
 

@@ -44,8 +44,6 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("HARMONIC_ACCESS_LOG", "-", "bin/serve's access log: a file, '-' (stdout) or 'off'"),
     Setting("HARMONIC_DB_POOL_SIZE", "5", "database connections each process keeps open"),
     Setting("HARMONIC_DB_MAX_OVERFLOW", "10", "extra connections a process may open at peaks"),
-    Setting("HARMONIC_DB_READERS", "4", "connections a process may open beside its pool for the "
-                                        "MCP session read of every call (0: through the pool)"),
     Setting("HARMONIC_MAX_BODY", str(1024 * 1024), "largest accepted request body, in bytes"),
     Setting("HARMONIC_RATE_LIMIT", "12000",
             "requests per minute per API token (0 turns this tier off)"),
@@ -68,13 +66,10 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("HARMONIC_STREAM_KEEPALIVE", "15", "seconds between keep-alive comments on a stream"),
     Setting("HARMONIC_STREAMS_PER_TOKEN", "8",
             "open GET /mcp streams a token may hold in one stream process (0: no bound)"),
-    Setting("HARMONIC_TOKEN_CACHE_SECONDS", "1",
-            "seconds a process may reuse a resolved API token (0 to 1; 0 reads it every time): "
-            "a revocation reaches every process within this time"),
-    Setting("HARMONIC_SESSION_CACHE_SECONDS", "1",
-            "seconds a process may use its copy of a 2025-11-25 MCP session's row on SQLite "
-            "(0 to 1; 0 reads it every call): a change through another process is seen at "
-            "once, one that tells no process within this time"),
+    Setting("HARMONIC_CACHE_SECONDS", "60",
+            "seconds a process may keep what it caches, a resolved API token (0 to 3600; 0 "
+            "reads it every time); a change through the app reaches every process at once "
+            "(the change feed), one made by hand in the database within this time"),
     Setting("HARMONIC_MCP_AUTH", "on", "'off' disables the /mcp token (loopback binds only)"),
     Setting("HARMONIC_ALLOWED_ORIGINS", "", "extra Origin values accepted by /mcp (comma list)"),
     Setting("HARMONIC_ALLOWED_HOSTS", "", "extra Host values accepted by /mcp (comma list)"),
@@ -151,14 +146,9 @@ def build_config(instance_path: str, overrides: dict | None = None) -> dict:
         "HARMONIC_STREAM_KEEPALIVE": whole_number("HARMONIC_STREAM_KEEPALIVE", 15) or 15,
         "HARMONIC_STREAMS_PER_TOKEN": whole_number("HARMONIC_STREAMS_PER_TOKEN", 8),
         "HARMONIC_MCP_AUTH": (env("HARMONIC_MCP_AUTH") or "on").lower() != "off",
-        "HARMONIC_TOKEN_CACHE_SECONDS": copy_seconds(
-            "HARMONIC_TOKEN_CACHE_SECONDS", env("HARMONIC_TOKEN_CACHE_SECONDS"),
-            "a revoked token must stop working everywhere within a second"),
-        "HARMONIC_SESSION_CACHE_SECONDS": copy_seconds(
-            "HARMONIC_SESSION_CACHE_SECONDS", env("HARMONIC_SESSION_CACHE_SECONDS"),
-            "a session's row changed without a word to the others must be seen everywhere "
-            "within a second"),
-        "HARMONIC_DB_READERS": whole_number("HARMONIC_DB_READERS", 4),
+        "HARMONIC_CACHE_SECONDS": copy_seconds(
+            "HARMONIC_CACHE_SECONDS", env("HARMONIC_CACHE_SECONDS"),
+            "a token changed by hand in the database must be honoured within the hour"),
         "HARMONIC_HOST": env("HOST"),
         "HARMONIC_ALLOWED_ORIGINS": _split(env("HARMONIC_ALLOWED_ORIGINS")),
         "HARMONIC_ALLOWED_HOSTS": _split(env("HARMONIC_ALLOWED_HOSTS")),
@@ -230,16 +220,17 @@ def whole_number(name: str, default: int) -> int:
 
 
 def copy_seconds(name: str, value: str | None, promise: str) -> float:
-    """How long a process may reuse its copy of something another process may change (a
-    resolved token, a session's row): 0 to 1 second, so that a change made elsewhere is
-    honoured within a second (``promise`` says what must stop, for the error)."""
-    raw = (value or "1").strip()
+    """How long a process may keep its copy of a row (``app.core.kept``) that a change made
+    without the app (by hand in the database) would not tell it about: 0 to 3600 seconds, 60
+    by default (changes made through the app reach every process through the change feed at
+    once; ``promise`` says what the bound is for, for the error)."""
+    raw = (value or "60").strip()
     try:
         seconds = float(raw)
     except ValueError:
         raise SettingError(f"{name} must be a number of seconds, not {raw!r}") from None
-    if not 0 <= seconds <= 1:
-        raise SettingError(f"{name} must be between 0 and 1, not {raw!r}: {promise}")
+    if not 0 <= seconds <= 3600:
+        raise SettingError(f"{name} must be between 0 and 3600, not {raw!r}: {promise}")
     return seconds
 
 

@@ -71,6 +71,9 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         mark = DIRECTORY_MARKS.get(parts[0]) if len(parts) > 1 else None
         if mark is not None:
             item.add_marker(getattr(pytest.mark, mark))
+        callspec = getattr(item, "callspec", None)
+        if callspec is not None and callspec.params.get("database_url") == "postgresql":
+            item.add_marker(pytest.mark.postgresql)  # bin/test --fast selects by it
         if "browser" in item.path.stem:  # test_browser.py, test_fp_browser.py, ...
             item.add_marker(pytest.mark.browser)
 

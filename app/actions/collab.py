@@ -13,6 +13,7 @@ from app.actions import rules
 from app.actions.core import pin_actions
 from app.actions.effects import DESTRUCTIVE, IDEMPOTENT_WRITE, WRITE
 from app.actions.registry import Context, Param, Result, action
+from app.db import read
 from app.services import commitments, cycles, decisions, heartbeats, items
 
 _WHEN = ("Optional: ISO 8601 (without an offset it is the studio's local time), a unix "
@@ -107,7 +108,7 @@ def unvoted_options(ctx: Context) -> list[str]:
     read (an action's own page, a form post)."""
     key = f"unvoted:{ctx.item.id}"
     if key not in ctx.extra:
-        ctx.extra[key] = _unvoted(decisions.in_order_added(decisions.results(ctx.item)))
+        ctx.extra[key] = _unvoted(decisions.in_order_added(read(decisions.results(ctx.item))))
     return list(ctx.extra[key])
 
 

@@ -13,6 +13,7 @@ from app.actions.effects import (
     WRITE,
 )
 from app.actions.registry import Context, Param, Result, action
+from app.db import read
 from app.models.studios import JOIN_POLICIES, NEW_STUDIO_DEFAULTS, TEMPOS
 from app.services import accounts, items, notes, studios, tokens
 
@@ -110,7 +111,7 @@ def _read_state(ctx: Context) -> str:
     shown = ctx.extra.get(_SHOWN_READ_STATE)
     if shown is not None and shown[0] == ctx.item.id:
         return str(shown[1])
-    return notes.read_state(ctx.item, ctx.user)
+    return read(notes.read_state(ctx.item, ctx.user))
 
 
 def _confirm_label(ctx: Context) -> str:
@@ -151,7 +152,7 @@ def pin_actions(item_type: str, page: str) -> None:
     """Register pin_<type> / unpin_<type> on a settings page: one definition for every kind."""
 
     def pinned(ctx: Context) -> bool:
-        return studios.is_pinned(ctx.studio, item_type, ctx.item.id)
+        return read(studios.is_pinned(ctx.studio, item_type, ctx.item.id))
 
     @action(f"pin_{item_type}", f"Pin this {item_type} to the studio's home page", page,
             rules.member, available=lambda ctx: not pinned(ctx),

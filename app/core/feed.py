@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import logging
 import threading
+import time
 from collections.abc import Callable
 from typing import Any
 
@@ -55,6 +56,18 @@ class Relay:
         self._thread: threading.Thread | None = None
         self._advance_hooks: list[Callable[[], None]] = []
         self.postgres = False
+        self.caught_up_at = 0.0  # time.monotonic() of the last read of the outbox
+
+    def fresh(self) -> bool:
+        """Whether every change committed elsewhere more than a moment ago has reached this
+        process: PostgreSQL's relay is listening (a commit's notification wakes it), SQLite's
+        read the outbox lately (it reads every ``SQLITE_POLL_SECONDS``)."""
+        if self._thread is None or not self._thread.is_alive():
+            return False
+        if self.postgres:
+            return self.connected
+        # A few polls' worth: a loaded machine may keep the thread waiting that long.
+        return time.monotonic() - self.caught_up_at < 5.0
 
     def on_advance(self, hook: Callable[[], None]) -> None:
         """Call ``hook`` (on the relay's thread) whenever the cursor moves: new events exist,
@@ -126,11 +139,13 @@ class Relay:
     def catch_up(self) -> None:
         """Deliver the events past the cursor that other processes wrote."""
         while True:
+            read_at = time.monotonic()
             with self.app.app_context(), db.engine.connect() as conn:
                 rows = conn.execute(select(ChangeEvent.id, ChangeEvent.uri)
                                     .where(ChangeEvent.id > self.cursor)
                                     .order_by(ChangeEvent.id).limit(BATCH)).all()
             if not rows:
+                self.caught_up_at = read_at
                 return
             with self._changed:
                 foreign = [uri for event_id, uri in rows if event_id not in self._local]
@@ -148,6 +163,7 @@ class Relay:
                 with self.app.app_context():
                     changes.deliver(dict.fromkeys(foreign))
             if len(rows) < BATCH:
+                self.caught_up_at = read_at
                 return
 
     def wait_past(self, event_id: int, timeout: float) -> int:
@@ -161,16 +177,25 @@ class Relay:
 _start_lock = threading.Lock()
 
 
+# One relay per database in a process: the listeners it delivers to are the process's, so two
+# relays on one database (two apps in one process, as tests make them) would tell them twice.
+_BY_DATABASE: dict[str, Relay] = {}
+
+
 def ensure_started(app: Flask) -> Relay:
-    """This process's relay for ``app``, started on first use."""
+    """This process's relay for ``app``'s database, started on first use."""
     relay: Relay | None = app.extensions.get("harmonic.feed")
     if relay is not None:
         return relay
     with _start_lock:
         relay = app.extensions.get("harmonic.feed")
         if relay is None:
-            relay = Relay(app)
-            relay.start()
+            with app.app_context():
+                database = db.engine.url.render_as_string(hide_password=False)
+            relay = _BY_DATABASE.get(database)
+            if relay is None or relay._stop.is_set():
+                relay = _BY_DATABASE[database] = Relay(app)
+                relay.start()
             app.extensions["harmonic.feed"] = relay
     return relay
 

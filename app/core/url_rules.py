@@ -21,8 +21,11 @@ class LazyBuilderRule(Rule):
 
     Werkzeug's ``Rule.compile`` stores ``self._compile_builder(flag).__get__(self)`` as the
     builder: this override returns a stand-in that compiles the real builder, puts it in its
-    place on the rule, and calls it. Should a newer Werkzeug stop calling
-    ``_compile_builder`` from ``compile``, the rules simply compile eagerly again."""
+    place on the rule, and calls it. ``_compile_builder`` is private to Werkzeug, the one
+    private member of a dependency the app relies on (no public hook defers the builders):
+    ``pyproject.toml`` bounds Werkzeug's version for it and ``tests/core/test_start_up.py``
+    is its canary. Should a newer Werkzeug stop calling it from ``compile``, the rules simply
+    compile eagerly again."""
 
     def _compile_builder(self, append_unknown: bool = True) -> Callable[..., tuple[str, str]]:
         compile_real = super()._compile_builder

@@ -30,6 +30,7 @@ import json
 import logging
 import time
 from collections.abc import Callable
+from contextlib import nullcontext
 from dataclasses import dataclass
 from typing import Any, cast
 
@@ -41,6 +42,7 @@ from sqlalchemy.orm.exc import StaleDataError
 
 from app.core import authorization, jsonrpc
 from app.core.identity import Identity
+from app.db import writing
 from app.design_model import (
     calllog,
     catalog,
@@ -85,9 +87,10 @@ def _call(method: str, handler: Handler, params: dict[str, Any]) -> dict[str, An
     ctx = Ctx(model=conf.model, session=db.session(), allowed_upstreams=conf.allowed_upstreams,
               upstream_timeout=conf.upstream_timeout)
     try:
-        result = handler(ctx, Params(params))
-        if ctx.wrote:
-            db.session.commit()
+        with writing() if EFFECTS[method].writes else nullcontext():
+            result = handler(ctx, Params(params))
+            if ctx.wrote:
+                db.session.commit()
         return result
     except RpcError:
         if ctx.wrote:

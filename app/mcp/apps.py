@@ -131,6 +131,7 @@ OPTION_SCHEMA: dict[str, Any] = {
     effect=READ, icon="page", title="Show a decision", meta=tool_meta(DECISION_VIEW),
 )
 def show_decision(ctx: ToolContext, args: dict[str, Any]) -> ToolResult:
+    from app.db import read_many
     from app.extensions import db
     from app.models import User
     from app.services import decisions, items, studios
@@ -149,9 +150,9 @@ def show_decision(ctx: ToolContext, args: dict[str, Any]) -> ToolResult:
         raise ToolError(f"{path} led to {page.path}, which is not a decision's page")
     decision = items.find(studios.get_studio(found.group(1)), "decision", found.group(2))
     user = db.session.get(User, ctx.identity.user_id) if ctx.identity is not None else None
-    mine = decisions.my_votes(decision, user)
+    mine, tally = read_many(decisions.my_votes(decision, user), decisions.results(decision))
     options = []
-    for row in decisions.in_order_added(decisions.results(decision)):
+    for row in decisions.in_order_added(tally):
         vote = mine.get(row.option.id)
         options.append({"title": row.option.title,
                         "accepted": row.accepted,

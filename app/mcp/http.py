@@ -63,7 +63,6 @@ from app.mcp.hearing import Gone, Hearing
 from app.mcp.info import SUPPORTED_VERSIONS
 from app.mcp.jsonrpc import LIMITED, UNAUTHORIZED
 from app.mcp.server import McpServer
-from app.models import side_connections
 from app.services.errors import DomainError
 
 log = logging.getLogger("harmonic.mcp.http")
@@ -295,50 +294,13 @@ def _session(identity: Identity | None) -> tuple[Response | None, store.DbSessio
     session_id = environ.get("HTTP_MCP_SESSION_ID")
     if not session_id:
         return _refuse(400, INVALID_REQUEST, "Bad Request: Mcp-Session-Id header is required"), None
-    sent = environ.get(SessionReadAhead.KEY)  # (the id it was sent for, the read)
-    session = store.find_session(session_id, sent[1] if sent and sent[0] == session_id else None)
+    session = store.find_session(session_id)
     owner = identity.user_id if identity is not None else None
     if session is None or (auth_required(app, req.remote_addr)
                            and session.user_id != owner):
         return _refuse(404, INVALID_REQUEST, "Session not found: initialize a new one"), None
     store.touch(session)
     return None, session
-
-
-class SessionReadAhead:
-    """WSGI, around the app: a POST to ``/mcp`` with an Mcp-Session-Id asks for its session's
-    row on arrival (``store.send_session_read``), and ``_session`` collects the answer. The
-    read is the one ``_session`` would make a tenth of a millisecond later, before the request
-    has done anything of its own; only a caller that may use ``/mcp`` (a token sent, or auth
-    off for it) has it made. An answer nobody collected (a request refused first) is taken in
-    when the request ends, so the reader goes back clean."""
-
-    KEY = "harmonic.mcp.session_read"
-
-    def __init__(self, wsgi_app: Any, app: Flask) -> None:
-        self.wsgi_app = wsgi_app
-        self.app = app
-        self._engine: Any = None
-
-    def __call__(self, environ: dict[str, Any], start_response: Any) -> Any:
-        session_id = environ.get("HTTP_MCP_SESSION_ID")
-        if (not session_id or environ.get("REQUEST_METHOD") != "POST"
-                or environ.get("PATH_INFO") != "/mcp"
-                or not (environ.get("HTTP_AUTHORIZATION")
-                        or not auth_required(self.app, environ.get("REMOTE_ADDR")))):
-            return self.wsgi_app(environ, start_response)
-        if self._engine is None:
-            with self.app.app_context():
-                self._engine = db.engine
-        pending = store.send_session_read(self._engine, session_id, self.app.config.get(
-            "HARMONIC_DB_READERS", side_connections.READERS_PER_ENGINE))
-        if pending is None:
-            return self.wsgi_app(environ, start_response)
-        environ[self.KEY] = (session_id, pending)
-        try:
-            return self.wsgi_app(environ, start_response)
-        finally:
-            pending.settle()
 
 
 def _version_refusal() -> Response | None:

@@ -232,6 +232,7 @@ class StdioTransport:
                 self._queued.discard(message["id"])
 
     def run_with_app(self, message: dict[str, Any]) -> None:
+        from app.db import serving
         from app.extensions import db
 
         request_id = message.get("id")
@@ -239,7 +240,8 @@ class StdioTransport:
             self._cancelled_early.discard(request_id)
             return  # cancelled while it waited its turn: never run it, never answer it
         try:
-            with self.app.app_context():
+            # Served as a request is: reads alone, changes in their blocks (app.db).
+            with self.app.app_context(), serving():
                 try:
                     identity = self.identity()
                     response = self.server.handle(message, self.session, self, identity)

@@ -25,14 +25,13 @@ from datetime import datetime, timedelta
 from typing import Any, TypeVar, cast
 
 from sqlalchemy import CursorResult, RowMapping, bindparam, delete, exists, insert, select, update
-from sqlalchemy.engine import Engine
 
 from app.core import audience, changes
 from app.core.identity import Identity
+from app.db import Query, read, writing
+from app.db.reads import first_row
 from app.extensions import db
-from app.mcp import kept_sessions
 from app.mcp.context import SessionState
-from app.models import plain_reads, read_ahead
 from app.models.base import utcnow
 from app.models.changes import ChangeEvent
 from app.models.mcp import McpCancellation, McpClientRequest, McpSession
@@ -115,20 +114,20 @@ class DbSession(SessionState):
         values = self._values()
         if self.is_new:
             now = utcnow()
-            db.session.execute(insert(McpSession).values(
-                id=self.id, user_id=self.user_id, token_id=self.token_id,
-                grant_id=self.grant_id, created_at=now,
-                last_seen_at=now, client_name=str(self.client_info.get("name", ""))[:200],
-                **values))
+            with writing():
+                db.session.execute(insert(McpSession).values(
+                    id=self.id, user_id=self.user_id, token_id=self.token_id,
+                    grant_id=self.grant_id, created_at=now,
+                    last_seen_at=now, client_name=str(self.client_info.get("name", ""))[:200],
+                    **values))
             self.is_new = False
         else:
             changed = {k: v for k, v in values.items() if self._saved.get(k) != v}
             if not changed:
                 return
-            db.session.execute(update(McpSession).where(McpSession.id == self.id)
-                               .values(**changed))
-        db.session.commit()
-        kept_sessions.changed(self.id)
+            with writing():
+                db.session.execute(update(McpSession).where(McpSession.id == self.id)
+                                   .values(**changed))
         self._saved = values
 
     def is_cancelled(self, request_id: Any) -> bool:
@@ -170,36 +169,16 @@ def _well_formed(session_id: str | None) -> bool:
     return bool(session_id) and len(session_id or "") <= 64
 
 
-def send_session_read(engine: Engine, session_id: str | None,
-                      readers_limit: int) -> read_ahead.Pending | None:
-    """Ask for a session's row now, for ``find_session`` to collect once the request needs it
-    (``app.models.read_ahead``: on PostgreSQL, so the process need not sleep for the answer);
-    None where it will be read then instead."""
+def find_session(session_id: str) -> DbSession | None:
+    """The live session for an Mcp-Session-Id, or None if unknown or ended. Read on every
+    call: requests of one session move between processes, and each must see the row as the
+    last one left it (its page, log level, subscriptions, its end)."""
     if not _well_formed(session_id):
         return None
-    return read_ahead.send(engine, _FIND_SESSION, {"sid": session_id}, readers_limit)
-
-
-def find_session(session_id: str, ahead: read_ahead.Pending | None = None) -> DbSession | None:
-    """The live session for an Mcp-Session-Id, or None if unknown or ended. ``ahead`` is its
-    read sent on the request's arrival (``send_session_read``), if one was."""
-    if not _well_formed(session_id):
+    row = read(Query(_FIND_SESSION, {"sid": session_id}, first_row))
+    if row is None or utcnow() - row.last_seen_at > IDLE_LIMIT:
         return None
-    rows = ahead.rows() if ahead is not None else None
-    # Plain columns on the driver's cursor (app.models.plain_reads: the ORM's execute path
-    # cost as much as the query itself), alone in autocommit on one of the app's reader
-    # connections when nothing else of the request has begun a transaction (the usual case:
-    # the token came from the per-process cache), else on the request's own connection,
-    # which then already holds the token lookup. Read on every call, or on SQLite taken from
-    # this process's copy while no process has changed the row since (kept_sessions):
-    # requests of one session move between processes, and each must see the row as the last
-    # one left it.
-    if rows is None:
-        rows = kept_sessions.rows(session_id, lambda: plain_reads.read_aside(
-            _FIND_SESSION, {"sid": session_id}))
-    if not rows or utcnow() - rows[0].last_seen_at > IDLE_LIMIT:
-        return None
-    return DbSession(rows[0]._asdict())
+    return DbSession(row._asdict())
 
 
 PRUNE_AFTER = timedelta(days=7)
@@ -212,54 +191,53 @@ def prune(limit: int = 200) -> None:
         (McpSession.ended_at < cutoff) | (McpSession.last_seen_at < cutoff)).limit(limit)))
     if not ids:
         return
-    for model in (McpClientRequest, McpCancellation):
-        db.session.execute(delete(model).where(model.session_id.in_(ids)))
-    db.session.execute(delete(McpSession).where(McpSession.id.in_(ids)))
-    db.session.commit()
-    kept_sessions.changed(*ids)
+    with writing():
+        for model in (McpClientRequest, McpCancellation):
+            db.session.execute(delete(model).where(model.session_id.in_(ids)))
+        db.session.execute(delete(McpSession).where(McpSession.id.in_(ids)))
 
 
 def touch(session: DbSession) -> None:
     """Note that the session is in use, at most once a minute (reads must stay reads)."""
     now = utcnow()
     if session.last_seen_at is None or now - session.last_seen_at > TOUCH_EVERY:
-        db.session.execute(update(McpSession).where(McpSession.id == session.id)
-                           .values(last_seen_at=now))
-        db.session.commit()
-        kept_sessions.changed(session.id)
+        with writing(expire=False):
+            db.session.execute(update(McpSession).where(McpSession.id == session.id)
+                               .values(last_seen_at=now))
         session.last_seen_at = now
 
 
 def end_session(session: DbSession) -> None:
-    db.session.execute(update(McpSession).where(McpSession.id == session.id)
-                       .values(ended_at=utcnow()))
-    db.session.execute(delete(McpClientRequest).where(McpClientRequest.session_id == session.id))
-    db.session.execute(delete(McpCancellation).where(McpCancellation.session_id == session.id))
-    db.session.commit()
-    kept_sessions.changed(session.id)
+    with writing():
+        db.session.execute(update(McpSession).where(McpSession.id == session.id)
+                           .values(ended_at=utcnow()))
+        db.session.execute(delete(McpClientRequest)
+                           .where(McpClientRequest.session_id == session.id))
+        db.session.execute(delete(McpCancellation)
+                           .where(McpCancellation.session_id == session.id))
 
 
 def record_cancel(session_id: str, request_id: Any) -> None:
-    db.session.add(McpCancellation(session_id=session_id, request_id=str(request_id)[:64]))
-    db.session.commit()
+    with writing():
+        db.session.add(McpCancellation(session_id=session_id, request_id=str(request_id)[:64]))
 
 
 def open_client_request(session_id: str, request_id: str, method: str) -> None:
-    db.session.add(McpClientRequest(session_id=session_id, request_id=request_id,
-                                    method=method))
-    db.session.commit()
+    with writing():
+        db.session.add(McpClientRequest(session_id=session_id, request_id=request_id,
+                                        method=method))
 
 
 def answer_client_request(session_id: str, request_id: Any, message: dict[str, Any]) -> bool:
     """Store the client's response; False when we never asked (or it was answered already)."""
     # An UPDATE answers a CursorResult (with rowcount); Session.execute is typed as any Result.
-    found = cast(CursorResult[Any], db.session.execute(
-        update(McpClientRequest)
-        .where(McpClientRequest.session_id == session_id,
-               McpClientRequest.request_id == str(request_id),
-               McpClientRequest.response.is_(None))
-        .values(response=json.dumps(message), answered_at=utcnow())))
-    db.session.commit()
+    with writing():
+        found = cast(CursorResult[Any], db.session.execute(
+            update(McpClientRequest)
+            .where(McpClientRequest.session_id == session_id,
+                   McpClientRequest.request_id == str(request_id),
+                   McpClientRequest.response.is_(None))
+            .values(response=json.dumps(message), answered_at=utcnow())))
     return bool(found.rowcount)
 
 
@@ -272,9 +250,10 @@ def client_response(session_id: str, request_id: str) -> dict[str, Any] | None:
 
 
 def close_client_request(session_id: str, request_id: str) -> None:
-    db.session.execute(delete(McpClientRequest).where(
-        McpClientRequest.session_id == session_id, McpClientRequest.request_id == request_id))
-    db.session.commit()
+    with writing():
+        db.session.execute(delete(McpClientRequest).where(
+            McpClientRequest.session_id == session_id,
+            McpClientRequest.request_id == request_id))
 
 
 # -- resource updates: the change events a subscribed session has not been told about -------
@@ -300,12 +279,12 @@ def take_updates(session: DbSession, identity: Identity | None) -> list[dict[str
     told = audience.audible(identity, since_subscribed(rows, session.since))
     # Move the cursor only from where we read it: of two requests of one session running at
     # once, one takes these events and the other tells nothing twice.
-    moved = cast(CursorResult[Any], db.session.execute(update(McpSession).where(
-        McpSession.id == session.id, McpSession.events_seen == seen).values(events_seen=last)))
-    db.session.commit()
+    with writing():
+        moved = cast(CursorResult[Any], db.session.execute(update(McpSession).where(
+            McpSession.id == session.id, McpSession.events_seen == seen)
+            .values(events_seen=last)))
     if not moved.rowcount:
         return []
-    kept_sessions.changed(session.id)
     session.events_seen = session._saved["events_seen"] = last
     return [{"jsonrpc": "2.0", "method": "notifications/resources/updated",
              "params": {"uri": uri}} for uri in dict.fromkeys(r.uri for r in told)]
@@ -318,18 +297,6 @@ def end_sessions(ended: revocation.Ended) -> None:
     if made is not None:
         db.session.execute(update(McpSession).where(made, McpSession.ended_at.is_(None))
                            .values(ended_at=utcnow()))
-
-
-@revocation.after_commit
-def forget_ended(ended: revocation.Ended) -> None:
-    """Processes that keep session rows read them again (``kept_sessions``), once the end is
-    committed."""
-    made = ended.made(McpSession.token_id, McpSession.grant_id, McpSession.user_id)
-    if made is None:
-        return
-    with db.engine.connect() as conn:
-        for session_id in conn.execute(select(McpSession.id).where(made)).scalars():
-            kept_sessions.changed(session_id)
 
 
 Row = TypeVar("Row", bound=Sequence[Any])

@@ -39,7 +39,7 @@ from sqlalchemy import CursorResult, select, update
 from app.core import audience, changes, feed
 from app.core.identity import Identity, bearer_token, identity_from_token
 from app.extensions import db
-from app.mcp import kept_sessions, store
+from app.mcp import store
 from app.models.changes import ChangeEvent
 from app.models.mcp import McpSession
 
@@ -300,7 +300,6 @@ class StreamApp:
             db.session.commit()
             if not moved.rowcount:
                 return [], False
-            kept_sessions.changed(session_id)
             told = audience.audible(identity, store.since_subscribed(rows, since))
             return [(r.id, r.uri) for r in told], len(rows) == BATCH
 

@@ -48,6 +48,7 @@ from sqlalchemy import delete, update
 
 from app.core.identity import Identity, act_as
 from app.core.jsonrpc import INTERNAL_ERROR, INVALID_PARAMS, RpcError
+from app.db import writing
 from app.extensions import db
 from app.mcp import negotiate
 from app.mcp.content import ToolError, error_result
@@ -180,6 +181,7 @@ def detailed(task: McpTask) -> dict[str, Any]:
 
 # -- creating a task ----------------------------------------------------------------------------
 
+@writing()
 def create(ctx: ToolContext, tool_name: str, args: dict[str, Any]) -> dict[str, Any]:
     """Store the task (committed before we answer: an immediate tasks/get finds it), queue its
     run and answer the CreateTaskResult. A backed tool starts its own work first: refused, it
@@ -217,6 +219,7 @@ def create(ctx: ToolContext, tool_name: str, args: dict[str, Any]) -> dict[str, 
     return {"resultType": "task", **envelope(task)}
 
 
+@writing()
 def _queue(task: McpTask) -> None:
     assert _launcher is not None
     run_id = _launcher(task.id, task.tool, task.user_id)
@@ -224,6 +227,7 @@ def _queue(task: McpTask) -> None:
     db.session.commit()
 
 
+@writing()
 def _forget_expired(now: datetime) -> None:
     """Tasks past their TTL are gone (SEP-2663 lets a server drop them then)."""
     try:
@@ -275,6 +279,7 @@ def tasks_get(ctx: ToolContext, params: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
+@writing()
 def tasks_update(ctx: ToolContext, params: dict[str, Any]) -> dict[str, Any]:
     """Answers to some or all open questions; once none is open the run starts again."""
     responses = params.get("inputResponses")
@@ -321,6 +326,7 @@ def tasks_cancel(ctx: ToolContext, params: dict[str, Any]) -> dict[str, Any]:
 METHODS = {"tasks/get": tasks_get, "tasks/update": tasks_update, "tasks/cancel": tasks_cancel}
 
 
+@writing()
 def _settle(task_id: str, status: str, **values: Any) -> bool:
     """Move an active task to ``status`` (only if still active: a cancel is never overwritten
     by a run that finishes meanwhile). True when this call moved it."""

@@ -57,5 +57,4 @@ def init_app(app: Flask) -> None:
     # /mcp has its own Origin, Host and token checks, so cookie CSRF does not apply.
     csrf.exempt(http.bp)
     app.register_blueprint(http.bp)
-    app.wsgi_app = http.SessionReadAhead(app.wsgi_app, app)  # type: ignore[method-assign]
 

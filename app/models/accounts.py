@@ -6,10 +6,10 @@ import uuid
 from datetime import datetime
 
 from flask_login import UserMixin
-from sqlalchemy import ForeignKey, String, Text, Uuid
+from sqlalchemy import ForeignKey, String, Text
 from sqlalchemy.orm import Mapped, mapped_column, relationship
 
-from app.models.base import Model, TimestampMixin, UTCDateTime, utcnow
+from app.models.base import Model, TimestampMixin, UTCDateTime, Uuid, utcnow
 from app.models.provenance import MadeBy
 
 USER_TYPES = ("human", "ai_agent")

@@ -8,11 +8,11 @@ from collections.abc import Callable
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any, ClassVar
 
-from sqlalchemy import DateTime, String, TypeDecorator, Uuid, bindparam, select
+import sqlalchemy
+from sqlalchemy import DateTime, String, TypeDecorator, bindparam, select
 from sqlalchemy.orm import Mapped, declared_attr, mapped_column
 
 from app.extensions import Base, db
-from app.models.sqlite_reads import shared_reads
 
 if TYPE_CHECKING:
     # Flask-SQLAlchemy builds db.Model at run time from Base's body plus its own mixins, which
@@ -26,6 +26,46 @@ SHORT_ID = re.compile(r"^[0-9a-f]{8}$")
 
 def utcnow() -> datetime:
     return datetime.now(UTC)
+
+
+# SQLite keeps a UUID as 32 hex characters and a time as text, and every row read turns each
+# of its UUID columns and times back into objects: the most expensive steps of reading a row
+# there. The same rows come back on every page and both values are immutable, so SQLite's
+# parsed values are shared, per stored text (bounded: a map is emptied when full). This is
+# where SQLite's type processing lives; PostgreSQL's driver returns both ready-made.
+SHARED_READS_MAX = 32_768
+
+
+def shared_reads(parse: Callable[[Any], Any]) -> Callable[[Any], Any]:
+    """``parse`` (a column's result processor) remembering its answer per stored value."""
+    seen: dict[Any, Any] = {}
+
+    def read(value: Any) -> Any:
+        if value is None:
+            return None
+        found = seen.get(value)
+        if found is None:
+            if len(seen) >= SHARED_READS_MAX:
+                seen.clear()
+            found = seen[value] = parse(value)
+        return found
+
+    return read
+
+
+_parsed_uuid = shared_reads(uuid.UUID)
+
+
+class Uuid(sqlalchemy.Uuid):
+    """The models' UUID columns: SQLAlchemy's ``Uuid``, read on SQLite through one parse per
+    distinct stored text (``shared_reads``)."""
+
+    cache_ok = True
+
+    def result_processor(self, dialect: Any, coltype: Any) -> Any:
+        if not self.as_uuid or (dialect.supports_native_uuid and self.native_uuid):
+            return super().result_processor(dialect, coltype)
+        return _parsed_uuid
 
 
 class UTCDateTime(TypeDecorator):

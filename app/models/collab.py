@@ -19,7 +19,6 @@ from sqlalchemy import (
     String,
     Text,
     UniqueConstraint,
-    Uuid,
 )
 from sqlalchemy.orm import Mapped, mapped_column, relationship
 
@@ -30,6 +29,7 @@ from app.models.base import (
     SoftDeleteMixin,
     TimestampMixin,
     UTCDateTime,
+    Uuid,
     utcnow,
 )
 

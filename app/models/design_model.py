@@ -17,10 +17,10 @@ import uuid
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import JSON, Boolean, Index, Integer, String, UniqueConstraint, Uuid
+from sqlalchemy import JSON, Boolean, Index, Integer, String, UniqueConstraint
 from sqlalchemy.orm import Mapped, mapped_column
 
-from app.models.base import Model, UTCDateTime, utcnow
+from app.models.base import Model, UTCDateTime, Uuid, utcnow
 
 Matrix = list[list[float]]
 

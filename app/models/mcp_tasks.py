@@ -10,10 +10,10 @@ from __future__ import annotations
 import uuid
 from datetime import datetime
 
-from sqlalchemy import Float, ForeignKey, Integer, String, Text, Uuid
+from sqlalchemy import Float, ForeignKey, Integer, String, Text
 from sqlalchemy.orm import Mapped, mapped_column
 
-from app.models.base import Model, UTCDateTime, utcnow
+from app.models.base import Model, UTCDateTime, Uuid, utcnow
 from app.models.provenance import MadeBy
 
 

@@ -5,11 +5,19 @@ from __future__ import annotations
 import uuid
 from datetime import datetime
 
-from sqlalchemy import ForeignKey, Index, String, Text, Uuid
+from sqlalchemy import ForeignKey, Index, String, Text
 from sqlalchemy.orm import Mapped, mapped_column, relationship
 
 from app.models.accounts import User
-from app.models.base import IdMixin, Model, SoftDeleteMixin, TimestampMixin, UTCDateTime, utcnow
+from app.models.base import (
+    IdMixin,
+    Model,
+    SoftDeleteMixin,
+    TimestampMixin,
+    UTCDateTime,
+    Uuid,
+    utcnow,
+)
 
 
 class Note(IdMixin, TimestampMixin, SoftDeleteMixin, Model):

@@ -21,12 +21,11 @@ from sqlalchemy import (
     String,
     Text,
     UniqueConstraint,
-    Uuid,
 )
 from sqlalchemy.orm import Mapped, mapped_column, relationship
 
 from app.models.accounts import User
-from app.models.base import IdMixin, Model, UTCDateTime, utcnow
+from app.models.base import IdMixin, Model, UTCDateTime, Uuid, utcnow
 from app.models.provenance import MadeBy
 from app.models.studios import Studio
 

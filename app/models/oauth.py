@@ -11,10 +11,10 @@ from __future__ import annotations
 import uuid
 from datetime import datetime
 
-from sqlalchemy import JSON, ForeignKey, String, Text, UniqueConstraint, Uuid
+from sqlalchemy import JSON, ForeignKey, String, Text, UniqueConstraint
 from sqlalchemy.orm import Mapped, mapped_column
 
-from app.models.base import Model, UTCDateTime, utcnow
+from app.models.base import Model, UTCDateTime, Uuid, utcnow
 
 
 class OAuthClient(Model):

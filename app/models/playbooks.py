@@ -21,10 +21,10 @@ import uuid
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import JSON, Boolean, ForeignKey, Integer, String, Text, Uuid
+from sqlalchemy import JSON, Boolean, ForeignKey, Integer, String, Text
 from sqlalchemy.orm import Mapped, mapped_column
 
-from app.models.base import IdMixin, Model, UTCDateTime, utcnow
+from app.models.base import IdMixin, Model, UTCDateTime, Uuid, utcnow
 from app.models.provenance import MadeBy
 
 

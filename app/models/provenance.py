@@ -19,8 +19,10 @@ from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import Any
 
-from sqlalchemy import Uuid, event
+from sqlalchemy import event
 from sqlalchemy.orm import Mapped, Session, declared_attr, mapped_column
+
+from app.models.base import Uuid
 
 
 @dataclass(frozen=True)

@@ -11,11 +11,11 @@ import uuid
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import JSON, ForeignKey, Index, String, Uuid
+from sqlalchemy import JSON, ForeignKey, Index, String
 from sqlalchemy.orm import Mapped, mapped_column, relationship
 
 from app.models.accounts import User
-from app.models.base import Model, UTCDateTime, utcnow
+from app.models.base import Model, UTCDateTime, Uuid, utcnow
 
 
 class ItemRevision(Model):

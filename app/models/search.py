@@ -12,10 +12,10 @@ import uuid
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import Boolean, Index, Integer, String, Text, UniqueConstraint, Uuid
+from sqlalchemy import Boolean, Index, Integer, String, Text, UniqueConstraint
 from sqlalchemy.orm import Mapped, mapped_column
 
-from app.models.base import Model, UTCDateTime
+from app.models.base import Model, UTCDateTime, Uuid
 
 FTS_TABLE = "search_fts"
 TSV_COLUMN = "tsv"

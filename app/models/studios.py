@@ -6,12 +6,12 @@ import uuid
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import Boolean, ForeignKey, Integer, String, Text, UniqueConstraint, Uuid
+from sqlalchemy import Boolean, ForeignKey, Integer, String, Text, UniqueConstraint
 from sqlalchemy import true as sa_true
 from sqlalchemy.orm import Mapped, mapped_column, relationship
 
 from app.models.accounts import User
-from app.models.base import Model, SoftDeleteMixin, TimestampMixin, UTCDateTime, utcnow
+from app.models.base import Model, SoftDeleteMixin, TimestampMixin, UTCDateTime, Uuid, utcnow
 
 TEMPOS = ("daily", "weekly", "monthly")
 JOIN_POLICIES = ("open", "invite")

@@ -19,8 +19,9 @@ from typing import Any
 from sqlalchemy import and_, bindparam, func, or_, select, update
 from sqlalchemy.dialects import postgresql, sqlite
 
+from app.db import read, value_of, writing
 from app.extensions import db
-from app.models import Membership, Studio, User, plain_reads
+from app.models import Membership, Studio, User
 from app.models.base import utcnow
 from app.models.collab import Commitment, Decision
 from app.models.notifications import LEVELS, Notification, NotificationSetting
@@ -65,7 +66,8 @@ def write(drafts: list[Draft]) -> int:
     dialect = postgresql if db.session.get_bind().dialect.name == "postgresql" else sqlite
     statement = dialect.insert(Notification).values(rows) \
         .on_conflict_do_nothing(index_elements=["user_id", "key"])
-    return int(db.session.execute(statement).rowcount or 0)  # type: ignore[attr-defined]
+    with writing():  # the action's own, when an observer writes them (nested blocks join)
+        return int(db.session.execute(statement).rowcount or 0)  # type: ignore[attr-defined]
 
 
 # Levels ----------------------------------------------------------------------------------------
@@ -116,12 +118,7 @@ def set_level(user: User, studio_handle: str, level: str) -> Studio:
 # Reading and marking ------------------------------------------------------------------------
 
 def unread_count(user: User) -> int:
-    return int(plain_reads.scalar(*unread_read(user.id)) or 0)
-
-
-def unread_read(user_id: uuid.UUID) -> plain_reads.Read:
-    """The read ``unread_count`` makes, as ``plain_reads.ahead`` takes it."""
-    return plain_reads.Read(_UNREAD, {"user_id": user_id})
+    return int(read(value_of(_UNREAD, {"user_id": user.id})) or 0)
 
 
 # Every HTML page's badge: built once, bound per request.
@@ -223,7 +220,7 @@ def sync_due(user: User, now: datetime | None = None) -> int:
 
 
 def outcome(decision: Decision) -> str:
-    rows = decisions.results(decision)
+    rows = read(decisions.results(decision))
     if not rows or rows[0].accepted == 0:
         return "no option was accepted"
     top = rows[0]

@@ -8,7 +8,6 @@ from typing import Any
 from flask import Blueprint, request
 
 from app.actions import Context
-from app.extensions import db
 from app.models import User
 from app.notifications import inbox, webhooks
 from app.services.errors import Unauthorized
@@ -28,8 +27,7 @@ def _settings_nav(ctx: Context) -> list[tuple[str, str]]:
 @page(bp, "inbox", "/inbox", loaders.plain("inbox", "/inbox"))
 def inbox_page(ctx: Context) -> Page:
     # Deadlines within 24 hours and closed decisions are computed now (see inbox.sync_due).
-    if inbox.sync_due(ctx.user):
-        db.session.commit()
+    inbox.sync_due(ctx.user)
     unread_only = request.args.get("unread") in ("1", "true", "yes")
     rows, after = inbox.listing(ctx.user, request.args.get("before"), unread_only)
     return Page(ctx, "Inbox", "notifications/inbox",

@@ -6,13 +6,9 @@ from __future__ import annotations
 
 import importlib
 import logging
-import uuid
 
 import click
-from flask import Flask, Request, Response, g
-
-from app.models.plain_reads import Read
-from app.web import auth, negotiation
+from flask import Flask, Response, g
 
 log = logging.getLogger("harmonic.notifications")
 
@@ -27,12 +23,6 @@ def init_app(flask_app: Flask) -> None:
 
     flask_app.register_blueprint(pages.bp)
     webhooks.register_step()
-
-    def _badge_read(req: Request, user_id: uuid.UUID) -> Read | None:
-        # The header's count, sent with the person's read on a GET of an HTML page.
-        return inbox.unread_read(user_id) if negotiation.format_of(req) == "html" else None
-
-    auth.READS_WITH_PERSON.append(_badge_read)
 
     @flask_app.context_processor
     def _badge() -> dict[str, object]:

@@ -43,6 +43,7 @@ from sqlalchemy.orm import Session
 
 from app.core import netpolicy, outbound
 from app.core.config import base_url
+from app.db import writing
 from app.extensions import db, session_exists
 from app.models import Membership, Studio, User
 from app.models.base import utcnow
@@ -235,9 +236,9 @@ def enqueue(ids: list[uuid.UUID]) -> int:
         enqueue_calls(f"webhook delivery {short_id}",
                       [CallStep("deliver", STEP, {"delivery": str(delivery_id)},
                                 max_attempts=max(1, attempts))], user_id=owner_id)
-        db.session.execute(update(WebhookDelivery).where(WebhookDelivery.id == delivery_id)
-                           .values(enqueued=True))
-        db.session.commit()
+        with writing():
+            db.session.execute(update(WebhookDelivery).where(WebhookDelivery.id == delivery_id)
+                               .values(enqueued=True))
     return len(rows)
 
 

@@ -30,6 +30,7 @@ from werkzeug.exceptions import TooManyRequests
 from werkzeug.wrappers import Response as WerkzeugResponse
 
 from app.core import resource
+from app.db import writing
 from app.extensions import csrf, db
 from app.oauth import cimd, store
 from app.oauth import server as oauth_server
@@ -96,6 +97,7 @@ def server_metadata() -> Response:
 
 @bp.route("/oauth/token", methods=["POST", "OPTIONS"])
 @csrf.exempt
+@writing()
 def token() -> Response:
     if request.method == "OPTIONS":
         return _cors(Response(status=204))
@@ -104,6 +106,7 @@ def token() -> Response:
 
 @bp.route("/oauth/register", methods=["POST", "OPTIONS"])
 @csrf.exempt
+@writing()
 def register() -> Response:
     if request.method == "OPTIONS":
         return _cors(Response(status=204))
@@ -143,6 +146,7 @@ def _registration_refusal() -> Response | None:
 
 @bp.route("/oauth/revoke", methods=["POST", "OPTIONS"])
 @csrf.exempt
+@writing()
 def revoke() -> Response:
     if request.method == "OPTIONS":
         return _cors(Response(status=204))
@@ -182,6 +186,7 @@ def _logo(client: oauth_server.Client) -> str | None:
 
 
 @bp.route("/oauth/authorize", methods=["GET", "POST"])
+@writing()  # a code is written whenever consent is given, now or remembered
 def authorize() -> Any:
     if not current_user.is_authenticated and cimd.is_metadata_url(
             request.values.get("client_id") or ""):

@@ -48,6 +48,7 @@ from typing import Any
 from sqlalchemy import select
 
 from app.core.identity import Identity
+from app.db import writing
 from app.extensions import db
 from app.models.accounts import User
 from app.models.base import utcnow
@@ -331,6 +332,7 @@ def _move(version: RecipeVersion, wanted: str, to: str, verb: str) -> None:
     version.state = to
 
 
+@writing()
 def review(playbook: Playbook, version: RecipeVersion, identity: Identity | None,
            note: str = "") -> None:
     reason = review_refusal(playbook, version, user_of(identity))
@@ -343,6 +345,7 @@ def review(playbook: Playbook, version: RecipeVersion, identity: Identity | None
     db.session.commit()
 
 
+@writing()
 def approve(playbook: Playbook, version: RecipeVersion, identity: Identity | None,
             data_dir: str) -> Path:
     reason = approve_refusal(playbook, version, user_of(identity))
@@ -357,6 +360,7 @@ def approve(playbook: Playbook, version: RecipeVersion, identity: Identity | Non
     return path
 
 
+@writing()
 def retire(playbook: Playbook, version: RecipeVersion, identity: Identity | None,
            data_dir: str) -> None:
     reason = retire_refusal(playbook, user_of(identity))
@@ -374,6 +378,7 @@ def retire(playbook: Playbook, version: RecipeVersion, identity: Identity | None
     db.session.commit()
 
 
+@writing()
 def approve_as_operator(playbook: Playbook, version: RecipeVersion, data_dir: str,
                         note: str = "") -> Path:
     """The machine's operator approves ``version`` (a draft or reviewed one): written into
@@ -401,6 +406,7 @@ def _write_reviewed(version: RecipeVersion, playbook: Playbook, data_dir: str) -
     return path
 
 
+@writing()
 def share(playbook: Playbook, studio_id: Any, identity: Identity | None) -> None:
     playbook.studio_id = studio_id
     audit("shared", identity, playbook=playbook, detail={"studio": str(studio_id)})

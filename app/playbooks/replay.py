@@ -44,6 +44,7 @@ from pathlib import Path
 from typing import Any
 
 from app.core.identity import Identity
+from app.db import writing
 from app.extensions import db
 from app.models.base import utcnow
 from app.models.playbooks import Playbook, PlaybookRun
@@ -197,9 +198,18 @@ class Runner:
                           recipe_name=self.recipe.title[:200], dry_run=self.dry_run,
                           status="running", args=self.redactor.value(self.args), steps=[])
         run.assign_ids()
-        db.session.add(run)
-        db.session.commit()
+        # Each committed at once, even inside an action's block: the run is seen running.
+        with writing():
+            db.session.add(run)
+            db.session.commit()
         status, error, extra = self._execute()
+        with writing():
+            self._record(run, status, error, extra)
+            db.session.commit()
+        return self._report(run, status, error, extra), run
+
+    def _record(self, run: PlaybookRun, status: str, error: str | None,
+                extra: dict[str, Any]) -> None:
         run.status = status
         run.error = error
         run.steps = self.redactor.value(self.details)
@@ -220,8 +230,6 @@ class Runner:
                                           "basis": verdict.basis if verdict else "",
                                           **{k: extra[k] for k in ("rule", "realRun")
                                              if k in extra}})
-        db.session.commit()
-        return self._report(run, status, error, extra), run
 
     # -- the run ----------------------------------------------------------------------------
 

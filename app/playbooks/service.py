@@ -21,6 +21,7 @@ from sqlalchemy import or_, select
 from app.actions.effects import READ, Effect
 from app.core import tool_catalog
 from app.core.identity import Identity
+from app.db import writing
 from app.extensions import db
 from app.models.base import SHORT_ID, find_by_id
 from app.models.playbooks import Playbook, PlaybookRun
@@ -116,6 +117,7 @@ def _read_only_tools() -> set[str]:
     return tool_catalog.read_only_tools()
 
 
+@writing()
 def generate_recipe(playbook: Playbook, identity: Identity | None = None) -> dict[str, Any]:
     if playbook.teaching:
         teach.stop_playbook(playbook)
@@ -166,6 +168,7 @@ def stopped_draft(playbook: Playbook, identity: Identity | None,
             "message": f"Draft recipe {title} with {len(raw['steps'])} steps: {how}."}
 
 
+@writing()
 def save_recipe(playbook: Playbook, text_or_raw: str | dict[str, Any],
                 identity: Identity | None = None) -> dict[str, Any]:
     raw = parse_text(text_or_raw) if isinstance(text_or_raw, str) else text_or_raw

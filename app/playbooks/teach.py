@@ -37,8 +37,8 @@ from sqlalchemy import bindparam, select
 
 from app.core import changes
 from app.core.identity import Identity
+from app.db import read, rows_of, writing
 from app.extensions import db
-from app.models import plain_reads
 from app.models.base import utcnow
 from app.models.playbooks import Playbook
 from app.playbooks import capture, names, settings, upstream
@@ -105,10 +105,6 @@ _TEACHING_WHERE = (Playbook.owner.in_(bindparam("keys", expanding=True)),
 _TEACHING = select(Playbook).where(*_TEACHING_WHERE).order_by(Playbook.created_at.desc())
 _TEACHING_SESSION = select(Playbook.owner, Playbook.session_id).where(
     *_TEACHING_WHERE).order_by(Playbook.created_at.desc())
-_FIXED_KEYS = 3  # recording_keys gives at most three
-_TEACHING_SESSION_FIXED = select(Playbook.owner, Playbook.session_id).where(
-    Playbook.owner.in_([bindparam(f"k{i}") for i in range(_FIXED_KEYS)]),
-    Playbook.teaching.is_(True)).order_by(Playbook.created_at.desc())
 
 
 def _keys(owners: list[str] | str) -> list[str]:
@@ -135,17 +131,12 @@ def _active_session(owners: list[str] | str) -> str | None:
     """The session id of ``active(owners)``, without loading the playbook."""
     expire_idle()
     keys = _keys(owners)
-    # Plain columns on the driver's cursor (app.models.plain_reads), on every proxied call:
-    # fixed parameters (the last key repeated) rather than an expanding IN, which Core runs.
-    if 0 < len(keys) <= _FIXED_KEYS:
-        padded = {f"k{i}": keys[min(i, len(keys) - 1)] for i in range(_FIXED_KEYS)}
-        found = plain_reads.execute(_TEACHING_SESSION_FIXED, padded).all()
-    else:
-        found = plain_reads.execute(_TEACHING_SESSION, {"keys": keys}).all()
+    found = read(rows_of(_TEACHING_SESSION, {"keys": keys}))
     row = _first(keys, found)
     return row.session_id if row is not None else None
 
 
+@writing()
 def start(owner: str, user_id: uuid.UUID | None, raw_name: str | None
           ) -> tuple[Playbook, str | None]:
     """Begin teaching; an owner already teaching has that session stopped first."""
@@ -228,6 +219,7 @@ def upstream_version(conf: settings.Settings) -> str | None:
     return (f"{server} {value}" if isinstance(server, str) else str(value))[:120]
 
 
+@writing()
 def stop_playbook(playbook: Playbook) -> int:
     created = playbook.created_at.replace(microsecond=0).isoformat()
     try:

@@ -31,7 +31,8 @@ from sqlalchemy import (
     union_all,
 )
 
-from app.models import Note, Studio, User, plain_reads
+from app.db import Query
+from app.models import Note, Studio, User
 from app.models.collab import Commitment, CommitmentParticipant, Decision, Option, Vote
 from app.services import items, people
 
@@ -130,15 +131,15 @@ def _build_candidates(studio_id: Any, limit: int) -> Any:
     return select(*every.c).order_by(every.c.at.desc(), every.c.rank).limit(limit)
 
 
-def recent_read(studio: Studio, limit: int = RECENT) -> plain_reads.Read:
-    """The read ``recent`` makes, as ``plain_reads.together`` takes it."""
-    return plain_reads.Read(_feed(limit)[0], {"studio_id": studio.id})
+def recent(studio: Studio, limit: int = RECENT) -> Query[list[Event]]:
+    """The studio's latest events, newest first."""
+    statement, labels = _feed(limit)
+    return Query(statement, {"studio_id": studio.id}, lambda rows: _events(labels, rows))
 
 
-def recent(studio: Studio, limit: int = RECENT) -> list[Event]:
-    labels = _feed(limit)[1]
+def _events(labels: Any, rows: Any) -> list[Event]:
     events = []
-    for row in plain_reads.execute(*recent_read(studio, limit)):
+    for row in rows:
         item = labels.label(row)
         if item is None:  # of a kind not registered here (its feature not loaded)
             continue

@@ -15,8 +15,9 @@ from typing import Any, NamedTuple
 from sqlalchemy import bindparam, func, select
 from sqlalchemy.exc import IntegrityError
 
+from app.db import Query
 from app.extensions import db
-from app.models import Studio, User, plain_reads
+from app.models import Studio, User
 from app.models.base import utcnow
 from app.models.collab import Commitment, CommitmentParticipant
 from app.services import cycles, deadlines, items, links, people, permissions, revisions
@@ -172,14 +173,13 @@ class Participation(NamedTuple):
     committed_at: datetime
 
 
-def participants(commitment: Commitment) -> list[Participation]:
+def participants(commitment: Commitment) -> Query[list[Participation]]:
     """Everyone who joined, in the order they joined (plain rows: a page links each)."""
-    rows = plain_reads.execute(*participants_read(commitment))
+    return Query(_PARTICIPANTS, {"commitment_id": commitment.id}, _participations)
+
+
+def _participations(rows: Any) -> list[Participation]:
     return [Participation(people.Person(*person), at) for at, *person in rows]
-
-
-def participants_read(commitment: Commitment) -> plain_reads.Read:
-    return plain_reads.Read(_PARTICIPANTS, {"commitment_id": commitment.id})
 
 
 # The commitment page reads it on every view: built once, bound per call.

@@ -15,8 +15,9 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 from sqlalchemy import bindparam, func, select
 from sqlalchemy.orm import joinedload
 
+from app.db import reads
 from app.extensions import db
-from app.models import Note, Studio, User, plain_reads
+from app.models import Note, Studio, User
 from app.models.base import utcnow
 from app.models.collab import Commitment, Decision
 from app.services import listed
@@ -170,35 +171,17 @@ ITEMS_SHOWN = 100  # per kind on a cycle page; the studio's lists page through t
 
 
 def items_in(studio: Studio, window: Cycle, user: User | None, q: Query | None = None,
-             now: datetime | None = None, limit: int = ITEMS_SHOWN,
-             newest_notes: tuple[list[listed.ListedNote], int] | None = None,
-             ) -> dict[str, list[Any]]:
-    """The studio's notes, decisions and commitments in ``window``, filtered and sorted: at
-    most ``limit`` of each kind (a page never loads an unbounded number of rows).
-
-    ``newest_notes``: the studio's newest notes the caller has read (``notes.recent``'s rows)
-    and the limit it read them with; the window's notes are taken from them when they hold
-    all of them (see ``_notes_among``), not read again.
-
-    Each list holds rows as lists show them (``listed``), not entities."""
+             now: datetime | None = None, limit: int = ITEMS_SHOWN
+             ) -> dict[str, reads.Query[list[Any]]]:
+    """The reads of the studio's notes, decisions and commitments in ``window``, filtered and
+    sorted, by kind: at most ``limit`` of each kind (a page never loads an unbounded number of
+    rows), as rows lists show (``listed``), not entities. None needs another's answer: a page
+    reads them together."""
     q = q or Query()
     params = _items_params(studio, window, user, now or utcnow())
-    found: dict[str, list[Any]] = {}
-    for kind, model in KINDS:
-        known = _notes_among(newest_notes, window, q, limit) if model is Note else None
-        found[kind] = known if known is not None else listed.rows(model, plain_reads.execute(
-            _items_statement(kind, model, q, user is not None, limit), params))
-    return found
-
-
-def items_reads(studio: Studio, window: Cycle, user: User | None, q: Query, now: datetime,
-                limit: int = ITEMS_SHOWN, notes: bool = True) -> list[plain_reads.Read]:
-    """The reads ``items_in`` makes with these arguments, as ``plain_reads.together`` takes
-    them; without the notes' when ``notes`` is false (a caller whose newest notes may hold
-    them all: ``newest_notes``)."""
-    params = _items_params(studio, window, user, now)
-    return [plain_reads.Read(_items_statement(kind, model, q, user is not None, limit), params)
-            for kind, model in KINDS if notes or model is not Note]
+    return {kind: reads.Query(_items_statement(kind, model, q, user is not None, limit), params,
+                              listed.rows_of(model))
+            for kind, model in KINDS}
 
 
 def _items_params(studio: Studio, window: Cycle, user: User | None,
@@ -207,15 +190,13 @@ def _items_params(studio: Studio, window: Cycle, user: User | None,
             "soon": now + CLOSING_SOON, "user_id": user.id if user is not None else None}
 
 
-def _notes_among(newest: tuple[list[listed.ListedNote], int] | None, window: Cycle, q: Query,
-                 limit: int) -> list[listed.ListedNote] | None:
-    """The window's newest ``limit`` notes (no filter, newest first: the default query) from
-    the studio's newest notes, or None when those may not hold them all. Fewer than their
-    limit: they are all the studio's notes. Otherwise they are its newest, so when ``limit``
-    of them fall in the window, no note outside them comes before those."""
-    if newest is None or q != Query():
-        return None
-    notes, read_limit = newest
+def notes_among(notes: list[listed.ListedNote], read_limit: int, window: Cycle,
+                limit: int = ITEMS_SHOWN) -> list[listed.ListedNote] | None:
+    """``items_in``'s notes of the window with the default query (no filter, newest first)
+    taken from the studio's newest notes (``notes.recent`` read with ``read_limit``), or None
+    when those may not hold them all. Fewer than their limit: they are all the studio's notes.
+    Otherwise they are its newest, so when ``limit`` of them fall in the window, no note
+    outside them comes before those."""
     # What _build_items_statement and _in_cycle ask in SQL, in Python.
     inside = [n for n in notes
               if n.created_at < window.end and (n.deadline or n.created_at) > window.start]

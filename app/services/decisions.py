@@ -20,8 +20,10 @@ from sqlalchemy.dialects.postgresql import insert as pg_insert
 from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 from sqlalchemy.exc import IntegrityError
 
+from app.db import Query
+from app.db.reads import known
 from app.extensions import db
-from app.models import Studio, User, plain_reads
+from app.models import Studio, User
 from app.models.base import utcnow
 from app.models.collab import Decision, Option, Vote
 from app.services import cycles, deadlines, items, links, people, permissions, revisions
@@ -242,14 +244,14 @@ class ResultRow:
     place: int  # the option's place among the live options, oldest first (``in_order_added``)
 
 
-def results(decision: Decision) -> list[ResultRow]:
+def results(decision: Decision) -> Query[list[ResultRow]]:
     """Options by accepted desc, then preferred desc, then their fixed random tiebreak."""
-    return [ResultRow(OptionRow(i, t), int(a), int(p), int(n), int(k)) for i, t, a, p, n, k in
-            plain_reads.execute(*results_read(decision))]
+    return Query(_RESULTS, {"decision_id": decision.id}, _results)
 
 
-def results_read(decision: Decision) -> plain_reads.Read:
-    return plain_reads.Read(_RESULTS, {"decision_id": decision.id})
+def _results(rows: Any) -> list[ResultRow]:
+    return [ResultRow(OptionRow(i, t), int(a), int(p), int(n), int(k))
+            for i, t, a, p, n, k in rows]
 
 
 def in_order_added(results: list[ResultRow]) -> list[ResultRow]:
@@ -269,25 +271,17 @@ class MyVote(NamedTuple):
     preferred: bool
 
 
-def my_votes(decision: Decision, user: User | None) -> dict[uuid.UUID, MyVote]:
+def my_votes(decision: Decision, user: User | None) -> Query[dict[uuid.UUID, MyVote]]:
     """The caller's votes by option (plain rows: the page only shows them)."""
-    read = my_votes_read(decision, user)
-    return {} if read is None else {
-        row.option_id: MyVote(*row) for row in plain_reads.execute(*read)}
+    if user is None:
+        return known({})
+    return Query(_MY_VOTES, {"decision_id": decision.id, "user_id": user.id},
+                 lambda rows: {row[0]: MyVote(*row) for row in rows})
 
 
-def my_votes_read(decision: Decision, user: User | None) -> plain_reads.Read | None:
-    return None if user is None else plain_reads.Read(
-        _MY_VOTES, {"decision_id": decision.id, "user_id": user.id})
-
-
-def voters(decision: Decision) -> list[people.Person]:
+def voters(decision: Decision) -> Query[list[people.Person]]:
     """Everyone who voted, in the order of their first vote (plain rows: a page links each)."""
-    return people.from_rows(plain_reads.execute(*voters_read(decision)))
-
-
-def voters_read(decision: Decision) -> plain_reads.Read:
-    return plain_reads.Read(_VOTERS, {"decision_id": decision.id})
+    return Query(_VOTERS, {"decision_id": decision.id}, people.from_rows)
 
 
 # The decision page runs all of these on every view: built once, bound per call. The tally and

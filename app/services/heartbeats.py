@@ -16,8 +16,9 @@ from datetime import datetime
 from sqlalchemy import bindparam, func, select
 from sqlalchemy.exc import IntegrityError
 
+from app.db import Query
 from app.extensions import db
-from app.models import Membership, Studio, User, plain_reads
+from app.models import Membership, Studio, User
 from app.models.base import utcnow
 from app.models.collab import Heartbeat
 from app.services import cycles
@@ -87,19 +88,11 @@ def last(studio: Studio, user: User) -> Heartbeat | None:
         .order_by(Heartbeat.created_at.desc()).limit(1))
 
 
-def latest_of(studio: Studio, user_ids: list[uuid.UUID]) -> dict[uuid.UUID, datetime]:
-    """When each of these people last sent a heartbeat to the studio (absent: never)."""
-    if not user_ids:
-        return {}
-    wanted = set(user_ids)
-    return {user_id: when for user_id, when in plain_reads.execute(*latest_read(studio))
-            if user_id in wanted}
-
-
-def latest_read(studio: Studio) -> plain_reads.Read:
-    """The read ``latest_of`` makes: everyone's latest heartbeat in the studio (its members
-    are most of the people who ever sent one there)."""
-    return plain_reads.Read(_LATEST_OF, {"studio_id": studio.id})
+def latest(studio: Studio) -> Query[dict[uuid.UUID, datetime]]:
+    """When each person last sent a heartbeat to the studio (absent: never): everyone's, its
+    members being most of the people who ever sent one there."""
+    return Query(_LATEST_OF, {"studio_id": studio.id},
+                 lambda rows: {user_id: when for user_id, when in rows})
 
 
 # The team page reads it on every view: built once. By the studio alone, not by its members'

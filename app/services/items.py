@@ -12,12 +12,12 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, NamedTuple
 
-from sqlalchemy import and_, bindparam, exists, or_, select
+from sqlalchemy import and_, exists, or_, select
 from sqlalchemy.orm import aliased
 
 from app.extensions import db
-from app.models import Studio, plain_reads
-from app.models.base import SHORT_ID, find_by_id
+from app.models import Studio
+from app.models.base import find_by_id
 from app.services.errors import NotFound
 
 
@@ -77,7 +77,13 @@ def find(studio: Studio, item_type: str, ident: str, user: Any = None) -> Any:
     A deleted item is NotFound too; the message says when it was deleted, and to whoever may
     restore it, until when and where."""
     kind = KINDS[item_type]
-    item = kind.lookup(studio, ident) if kind.lookup else _by_ident(kind, ident)
+    item = kind.lookup(studio, ident) if kind.lookup else find_by_id(kind.model, ident)
+    return checked(studio, item_type, ident, item, user)
+
+
+def checked(studio: Studio, item_type: str, ident: str, item: Any, user: Any = None) -> Any:
+    """``item`` (found by ``ident``) if it is a live item of this studio, else NotFound (for a
+    deleted one, ``deletion.gone``'s message)."""
     if item is None or item.studio_id != studio.id:
         raise NotFound(f"no {item_type} '{ident}' in studio '{studio.handle}'")
     if getattr(item, "deleted_at", None) is not None:
@@ -85,37 +91,6 @@ def find(studio: Studio, item_type: str, ident: str, user: Any = None) -> Any:
 
         raise deletion.gone(studio, user, item_type, item)
     return item
-
-
-def find_read(item_type: str, ident: str) -> plain_reads.Read | None:
-    """The read ``find`` makes for an item addressed by its short id (None for any other
-    address): it needs only the page's URL, so it can go with the request's first reads."""
-    kind = KINDS.get(item_type)
-    ident = (ident or "").strip().lower()
-    if kind is None or kind.lookup is not None or not SHORT_ID.match(ident):
-        return None
-    model = kind.model
-    statement = _BY_SHORT_ID.get(model)
-    if statement is None:
-        columns = plain_reads.columns_of(model)
-        if columns is None:
-            return None
-        statement = _BY_SHORT_ID[model] = select(*columns.columns).where(
-            model.short_id == bindparam("short_id"))
-    return plain_reads.Read(statement, {"short_id": ident})
-
-
-# Built once per kind: every item page reads its item.
-_BY_SHORT_ID: dict[Any, Any] = {}
-
-
-def _by_ident(kind: ItemKind, ident: str) -> Any:
-    """``find_by_id``, a short id read as plain columns made the entity (``plain_reads``)."""
-    read = find_read(kind.type, ident)
-    if read is None:
-        return find_by_id(kind.model, ident)
-    rows = plain_reads.execute(*read)
-    return plain_reads.entity(kind.model, rows[0]) if rows else None
 
 
 def get(item_type: str, item_id: uuid.UUID) -> Any | None:

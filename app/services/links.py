@@ -8,8 +8,9 @@ from typing import Any, NamedTuple
 
 from sqlalchemy import bindparam, func, select
 
+from app.db import Query
 from app.extensions import db
-from app.models import Link, Studio, plain_reads
+from app.models import Link, Studio
 from app.services import items
 
 # Absolute URLs of this app or site-relative paths: /studios/<handle>/<letter>/<key>, where the
@@ -64,16 +65,12 @@ class Backlink(NamedTuple):
     source: Any
 
 
-def backlinks(item_type: str, item_id: uuid.UUID) -> list[Backlink]:
+def backlinks(item_type: str, item_id: uuid.UUID) -> Query[list[Backlink]]:
     """Who links here, oldest link first, each with what names it: one statement (the links
     joined to each kind's table) of plain columns, whatever the number of kinds and links."""
-    found = _backlinks()[1]
-    return [Backlink(row[0], row[1], found.label(row))
-            for row in plain_reads.execute(*backlinks_read(item_type, item_id))]
-
-
-def backlinks_read(item_type: str, item_id: uuid.UUID) -> plain_reads.Read:
-    return plain_reads.Read(_backlinks()[0], {"item_type": item_type, "item_id": item_id})
+    statement, found = _backlinks()
+    return Query(statement, {"item_type": item_type, "item_id": item_id},
+                 lambda rows: [Backlink(row[0], row[1], found.label(row)) for row in rows])
 
 
 def _backlinks() -> tuple[Any, items.Labelled]:
@@ -93,26 +90,19 @@ class Linked(NamedTuple):
     source: Any
 
 
-def leaderboard(studio: Studio, limit: int = 50) -> list[Linked]:
+def leaderboard(studio: Studio, limit: int = 50) -> Query[list[Linked]]:
     """Items of the studio ordered by how many items link to them, each with what names it:
     one statement of plain columns."""
-    board = _leaderboard(limit)[1]
-    return [Linked(row[0], row[1], row[2], board.label(row))
-            for row in plain_reads.execute(*leaderboard_read(studio.handle, limit))]
-
-
-def leaderboard_read(handle: str, limit: int = 50) -> plain_reads.Read:
-    """The read ``leaderboard`` makes, by the studio's handle: it needs only the page's URL,
-    so it can go to the database with the request's first reads (``plain_reads.ahead``)."""
-    return plain_reads.Read(_leaderboard(limit)[0], {"handle": (handle or "").lower()})
+    statement, board = _leaderboard(limit)
+    return Query(statement, {"studio_id": studio.id},
+                 lambda rows: [Linked(row[0], row[1], row[2], board.label(row)) for row in rows])
 
 
 def _leaderboard(limit: int) -> tuple[Any, items.Labelled]:
     # The backlinks page reads it on every view.
     return items.labelled_list(
         ("leaderboard", limit), lambda found: found.statement.where(
-            Link.studio_id == select(Studio.id).where(Studio.handle == bindparam("handle"))
-            .scalar_subquery())
+            Link.studio_id == bindparam("studio_id"))
         .group_by(Link.to_type, Link.to_id, *found.columns)
         .order_by(_LINKS.desc(), Link.to_type, Link.to_id).limit(limit),
         Link.to_type, Link.to_id, _LINKS)

@@ -4,7 +4,7 @@ A list of items (the studio home's newest notes and this cycle's items, a cycle 
 lists) shows each item's title and link, its author, when it was made and its deadline, and
 nothing a caller could change. Loading them as entities (each with its author joined: identity
 map, every column, instance state) was most of those pages' SQLAlchemy time; these rows are
-read as plain columns (``plain_reads``), the author's id, handle and name among them, and read
+read as plain columns (``app.db``), the author's id, handle and name among them, and read
 by the templates as the entities were: ``item_title`` and ``item_path`` name and link them,
 ``item.created_by.name``, ``item.closed``, ``item.manual_close``, ``deadline_text(item)``.
 """
@@ -12,6 +12,7 @@ by the templates as the entities were: ``item_title`` and ``item_path`` name and
 from __future__ import annotations
 
 import uuid
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
@@ -69,3 +70,8 @@ def rows(model: Any, found: Any) -> list[Any]:
     shape = _SHAPES[model][0]
     return [shape(i, s, c, d, people.Person(u, h, n), t)  # type: ignore[call-arg]
             for i, s, c, d, t, u, h, n in found]
+
+
+def rows_of(model: Any) -> Callable[[Any], list[Any]]:
+    """``rows`` of ``model``, as a query's answer."""
+    return lambda found: rows(model, found)

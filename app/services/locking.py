@@ -12,6 +12,7 @@ from typing import Any
 
 from sqlalchemy import select, update
 
+from app.db.session import require_block
 from app.extensions import db
 from app.services.errors import NotFound
 
@@ -22,6 +23,7 @@ def lock_row(model: Any, ident: uuid.UUID, shared: bool = False) -> Any:
     ``shared`` lets other shared holders in (votes on one decision) while keeping out an
     exclusive holder (closing the decision).
     """
+    require_block(db.session(), "a row lock")  # it must last until the block's commit
     if db.session.get_bind().dialect.name == "postgresql":
         stmt = select(model).where(model.id == ident).with_for_update(read=shared)
     else:

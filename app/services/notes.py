@@ -10,8 +10,10 @@ from typing import Any, NamedTuple
 from sqlalchemy import bindparam, func, select
 from sqlalchemy.orm import joinedload
 
+from app.db import Query, read
+from app.db.reads import first_value, known
 from app.extensions import db
-from app.models import Note, NoteEvent, Studio, User, plain_reads
+from app.models import Note, NoteEvent, Studio, User
 from app.services import items, links, listed, people, permissions, revisions
 from app.services.errors import Invalid, NotFound
 from app.services.timeparse import parse_datetime
@@ -102,21 +104,20 @@ def find_comment(studio: Studio, item_type: str, item_id: uuid.UUID, ident: str)
     return comment
 
 
-def read_state(note: Note, user: User | None) -> str:
+def read_state(note: Note, user: User | None) -> Query[str]:
     """'unread', 'read', or 'stale' (confirmed before the note last changed)."""
-    read = read_state_read(note, user)
-    if read is None:
-        return "unread"
-    # When the last confirmation happened is all it needs: a column, not the event's entity.
-    happened_at = plain_reads.scalar(*read)
-    if happened_at is None:
-        return "unread"
-    return "read" if happened_at >= note.updated_at else "stale"
+    if user is None:
+        return known("unread")
+    updated_at = note.updated_at
 
+    def state(rows: Any) -> str:
+        # When the last confirmation happened is all it needs: a column, not the event.
+        happened_at = first_value(rows)
+        if happened_at is None:
+            return "unread"
+        return "read" if happened_at >= updated_at else "stale"
 
-def read_state_read(note: Note, user: User | None) -> plain_reads.Read | None:
-    return None if user is None else plain_reads.Read(
-        _LAST_CONFIRMED, {"note_id": note.id, "user_id": user.id})
+    return Query(_LAST_CONFIRMED, {"note_id": note.id, "user_id": user.id}, state)
 
 
 # Every note page (and every confirm_read) reads it: built once, bound per call.
@@ -129,7 +130,7 @@ _LAST_CONFIRMED = (select(NoteEvent.happened_at)
 
 def confirm_read(note: Note, user: User) -> NoteEvent | None:
     """Record a read confirmation; None when already confirmed since the last change."""
-    if read_state(note, user) == "read":
+    if read(read_state(note, user)) == "read":
         return None
     event = NoteEvent(note_id=note.id, user_id=user.id, event_type="read_confirmation",
                       happened_at=datetime.now(UTC))
@@ -153,15 +154,14 @@ class HistoryLine(NamedTuple):
     user: people.Person
 
 
-def history_lines(note: Note) -> list[HistoryLine]:
+def history_lines(note: Note) -> Query[list[HistoryLine]]:
     """``history`` as the note page shows it, the same events in the same order, read as
     plain rows (not up to 200 events and their people as entities)."""
-    rows = plain_reads.execute(*history_lines_read(note)).all()
+    return Query(_HISTORY_LINES, {"note_id": note.id}, _history_lines)
+
+
+def _history_lines(rows: Any) -> list[HistoryLine]:
     return [HistoryLine(at, kind, people.Person(*person)) for at, kind, *person in rows[::-1]]
-
-
-def history_lines_read(note: Note) -> plain_reads.Read:
-    return plain_reads.Read(_HISTORY_LINES, {"note_id": note.id})
 
 
 @dataclass(frozen=True)
@@ -178,14 +178,10 @@ def versions(note: Note) -> list[Version]:
     return [Version(i, e, e.title, e.text) for i, e in enumerate(events, start=1)]
 
 
-def readers(note: Note) -> list[people.Person]:
+def readers(note: Note) -> Query[list[people.Person]]:
     # One row per reader (not per confirmation), in the order they first confirmed; plain
     # rows, as the page only links each.
-    return people.from_rows(plain_reads.execute(*readers_read(note)))
-
-
-def readers_read(note: Note) -> plain_reads.Read:
-    return plain_reads.Read(_READERS, {"note_id": note.id})
+    return Query(_READERS, {"note_id": note.id}, people.from_rows)
 
 
 # The note page reads these on every view: built once, bound per call. Readers are grouped over
@@ -217,25 +213,24 @@ class Comment(NamedTuple):
     created_by: people.Person
 
 
-def comments(item_type: str, item_id: uuid.UUID) -> list[Comment]:
+def comments(item_type: str, item_id: uuid.UUID) -> Query[list[Comment]]:
     """The item's live comments, oldest first (at most ``COMMENTS_SHOWN``)."""
-    rows = plain_reads.execute(*comments_read(item_type, item_id))
+    return Query(_COMMENTS, {"item_type": item_type, "item_id": item_id}, _comments)
+
+
+def _comments(rows: Any) -> list[Comment]:
     return [Comment(note_id, short_id, text, created, updated, author_id,
                     people.Person(*person))
             for note_id, short_id, text, created, updated, author_id, *person in rows]
 
 
-def comments_read(item_type: str, item_id: uuid.UUID) -> plain_reads.Read:
-    return plain_reads.Read(_COMMENTS, {"item_type": item_type, "item_id": item_id})
-
-
 def has_comments(item_type: str, item_id: uuid.UUID, author_id: uuid.UUID | None = None) -> bool:
     """Whether the item has a live comment (by ``author_id`` when given): one cheap query."""
     if author_id is None:
-        return plain_reads.scalar(_HAS_COMMENTS, {"item_type": item_type,
-                                                  "item_id": item_id}) is not None
-    return plain_reads.scalar(_HAS_COMMENTS_BY, {"item_type": item_type, "item_id": item_id,
-                                                 "author_id": author_id}) is not None
+        return read(Query(_HAS_COMMENTS, {"item_type": item_type, "item_id": item_id},
+                          first_value)) is not None
+    return read(Query(_HAS_COMMENTS_BY, {"item_type": item_type, "item_id": item_id,
+                                         "author_id": author_id}, first_value)) is not None
 
 
 # Every item page reads these (offered actions ask has_comments): built once, bound per call.
@@ -256,13 +251,8 @@ def add_comment(studio: Studio, user: User, item_type: str, item_id: uuid.UUID, 
                        commentable=(item_type, item_id))
 
 
-def recent(studio: Studio, limit: int = 20) -> list[listed.ListedNote]:
+def recent(studio: Studio, limit: int = 20) -> Query[list[listed.ListedNote]]:
     """The studio's newest notes (not comments), newest first, as lists show them."""
-    return listed.rows(Note, plain_reads.execute(*recent_read(studio, limit)))
-
-
-def recent_read(studio: Studio, limit: int = 20) -> plain_reads.Read:
-    """The read ``recent`` makes, as ``plain_reads.together`` takes it."""
     found = _RECENT.get(limit)
     if found is None:  # built once per limit: the studio home runs it on every view
         found = _RECENT[limit] = (
@@ -270,7 +260,7 @@ def recent_read(studio: Studio, limit: int = 20) -> plain_reads.Read:
             .where(Note.studio_id == bindparam("studio_id"), Note.commentable_type.is_(None),
                    Note.deleted_at.is_(None))
             .order_by(Note.created_at.desc()).limit(limit))
-    return plain_reads.Read(found, {"studio_id": studio.id})
+    return Query(found, {"studio_id": studio.id}, listed.rows_of(Note))
 
 
 _RECENT: dict[int, Any] = {}

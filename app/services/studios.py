@@ -11,12 +11,14 @@ from datetime import datetime
 from typing import Any, NamedTuple
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
-from sqlalchemy import ColumnElement, bindparam, exists, or_, select
+from sqlalchemy import ColumnElement, and_, bindparam, exists, or_, select
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import aliased
 
+from app.db import Query, read
+from app.db.reads import first_value
 from app.extensions import db
-from app.models import Membership, Pin, Studio, User, plain_reads
+from app.models import Membership, Pin, Studio, User
 from app.models.studios import HANDLE_PATTERN, JOIN_POLICIES, NEW_STUDIO_DEFAULTS, TEMPOS
 from app.services import items, people
 from app.services.errors import Conflict, Forbidden, Invalid, NotFound
@@ -26,20 +28,11 @@ HANDLE = re.compile(HANDLE_PATTERN)
 RESERVED_HANDLES = {"new", "actions"}
 
 
-# Every studio page runs these two: built once with bound parameters, not per request
-# (building a statement costs about as much as SQLite answering it).
+# Built once with bound parameters, not per request (building a statement costs about as
+# much as SQLite answering it).
 _STUDIO_BY_HANDLE = select(Studio).where(Studio.handle == bindparam("handle")).limit(1)
 _MEMBERSHIP = select(Membership).where(Membership.studio_id == bindparam("studio_id"),
                                        Membership.user_id == bindparam("user_id"))
-# Plain columns made entities (plain_reads.entity): the ORM's execution of an entity query
-# cost several times SQLite's answer, and a plain read can be sent ahead with the person's.
-_STUDIO_COLUMNS = plain_reads.simple_columns_of(Studio)
-_MEMBERSHIP_COLUMNS = plain_reads.simple_columns_of(Membership)
-_STUDIO_AND_MEMBERSHIP = (
-    select(*_STUDIO_COLUMNS.columns, *_MEMBERSHIP_COLUMNS.columns)
-    .outerjoin(Membership, (Membership.studio_id == Studio.id)
-               & (Membership.user_id == bindparam("user_id")))
-    .where(Studio.handle == bindparam("handle")).limit(1))
 
 
 def get_studio(handle: str, include_deleted: bool = False) -> Studio:
@@ -47,28 +40,65 @@ def get_studio(handle: str, include_deleted: bool = False) -> Studio:
     loaders, which let its admins restore it during the grace period)."""
     studio = db.session.scalar(_STUDIO_BY_HANDLE, {"handle": (handle or "").lower()})
     if studio is None or (studio.deleted_at is not None and not include_deleted):
-        raise NotFound(f"no studio '{handle}'")
+        raise no_studio(handle)
     return studio
 
 
-def studio_read(handle: str, user_id: uuid.UUID | None) -> plain_reads.Read:
-    """The read ``studio_for`` makes, as ``plain_reads.ahead`` takes it."""
-    return plain_reads.Read(_STUDIO_AND_MEMBERSHIP, {"handle": (handle or "").lower(),
-                                                     "user_id": user_id})
+def no_studio(handle: str) -> NotFound:
+    return NotFound(f"no studio '{handle}'")
 
 
-def studio_for(handle: str, user: User | None) -> tuple[Studio, Membership | None]:
-    """``get_studio(handle, include_deleted=True)`` and ``membership(studio, user)`` in one
-    statement: every studio page starts with both."""
-    rows = plain_reads.execute(*studio_read(handle, user.id if user is not None else None))
-    if not rows:
-        raise NotFound(f"no studio '{handle}'")
-    row = rows[0]
-    split = len(_STUDIO_COLUMNS.keys)
-    studio = plain_reads.entity(Studio, row[:split])
-    member = row[split:]
-    has_member = member[_MEMBERSHIP_COLUMNS.key_at] is not None
-    return studio, plain_reads.entity(Membership, member) if has_member else None
+class Opened(NamedTuple):
+    """What a studio page starts with: its person (None: anonymous, or no such account), the
+    studio (None: no such handle), the person's membership and the page's item, if any."""
+    person: User | None
+    studio: Studio | None
+    member: Membership | None
+    item: Any
+
+
+def open_studio(handle: str, person: User | uuid.UUID | None, item_model: Any = None,
+                short_id: str | None = None) -> Opened:
+    """The studio by handle (deleted ones too: the page loaders decide) with the person's
+    membership, in one statement, which also loads the person when given only their id, and
+    the item of ``item_model`` with this short id in the studio when one is asked for: every
+    studio page starts with these, and no one of them needs another's answer first."""
+    by_id = isinstance(person, uuid.UUID)
+    user_id = person if isinstance(person, uuid.UUID) else getattr(person, "id", None)
+    known = None if isinstance(person, uuid.UUID) else person
+    statement = _OPENERS.get((by_id, item_model))
+    if statement is None:
+        statement = _OPENERS[(by_id, item_model)] = _opener(by_id, item_model)
+    row = db.session.execute(statement, {"handle": (handle or "").lower(), "user_id": user_id,
+                                         "short_id": short_id}).first()
+    if row is None:  # no such studio (or, asked by id, no such person)
+        return Opened(known, None, None, None)
+    found = list(row)
+    loaded = found.pop(0) if by_id else known
+    studio, member = found[0], found[1]
+    return Opened(loaded, studio, member, found[2] if item_model is not None else None)
+
+
+def _opener(by_id: bool, item_model: Any) -> Any:
+    """``open_studio``'s statement: from the person's row when the person is asked by id (a
+    row even when the studio is missing), else from the studio's."""
+    membership = and_(Membership.studio_id == Studio.id,
+                      Membership.user_id == (User.id if by_id else bindparam("user_id")))
+    entities: list[Any] = [Studio, Membership] + ([item_model] if item_model is not None else [])
+    if by_id:
+        statement = (select(User, *entities).select_from(User)
+                     .outerjoin(Studio, Studio.handle == bindparam("handle"))
+                     .where(User.id == bindparam("user_id")))
+    else:
+        statement = select(*entities).where(Studio.handle == bindparam("handle"))
+    statement = statement.outerjoin(Membership, membership)
+    if item_model is not None:
+        statement = statement.outerjoin(item_model, and_(
+            item_model.studio_id == Studio.id, item_model.short_id == bindparam("short_id")))
+    return statement.limit(1)
+
+
+_OPENERS: dict[tuple[bool, Any], Any] = {}
 
 
 def membership(studio: Studio, user: User | None) -> Membership | None:
@@ -195,19 +225,17 @@ class Member(NamedTuple):
         return self.user.id
 
 
-def members(studio: Studio) -> list[Member]:
+def members(studio: Studio) -> Query[list[Member]]:
     """Everyone in the studio, in the order they joined: plain rows (the team page shows
     fifty or more, and their entities cost more than the rest of the page's reads)."""
+    return Query(_MEMBERS, {"studio_id": studio.id}, _members)
+
+
+def _members(rows: Any) -> list[Member]:
     return [Member(Teammate(uid, handle, name, kind,
                             people.Person(oid, ohandle, oname) if oid is not None else None),
                    role, joined_at)
-            for role, joined_at, uid, handle, name, kind, oid, ohandle, oname
-            in plain_reads.execute(*members_read(studio))]
-
-
-def members_read(studio: Studio) -> plain_reads.Read:
-    """The read ``members`` makes, as ``plain_reads.together`` takes it."""
-    return plain_reads.Read(_MEMBERS, {"studio_id": studio.id})
+            for role, joined_at, uid, handle, name, kind, oid, ohandle, oname in rows]
 
 
 _OWNER = aliased(User)
@@ -260,13 +288,13 @@ def shown_on_profile(subject: User, viewer: User | None) -> list[Studio]:
 
 # Pins -------------------------------------------------------------------------------------
 
-def is_pinned(studio: Studio, item_type: str, item_id: uuid.UUID) -> bool:
-    return plain_reads.scalar(*pinned_read(studio, item_type, item_id)) is not None
+def is_pinned(studio: Studio, item_type: str, item_id: uuid.UUID) -> Query[bool]:
+    return Query(_IS_PINNED, {"studio_id": studio.id, "item_type": item_type,
+                              "item_id": item_id}, _found)
 
 
-def pinned_read(studio: Studio, item_type: str, item_id: uuid.UUID) -> plain_reads.Read:
-    return plain_reads.Read(_IS_PINNED, {"studio_id": studio.id, "item_type": item_type,
-                                         "item_id": item_id})
+def _found(rows: Any) -> bool:
+    return first_value(rows) is not None
 
 
 # Read by every item page and the studio home: built once (see _STUDIO_BY_HANDLE).
@@ -276,7 +304,7 @@ _IS_PINNED = select(Pin.id).where(Pin.studio_id == bindparam("studio_id"),
 
 
 def pin(studio: Studio, user: User, item_type: str, item_id: uuid.UUID) -> None:
-    if is_pinned(studio, item_type, item_id):
+    if read(is_pinned(studio, item_type, item_id)):
         raise Conflict("already pinned")
     db.session.add(Pin(studio_id=studio.id, item_type=item_type, item_id=item_id,
                        pinned_by_id=user.id))
@@ -303,17 +331,12 @@ class Pinned(NamedTuple):
     source: Any
 
 
-def pins(studio: Studio) -> list[Pinned]:
+def pins(studio: Studio) -> Query[list[Pinned]]:
     """The studio's pins, newest first, each with what names its item: one statement of
     plain columns (the pins joined to each kind's table)."""
-    found = _pins()[1]
-    return [Pinned(row[0], row[1], found.label(row))
-            for row in plain_reads.execute(*pins_read(studio))]
-
-
-def pins_read(studio: Studio) -> plain_reads.Read:
-    """The read ``pins`` makes, as ``plain_reads.together`` takes it."""
-    return plain_reads.Read(_pins()[0], {"studio_id": studio.id})
+    statement, found = _pins()
+    return Query(statement, {"studio_id": studio.id},
+                 lambda rows: [Pinned(row[0], row[1], found.label(row)) for row in rows])
 
 
 def _pins() -> tuple[Any, items.Labelled]:

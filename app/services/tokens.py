@@ -10,6 +10,7 @@ from sqlalchemy import select, update
 from sqlalchemy.orm import joinedload
 from sqlalchemy.orm.attributes import set_committed_value
 
+from app.db import writing
 from app.extensions import db
 from app.models import ApiToken, User
 from app.models.accounts import TOKEN_SCOPES
@@ -90,16 +91,12 @@ def _note_use(token: ApiToken, now: datetime) -> None:
     session = db.session()
     if session.new or session.dirty or session.deleted or session.in_nested_transaction():
         return
-    # On the transaction's connection, as Core: not a change of the token that the token cache
-    # must forget (``app.core.token_cache`` listens to the session's statements).
-    session.connection().execute(update(ApiToken).where(ApiToken.id == token.id)
-                                 .values(last_used_at=now))
-    keep = session.expire_on_commit
-    session.expire_on_commit = False  # the token and its person stay as read: no reload
-    try:
-        session.commit()
-    finally:
-        session.expire_on_commit = keep
+    # The token and its person stay as read (no reload): nothing of theirs changes but this.
+    with writing(expire=False):
+        # On the transaction's connection, as Core: not a change of the token that the token
+        # cache must forget (``app.core.token_cache`` listens to the session's statements).
+        session.connection().execute(update(ApiToken).where(ApiToken.id == token.id)
+                                     .values(last_used_at=now))
     set_committed_value(token, "last_used_at", now)
 
 

@@ -9,9 +9,8 @@ browser session. ``authorize`` asks the one authorization question for this requ
 from __future__ import annotations
 
 import uuid
-from collections.abc import Callable
 
-from flask import Request, current_app, g, request
+from flask import current_app, g, request
 from flask_login import current_user
 from flask_login.config import COOKIE_NAME as REMEMBER_COOKIE
 
@@ -19,23 +18,20 @@ from app.actions.effects import Effect
 from app.core import authorization, token_cache
 from app.core import identity as core_identity
 from app.core.identity import IDENTITY_KEY, Identity
-from app.extensions import csrf, login_manager
-from app.models import User, plain_reads
-from app.models.plain_reads import Read
+from app.extensions import csrf, db, login_manager
+from app.models import User
 from app.services.errors import Unauthorized
 from app.web import limits, ratelimit
 
-# Reads a GET request will make further on that need only its URL and its person's id: each
-# names its read for the request (or None), and they go to the database with the person's own
-# (``plain_reads.ahead``: on PostgreSQL one round trip brings all of them). The page loaders
-# add the studio with the caller's membership; the notifications feature the header's badge.
-READS_WITH_PERSON: list[Callable[[Request, uuid.UUID], Read | None]] = []
+# Endpoints whose view loads the person itself, with its own first read (``app.web.pages``:
+# a studio page reads the person, the studio, the membership and the item in one statement).
+LOADS_ITS_PERSON: set[str] = set()
 
 
 @login_manager.user_loader
 def _load_user(user_id: str) -> User | None:
     try:
-        return plain_reads.get(User, uuid.UUID(user_id))
+        return db.session.get(User, uuid.UUID(user_id))
     except ValueError:
         return None
 
@@ -91,11 +87,10 @@ def load_identity() -> None:
                                 else "person")
     identity = ctx.identity
     core_identity.act_as(identity)  # what this request makes is recorded as made by its token
-    if identity is not None and ctx.user is None and (req.blueprint
-                                                      not in core_identity.IDENTITY_ONLY):
-        along = ([read(req, identity.user_id) for read in READS_WITH_PERSON]
-                 if req.method in ("GET", "HEAD") and plain_reads.sends_ahead() else ())
-        ctx.user = plain_reads.get(User, identity.user_id, along)
+    if identity is not None and ctx.user is None and (
+            req.blueprint not in core_identity.IDENTITY_ONLY
+            and req.endpoint not in LOADS_ITS_PERSON):
+        ctx.user = db.session.get(User, identity.user_id)
         if ctx.user is None:
             raise Unauthorized("the account behind this identity no longer exists",
                                reason="account_gone")

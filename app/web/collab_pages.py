@@ -11,7 +11,7 @@ from flask import Blueprint, request
 from app.actions import Context
 from app.actions.collab import known_options, known_participation
 from app.actions.registry import ACTIONS
-from app.models import User, plain_reads
+from app.db import read, read_many
 from app.models.base import utcnow
 from app.services import commitments, cycles, decisions, heartbeats, studios
 from app.services.errors import Forbidden
@@ -68,28 +68,26 @@ def decision_new(ctx: Context) -> Page:
       loaders.item_page("decision", "decision", "decision_id"))
 def decision_show(ctx: Context) -> Page:
     decision = ctx.item
-    with plain_reads.together(decisions.results_read(decision),
-                              decisions.my_votes_read(decision, ctx.user),
-                              decisions.voters_read(decision),
-                              studios.pinned_read(ctx.studio, "decision", decision.id),
-                              *core_pages.discussion_reads(ctx)):
-        results = decisions.results(decision)
-        in_order = decisions.in_order_added(results)
-        options = [row.option for row in in_order]
-        known_options(ctx, in_order)  # the vote and option actions ask the database nothing
-        shown = {
-            "decision": decision,
-            "closed": decision.closed,
-            "deadline": chrome.deadline_text(decision, ctx.studio),
-            "options": options,
-            "vote_example": vote_example(ctx.path, options),
-            "mine": decisions.my_votes(decision, ctx.user),
-            "results": results,
-            "voters": decisions.voters(decision),
-            "can_add_options": decisions.can_add_options(decision, ctx.user),
-            "pinned": studios.is_pinned(ctx.studio, "decision", decision.id),
-            **core_pages.discussion(ctx),
-        }
+    results, mine, voters, pinned, comments, backlinks = read_many(
+        decisions.results(decision), decisions.my_votes(decision, ctx.user),
+        decisions.voters(decision), studios.is_pinned(ctx.studio, "decision", decision.id),
+        *core_pages.discussion(ctx))
+    in_order = decisions.in_order_added(results)
+    options = [row.option for row in in_order]
+    known_options(ctx, in_order)  # the vote and option actions ask the database nothing
+    shown = {
+        "decision": decision,
+        "closed": decision.closed,
+        "deadline": chrome.deadline_text(decision, ctx.studio),
+        "options": options,
+        "vote_example": vote_example(ctx.path, options),
+        "mine": mine,
+        "results": results,
+        "voters": voters,
+        "can_add_options": decisions.can_add_options(decision, ctx.user),
+        "pinned": pinned,
+        **core_pages.discussed(ctx, comments, backlinks),
+    }
     return Page(ctx, decision.question, "decisions/show", shown, nav=core_pages.studio_nav(ctx))
 
 
@@ -98,9 +96,10 @@ def decision_show(ctx: Context) -> Page:
 def decision_close(ctx: Context) -> Page:
     """The confirmation step before close_decision: what closing now would decide."""
     decision = ctx.item
+    results, voters = read_many(decisions.results(decision), decisions.voters(decision))
     return Page(ctx, f"Close: {decision.question}", "decisions/close",
                 {"decision": decision, "decision_path": ctx.path.removesuffix("/close"),
-                 "results": decisions.results(decision), "voters": decisions.voters(decision),
+                 "results": results, "voters": voters,
                  "can_close": ACTIONS["close_decision"].refusal(ctx) is None},
                 nav=_item_nav(ctx, f"Decision: {decision.question}"), show_actions=False)
 
@@ -110,7 +109,7 @@ def decision_close(ctx: Context) -> Page:
 def decision_settings(ctx: Context) -> Page:
     return Page(ctx, f"Settings: {ctx.item.question}", "decisions/settings",
                 {"decision": ctx.item, "deadline": chrome.deadline_text(ctx.item, ctx.studio),
-                 "pinned": studios.is_pinned(ctx.studio, "decision", ctx.item.id)},
+                 "pinned": read(studios.is_pinned(ctx.studio, "decision", ctx.item.id))},
                 nav=_item_nav(ctx, f"Decision: {ctx.item.question}"))
 
 
@@ -126,24 +125,23 @@ def commitment_new(ctx: Context) -> Page:
       loaders.item_page("commitment", "commitment", "commitment_id"))
 def commitment_show(ctx: Context) -> Page:
     commitment = ctx.item
-    with plain_reads.together(commitments.participants_read(commitment),
-                              studios.pinned_read(ctx.studio, "commitment", commitment.id),
-                              *core_pages.discussion_reads(ctx)):
-        # Everyone who joined, read once: the count, whether the caller is among them and the
-        # join/leave actions' availability come from this list instead of three more queries.
-        joined_by = commitments.participants(commitment)
-        joined = ctx.user is not None and any(p.user.id == ctx.user.id for p in joined_by)
-        known_participation(ctx, joined)
-        shown = {
-            "commitment": commitment,
-            "closed": commitment.closed,
-            "deadline": chrome.deadline_text(commitment, ctx.studio),
-            "progress": commitments.progress(commitment, joined=len(joined_by)),
-            "participants": joined_by,
-            "joined": joined,
-            "pinned": studios.is_pinned(ctx.studio, "commitment", commitment.id),
-            **core_pages.discussion(ctx),
-        }
+    # Everyone who joined, read once: the count, whether the caller is among them and the
+    # join/leave actions' availability come from this list instead of three more queries.
+    joined_by, pinned, comments, backlinks = read_many(
+        commitments.participants(commitment),
+        studios.is_pinned(ctx.studio, "commitment", commitment.id), *core_pages.discussion(ctx))
+    joined = ctx.user is not None and any(p.user.id == ctx.user.id for p in joined_by)
+    known_participation(ctx, joined)
+    shown = {
+        "commitment": commitment,
+        "closed": commitment.closed,
+        "deadline": chrome.deadline_text(commitment, ctx.studio),
+        "progress": commitments.progress(commitment, joined=len(joined_by)),
+        "participants": joined_by,
+        "joined": joined,
+        "pinned": pinned,
+        **core_pages.discussed(ctx, comments, backlinks),
+    }
     return Page(ctx, commitment.title, "commitments/show", shown,
                 nav=core_pages.studio_nav(ctx))
 
@@ -154,7 +152,7 @@ def commitment_settings(ctx: Context) -> Page:
     return Page(ctx, f"Settings: {ctx.item.title}", "commitments/settings",
                 {"commitment": ctx.item, "deadline": chrome.deadline_text(ctx.item, ctx.studio),
                  "progress": commitments.progress(ctx.item),
-                 "pinned": studios.is_pinned(ctx.studio, "commitment", ctx.item.id)},
+                 "pinned": read(studios.is_pinned(ctx.studio, "commitment", ctx.item.id))},
                 nav=_item_nav(ctx, f"Commitment: {ctx.item.title}"))
 
 
@@ -169,7 +167,8 @@ def cycle_index(ctx: Context) -> Page:
                                                               "/cycles")])
 
 
-def _cycle_loader(user: User | None, handle: str, cycle_name: str, **_: Any) -> Context:
+@loaders.joining
+def _cycle_loader(user: loaders.Person, handle: str, cycle_name: str, **_: Any) -> Context:
     ctx = loaders.studio_ctx("cycle", user, handle, f"/cycles/{cycle_name}")
     ctx.extra["cycle"] = cycles.cycle(cycle_name, cycles.zone_of(ctx.studio))
     return ctx
@@ -203,9 +202,9 @@ def cycle_show(ctx: Context) -> Page:
     window: cycles.Cycle = ctx.extra["cycle"]
     query = cycles.parse_query(request.args)
     now = utcnow()
-    # The three kinds' lists go to the database together.
-    with plain_reads.together(*cycles.items_reads(ctx.studio, window, ctx.user, query, now)):
-        found = cycles.items_in(ctx.studio, window, ctx.user, query, now=now)
+    # The three kinds' lists are read together.
+    lists = cycles.items_in(ctx.studio, window, ctx.user, query, now=now)
+    found = dict(zip(lists, read_many(*lists.values()), strict=True))
     return Page(ctx, f"{window.label} in {ctx.studio.name}", "cycles/show", {
         "cycle": window, "query": query, "found": found,
         "filter_links": _filter_links(ctx, query), "sort_links": _sort_links(ctx, query),
@@ -231,8 +230,7 @@ def heartbeat_gate(ctx: Context) -> None:
                     f"then come back", link=home)
 
 
-def _last_heartbeats(studio: Any, users: list[studios.Teammate]) -> dict[Any, str]:
-    latest = heartbeats.latest_of(studio, [user.id for user in users])
+def _last_heartbeats(latest: dict[Any, Any], users: list[studios.Teammate]) -> dict[Any, str]:
     return {user.id: latest[user.id].strftime("%Y-%m-%d %H:%M UTC") if user.id in latest
             else "never" for user in users}
 
@@ -240,4 +238,4 @@ def _last_heartbeats(studio: Any, users: list[studios.Teammate]) -> dict[Any, st
 loaders.STUDIO_GATES.append(heartbeat_gate)
 core_pages.STUDIO_SECTIONS[1:1] = [("New decision", "decide"), ("New commitment", "commit"),
                                    ("Cycles", "cycles")]
-core_pages.TEAM_DETAILS.append(("Last heartbeat", _last_heartbeats, heartbeats.latest_read))
+core_pages.TEAM_DETAILS.append(("Last heartbeat", heartbeats.latest, _last_heartbeats))

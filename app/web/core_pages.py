@@ -2,17 +2,15 @@
 
 from __future__ import annotations
 
-import uuid
 from collections.abc import Callable
 from typing import Any
 
-from flask import Blueprint, Request
+from flask import Blueprint
 
 from app.actions import Context
 from app.actions.core import known_read_state
 from app.actions.edit_delete import known_comments
-from app.models import plain_reads
-from app.models.base import utcnow
+from app.db import Query, read, read_many
 from app.services import (
     activity,
     cycles,
@@ -25,7 +23,7 @@ from app.services import (
     textdiff,
 )
 from app.services import members as member_roles
-from app.web import auth, loaders
+from app.web import loaders
 from app.web.pages import Page, page
 
 bp = Blueprint("core", __name__)
@@ -70,22 +68,16 @@ def studio_home(ctx: Context) -> Page:
                      "present": heartbeats.present(ctx.studio)},
                     nav=studio_nav(ctx), inline_actions=("send_heartbeat",))
     # The lists, the pins and the feed (both named by their items' labels, their people
-    # joined) need no answer before them: they go to the database together, and the page asks
-    # nothing after them.
-    now = utcnow()
-    with plain_reads.together(
-            notes.recent_read(ctx.studio, HOME_RECENT_NOTES),
-            *cycles.items_reads(ctx.studio, window, ctx.user, cycles.Query(), now,
-                                HOME_CYCLE_ITEMS, notes=False),
-            studios.pins_read(ctx.studio), activity.recent_read(ctx.studio)):
-        recent = notes.recent(ctx.studio, limit=HOME_RECENT_NOTES)
-        # This cycle's notes are usually the newest ones just read: taken from them when so.
-        this_cycle = cycles.items_in(ctx.studio, window, ctx.user, now=now,
-                                     limit=HOME_CYCLE_ITEMS,
-                                     newest_notes=(recent, HOME_RECENT_NOTES))
-        pinned = [(pin.item_type, pin.source) for pin in studios.pins(ctx.studio)
-                  if pin.source is not None]
-        feed = activity.recent(ctx.studio)
+    # joined) need no answer before them: they are read together.
+    in_cycle = cycles.items_in(ctx.studio, window, ctx.user, limit=HOME_CYCLE_ITEMS)
+    recent, decisions, commitments, pins, feed = read_many(
+        notes.recent(ctx.studio, limit=HOME_RECENT_NOTES), in_cycle["decision"],
+        in_cycle["commitment"], studios.pins(ctx.studio), activity.recent(ctx.studio))
+    # This cycle's notes are usually the newest ones just read: taken from them when so.
+    cycle_notes = cycles.notes_among(recent, HOME_RECENT_NOTES, window, HOME_CYCLE_ITEMS)
+    this_cycle = {"note": read(in_cycle["note"]) if cycle_notes is None else cycle_notes,
+                  "decision": decisions, "commitment": commitments}
+    pinned = [(pin.item_type, pin.source) for pin in pins if pin.source is not None]
     return Page(ctx, ctx.studio.name, "studios/show",
                 {"pinned": pinned, "recent": recent,
                  "sections": STUDIO_SECTIONS, "heartbeat_needed": False, "cycle": window,
@@ -123,12 +115,12 @@ def studio_settings(ctx: Context) -> Page:
 
 @page(bp, "studio_team", "/studios/<handle>/team", loaders.studio_page("studio_team", "/team"))
 def studio_team(ctx: Context) -> Page:
-    # The members and every column's read go to the database together.
-    with plain_reads.together(studios.members_read(ctx.studio),
-                              *(read(ctx.studio) for _label, _column, read in TEAM_DETAILS)):
-        members = studios.members(ctx.studio)
-        users = [m.user for m in members]
-        details = [(label, column(ctx.studio, users)) for label, column, _read in TEAM_DETAILS]
+    # The members and every column's read are read together.
+    members, *columns = read_many(studios.members(ctx.studio),
+                                  *(query(ctx.studio) for _label, query, _show in TEAM_DETAILS))
+    users = [m.user for m in members]
+    details = [(label, show(found, users))
+               for (label, _query, show), found in zip(TEAM_DETAILS, columns, strict=True)]
     return Page(ctx, f"Team of {ctx.studio.name}", "studios/team",
                 {"members": members, "member_details": details,
                  "roles": member_roles.ROLE_HELP,
@@ -136,51 +128,38 @@ def studio_team(ctx: Context) -> Page:
                 nav=studio_nav(ctx), inline_actions=("change_role", "remove_member"))
 
 
-# Extra per-member columns on the team page (e.g. last heartbeat): (label, fn(studio, users),
-# read(studio)) where fn answers {user id: text} for all members at once, so a column costs one
-# query, and read names that query (or None), sent with the members' own. The users are
-# studios.Teammate rows (id, handle, name, user_type, owner), not entities.
-TEAM_DETAILS: list[tuple[str, Callable[[Any, list[Any]], dict[Any, str]],
-                         Callable[[Any], plain_reads.Read | None]]] = []
-
-
-def _backlinks_read(req: Request, _user_id: uuid.UUID) -> plain_reads.Read | None:
-    """The backlinks page's board, sent with the request's first reads."""
-    handle = (req.view_args or {}).get("handle")
-    if req.endpoint != f"{bp.name}.backlinks" or not isinstance(handle, str):
-        return None
-    return links.leaderboard_read(handle)
-
-
-auth.READS_WITH_PERSON.append(_backlinks_read)
+# Extra per-member columns on the team page (e.g. last heartbeat): (label, query(studio),
+# show(answer, users)) where query is the column's one read for all members at once, read with
+# the members' own, and show makes its answer {user id: text}. The users are studios.Teammate
+# rows (id, handle, name, user_type, owner), not entities.
+TEAM_DETAILS: list[tuple[str, Callable[[Any], Query[Any]],
+                         Callable[[Any, list[Any]], dict[Any, str]]]] = []
 
 
 @page(bp, "backlinks", "/studios/<handle>/backlinks",
       loaders.studio_page("backlinks", "/backlinks"))
 def backlinks(ctx: Context) -> Page:
     rows = [(linked.to_type, linked.source, linked.links)
-            for linked in links.leaderboard(ctx.studio) if linked.source is not None]
+            for linked in read(links.leaderboard(ctx.studio)) if linked.source is not None]
     return Page(ctx, f"Backlinks in {ctx.studio.name}", "studios/backlinks", {"rows": rows},
                 nav=studio_nav(ctx))
 
 
 # Notes --------------------------------------------------------------------------------------
 
-def discussion(ctx: Context) -> dict[str, Any]:
-    """The page item's comments and the items linking to it: every item page shows both."""
+def discussion(ctx: Context) -> list[Query[Any]]:
+    """The reads of the page item's comments and of the items linking to it, which every item
+    page shows (``discussed`` makes them the page's data): none needs another's answer, nor
+    the page's own, so a page reads them with its own."""
     kind, item = ctx.extra["item_type"], ctx.item
-    comments = notes.comments(kind, item.id)
+    return [notes.comments(kind, item.id), links.backlinks(kind, item.id)]
+
+
+def discussed(ctx: Context, comments: list[notes.Comment],
+              backlinks: list[links.Backlink]) -> dict[str, Any]:
+    """``discussion``'s answers as the page's data."""
     known_comments(ctx, comments)  # the comment actions' availability needs no more queries
-    return {"comments": comments,
-            "backlinks": [(link, link.source) for link in links.backlinks(kind, item.id)]}
-
-
-def discussion_reads(ctx: Context) -> list[plain_reads.Read]:
-    """The reads ``discussion`` makes, for the item page's ``plain_reads.together``: none
-    depends on another's answer, nor on the page's own, so on PostgreSQL they all share one
-    round trip."""
-    kind, item = ctx.extra["item_type"], ctx.item
-    return [notes.comments_read(kind, item.id), links.backlinks_read(kind, item.id)]
+    return {"comments": comments, "backlinks": [(link, link.source) for link in backlinks]}
 
 
 @page(bp, "note_new", "/studios/<handle>/note", loaders.studio_page("note_new", "/note"))
@@ -191,20 +170,12 @@ def note_new(ctx: Context) -> Page:
 @page(bp, "note", "/studios/<handle>/n/<note_id>", loaders.item_page("note", "note", "note_id"))
 def note_show(ctx: Context) -> Page:
     note = ctx.item
-    with plain_reads.together(notes.read_state_read(note, ctx.user),
-                              notes.history_lines_read(note), notes.readers_read(note),
-                              *discussion_reads(ctx),
-                              studios.pinned_read(ctx.studio, "note", note.id)):
-        read_state = notes.read_state(note, ctx.user)
-        known_read_state(ctx, read_state)  # confirm_read's availability and label: no query
-        shown = {
-            "note": note,
-            "read_state": read_state,
-            "history": notes.history_lines(note),
-            "readers": notes.readers(note),
-            **discussion(ctx),
-            "pinned": studios.is_pinned(ctx.studio, "note", note.id),
-        }
+    read_state, history, readers, pinned, comments, backlinks = read_many(
+        notes.read_state(note, ctx.user), notes.history_lines(note), notes.readers(note),
+        studios.is_pinned(ctx.studio, "note", note.id), *discussion(ctx))
+    known_read_state(ctx, read_state)  # confirm_read's availability and label: no query
+    shown = {"note": note, "read_state": read_state, "history": history, "readers": readers,
+             **discussed(ctx, comments, backlinks), "pinned": pinned}
     return Page(ctx, note.title, "notes/show", shown, nav=studio_nav(ctx))
 
 
@@ -220,7 +191,7 @@ def note_edit(ctx: Context) -> Page:
 def note_settings(ctx: Context) -> Page:
     return Page(ctx, f"Settings: {ctx.item.title}", "notes/settings",
                 {"note": ctx.item,
-                 "pinned": studios.is_pinned(ctx.studio, "note", ctx.item.id)},
+                 "pinned": read(studios.is_pinned(ctx.studio, "note", ctx.item.id))},
                 nav=note_nav(ctx))
 
 

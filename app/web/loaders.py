@@ -10,35 +10,85 @@ import uuid
 from collections.abc import Callable
 from typing import Any
 
-from flask import Request, request
+from flask import g, request
 
 from app.actions import Context
 from app.core import config
+from app.extensions import db
 from app.models import User
-from app.models.plain_reads import Read
+from app.models.base import SHORT_ID
 from app.services import accounts, deletion, items, permissions, studios
-from app.services.errors import Conflict, Forbidden
-from app.web import auth
+from app.services.errors import Conflict, Forbidden, Unauthorized
 
 # Checks feature packages add to every studio page (e.g. the heartbeat gate): each may raise
 # or adjust the Context. They run after membership is known.
 STUDIO_GATES: list[Callable[[Context], None]] = []
+
+# Who a loader serves: the person, or only their id (the page loads the person with its first
+# read, ``app.web.auth``), or None for an anonymous caller.
+Person = User | uuid.UUID | None
+
+
+# Loaders that take the person's id (``Person``) and read the person with their first read.
+_JOINING: set[Callable[..., Context]] = set()
+
+
+def joining(load: Callable[..., Context]) -> Callable[..., Context]:
+    """Mark a loader that reads the person itself (it calls ``studio_ctx`` with its ``user``
+    as given): ``app.web.pages`` then hands it the person's id instead of reading the person
+    first."""
+    _JOINING.add(load)
+    return load
+
+
+def joins(load: Callable[..., Context]) -> bool:
+    return load in _JOINING
 
 
 def base_url() -> str:
     return config.base_url()
 
 
+def person(user: Person) -> User | None:
+    """The person a loader serves, read now if only their id is known (and made the request's
+    ``g.user``)."""
+    if isinstance(user, uuid.UUID):
+        return _the_request_s(db.session.get(User, user))
+    return user
+
+
+def _the_request_s(found: User | None) -> User:
+    if found is None:
+        raise Unauthorized("the account behind this identity no longer exists",
+                           reason="account_gone")
+    g.user = found
+    return found
+
+
 def plain(page: str, path: str) -> Callable[..., Context]:
-    def load(user: User | None, **_: Any) -> Context:
-        return Context(page=page, path=path, user=user, base_url=base_url())
+    def load(user: Person, **_: Any) -> Context:
+        return Context(page=page, path=path, user=person(user), base_url=base_url())
 
     return load
 
 
-def studio_ctx(page: str, user: User | None, handle: str, sub: str = "",
+def studio_ctx(page: str, user: Person, handle: str, sub: str = "",
                members_only: bool = True) -> Context:
-    studio, member = studios.studio_for(handle, user)
+    return _studio_ctx(page, user, handle, sub, members_only)[0]
+
+
+def _studio_ctx(page: str, user: Person, handle: str, sub: str = "", members_only: bool = True,
+                item_model: Any = None, short_id: str | None = None) -> tuple[Context, Any]:
+    """The studio page's Context, and the item of ``item_model`` with ``short_id`` in the
+    studio if one is asked for: the person (when only their id is known), the studio, the
+    membership and the item come in one statement (``studios.open_studio``)."""
+    opened = studios.open_studio(handle, user, item_model, short_id)
+    if isinstance(user, uuid.UUID):
+        _the_request_s(opened.person)
+    user = opened.person
+    studio, member = opened.studio, opened.member
+    if studio is None:
+        raise studios.no_studio(handle)
     gone = deletion.studio_gone(studio, user, page)
     if gone is not None:
         raise gone
@@ -60,38 +110,12 @@ def studio_ctx(page: str, user: User | None, handle: str, sub: str = "",
         # A deleted studio shows its admins only its settings page: no gate stands in the way.
         for gate in STUDIO_GATES if studio.deleted_at is None else ():
             gate(ctx)
-    return ctx
-
-
-def _studio_read(req: Request, user_id: uuid.UUID) -> Read | None:
-    """A studio page's first read (``studio_ctx``), sent with the person's."""
-    handle = (req.view_args or {}).get("handle")
-    if not isinstance(handle, str) or not req.path.startswith("/studios/"):
-        return None
-    return studios.studio_read(handle, user_id)
-
-
-# The URL argument of each item page's id -> the item's kind (item_page fills it).
-_ITEM_ARGS: dict[str, str] = {}
-
-
-def _item_read(req: Request, _user_id: uuid.UUID) -> Read | None:
-    """An item page's item (``items.find``), sent with the person's read."""
-    args = req.view_args or {}
-    if "handle" not in args:
-        return None
-    for id_arg, item_type in _ITEM_ARGS.items():
-        ident = args.get(id_arg)
-        if isinstance(ident, str):
-            return items.find_read(item_type, ident)
-    return None
-
-
-auth.READS_WITH_PERSON += [_studio_read, _item_read]
+    return ctx, opened.item
 
 
 def studio_page(page: str, sub: str = "", members_only: bool = True) -> Callable[..., Context]:
-    def load(user: User | None, handle: str, **_: Any) -> Context:
+    @joining
+    def load(user: Person, handle: str, **_: Any) -> Context:
         return studio_ctx(page, user, handle, sub, members_only)
 
     return load
@@ -99,11 +123,18 @@ def studio_page(page: str, sub: str = "", members_only: bool = True) -> Callable
 
 def item_page(page: str, item_type: str, id_arg: str, sub: str = "") -> Callable[..., Context]:
     """Loader for /studios/<handle>/<letter>/<id><sub> pages of one item kind."""
-    _ITEM_ARGS[id_arg] = item_type
 
-    def load(user: User | None, handle: str, **args: Any) -> Context:
-        ctx = studio_ctx(page, user, handle)
-        ctx.item = items.find(ctx.studio, item_type, args[id_arg], user)
+    @joining
+    def load(user: Person, handle: str, **args: Any) -> Context:
+        kind, ident = items.KINDS[item_type], args[id_arg]
+        short_id = (ident or "").strip().lower()
+        if kind.lookup is None and SHORT_ID.match(short_id):  # read with the studio
+            ctx, item = _studio_ctx(page, user, handle, item_model=kind.model,
+                                    short_id=short_id)
+            ctx.item = items.checked(ctx.studio, item_type, ident, item, ctx.user)
+        else:
+            ctx = studio_ctx(page, user, handle)
+            ctx.item = items.find(ctx.studio, item_type, ident, ctx.user)
         ctx.path = items.path_of(ctx.studio, item_type, ctx.item) + sub
         ctx.extra["item_type"] = item_type
         return ctx
@@ -112,7 +143,8 @@ def item_page(page: str, item_type: str, id_arg: str, sub: str = "") -> Callable
 
 
 def user_page(page: str, sub: str = "") -> Callable[..., Context]:
-    def load(user: User | None, user_handle: str, **_: Any) -> Context:
+    def load(user: Person, user_handle: str, **_: Any) -> Context:
+        user = person(user)
         subject = accounts.get_user(user_handle)
         ctx = Context(page=page, path=f"/u/{subject.handle}{sub}", user=user, item=subject,
                       base_url=base_url())

@@ -25,7 +25,8 @@ PROBLEM_STATUS = {"unknown": 404, "deleted": 410, "revoked": 410, "expired": 410
 
 
 def _admins_only(page_name: str, sub: str) -> Any:
-    def load(user: User | None, handle: str, **_: Any) -> Context:
+    @loaders.joining
+    def load(user: loaders.Person, handle: str, **_: Any) -> Context:
         ctx = loaders.studio_ctx(page_name, user, handle, sub)
         if ctx.member.role != "admin":
             raise Forbidden(f"only admins of {ctx.studio.name} see and manage its invites; ask "

@@ -22,9 +22,9 @@ from app.actions.registry import ACTIONS, IGNORED_FORM_FIELDS, check_offered, va
 from app.actions.summary import action_summary
 from app.core import changes, config, sitemap
 from app.core.dispatch import BEFORE_COMMIT_KEY, FRONTMATTER_KEY
-from app.extensions import db
+from app.db import writing
 from app.services.errors import DomainError, Invalid, Unauthorized
-from app.web import forms
+from app.web import auth, forms, loaders
 from app.web.auth import authorize
 from app.web.chrome import humane
 from app.web.negotiation import wants
@@ -87,6 +87,9 @@ def page(bp: Blueprint, name: str, rule: str, loader: Loader,
         def execute(action_name: str, **args: Any) -> Response:
             return execute_action(spec, action_name, args)
 
+        # Each of these loads the person with the page's own first read (``_context``).
+        auth.LOADS_ITS_PERSON.update(f"{bp.name}.{endpoint}" for endpoint in (
+            name, f"{name}__actions", f"{name}__describe", f"{name}__execute"))
         bp.add_url_rule(rule, name, show, methods=["GET"])
         bp.add_url_rule(f"{base}/actions", f"{name}__actions", index, methods=["GET"])
         bp.add_url_rule(f"{base}/actions/<action_name>", f"{name}__describe", describe,
@@ -99,11 +102,20 @@ def page(bp: Blueprint, name: str, rule: str, loader: Loader,
 
 
 def _context(spec: PageSpec, args: dict[str, Any]) -> Context:
-    if not spec.public and g.get("user") is None:
+    if not spec.public and g.get("identity") is None:
         raise Unauthorized("sign in or send 'Authorization: Bearer <token>'")
     if request.method == "GET":
         authorize(READ)
-    return spec.loader(user=g.get("user"), **args)
+    return _load(spec, args)
+
+
+def _load(spec: PageSpec, args: dict[str, Any]) -> Context:
+    """The page's Context from its loader. The person is read here when the request has not
+    read them yet, or by the loader with its own first read (``loaders.joining``)."""
+    identity = g.get("identity")
+    user = g.get("user") or (identity.user_id if identity is not None else None)
+    return spec.loader(user=user if loaders.joins(spec.loader) else loaders.person(user),
+                       **args)
 
 
 # Rendering -----------------------------------------------------------------------------------
@@ -283,36 +295,35 @@ def request_params() -> tuple[dict[str, Any], bool]:
 def execute_action(spec: PageSpec, action_name: str, args: dict[str, Any]) -> Response:
     from flask import flash, redirect
 
-    if g.get("user") is None:
+    if g.get("identity") is None:
         raise Unauthorized("sign in or send 'Authorization: Bearer <token>'")
     # The one authorization question before anything else, from the action's declared effect
     # (names are unique, so the registry knows it before the page loads): a read-only token
     # runs what only reads; only the person themselves manages credentials.
     known = ACTIONS.get(action_name)
     authorize(known.effect if known else None, action_name)
-    ctx = spec.loader(user=g.user, **args)
+    ctx = _load(spec, args)
     ctx.identity = g.identity
     act = check_offered(ctx, action_name)
     raw, from_form = request_params()
     try:
         params = validate_params(act, forms.nest(act, raw, ctx) if from_form else raw,
                                  from_form)
-        result = act.handler(ctx, params)
+        with writing():  # one transaction: the change, what it records, its observers'
+            result = act.handler(ctx, params)
+            # Subscribers hear of it after the commit, whatever the door.
+            changes.record(*act.changed(ctx, result))
+            observers.run(ctx, act, result)  # e.g. notifications, webhooks
+            ride_along = request.environ.get(BEFORE_COMMIT_KEY)
+            if ride_along is not None:  # an in-process caller's record of it (the MCP audit)
+                ride_along()
     except DomainError as exc:
         # The page loaded and the action was offered, so a refusal now is about what the
         # person typed (a bad handle, a duplicate option, an unknown invite code): show the
-        # form again. Agents keep their error formats (app.web.errors).
+        # form again, nothing saved. Agents keep their error formats (app.web.errors).
         if not (from_form and wants() == "html" and exc.http_status in REFORM_STATUSES):
             raise
-        db.session.rollback()
         return _refused_form(spec, args, act, raw, exc)
-    # Written in this transaction; subscribers hear of it after the commit, whatever the door.
-    changes.record(*act.changed(ctx, result))
-    observers.run(ctx, act, result)  # in the same transaction (e.g. notifications, webhooks)
-    ride_along = request.environ.get(BEFORE_COMMIT_KEY)
-    if ride_along is not None:  # an in-process caller's record of this call (the MCP audit)
-        ride_along()
-    db.session.commit()
     status = 201 if result.created else 200
     fmt = wants()
     if fmt == "html":
@@ -366,7 +377,7 @@ def _refused_form(spec: PageSpec, args: dict[str, Any], act: Action, raw: dict[s
                    if e.get("param") in names},
         "list": listed,
     }
-    page_ = spec.view(spec.loader(user=g.user, **args))
+    page_ = spec.view(_load(spec, args))
     page_.status = exc.http_status
     return render_page(page_)
 

@@ -28,10 +28,11 @@ import re
 import threading
 import time
 from dataclasses import dataclass
+from math import floor
 from typing import Any
 
 from limits import RateLimitItemPerSecond
-from limits.storage import MemoryStorage, storage_from_string
+from limits.storage import SlidingWindowCounterSupport, Storage, storage_from_string
 from limits.strategies import SlidingWindowCounterRateLimiter
 from werkzeug.exceptions import TooManyRequests
 
@@ -65,37 +66,100 @@ def window(per_minute: int, burst: int) -> RateLimitItemPerSecond:
     return RateLimitItemPerSecond(burst, max(1, round(burst * 60 / per_minute)))
 
 
-class SweptMemoryStorage(MemoryStorage):
-    """``limits``' in-memory storage without a thread per request.
+class LocalStorage(Storage, SlidingWindowCounterSupport):
+    """The budgets of this process, behind ``limits``' public interface for storages of one's
+    own (``Storage`` with ``SlidingWindowCounterSupport``), with its sliding-window arithmetic.
 
-    Its counters already expire when read (``get``); on top of that it sweeps expired entries
-    from a ``threading.Timer`` of 10 ms, started again by every hit that finds the last one
-    finished: with requests more than 10 ms apart, each request started a thread and waited
-    for it to run, which on a loaded machine cost more than rendering a page. Here the same
-    sweep runs inline, at most once a second (it only frees memory; no answer depends on it).
-    """
+    ``limits``' own in-memory storage sweeps expired counters from a ``threading.Timer`` of
+    10 ms, started again by every hit that finds the last one finished: with requests more
+    than 10 ms apart, each request started a thread and waited for it to run, which on a
+    loaded machine cost more than rendering a page. Here an expired counter is dropped when
+    read, and the rest swept inline at most once a second (it only frees memory). One lock
+    makes a window's check and its count one step: no hit is let in and taken back."""
 
+    STORAGE_SCHEME = None  # made directly, never from a URI
     SWEEP_SECONDS = 1.0
-    _next_sweep = 0.0
 
-    def _MemoryStorage__schedule_expiry(self) -> None:  # replaces the private timer restart
-        now = time.monotonic()
+    def __init__(self, uri: str | None = None, wrap_exceptions: bool = False,
+                 **options: float | str | bool) -> None:
+        super().__init__(uri, wrap_exceptions=wrap_exceptions, **options)
+        self._counts: dict[str, list[float]] = {}  # key -> [count, when it expires]
+        self._lock = threading.Lock()
+        self._next_sweep = 0.0
+
+    @property
+    def base_exceptions(self) -> type[Exception] | tuple[type[Exception], ...]:
+        return ValueError
+
+    def _count(self, key: str, now: float) -> int:
+        found = self._counts.get(key)
+        return int(found[0]) if found is not None and found[1] > now else 0
+
+    def _add(self, key: str, expiry: float, amount: int, now: float) -> int:
         if now >= self._next_sweep:
             self._next_sweep = now + self.SWEEP_SECONDS
-            self._MemoryStorage__expire_events()  # type: ignore[attr-defined]
+            self._counts = {k: v for k, v in self._counts.items() if v[1] > now}
+        found = self._counts.get(key)
+        if found is None or found[1] <= now:
+            found = self._counts[key] = [0, now + expiry]
+        found[0] += amount
+        return int(found[0])
 
+    def incr(self, key: str, expiry: int, amount: int = 1) -> int:
+        with self._lock:
+            return self._add(key, expiry, amount, time.time())
 
-# The private members SweptMemoryStorage replaces and calls (limits 5.x): were a release to
-# rename them, the override would not apply, or its call would fail on every hit (and the
-# storage-failure path lets requests through), so without both the plain storage is used.
-_SWEPT_NEEDS = ("_MemoryStorage__schedule_expiry", "_MemoryStorage__expire_events")
+    def get(self, key: str) -> int:
+        return self._count(key, time.time())
 
+    def get_expiry(self, key: str) -> float:
+        found = self._counts.get(key)
+        return found[1] if found is not None else time.time()
 
-def memory_storage(uri: str) -> MemoryStorage:
-    """The in-memory storage: swept inline where this ``limits`` allows, else its own."""
-    if all(callable(getattr(MemoryStorage, name, None)) for name in _SWEPT_NEEDS):
-        return SweptMemoryStorage(uri)
-    return MemoryStorage(uri)
+    def check(self) -> bool:
+        return True
+
+    def reset(self) -> int | None:
+        with self._lock:
+            count, self._counts = len(self._counts), {}
+        return count
+
+    def clear(self, key: str) -> None:
+        with self._lock:
+            self._counts.pop(key, None)
+
+    @staticmethod
+    def _keys(key: str, expiry: int, now: float) -> tuple[str, str]:
+        """The previous and the current window's counters of ``key``."""
+        return f"{key}/{int((now - expiry) / expiry)}", f"{key}/{int(now / expiry)}"
+
+    def _window(self, key: str, expiry: int, now: float) -> tuple[int, float, int, float, str]:
+        previous_key, current_key = self._keys(key, expiry, now)
+        previous, current = self._count(previous_key, now), self._count(current_key, now)
+        previous_ttl = (1 - (((now - expiry) / expiry) % 1)) * expiry if previous else 0.0
+        current_ttl = (1 - ((now / expiry) % 1)) * expiry + expiry
+        return previous, previous_ttl, current, current_ttl, current_key
+
+    def acquire_sliding_window_entry(self, key: str, limit: int, expiry: int,
+                                     amount: int = 1) -> bool:
+        if amount > limit:
+            return False
+        now = time.time()
+        with self._lock:
+            previous, previous_ttl, current, _ttl, current_key = self._window(key, expiry, now)
+            if floor(previous * previous_ttl / expiry + current) + amount > limit:
+                return False
+            # The counter lives two windows: it is the previous one during the next.
+            self._add(current_key, 2 * expiry, amount, now)
+            return True
+
+    def get_sliding_window(self, key: str, expiry: int) -> tuple[int, float, int, float]:
+        with self._lock:
+            return self._window(key, expiry, time.time())[:4]
+
+    def clear_sliding_window(self, key: str, expiry: int) -> None:
+        for found in self._keys(key, expiry, time.time()):
+            self.clear(found)
 
 
 class Limiter:
@@ -103,8 +167,8 @@ class Limiter:
 
     def __init__(self, uri: str = "memory://", prefix: str = "harmonic") -> None:
         self.uri = uri
-        self._storage = (memory_storage(uri) if uri.startswith("memory://")
-                         else storage_from_string(uri, key_prefix=prefix))
+        self._storage: Any = (LocalStorage() if uri.startswith("memory://")
+                              else storage_from_string(uri, key_prefix=prefix))
         self._strategy = SlidingWindowCounterRateLimiter(self._storage)
         self._lock = threading.Lock()
         self._last_warning = 0.0

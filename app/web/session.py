@@ -9,7 +9,7 @@ from flask.typing import ResponseReturnValue
 from flask_login import login_user, logout_user
 from werkzeug.wrappers import Response
 
-from app.extensions import db
+from app.db import writing
 from app.services import accounts
 from app.services.errors import DomainError
 
@@ -35,12 +35,11 @@ def signup() -> ResponseReturnValue:
     form = request.form
     if request.method == "POST":
         try:
-            user = accounts.create_user(form.get("handle", ""), form.get("name", ""),
-                                        email=form.get("email") or None,
-                                        password=form.get("password", ""))
-            db.session.commit()
+            with writing():
+                user = accounts.create_user(form.get("handle", ""), form.get("name", ""),
+                                            email=form.get("email") or None,
+                                            password=form.get("password", ""))
         except DomainError as exc:
-            db.session.rollback()
             errors = exc.errors or [{"param": "", "message": exc.message}]
         else:
             login_user(user)

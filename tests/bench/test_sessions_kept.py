@@ -1,9 +1,9 @@
 """``bench/sessions_kept.py``, the what-if row of ``mcp_bench.py``, does what its row's label
 says: after one read, each process answers a session's calls from the row it kept, so the
 benchmark measures a call without the read. Served by gunicorn as the benchmark serves it, and
-shown against the app itself: a session ended in the database by another process (which
-bumps its stamp, app.mcp.kept_sessions) is refused by the app at once, and still answered by the
-what-if (which is why it is not a mode of the app)."""
+shown against the app itself: a session ended in the database by another process is refused by
+the app at once, and still answered by the what-if (which is why it is not a mode of the
+app)."""
 
 from __future__ import annotations
 
@@ -14,7 +14,6 @@ from flask import Flask
 from sqlalchemy import update
 
 from app.extensions import db
-from app.mcp import kept_sessions
 from app.models.base import utcnow
 from app.models.mcp import McpSession
 from tests.mcp.conftest import Http, gunicorn
@@ -36,8 +35,6 @@ def test_the_what_if_answers_from_the_row_it_kept(app: Flask, target: str,
             db.session.execute(update(McpSession).where(McpSession.id == client.session_id)
                                .values(ended_at=utcnow()))
             db.session.commit()
-            # As every writer of a session's row does: the server's copy (SQLite) is over.
-            kept_sessions.changed(client.session_id)
         after = client.post({"jsonrpc": "2.0", "id": 9, "method": "tools/call",
                              "params": {"name": "test_simple_text", "arguments": {}}})
         assert (after.status_code == 200) is answered_after_the_end, after.text

@@ -20,7 +20,7 @@ APP = ROOT / "app"
 
 # Lowest first. A module's layer is its top-level package under app/ (``app.x.y`` → ``x``).
 LAYERS: dict[str, int] = {
-    "extensions": 0, "models": 0,
+    "extensions": 0, "models": 0, "db": 0,
     "services": 1,
     "actions": 2,
     "core": 3,

@@ -15,6 +15,8 @@ from app import extensions
 from app.extensions import db
 from tests.conftest import PG_ADMIN_URL
 
+pytestmark = pytest.mark.data_layer
+
 
 def _cut_connections(app: Flask) -> int:
     """Terminate every server connection of the app's database (as a restart would)."""

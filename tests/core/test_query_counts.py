@@ -15,6 +15,8 @@ from app.extensions import db
 from bench.seeds import busy_studio
 from bench.sqlcount import page_statements as statements
 
+pytestmark = pytest.mark.data_layer
+
 FORMATS = ("text/markdown", "text/html")
 ITEM_PAGES = ("decision", "commitment", "note")
 STUDIO_PAGES = ("studio", "team", "backlinks", "cycle")

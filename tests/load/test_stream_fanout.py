@@ -149,8 +149,7 @@ def test_every_subscriber_hears_every_change_exactly_once(app: Flask, tmp_path: 
     population = populate(app, SESSIONS + 1, 0)
     changer, tokens = population.tokens[-1], population.tokens[:-1]
     settings = {"HARMONIC_RATE_LIMIT": "0", "HARMONIC_RATE_LIMIT_PERSON": "0",
-                "HARMONIC_RATE_LIMIT_STUDIO": "0", "HARMONIC_DB_MAX_OVERFLOW": "3",
-                "HARMONIC_DB_READERS": "2"}
+                "HARMONIC_RATE_LIMIT_STUDIO": "0", "HARMONIC_DB_MAX_OVERFLOW": "3"}
     ports = [free_port(), free_port()] if where == "stream_port" else []
     own = [{"HARMONIC_STREAM_PORT": str(port)} for port in ports] or [{}, {}]
     with serve_app(app, tmp_path, workers=2, **own[0], **settings) as a, \

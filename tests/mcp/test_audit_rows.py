@@ -14,6 +14,8 @@ from app.extensions import db
 from tests.helpers import server_backends
 from tests.mcp.conftest import Http
 
+pytestmark = pytest.mark.data_layer
+
 PAGE = "/studios/team/note"
 
 
@@ -82,7 +84,9 @@ def test_a_lost_audit_connection_loses_no_row(app: Flask, studio, live_server) -
 
         side = app.extensions[WRITER_KEY]._rows._side
         assert side is not None
-        side.dbapi.close()
+        pooled = side.raw_connection()  # the engine's one connection, closed under it
+        pooled.driver_connection.close()
+        pooled.close()
     # The next read finds its connection dead: its row goes through the pool instead...
     assert not http.tool("navigate", path="/studios/team").get("isError")
     # ...and the one after opens a new audit connection.

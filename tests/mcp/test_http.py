@@ -78,7 +78,6 @@ def test_idle_sessions_end_and_old_ones_are_pruned(app: Flask, client, make_agen
     from sqlalchemy import update
 
     from app.extensions import db
-    from app.mcp import kept_sessions
     from app.models.base import utcnow
     from app.models.mcp import McpSession
 
@@ -91,8 +90,6 @@ def test_idle_sessions_end_and_old_ones_are_pruned(app: Flask, client, make_agen
             db.session.execute(update(McpSession).where(McpSession.id == http.session_id)
                                .values(last_seen_at=utcnow() - age))
         db.session.commit()
-        # As every writer of a session's row does: no process uses its copy from before.
-        kept_sessions.changed(idle.session_id, old.session_id)
     assert idle.post({"jsonrpc": "2.0", "id": 1, "method": "ping"}).status_code == 404
     Http("http://localhost", agent.token, _FlaskClient(client)).initialize()  # prunes
     with app.app_context():

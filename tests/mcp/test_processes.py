@@ -190,8 +190,8 @@ def test_two_sessions_alternating_between_processes_keep_their_own_page(
     bob_b.initialize()
     alice_b, bob_a = Http(b, studio.token), Http(a, bob.token)
     alice_b.session_id, bob_a.session_id = alice_a.session_id, bob_b.session_id
-    # Each process reads the other's session once first: on SQLite it keeps a copy of the row
-    # (app.mcp.kept_sessions), which the navigation below, made in the other process, ends.
+    # Each process reads the other's session once first: a process must read the row again on
+    # every call, so the navigation below, made in the other process, is what it sees next.
     for http in (alice_b, bob_a, alice_a, bob_b):
         assert http.call("ping")["result"] == {}
     assert alice_a.tool("navigate", path="/studios/team/note")["structuredContent"]["path"] \

@@ -8,12 +8,15 @@ from __future__ import annotations
 
 from typing import Any
 
+import pytest
 from flask import Flask
 
 from bench.seeds import busy_studio
 from bench.sqlcount import counting, page_statements
 from tests.mcp.conftest import Http
 from tests.mcp.test_http import _FlaskClient
+
+pytestmark = pytest.mark.data_layer
 
 # navigate: session read, the caller's person again (the call runs on a worker thread with a
 # database session of its own), audit insert, teach check.

@@ -166,18 +166,33 @@ def test_an_unreachable_redis_lets_requests_through(app: Flask, studio,  # type:
         app.extensions.pop("harmonic.ratelimit", None)
 
 
-def test_the_memory_storage_counts_without_a_timer_thread() -> None:
-    """The in-memory limiter sweeps inline (no thread per request) and still refuses past the
-    budget: a ``limits`` release that renamed what the sweep relies on falls back to its own
-    storage, which this test then names."""
+def test_the_memory_storage_counts_as_limits_own_without_a_timer_thread() -> None:
+    """The in-memory budgets (a storage of our own behind ``limits``' public interface) start
+    no thread per request, refuse past the budget as ``limits``' own in-memory storage does
+    with the same strategy, and forget a window once it has expired."""
     import threading
 
-    from app.web.ratelimit import TOKEN, Limiter, SweptMemoryStorage
+    from limits.storage import MemoryStorage
+    from limits.strategies import SlidingWindowCounterRateLimiter
+
+    from app.web.ratelimit import TOKEN, Limiter, LocalStorage, window
 
     limiter = Limiter("memory://")
-    assert isinstance(limiter._storage, SweptMemoryStorage), type(limiter._storage)
+    assert isinstance(limiter._storage, LocalStorage), type(limiter._storage)
     before = {t.ident for t in threading.enumerate()}
     waits = [limiter.take(TOKEN, "someone", 60, 3) for _ in range(5)]
     assert waits[:3] == [0.0, 0.0, 0.0] and waits[-1] > 0
     assert not [t for t in threading.enumerate()
                 if t.ident not in before and isinstance(t, threading.Timer)]
+    item = window(120, 4)
+    ours = SlidingWindowCounterRateLimiter(LocalStorage())
+    theirs = SlidingWindowCounterRateLimiter(MemoryStorage())
+    assert [ours.hit(item, "k") for _ in range(6)] == [theirs.hit(item, "k") for _ in range(6)]
+    assert ours.get_window_stats(item, "k").remaining == \
+        theirs.get_window_stats(item, "k").remaining == 0
+    storage = LocalStorage()
+    storage.incr("gone", 0)
+    storage._next_sweep = 0.0  # a second later: the next count sweeps
+    storage.incr("kept", 60)
+    assert storage.get("gone") == 0 and "gone" not in storage._counts
+    assert storage.get("kept") == 1

@@ -1,0 +1,270 @@
+"""Reads: one query, or several whose answers all come back to the caller at once.
+
+A read is a ``Query``: a statement, its parameters, and ``answer``, which turns its rows into
+what the caller wants (a list, one value, rows made named tuples...). A service names each of
+its reads once, as a function returning its ``Query``; the caller runs it alone (``read``) or
+with others (``read_many``), and gets every answer back, in order. Nothing is sent ahead and
+matched later.
+
+Statements of plain columns run on the session's connection through SQLAlchemy Core (in the
+session's transaction, so they see what a ``writing`` block has flushed; while reading, in
+autocommit: ``app.db.session``). Statements that select entities go through the ORM session,
+which builds them and keeps them in its identity map.
+
+``read_many`` on PostgreSQL, while reading alone, sends its column statements in one pipeline
+(psycopg's pipeline mode on the session's own connection, reached through
+``Connection.connection``), so one round trip brings every answer; SQLAlchemy compiles each
+statement (``Compiled`` and ``construct_expanded_state``, which also expands ``IN`` lists), its
+types convert the values both ways (``bind_processor`` and ``result_processor``), and the rows
+are SQLAlchemy ``Row``s, as Core makes them. If the pipeline fails, the queries run again one
+after another through Core, which raises its own error (and, for a lost connection, replaces
+the pool's connections as everywhere else). In a ``writing`` block, and on SQLite (which
+answers in-process), the queries run one after another. ``HARMONIC_DB_PIPELINE = False`` turns
+the pipeline off (a statement counter listening to the engine's events sees every statement
+then).
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from typing import Any, Generic, NamedTuple, TypeVar, overload
+
+from flask import current_app
+from sqlalchemy import Executable
+from sqlalchemy.engine import Connection, Dialect, result_tuple
+from sqlalchemy.orm import Session
+
+from app.db.session import in_reading_transaction, reading_engine, reads_alone_now
+from app.extensions import db
+
+T = TypeVar("T")
+A = TypeVar("A")
+B = TypeVar("B")
+C = TypeVar("C")
+D = TypeVar("D")
+E = TypeVar("E")
+
+
+def all_rows(rows: Sequence[Any]) -> list[Any]:
+    return list(rows)
+
+
+def first_value(rows: Sequence[Any]) -> Any:
+    """The first column of the first row, None without rows."""
+    return rows[0][0] if rows else None
+
+
+def first_row(rows: Sequence[Any]) -> Any:
+    return rows[0] if rows else None
+
+
+class Query(NamedTuple, Generic[T]):
+    """A read: ``statement`` with ``params``, its rows turned into the answer by ``answer``.
+    Without a statement (``known``), the answer needs no database: ``answer([])``."""
+    statement: Executable | None
+    params: Mapping[str, Any]
+    answer: Callable[[Sequence[Any]], T]
+
+
+def known(value: T) -> Query[T]:
+    """A read whose answer is known without asking (an anonymous caller's own votes)."""
+    return Query(None, {}, lambda _rows: value)
+
+
+def rows_of(statement: Executable, params: Mapping[str, Any] | None = None
+            ) -> Query[list[Any]]:
+    """A query whose answer is its rows."""
+    return Query(statement, params or {}, all_rows)
+
+
+def value_of(statement: Executable, params: Mapping[str, Any] | None = None) -> Query[Any]:
+    """A query whose answer is its first row's first value (None without rows)."""
+    return Query(statement, params or {}, first_value)
+
+
+def read(query: Query[T]) -> T:
+    """Run one query; its answer."""
+    if query.statement is None:
+        return query.answer([])
+    if _selects_entities(query.statement):
+        return query.answer(_ready_session().execute(query.statement, query.params).all())
+    with _connection() as (connection, _alone):
+        return query.answer(connection.execute(query.statement, query.params).all())
+
+
+@overload
+def read_many(a: Query[A], b: Query[B], /) -> tuple[A, B]: ...
+@overload
+def read_many(a: Query[A], b: Query[B], c: Query[C], /) -> tuple[A, B, C]: ...
+@overload
+def read_many(a: Query[A], b: Query[B], c: Query[C], d: Query[D], /) -> tuple[A, B, C, D]: ...
+@overload
+def read_many(a: Query[A], b: Query[B], c: Query[C], d: Query[D], e: Query[E], /
+              ) -> tuple[A, B, C, D, E]: ...
+@overload
+def read_many(*queries: Query[Any]) -> tuple[Any, ...]: ...
+
+
+def read_many(*queries: Query[Any]) -> tuple[Any, ...]:
+    """Run several queries that need no answer of one another; their answers, in order
+    (pipelined on PostgreSQL, see the module's docstring)."""
+    if any(_selects_entities(query.statement) for query in queries if query.statement is not None):
+        session = _ready_session()  # the ORM's entities need the session's own connection
+        found = _many(session.connection(), in_reading_transaction(session), queries, session)
+    else:
+        with _connection() as (connection, alone):
+            found = _many(connection, alone, queries, None)
+    return tuple(query.answer(rows) for query, rows in zip(queries, found, strict=True))
+
+
+def _many(connection: Connection, alone: bool, queries: Sequence[Query[Any]],
+          session: Session | None) -> list[Sequence[Any]]:
+    def one(query: Query[Any]) -> Sequence[Any]:
+        if query.statement is None:
+            return []
+        if session is not None and _selects_entities(query.statement):
+            return session.execute(query.statement, query.params).all()
+        return connection.execute(query.statement, query.params).all()
+
+    found = _pipelined(connection, queries, one) if alone and len(queries) > 1 else None
+    return found if found is not None else [one(query) for query in queries]
+
+
+def _ready_session() -> Session:
+    """The session, with its pending changes flushed (as the ORM does before its reads)."""
+    session = db.session()
+    if session.autoflush:
+        session.flush()  # returns at once when nothing is pending
+    return session
+
+
+@contextmanager
+def _connection() -> Iterator[tuple[Connection, bool]]:
+    """Where column statements run, and whether each runs alone (in autocommit): the
+    session's connection, in its transaction (a reading one while serving, else what a
+    ``writing`` block or the code outside a call has begun); or, while serving a call whose
+    session has begun nothing yet, a pooled connection of the reading engine for these reads
+    only, which spares a call that reads one row (an MCP session's) the session's making and
+    ending. Reading alone, both answer the same: whatever was committed as each ran."""
+    scoped = db.session
+    if not (scoped.registry.has() and scoped().in_transaction()) and reads_alone_now():
+        with reading_engine(db.engine).connect() as connection:
+            yield connection, True
+        return
+    session = _ready_session()
+    yield session.connection(), in_reading_transaction(session)
+
+
+def _selects_entities(statement: Executable) -> bool:
+    """Whether the statement selects an entity (its type is a mapped class, not a column's)."""
+    kept = _ENTITIES.get(id(statement))
+    if kept is None or kept[0] is not statement:
+        descriptions = getattr(statement, "column_descriptions", None) or ()
+        kept = (statement, any(isinstance(found["type"], type) for found in descriptions))
+        _remember(_ENTITIES, id(statement), kept)
+    return kept[1]
+
+
+# Keyed by the statement's id, the statement kept beside (so the id stays its own): services
+# build their statements once, so these stay as small as the code; bounded all the same.
+_ENTITIES: dict[int, tuple[Executable, bool]] = {}
+_LIMIT = 4096
+
+
+def _remember(cache: dict[Any, Any], key: Any, value: Any) -> None:
+    if len(cache) >= _LIMIT:
+        cache.clear()
+    cache[key] = value
+
+
+# -- PostgreSQL's pipeline ---------------------------------------------------------------------
+
+class _Compiled:
+    """A column statement compiled for one dialect, with what reads its answer: each column's
+    result processor (by the type codes of its first answer) and the rows' factory."""
+
+    def __init__(self, statement: Executable, dialect: Dialect) -> None:
+        self.compiled = statement.compile(dialect=dialect)  # type: ignore[attr-defined]
+        self.types = [column.type.dialect_impl(dialect)
+                      for column in statement.selected_columns]  # type: ignore[attr-defined]
+        self.processors: list[Any] | None = None
+        self.make: Callable[[Any], Any] | None = None
+
+    def rows(self, cursor: Any, dialect: Dialect) -> list[Any]:
+        fetched = cursor.fetchall()
+        if self.make is None:
+            result = cursor.pgresult
+            self.processors = [kind.result_processor(dialect, result.ftype(at))
+                               for at, kind in enumerate(self.types)]
+            self.make = result_tuple([result.fname(at).decode()
+                                      for at in range(result.nfields)])
+        make, processors = self.make, self.processors
+        assert processors is not None
+        if not any(processors):
+            return [make(row) for row in fetched]
+        steps = list(enumerate(processors))
+        return [make([process(row[at]) if process else row[at] for at, process in steps])
+                for row in fetched]
+
+
+_COMPILED: dict[tuple[int, str], tuple[Executable, _Compiled | None]] = {}
+_LOCK = threading.Lock()
+
+
+def _compiled(statement: Executable | None, dialect: Dialect) -> _Compiled | None:
+    """The statement compiled for the pipeline, or None: one the pipeline does not take (not
+    a select of columns)."""
+    if statement is None:
+        return None
+    key = (id(statement), dialect.name)
+    kept = _COMPILED.get(key)
+    if kept is None or kept[0] is not statement:
+        found = None
+        if hasattr(statement, "selected_columns") and not _selects_entities(statement):
+            found = _Compiled(statement, dialect)
+        kept = (statement, found)
+        with _LOCK:
+            _remember(_COMPILED, key, kept)
+    return kept[1]
+
+
+def _pipelined(connection: Connection, queries: Sequence[Query[Any]],
+               one: Callable[[Query[Any]], Sequence[Any]]) -> list[Sequence[Any]] | None:
+    """Every query's rows, the column statements sent in one pipeline on ``connection`` (in
+    autocommit: a failed statement then spoils no transaction, and the queries can run again
+    one after another); None where there is no pipeline to use (SQLite, turned off) or fewer
+    than two statements could go in it."""
+    dialect = connection.dialect
+    if dialect.driver != "psycopg" or not current_app.config.get("HARMONIC_DB_PIPELINE", True):
+        return None
+    compiled = [_compiled(query.statement, dialect) for query in queries]
+    if sum(found is not None for found in compiled) < 2:
+        return None
+    driver = connection.connection.driver_connection
+    assert driver is not None
+    cursors: list[Any] = []
+    try:
+        with driver.pipeline():
+            for query, found in zip(queries, compiled, strict=True):
+                if found is None:
+                    cursors.append(None)
+                    continue
+                state = found.compiled.construct_expanded_state(dict(query.params))
+                processors = state.processors
+                values = {name: processors[name](value) if name in processors else value
+                          for name, value in state.parameters.items()}
+                cursor = driver.cursor()
+                cursors.append(cursor)
+                cursor.execute(state.statement, values)
+        answers: list[Sequence[Any]] = []
+        for query, found, cursor in zip(queries, compiled, cursors, strict=True):
+            answers.append(found.rows(cursor, dialect) if found is not None else one(query))
+        return answers
+    except Exception:  # noqa: BLE001 - run again one after another: Core reports the error
+        return None
+    finally:
+        for cursor in cursors:
+            if cursor is not None:
+                cursor.close()
