@@ -38,13 +38,19 @@ def counting(app: Any) -> Iterator[list[str]]:
         app.config["HARMONIC_DB_PIPELINE"] = pipelined
 
 
-def page_statements(app: Any, token: str, path: str, accept: str) -> int:
-    """How many statements one GET of ``path`` runs, after a first GET warmed the caches."""
+def page_statements(app: Any, token: str, path: str, accept: str, tries: int = 3) -> int:
+    """How many statements one GET of ``path`` runs with warm caches: the fewest of ``tries``
+    GETs after a first one warmed them. A cache may be cold again for one GET by timing alone
+    (the token's copy is used only while this process's change-feed relay is caught up, which
+    a busy machine can delay), and that statement is the cache's, not the page's."""
     client = app.test_client()
     headers = {"Authorization": f"Bearer {token}", "Accept": accept}
     warm = client.get(path, headers=headers)  # token last use, compiled templates
     assert warm.status_code == 200, (path, warm.status_code)
-    with counting(app) as statements:
-        response = client.get(path, headers=headers)
-    assert response.status_code == 200, (path, response.get_data(as_text=True)[:500])
-    return len(statements)
+    counts = []
+    for _ in range(tries):
+        with counting(app) as statements:
+            response = client.get(path, headers=headers)
+        assert response.status_code == 200, (path, response.get_data(as_text=True)[:500])
+        counts.append(len(statements))
+    return min(counts)
