@@ -56,7 +56,7 @@ SCHEMA: dict[str, Any] = {
     "$schema": "https://json-schema.org/draft/2020-12/schema",
     "title": "Harmonic workflow",
     "type": "object",
-    "required": ["apiVersion", "kind", "metadata"],
+    "required": ["apiVersion", "kind"],
     "additionalProperties": False,
     "properties": {
         "apiVersion": {"enum": ["harmonic/v1", "noetl.io/v1"]},

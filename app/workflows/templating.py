@@ -160,3 +160,44 @@ def bind_sql(sql: str, context: dict[str, Any], style: str = ":") -> tuple[str, 
         return f"{style}{name}"
 
     return _SQL_TEMPLATE.sub(placeholder, sql), params
+
+
+def keys_read(template: str, roots: tuple[str, ...]) -> set[str]:
+    """The keys a template reads from any of ``roots`` (``input.topic``, ``workload['topic']``,
+    ``context.input.topic``): the names a workflow expects its workload to hold."""
+    from jinja2 import nodes
+
+    if "{{" not in template and "{%" not in template:
+        return set()
+    try:
+        tree = parse(template)
+    except TemplateError:
+        return set()  # validation reports the syntax error
+    found: set[str] = set()
+
+    def is_root(node: nodes.Node) -> bool:
+        if isinstance(node, nodes.Name):
+            return node.name in roots
+        # context.input / context.workload: NoETL's spelling of the same thing
+        return (isinstance(node, nodes.Getattr) and node.attr in roots
+                and isinstance(node.node, nodes.Name) and node.node.name == "context")
+
+    for node in tree.find_all((nodes.Getattr, nodes.Getitem)):
+        if not is_root(node.node):
+            continue
+        if isinstance(node, nodes.Getattr):
+            found.add(node.attr)
+        elif isinstance(node.arg, nodes.Const) and isinstance(node.arg.value, str):
+            found.add(node.arg.value)
+    return found
+
+
+def strings_of(value: Any) -> list[str]:
+    """Every string in a value (dict values, list items), in order: a document's templates."""
+    if isinstance(value, str):
+        return [value]
+    if isinstance(value, dict):
+        return [s for item in value.values() for s in strings_of(item)]
+    if isinstance(value, list):
+        return [s for item in value for s in strings_of(item)]
+    return []

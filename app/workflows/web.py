@@ -64,8 +64,18 @@ def workflow_show(ctx: Context) -> Page:
     entry = ctx.item
     mine = [r for r in runs.recent(entry.name, 50) if can_see(r, ctx.user)][:10]
     return Page(ctx, f"Workflow: {entry.name}", "workflows/show",
-                {"entry": entry, "runs": mine},
+                {"entry": entry, "runs": mine, "inputs": form_inputs(entry.compiled)},
                 nav=[("Workflows", "/workflows"), (entry.name, ctx.path)])
+
+
+def form_inputs(compiled: dict[str, Any] | None) -> dict[str, Any]:
+    """The run form's fields: each workload key with its default, then each key the workflow
+    reads without a default (an empty field: a run needs it)."""
+    if compiled is None:
+        return {}
+    fields = dict(compiled.get("workload") or {})
+    fields.update({key: "" for key in compiled.get("inputs_required") or []})
+    return fields
 
 
 LIVE_STATUSES = ("queued", "running")  # a run page in these states follows the run live
