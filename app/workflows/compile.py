@@ -17,7 +17,7 @@ import json
 from typing import Any
 
 from app.workflows.document import DocumentError
-from app.workflows.schema import task_spec
+from app.workflows.schema import V2_VERSIONS, task_spec
 from app.workflows.templating import keys_read, strings_of
 from app.workflows.validate import MCP_SECTIONS, validate
 
@@ -50,7 +50,12 @@ def _edges(step: dict[str, Any]) -> list[dict[str, Any]]:
 def compile_document(doc: dict[str, Any], name: str | None = None) -> dict[str, Any]:
     """The compiled form (plain JSON, stored with each run). Raises DocumentError if invalid.
 
-    ``name`` names a document without ``metadata`` (its file's stem, say)."""
+    ``name`` names a document without ``metadata`` (its file's stem, say); a ``noetl.io/v2``
+    document compiles in ``app.workflows.v2``."""
+    if doc.get("apiVersion") in V2_VERSIONS:
+        from app.workflows.v2.compile import compile_v2
+
+        return compile_v2(doc, name)
     problems = validate(doc)
     if problems:
         raise DocumentError(problems)

@@ -52,6 +52,31 @@ def start_compiled(compiled: dict[str, Any], inputs: dict[str, Any],
     return run_id
 
 
+def start_sub_run(compiled: dict[str, Any], inputs: dict[str, Any], parent: dict[str, Any],
+                  run_id: uuid.UUID, waiting: tuple[uuid.UUID, str]) -> uuid.UUID:
+    """Start (once: ``run_id`` is the same on every attempt) a run of ``compiled`` for a step of
+    the ``parent`` run, as the parent's starter; it queues the parent's job ``waiting`` when
+    it ends. StepError names what refuses it."""
+    from app.workflows.runner import identity_for
+    from app.workflows.tools import StepError
+
+    by = identity_for(parent)
+    try:
+        check_inputs(compiled, inputs, parent.get("user_id"), by)
+    except Invalid as exc:
+        details = "; ".join(f"{e['param']}: {e['message']}" for e in exc.errors)
+        raise StepError(f"{exc.message} ({details})" if details else exc.message) from None
+    limits = {s["name"]: s["retries"] + 1 for s in compiled["steps"]
+              if s.get("retries") is not None}
+    return queue.create_run(
+        kind="workflow", workflow=compiled["name"], path=compiled["path"], inputs=inputs,
+        compiled=compiled, user_id=parent.get("user_id"), by=by, run_id=run_id,
+        parent=waiting, started={"parent": parent["short_id"]},
+        first=[JobSpec(compiled["entry"], {"kind": _kind(compiled, compiled["entry"])},
+                       max_attempts=limits.get(compiled["entry"]))],
+        max_attempts=settings.get_int("WORKFLOWS_MAX_ATTEMPTS"))
+
+
 def check_inputs(compiled: dict[str, Any], inputs: dict[str, Any], user_id: uuid.UUID | None,
                  by: Identity | None = None, operator: bool = False) -> None:
     """Invalid unless ``inputs`` fit the workflow and this caller may start it with them."""
