@@ -368,6 +368,9 @@ def validate(doc: dict[str, Any]) -> list[Problem]:
 
         return validate_v2(doc)
     problems = schema_problems(doc)
+    version = [p for p in problems if p.path == "apiVersion"]
+    if version:
+        return version  # the rest of a document of no version we know says little
     if problems:
         return problems  # semantic checks assume the shape is right
     return semantic_problems(doc)

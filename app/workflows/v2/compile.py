@@ -121,10 +121,7 @@ def compile_v2(doc: dict[str, Any], name: str | None = None) -> dict[str, Any]:
         if "turn" in item:
             step.update(type="turn", turn=_turn(turns[item["turn"]], models, tools, prompts))
         else:
-            raw = tasks_of(item["tool"])
-            if not isinstance(item["tool"], list):
-                raw[0]["name"] = item["tool"].get("name") or item["step"]
-            tasks = _expand(raw, workbook)
+            tasks = _expand(tasks_of(item["tool"], item["step"]), workbook)
             step.update(tasks=tasks, type=tasks[0]["kind"] if len(tasks) == 1 else "pipeline",
                         tool={"name": tasks[0]["name"], "type": tasks[0]["kind"]})
             privileged |= _credential_inputs(tasks, workload)

@@ -28,7 +28,7 @@ def credential(name: str) -> Any:
     try:
         value = secrets.get(str(name))
     except secrets.SecretError as exc:
-        raise StepError(f"credential {exc}") from None
+        raise StepError(str(exc)) from None
     text = value.strip()
     if text.startswith("{"):
         try:

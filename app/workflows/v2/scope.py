@@ -38,9 +38,15 @@ class Keychain(dict[str, Any]):
         self.names = names
 
     def __missing__(self, name: str) -> Any:
+        from app.workflows.templating import RenderError
+        from app.workflows.tools import StepError
         from app.workflows.v2.keychain import credential
 
-        value = credential(name)
+        try:
+            value = credential(name)
+        except StepError as exc:
+            # Not a KeyError: Jinja would turn that into a vague "undefined" message.
+            raise RenderError(exc.message) from None
         self[name] = value
         return value
 

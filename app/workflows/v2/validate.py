@@ -115,10 +115,12 @@ def schema_problems_of(errors: list[Any], doc: dict[str, Any]) -> list[Problem]:
 
 # Tasks ---------------------------------------------------------------------------------------
 
-def tasks_of(tool: Any) -> list[dict[str, Any]]:
-    """A step's tool as a list of tasks, each named (``task_<i>`` when it has no name; a lone
-    task is named after its step by the compiler). A task's ``spec`` may hold its tool's own
+def tasks_of(tool: Any, step: str | None = None) -> list[dict[str, Any]]:
+    """A step's tool as a list of tasks, each named: ``task_<i>`` when it has no name, a lone
+    task (``tool: {kind: …}``) after its ``step``. A task's ``spec`` may hold its tool's own
     keys too (NoETL layers them): they count where the task itself does not set them."""
+    if isinstance(tool, dict) and step is not None:
+        tool = {**tool, "name": tool.get("name") or step}
     items = tool if isinstance(tool, list) else [tool] if isinstance(tool, dict) else []
     out = []
     for i, task in enumerate(items):
@@ -167,7 +169,7 @@ class _Check:
             loop = step.get("loop") or {}
             if "iterator" in loop:
                 names.add(loop["iterator"])
-            for task in tasks_of(step.get("tool")):
+            for task in tasks_of(step.get("tool"), step["step"]):
                 names.add(task["name"])
             for key in self._set_keys(step):
                 names.add(key)
@@ -182,7 +184,7 @@ class _Check:
         names of their own afterwards)."""
         sets: list[dict[str, Any]] = [step.get("set") or {}]
         sets += [arc.get("set") or {} for arc in (step.get("next") or {}).get("arcs") or []]
-        for task in tasks_of(step.get("tool")):
+        for task in tasks_of(step.get("tool"), step["step"]):
             sets.append(task.get("set") or {})
             for rule in ((task.get("spec") or {}).get("policy") or {}).get("rules") or []:
                 sets.append(then_of(rule).get("set") or {})
@@ -259,8 +261,8 @@ class _Check:
         self.templates({k: v for k, v in task.items() if k not in NOT_RENDERED}, where)
         self.templates(task.get("set"), join(where, "set"))
 
-    def pipeline(self, tool: Any, where: str) -> None:
-        tasks = tasks_of(tool)
+    def pipeline(self, tool: Any, where: str, step: str | None = None) -> None:
+        tasks = tasks_of(tool, step)
         labels = [t["name"] for t in tasks]
         seen: dict[str, int] = {}
         for i, task in enumerate(tasks):
@@ -280,7 +282,7 @@ class _Check:
         if "tool" in step and "turn" in step:
             self.add(where, "a step runs a tool or a turn, not both")
         if "tool" in step:
-            self.pipeline(step["tool"], join(where, "tool"))
+            self.pipeline(step["tool"], join(where, "tool"), step["step"])
         self.templates(step.get("input"), join(where, "input"))
         self.templates(step.get("set"), join(where, "set"))
         loop = step.get("loop")

@@ -3,6 +3,9 @@ python steps, results read by step name."""
 
 from __future__ import annotations
 
+from typing import Any
+
+import pytest
 from flask import Flask
 
 from tests.workflows.v2.conftest import of_type, run_to_end, steps_run, text
@@ -86,3 +89,124 @@ def test_a_task_pipeline_pages_with_set_jump_and_break(v2: Flask) -> None:
     tasks = [e["data"]["task"] for e in of_type(events, "call.done")]
     assert tasks == ["first_page", "fetch", "keep", "fetch", "keep", "fetch", "keep",
                      "summary"]
+
+
+GATED = """
+apiVersion: noetl.io/v2
+kind: Playbook
+metadata: {name: v2-gated, path: tests/v2/gated}
+workload:
+  enabled: false
+workflow:
+  - step: start
+    tool: {kind: noop}
+    next:
+      arcs:
+        - step: maybe
+  - step: maybe
+    spec:
+      policy:
+        admit:
+          rules:
+            - when: "{{ workload.enabled }}"
+              then: {allow: true}
+            - else:
+                then: {allow: false}
+    tool:
+      kind: noop
+      input: {ran: true}
+    next:
+      arcs:
+        - step: after
+  - step: after
+    tool: {kind: noop, input: {after: true}}
+"""
+
+
+def test_a_step_its_admission_refuses_ends_its_branch(v2: Flask) -> None:
+    run, events = run_to_end(v2, GATED)
+    assert run["status"] == "succeeded", run["error"]
+    assert steps_run(events) == ["start", "maybe"]
+    assert [e["step"] for e in of_type(events, "step.skipped")] == ["maybe"]
+    run, events = run_to_end(v2, GATED, {"enabled": True})
+    assert steps_run(events) == ["start", "maybe", "after"]
+    assert run["result"] == {"after": True}
+
+
+SLOW_ITEMS = """
+apiVersion: noetl.io/v2
+kind: Playbook
+metadata: {name: v2-slow, path: tests/v2/slow}
+workload:
+  items: [a, b, c, d]
+workflow:
+  - step: start
+    loop:
+      in: "{{ items }}"
+      iterator: it
+      spec: {mode: MODE, max_in_flight: 2}
+    tool:
+      kind: python
+      input: {it: "{{ it }}"}
+      code: |
+        import time
+        time.sleep(0.6)
+        result = it.upper()
+"""
+
+
+def _with_two_workers(app: Flask, run_id: Any) -> dict[str, Any]:
+    """Two workers (threads) drain the queue together until the run has ended."""
+    import threading
+    import time
+
+    from app.workflows import queue
+    from app.workflows.worker import Worker
+
+    finished = threading.Event()
+
+    def work(name: str) -> None:
+        worker = Worker(app, name)
+        while not finished.is_set():
+            if not worker.run_once():
+                time.sleep(0.02)
+
+    threads = [threading.Thread(target=work, args=(f"w{i}",)) for i in (1, 2)]
+    for thread in threads:
+        thread.start()
+    try:
+        deadline = time.monotonic() + 120
+        while time.monotonic() < deadline:
+            with app.app_context():
+                run = queue.get_run(run_id)
+            assert run is not None
+            if run["status"] in ("succeeded", "failed"):
+                return run
+            time.sleep(0.05)
+        raise AssertionError("the run did not end")
+    finally:
+        finished.set()
+        for thread in threads:
+            thread.join(timeout=60)
+
+
+def _most_at_once(events: list[dict[str, Any]]) -> int:
+    running, most = 0, 0
+    for event in events:
+        if event["step"] and event["step"].startswith("start["):
+            running += {"step_started": 1, "step_completed": -1}.get(event["type"], 0)
+            most = max(most, running)
+    return most
+
+
+@pytest.mark.parametrize(("mode", "most"), [("parallel", 2), ("sequential", 1)])
+def test_a_parallel_loop_runs_its_items_at_once_on_two_workers(v2: Flask, mode: str,
+                                                              most: int) -> None:
+    from tests.workflows.conftest import events_of
+    from tests.workflows.v2.conftest import start
+
+    run_id = start(v2, SLOW_ITEMS.replace("MODE", mode))
+    run = _with_two_workers(v2, run_id)
+    assert run["status"] == "succeeded", run["error"]
+    assert run["result"]["results"] == ["A", "B", "C", "D"]
+    assert _most_at_once(events_of(v2, run_id)) == most
