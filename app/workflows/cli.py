@@ -124,6 +124,7 @@ def run_command(file: str, inputs: tuple[str, ...], as_user: str | None, follow_
     # This process runs jobs only when asked to: a run started here must not be leased by a
     # worker thread that the process's exit would kill half-way, nor by one --no-worker
     # refused. (Starting a run wakes the in-process worker when the settings want one.)
+    wanted = current_app.config.get("WORKFLOWS_WORKER")
     current_app.config["WORKFLOWS_WORKER"] = "off"
     try:
         run_id = runs.start(read_file(file), _inputs(inputs), user_id,
@@ -133,6 +134,11 @@ def run_command(file: str, inputs: tuple[str, ...], as_user: str | None, follow_
     except DomainError as exc:
         details = [f"{e['param']}: {e['message']}" for e in exc.errors]
         raise click.ClickException("\n".join([exc.message, *details])) from None
+    finally:
+        if wanted is None:
+            current_app.config.pop("WORKFLOWS_WORKER", None)
+        else:
+            current_app.config["WORKFLOWS_WORKER"] = wanted
     click.echo(f"run {run_id.hex[:8]} queued ({current_app.config.get('HARMONIC_BASE_URL', '')}"
                f"/runs/{run_id.hex[:8]})")
     if not follow_ and not inline:

@@ -412,7 +412,7 @@ def _run_result(done: list[dict[str, Any]], result_step: str | None) -> Any:
     if any((row["payload"] or {}).get("closes") for row in done):
         done = [row for row in done if (row["payload"] or {}).get("closes")]
     for row in done:
-        base = (row["payload"] or {}).get("base") or row["step"]
+        base = (row["payload"] or {}).get("base") or base_step(row["step"])
         if base == result_step or (result_step is None and row["result"] is not None):
             result = row["result"]
     return result

@@ -141,7 +141,9 @@ SCHEMA: dict[str, Any] = {
         "kind": {"enum": ["Playbook"]},
         "metadata": {
             "type": "object",
-            "properties": {"name": _NAME, "path": {"type": "string", "minLength": 1,
+            # The catalog's name, in URLs: our own names' pattern
+            "properties": {"name": V1_SCHEMA["properties"]["metadata"]["properties"]["name"],
+                           "path": {"type": "string", "minLength": 1,
                                                     "maxLength": 300},
                            "version": {"type": ["string", "number"]},
                            "description": {"type": "string"}},

@@ -281,6 +281,9 @@ class _Check:
                                           "only route), or a turn of the mcp section")
         if "tool" in step and "turn" in step:
             self.add(where, "a step runs a tool or a turn, not both")
+        if "turn" in step and "loop" in step:
+            self.add(join(where, "loop"), "a turn runs once: loop over a list in a step of "
+                                          "tasks")
         if "tool" in step:
             self.pipeline(step["tool"], join(where, "tool"), step["step"])
         self.templates(step.get("input"), join(where, "input"))

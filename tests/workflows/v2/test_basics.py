@@ -210,3 +210,11 @@ def test_a_parallel_loop_runs_its_items_at_once_on_two_workers(v2: Flask, mode: 
     assert run["status"] == "succeeded", run["error"]
     assert run["result"]["results"] == ["A", "B", "C", "D"]
     assert _most_at_once(events_of(v2, run_id)) == most
+
+
+def test_the_final_step_named_by_the_executor_gives_the_runs_result(v2: Flask) -> None:
+    document = text("loops.yaml").replace(
+        "workflow:\n", "executor:\n  spec:\n    final_step: measure_words\nworkflow:\n", 1)
+    run, _events = run_to_end(v2, document)
+    assert run["status"] == "succeeded", run["error"]
+    assert run["result"]["results"] == [5, 4, 5]
