@@ -112,13 +112,19 @@ def _newest_seq(run_id: uuid.UUID) -> Any:
 
 
 def _lock_run(conn: Connection, run_id: uuid.UUID) -> tuple[str, int]:
-    """Lock the run row; its status and newest event seq, in one round trip."""
-    query = select(RUNS.c.status, _newest_seq(run_id)).where(RUNS.c.id == run_id)
-    if is_postgres():
-        query = query.with_for_update(of=RUNS)
-    # (On SQLite, BEGIN IMMEDIATE already serializes writers.)
-    status, last = conn.execute(query).one()
-    return status, last
+    """Lock the run row; its status and newest event seq.
+
+    On PostgreSQL the seq is read by a statement of its own once the lock is held: a statement
+    that waited for the lock still reads the other tables as they were when it began, so the
+    events another transaction of the run committed meanwhile would be missed and their seqs
+    taken again. (On SQLite, BEGIN IMMEDIATE already serializes writers: one statement.)"""
+    if not is_postgres():
+        status, last = conn.execute(select(RUNS.c.status, _newest_seq(run_id))
+                                    .where(RUNS.c.id == run_id)).one()
+        return status, last
+    status = conn.execute(select(RUNS.c.status).where(RUNS.c.id == run_id)
+                          .with_for_update(of=RUNS)).scalar_one()
+    return status, conn.execute(select(_newest_seq(run_id))).scalar_one()
 
 
 def _append(conn: Connection, run_id: uuid.UUID, last: int, events: list[Event]) -> None:
@@ -299,8 +305,11 @@ class _Batch:
 
     def read_done(self) -> None:
         """Every run's jobs, in one query: the done ones (each leased job gets its own list)
-        and which are still open."""
+        and which are still open. On PostgreSQL, the runs' newest event seqs again, now that
+        their rows are locked (see ``_lock_run``)."""
         self.done_rows, self.open_ids = _jobs_of(self.conn, list(self.runs))
+        if is_postgres():
+            self.last_seq.update(_newest_seqs(self.conn, list(self.runs)))
         for job in self.jobs:
             job.done = list(self.done_rows.get(job.run_id, []))
 
@@ -502,6 +511,14 @@ def _take_parts() -> tuple[Any, Any, Any]:
 
 _TAKEN = (JOBS.c.id, JOBS.c.run_id, JOBS.c.step, JOBS.c.payload, JOBS.c.attempts,
           JOBS.c.max_attempts, JOBS.c.available_at)
+
+
+def _newest_seqs(conn: Connection, run_ids: list[uuid.UUID]) -> dict[uuid.UUID, int]:
+    """The newest event seq of each of the runs (that has events), in one statement."""
+    rows = conn.execute(select(EVENTS.c.run_id, func.max(EVENTS.c.seq))
+                        .where(bulk.one_of(EVENTS.c.run_id, "b_ids"))
+                        .group_by(EVENTS.c.run_id), {"b_ids": run_ids}).all()
+    return {run_id: seq for run_id, seq in rows}
 
 
 def _newest_seq_of_run() -> Any:

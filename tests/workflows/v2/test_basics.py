@@ -209,7 +209,12 @@ def test_a_parallel_loop_runs_its_items_at_once_on_two_workers(v2: Flask, mode: 
     run = _with_two_workers(v2, run_id)
     assert run["status"] == "succeeded", run["error"]
     assert run["result"]["results"] == ["A", "B", "C", "D"]
-    assert _most_at_once(events_of(v2, run_id)) == most
+    events = events_of(v2, run_id)
+    assert _most_at_once(events) == most
+    # Two workers recording events of one run at once number them one after another, and
+    # every job ran once (none had to be taken back after a failed recording).
+    assert [e["seq"] for e in events] == list(range(1, len(events) + 1))
+    assert {e["data"]["attempt"] for e in events if e["type"] == "step_started"} == {1}
 
 
 def test_the_final_step_named_by_the_executor_gives_the_runs_result(v2: Flask) -> None:
