@@ -90,6 +90,26 @@ def _plain(value: Any) -> str:
     return str(value)
 
 
+# What SQL text is made of, to know where its end stands: whole literals, quoted identifiers,
+# dollar quotes and comments, or the start of one that is not closed yet (groups 2 to 6).
+_SCAN = re.compile(
+    r"'(?:''|[^'])*'|\"(?:\"\"|[^\"])*\"|\$([A-Za-z0-9_]*)\$.*?\$\1\$|--[^\n]*\n|/\*.*?\*/"
+    r"|(')|(\")|(\$[A-Za-z0-9_]*\$)|(--)|(/\*)|[^'\"$/-]+|.", re.DOTALL)
+
+
+def _inside_literal(text: str) -> bool:
+    """Whether the end of ``text`` is inside a string literal (True) or in plain SQL (False);
+    RenderError when it is inside a quoted identifier, a dollar quote or a comment, where a
+    given value has no safe form."""
+    for match in _SCAN.finditer(text):
+        if match.group(2):
+            return True  # a quote that no later quote closes
+        if any(match.group(i) for i in (3, 4, 5, 6)):
+            raise RenderError("a value given when the run started may not go into a quoted "
+                              "identifier, a dollar-quoted string or a comment of SQL")
+    return False
+
+
 def render_sql(template: str, scope: dict[str, Any], given: frozenset[str]) -> str:
     """The statement text of ``template`` in ``scope``, given text as literals (see above)."""
     if "{{" not in template and "{%" not in template:
@@ -117,8 +137,7 @@ def render_sql(template: str, scope: dict[str, Any], given: frozenset[str]) -> s
         index = int(match.group(1))
         value = chunks[index]
         if index in tainted:
-            inside = "".join(out).count("'") % 2 == 1
-            out.append(literal(value, inside))
+            out.append(literal(value, _inside_literal("".join(out))))
         else:
             out.append(_plain(value))
         at = match.end()

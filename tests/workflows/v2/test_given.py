@@ -25,6 +25,7 @@ workflow:
     tool:
       kind: duckdb
       command: |
+        -- the towns' table, and what the run was given
         CREATE TABLE towns AS SELECT * FROM (VALUES ('Oslo', 3), ('Lima', 1), ('Rome', 2))
           AS t(city, rank);
         SELECT {{ word }} AS bare, '{{ word | upper }}' AS quoted, {{ 'w:' ~ word }} AS joined,
@@ -78,3 +79,12 @@ def test_a_given_value_may_not_decide_the_shape_of_the_sql(v2: Flask) -> None:
     run, _events = run_to_end(v2, shaped, {"word": "all"})
     assert run["status"] == "failed"
     assert "a value given when the run started decides the shape of this SQL" in run["error"]
+
+
+def test_a_given_value_may_not_go_into_an_identifier_or_a_comment(v2: Flask) -> None:
+    for place in ('"{{ word }}"', "1 /* {{ word }} */", "$$ {{ word }} $$"):
+        document = ECHO.replace("SELECT {{ word }} AS bare", f"SELECT {place} AS bare")
+        run, _events = run_to_end(v2, document, {"word": "a"})
+        assert run["status"] == "failed", place
+        assert "a value given when the run started may not go into a quoted identifier, a " \
+               "dollar-quoted string or a comment of SQL" in run["error"]
