@@ -36,6 +36,10 @@ class WorkflowRun(IdMixin, MadeBy, Model):
     # Its steps act as the identity that started it: ``user_id``, this kind
     # (app.core.identity.KINDS) and the token and grant in ``made_by_*``.
     caller_kind: Mapped[str] = mapped_column(String(16), default="person", nullable=False)
+    # A sub-run (a noetl.io/v2 ``playbook`` task): the run and the waiting job it releases
+    # when it ends.
+    parent_run_id: Mapped[uuid.UUID | None] = mapped_column(index=True, nullable=True)
+    parent_step: Mapped[str | None] = mapped_column(String(200), nullable=True)
     created_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow, nullable=False)
     started_at: Mapped[datetime | None] = mapped_column(UTCDateTime, nullable=True)
     finished_at: Mapped[datetime | None] = mapped_column(UTCDateTime, nullable=True)
@@ -52,6 +56,8 @@ class WorkflowJob(Model):
     run_id: Mapped[uuid.UUID] = mapped_column(ForeignKey("workflow_runs.id"), nullable=False)
     step: Mapped[str] = mapped_column(String(200), nullable=False)
     payload: Mapped[dict[str, Any]] = mapped_column(JSON, nullable=False, default=dict)
+    # queued, leased, done, dead, failed, cancelled; or waiting: enqueued, to be queued once
+    # what it waits for (payload["wait"]) has happened
     status: Mapped[str] = mapped_column(String(10), nullable=False, default="queued")
     attempts: Mapped[int] = mapped_column(Integer, nullable=False, default=0)
     max_attempts: Mapped[int] = mapped_column(Integer, nullable=False, default=3)

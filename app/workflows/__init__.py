@@ -13,6 +13,8 @@ The pieces, each in its own module:
   ``worker``: the loop behind ``bin/worker`` and the in-process thread.
 - ``web``: pages ``/workflows``, ``/workflows/<name>``, ``/runs/<id>``, the CLI group and the MCP
   resource ``harmonic://runs/{id}/events``.
+- ``v2``: NoETL's current DSL (``apiVersion: noetl.io/v2``), validated, compiled and run on the
+  same queue (``docs/WORKFLOWS.md``).
 
 The public surface for other packages, which import nothing else from here: the durable call
 queue (``enqueue_calls``, ``CallStep``, ``callable_step``, ``CallContext``), ``StepError``, and

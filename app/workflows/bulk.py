@@ -34,9 +34,9 @@ _EVENTS_SQL = (
 _JOBS_SQL = (
     "INSERT INTO workflow_jobs (run_id, step, payload, status, attempts, max_attempts, "
     "available_at, created_at) "
-    "SELECT r, s, p::json, 'queued', 0, m, a, %(created_at)s FROM unnest(%(run_id)b::uuid[], "
-    "%(step)b::text[], %(payload)b::text[], %(max_attempts)b::int[], "
-    "%(available_at)b::timestamptz[]) AS j(r, s, p, m, a) "
+    "SELECT r, s, p::json, t, 0, m, a, %(created_at)s FROM unnest(%(run_id)b::uuid[], "
+    "%(step)b::text[], %(payload)b::text[], %(status)b::text[], %(max_attempts)b::int[], "
+    "%(available_at)b::timestamptz[]) AS j(r, s, p, t, m, a) "
     "ON CONFLICT (run_id, step) DO NOTHING RETURNING run_id")
 
 
@@ -60,18 +60,18 @@ def insert_events(conn: Connection, rows: list[dict[str, Any]]) -> None:
 
 
 def insert_jobs(conn: Connection, rows: list[dict[str, Any]]) -> list[uuid.UUID]:
-    """Insert queued jobs (run_id, step, payload, max_attempts, available_at, created_at: one
-    created_at for the batch), leaving a (run, step) already there as it is (a join). Returns
-    the run of each new job."""
+    """Insert jobs (run_id, step, payload, status: queued or waiting, max_attempts,
+    available_at, created_at: one created_at for the batch), leaving a (run, step) already
+    there as it is (a join). Returns the run of each new job."""
     if not rows:
         return []
     if not is_postgres():
-        full = [{**r, "status": "queued", "attempts": 0} for r in rows]
+        full = [{**r, "attempts": 0} for r in rows]
         return list(conn.execute(_sqlite_insert_jobs(), full).scalars())
     dump = _json(conn)
     return list(conn.exec_driver_sql(_JOBS_SQL, {
         "run_id": [r["run_id"] for r in rows], "step": [r["step"] for r in rows],
-        "payload": [dump(r["payload"]) for r in rows],
+        "payload": [dump(r["payload"]) for r in rows], "status": [r["status"] for r in rows],
         "max_attempts": [r["max_attempts"] for r in rows],
         "available_at": [r["available_at"] for r in rows],
         "created_at": rows[0]["created_at"]}).scalars())

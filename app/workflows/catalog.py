@@ -56,7 +56,7 @@ def load(file: Path) -> Entry:
         entry.name = meta["name"]
     entry.problems = validate(entry.doc)
     if not entry.problems:
-        entry.compiled = compile_document(entry.doc)
+        entry.compiled = compile_document(entry.doc, file.stem)
     return entry
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import time
 import uuid
+from pathlib import Path
 from typing import Any
 
 import click
@@ -46,7 +47,7 @@ def validate_command(file: str) -> None:
 def compile_command(file: str, as_json: bool) -> None:
     """Print the compiled workflow of FILE (every step, hidden ones included)."""
     try:
-        compiled = compile_document(_load(file))
+        compiled = compile_document(_load(file), Path(file).stem)
     except DocumentError as exc:
         for problem in exc.problems:
             click.echo(str(problem), err=True)
@@ -102,7 +103,8 @@ def follow(run_id: uuid.UUID, poll: float = 0.2, timeout: float | None = None) -
 @click.option("--as", "as_user", default=None, help="Run as this user (for page/mcp tools).")
 @click.option("--follow", "follow_", is_flag=True, help="Print events live until it ends.")
 @click.option("--worker/--no-worker", "inline", default=None,
-              help="Run a worker in this process while following (default: on for SQLite).")
+              help="Run a worker in this process until the run ends (default: on for SQLite "
+                   "with --follow, else off: bin/worker or the server's thread runs it).")
 def run_command(file: str, inputs: tuple[str, ...], as_user: str | None, follow_: bool,
                 inline: bool | None) -> None:
     """Enqueue a run of FILE; with --follow, print its events until it finishes."""
@@ -117,26 +119,47 @@ def run_command(file: str, inputs: tuple[str, ...], as_user: str | None, follow_
         if user is None:
             raise click.ClickException(f"no user '{as_user}'")
         user_id = user.id
+    if inline is None:
+        inline = follow_ and current_app.config["SQLALCHEMY_DATABASE_URI"].startswith("sqlite")
+    # This process runs jobs only when asked to: a run started here must not be leased by a
+    # worker thread that the process's exit would kill half-way, nor by one --no-worker
+    # refused. (Starting a run wakes the in-process worker when the settings want one.)
+    wanted = current_app.config.get("WORKFLOWS_WORKER")
+    current_app.config["WORKFLOWS_WORKER"] = "off"
     try:
-        run_id = runs.start(read_file(file), _inputs(inputs), user_id)
+        run_id = runs.start(read_file(file), _inputs(inputs), user_id,
+                            name=Path(file).stem, operator=True)
     except DocumentError as exc:
         raise click.ClickException("\n".join(str(p) for p in exc.problems)) from None
     except DomainError as exc:
         details = [f"{e['param']}: {e['message']}" for e in exc.errors]
         raise click.ClickException("\n".join([exc.message, *details])) from None
+    finally:
+        if wanted is None:
+            current_app.config.pop("WORKFLOWS_WORKER", None)
+        else:
+            current_app.config["WORKFLOWS_WORKER"] = wanted
     click.echo(f"run {run_id.hex[:8]} queued ({current_app.config.get('HARMONIC_BASE_URL', '')}"
                f"/runs/{run_id.hex[:8]})")
-    if not follow_:
+    if not follow_ and not inline:
         return
-    if inline is None:
-        inline = current_app.config["SQLALCHEMY_DATABASE_URI"].startswith("sqlite")
     if inline:
         from app.workflows.worker import ensure_thread
 
         ensure_thread(current_app._get_current_object(), force=True)  # type: ignore[attr-defined]
-    status = follow(run_id)
+    status = follow(run_id) if follow_ else wait(run_id)
     if status != "succeeded":
         raise SystemExit(1)
+
+
+def wait(run_id: uuid.UUID, poll: float = 0.2) -> str:
+    """Wait quietly until the run finishes; returns its final status."""
+    while True:
+        status = str((queue.get_run(run_id) or {}).get("status"))
+        if status in ("succeeded", "failed", "cancelled"):
+            click.echo(f"run {run_id.hex[:8]} {status}")
+            return status
+        time.sleep(poll)
 
 
 @group.command("events")

@@ -17,10 +17,21 @@ import json
 from typing import Any
 
 from app.workflows.document import DocumentError
-from app.workflows.schema import task_spec
+from app.workflows.schema import V2_VERSIONS, task_spec
+from app.workflows.templating import keys_read, strings_of
 from app.workflows.validate import MCP_SECTIONS, validate
 
 DEFAULT_ROUNDS = 5
+UNNAMED = "workflow"  # the name of a document without metadata, read from no file
+
+
+def inputs_required(doc: dict[str, Any], workload: dict[str, Any]) -> list[str]:
+    """Keys the document's templates read from its workload (``input.<key>``,
+    ``workload.<key>``) that the workload does not define: a run must be given them."""
+    read: set[str] = set()
+    for template in strings_of({k: v for k, v in doc.items() if k != "workload"}):
+        read |= keys_read(template, ("input", "workload"))
+    return sorted(read - set(workload))
 
 
 def _tool(item: dict[str, Any], kind: str) -> dict[str, Any]:
@@ -36,11 +47,19 @@ def _edges(step: dict[str, Any]) -> list[dict[str, Any]]:
     return out
 
 
-def compile_document(doc: dict[str, Any]) -> dict[str, Any]:
-    """The compiled form (plain JSON, stored with each run). Raises DocumentError if invalid."""
+def compile_document(doc: dict[str, Any], name: str | None = None) -> dict[str, Any]:
+    """The compiled form (plain JSON, stored with each run). Raises DocumentError if invalid.
+
+    ``name`` names a document without ``metadata`` (its file's stem, say); a ``noetl.io/v2``
+    document compiles in ``app.workflows.v2``."""
+    if doc.get("apiVersion") in V2_VERSIONS:
+        from app.workflows.v2.compile import compile_v2
+
+        return compile_v2(doc, name)
     problems = validate(doc)
     if problems:
         raise DocumentError(problems)
+    fallback = name or UNNAMED
     mcp = doc.get("mcp") or {}
     models = {m["name"]: m for m in mcp.get("models") or []}
     tools = {t["name"]: _tool(t, "tool") for t in mcp.get("tools") or []}
@@ -119,11 +138,15 @@ def compile_document(doc: dict[str, Any]) -> dict[str, Any]:
         # A turn's tool steps are shown right after it: they run between its rounds.
         ordered += [h for h in hidden if h.get("turn_step") == name]
     last_turn = next((s["name"] for s in reversed(ordered) if s["type"] == "turn"), None)
+    metadata = doc.get("metadata") or {}
+    workload = doc.get("workload") or {}
     compiled = {
         "apiVersion": doc["apiVersion"], "kind": doc["kind"],
-        "name": doc["metadata"]["name"], "path": doc["metadata"]["path"],
-        "description": doc["metadata"].get("description", ""),
-        "workload": doc.get("workload") or {},
+        "name": metadata.get("name") or fallback,
+        "path": metadata.get("path") or metadata.get("name") or fallback,
+        "description": metadata.get("description", ""),
+        "workload": workload,
+        "inputs_required": inputs_required(doc, workload),
         "declarations": {section: {item["name"]: item for item in mcp.get(section) or []}
                          for section in MCP_SECTIONS},
         "entry": entry, "result_step": last_turn,

@@ -2,8 +2,12 @@
 
 Life of a job: ``queued`` → (lease) ``leased`` → ``done``; on an error it goes back to
 ``queued`` with a backoff until ``max_attempts``, then ``dead``; an expired lease is reclaimed
-by whichever worker looks next. Leasing uses ``FOR UPDATE SKIP LOCKED`` on PostgreSQL and a
-``BEGIN IMMEDIATE`` transaction plus a conditional UPDATE checked by rowcount on SQLite.
+by whichever worker looks next. A job may also be enqueued ``waiting`` (``JobSpec.wait``): a
+join, queued once no open job of the steps it waits for is left (checked as a completion that
+asks for it is recorded), or the step of a sub-run, queued when that run ends (its run row
+names the job: ``parent_run_id``, ``parent_step``). Leasing uses ``FOR UPDATE SKIP LOCKED``
+on PostgreSQL and a ``BEGIN IMMEDIATE`` transaction plus a conditional UPDATE checked by
+rowcount on SQLite.
 Completing a job, recording its events and enqueuing what follows happen in one transaction,
 and only while the caller still holds the lease, so a step whose completion is recorded never
 runs again. Every transaction that appends events to a run also records the change of the
@@ -44,6 +48,9 @@ class JobSpec:
     payload: dict[str, Any] = field(default_factory=dict)
     max_attempts: int | None = None
     delay: float = 0.0
+    # Enqueue it ``waiting`` for this (stored as payload["wait"]): {"upstream": [steps]} (a
+    # join: until no open job of those steps is left) or {"run": id} (a sub-run's end).
+    wait: dict[str, Any] | None = None
 
 
 @dataclass
@@ -79,6 +86,11 @@ class Completion:
     spawn: list[JobSpec]
     max_attempts: int  # for spawned jobs that do not say
     result_step: str | None  # whose result is the run's, should this finish it
+    record: dict[str, Any] | None = None  # added to the job's payload as it is marked done
+    release: bool = False  # look for waiting joins of the run that may be queued now
+
+
+OPEN = ("queued", "leased", "waiting")  # a run with a job in one of these has not finished
 
 
 def events_uri(run_id: uuid.UUID) -> str:
@@ -100,13 +112,19 @@ def _newest_seq(run_id: uuid.UUID) -> Any:
 
 
 def _lock_run(conn: Connection, run_id: uuid.UUID) -> tuple[str, int]:
-    """Lock the run row; its status and newest event seq, in one round trip."""
-    query = select(RUNS.c.status, _newest_seq(run_id)).where(RUNS.c.id == run_id)
-    if is_postgres():
-        query = query.with_for_update(of=RUNS)
-    # (On SQLite, BEGIN IMMEDIATE already serializes writers.)
-    status, last = conn.execute(query).one()
-    return status, last
+    """Lock the run row; its status and newest event seq.
+
+    On PostgreSQL the seq is read by a statement of its own once the lock is held: a statement
+    that waited for the lock still reads the other tables as they were when it began, so the
+    events another transaction of the run committed meanwhile would be missed and their seqs
+    taken again. (On SQLite, BEGIN IMMEDIATE already serializes writers: one statement.)"""
+    if not is_postgres():
+        status, last = conn.execute(select(RUNS.c.status, _newest_seq(run_id))
+                                    .where(RUNS.c.id == run_id)).one()
+        return status, last
+    status = conn.execute(select(RUNS.c.status).where(RUNS.c.id == run_id)
+                          .with_for_update(of=RUNS)).scalar_one()
+    return status, conn.execute(select(_newest_seq(run_id))).scalar_one()
 
 
 def _append(conn: Connection, run_id: uuid.UUID, last: int, events: list[Event]) -> None:
@@ -133,29 +151,38 @@ def events_after(run_id: uuid.UUID, after: int = 0) -> list[dict[str, Any]]:
 def create_run(*, kind: str, workflow: str, path: str, inputs: dict[str, Any],
                compiled: dict[str, Any], user_id: uuid.UUID | None, first: list[JobSpec],
                max_attempts: int, started: dict[str, Any] | None = None,
-               by: Identity | None = None) -> uuid.UUID:
+               by: Identity | None = None, run_id: uuid.UUID | None = None,
+               parent: tuple[uuid.UUID, str] | None = None) -> uuid.UUID:
     """Insert a run, its execution_started event and its first jobs, atomically. ``by``: the
     identity that started it, whose kind, token and grant its steps act with (and whose
-    revocation, for a grant or an agent, cancels it)."""
+    revocation, for a grant or an agent, cancels it). ``run_id``: the id to give it, the same
+    on every attempt of the step that starts it (a run with that id already there is that
+    run: its id is returned). ``parent``: the run and the waiting job this one releases when
+    it ends."""
     for _ in range(5):
-        run_id = uuid.uuid4()
+        chosen = run_id or uuid.uuid4()
         try:
             with transaction() as conn:
+                if run_id is not None and conn.execute(
+                        select(RUNS.c.id).where(RUNS.c.id == run_id)).first() is not None:
+                    return run_id
                 conn.execute(RUNS.insert().values(
-                    id=run_id, short_id=run_id.hex[:8], kind=kind, workflow=workflow, path=path,
+                    id=chosen, short_id=chosen.hex[:8], kind=kind, workflow=workflow, path=path,
                     status="queued", inputs=inputs, compiled=compiled, user_id=user_id,
                     caller_kind=by.kind if by is not None else "person",
                     made_by_token_id=by.token_id if by is not None else None,
                     made_by_grant_id=by.grant_id if by is not None else None,
+                    parent_run_id=parent[0] if parent else None,
+                    parent_step=parent[1] if parent else None,
                     created_at=utcnow()))
-                emit(conn, run_id, [Event("execution_started", None,
+                emit(conn, chosen, [Event("execution_started", None,
                                           {"workflow": workflow, "inputs": inputs,
                                            **(started or {})})])
-                enqueue(conn, run_id, first, max_attempts)
+                enqueue(conn, chosen, first, max_attempts)
                 wakeup.notify(conn)
         except IntegrityError:
-            continue  # a short id collision: pick another id
-        return run_id
+            continue  # a short id collision: pick another id (or find the one asked for)
+        return chosen
     raise RuntimeError("could not allocate a run id")
 
 
@@ -182,7 +209,8 @@ def load_run(run_id: uuid.UUID) -> tuple[dict[str, Any] | None, list[dict[str, A
 
 
 def _done_jobs(conn: Connection, run_id: uuid.UUID) -> list[dict[str, Any]]:
-    rows = conn.execute(select(JOBS.c.step, JOBS.c.payload, JOBS.c.result)
+    rows = conn.execute(select(JOBS.c.id, JOBS.c.step, JOBS.c.payload, JOBS.c.result,
+                               JOBS.c.finished_at)
                         .where(JOBS.c.run_id == run_id, JOBS.c.status == "done")
                         .order_by(JOBS.c.id)).mappings().all()
     return [dict(r) for r in rows]
@@ -277,8 +305,11 @@ class _Batch:
 
     def read_done(self) -> None:
         """Every run's jobs, in one query: the done ones (each leased job gets its own list)
-        and which are still open."""
+        and which are still open. On PostgreSQL, the runs' newest event seqs again, now that
+        their rows are locked (see ``_lock_run``)."""
         self.done_rows, self.open_ids = _jobs_of(self.conn, list(self.runs))
+        if is_postgres():
+            self.last_seq.update(_newest_seqs(self.conn, list(self.runs)))
         for job in self.jobs:
             job.done = list(self.done_rows.get(job.run_id, []))
 
@@ -312,6 +343,9 @@ class _Batch:
             done = {r: self.done_after(r) for r in idle}
             for run_id, event in _finish_runs(conn, done, result_steps).items():
                 self.events[run_id].append(event)
+                run = self.runs[run_id]
+                if run.get("parent_run_id") is not None:
+                    _queue_waiting(conn, run["parent_run_id"], run["parent_step"])
         rows: list[dict[str, Any]] = []
         for run_id, events in self.events.items():
             if events:
@@ -348,7 +382,9 @@ def _enqueue_many(conn: Connection,
     is: a join). Returns the run of each new job."""
     now = utcnow()
     return bulk.insert_jobs(conn, [
-        {"run_id": run_id, "step": job.step, "payload": job.payload,
+        {"run_id": run_id, "step": job.step,
+         "payload": {**job.payload, "wait": job.wait} if job.wait else job.payload,
+         "status": "waiting" if job.wait else "queued",
          "max_attempts": job.max_attempts or max_attempts,
          "available_at": now + timedelta(seconds=job.delay), "created_at": now}
         for run_id, job, max_attempts in spawned])
@@ -377,10 +413,15 @@ def _finish_runs_statement(postgres: bool) -> Any:
 
 
 def _run_result(done: list[dict[str, Any]], result_step: str | None) -> Any:
-    """The final turn's answer, else the last step's result."""
+    """The final turn's answer, else the result of the step that ended last (of the jobs that
+    end a step, when a run's jobs say which: ``payload.closes``)."""
     result = None
+    if all(row.get("finished_at") is not None for row in done):
+        done = sorted(done, key=lambda row: (row["finished_at"], row["id"]))
+    if any((row["payload"] or {}).get("closes") for row in done):
+        done = [row for row in done if (row["payload"] or {}).get("closes")]
     for row in done:
-        base = (row["payload"] or {}).get("base") or row["step"]
+        base = (row["payload"] or {}).get("base") or base_step(row["step"])
         if base == result_step or (result_step is None and row["result"] is not None):
             result = row["result"]
     return result
@@ -399,7 +440,7 @@ def _jobs_of(conn: Connection, run_ids: list[uuid.UUID]
         if status == "done":
             done.setdefault(run_id, []).append(
                 {"id": job_id, "step": step, "payload": payload, "result": result})
-        elif status in ("queued", "leased"):
+        elif status in OPEN:
             open_ids.setdefault(run_id, set()).add(job_id)
     return done, open_ids
 
@@ -472,6 +513,14 @@ _TAKEN = (JOBS.c.id, JOBS.c.run_id, JOBS.c.step, JOBS.c.payload, JOBS.c.attempts
           JOBS.c.max_attempts, JOBS.c.available_at)
 
 
+def _newest_seqs(conn: Connection, run_ids: list[uuid.UUID]) -> dict[uuid.UUID, int]:
+    """The newest event seq of each of the runs (that has events), in one statement."""
+    rows = conn.execute(select(EVENTS.c.run_id, func.max(EVENTS.c.seq))
+                        .where(bulk.one_of(EVENTS.c.run_id, "b_ids"))
+                        .group_by(EVENTS.c.run_id), {"b_ids": run_ids}).all()
+    return {run_id: seq for run_id, seq in rows}
+
+
 def _newest_seq_of_run() -> Any:
     """The newest event seq of the run row in the statement (correlated)."""
     return select(func.coalesce(func.max(EVENTS.c.seq), 0)) \
@@ -525,13 +574,57 @@ def _finish_run_if_idle(conn: Connection, run_id: uuid.UUID,
     The caller holds the run row's lock and knows the run is neither succeeded nor failed.
     """
     open_jobs = conn.execute(select(func.count()).select_from(JOBS).where(
-        JOBS.c.run_id == run_id, JOBS.c.status.in_(("queued", "leased")))).scalar_one()
+        JOBS.c.run_id == run_id, JOBS.c.status.in_(OPEN))).scalar_one()
     if open_jobs:
         return []
     result = _run_result(_done_jobs(conn, run_id), result_step)
     conn.execute(update(RUNS).where(RUNS.c.id == run_id)
                  .values(status="succeeded", result=result, finished_at=utcnow()))
+    release_parent(conn, run_id)
     return [Event("execution_completed", None, {"result": result})]
+
+
+def base_step(step: str) -> str:
+    """The workflow step a job belongs to: its name up to a ``[`` (a loop's item) or a ``#``
+    (a loop's end, a step resumed, a model round)."""
+    for mark in ("[", "#"):
+        step = step.split(mark, 1)[0]
+    return step
+
+
+def _release_joins(conn: Connection, run_id: uuid.UUID) -> int:
+    """Queue the run's waiting joins none of whose steps has an open job left (a waiting job
+    counts as open for the others: a join after a loop waits for the loop's end); returns how
+    many. The caller holds the run row's lock."""
+    rows = conn.execute(select(JOBS.c.id, JOBS.c.step, JOBS.c.status, JOBS.c.payload)
+                        .where(JOBS.c.run_id == run_id, JOBS.c.status.in_(OPEN))).all()
+    ready = []
+    for job_id, _step, status, payload in rows:
+        upstream = ((payload or {}).get("wait") or {}).get("upstream")
+        if status != "waiting" or upstream is None:
+            continue
+        blocking = {base_step(other) for other_id, other, _s, _p in rows if other_id != job_id}
+        if not blocking & set(upstream):
+            ready.append(job_id)
+    if ready:
+        conn.execute(update(JOBS).where(JOBS.c.id.in_(ready), JOBS.c.status == "waiting")
+                     .values(status="queued", available_at=utcnow()))
+    return len(ready)
+
+
+def release_parent(conn: Connection, run_id: uuid.UUID) -> None:
+    """A run that ended queues the job of its parent run that waits for it, if any."""
+    parent = conn.execute(select(RUNS.c.parent_run_id, RUNS.c.parent_step)
+                          .where(RUNS.c.id == run_id)).first()
+    if parent is not None and parent[0] is not None:
+        _queue_waiting(conn, parent[0], parent[1])
+
+
+def _queue_waiting(conn: Connection, run_id: uuid.UUID, step: str) -> None:
+    conn.execute(update(JOBS).where(JOBS.c.run_id == run_id, JOBS.c.step == step,
+                                    JOBS.c.status == "waiting")
+                 .values(status="queued", available_at=utcnow()))
+    wakeup.notify(conn)
 
 
 def complete(job: Leased, outcome: Completion) -> bool:
@@ -540,16 +633,21 @@ def complete(job: Leased, outcome: Completion) -> bool:
     False when the lease was lost (another worker reclaimed the job): nothing is recorded.
     """
     with transaction() as conn:
-        if not _mark_done(conn, job, outcome.result, utcnow()):
+        payload = {**job.payload, **outcome.record} if outcome.record else None
+        if not _mark_done(conn, job, outcome.result, utcnow(), payload):
             return False
         run_status, last = _lock_run(conn, job.run_id)
         _record_done(conn, job, run_status, last, outcome)
     return True
 
 
-def _mark_done(conn: Connection, job: Leased, result: Any, now: datetime) -> bool:
-    return _still_ours(conn, job, {"status": "done", "result": result, "error": None,
-                                   "lease_until": None, "finished_at": now})
+def _mark_done(conn: Connection, job: Leased, result: Any, now: datetime,
+               payload: dict[str, Any] | None = None) -> bool:
+    values = {"status": "done", "result": result, "error": None, "lease_until": None,
+              "finished_at": now}
+    if payload is not None:
+        values["payload"] = payload
+    return _still_ours(conn, job, values)
 
 
 def _record_done(conn: Connection, job: Leased, run_status: str, last: int,
@@ -559,6 +657,8 @@ def _record_done(conn: Connection, job: Leased, run_status: str, last: int,
     if run_status not in ("failed", "cancelled"):
         # A job just enqueued is open, so the run cannot be finished: no need to count.
         added = enqueue(conn, job.run_id, outcome.spawn, outcome.max_attempts)
+        if outcome.release:
+            added += _release_joins(conn, job.run_id)
         if not added and run_status != "succeeded":
             events += _finish_run_if_idle(conn, job.run_id, outcome.result_step)
     _append(conn, job.run_id, last, events)
@@ -582,8 +682,9 @@ def fail(job: Leased, error: str, events: list[Event], permanent: bool,
         if not _still_ours(conn, job, values):
             return "lost"
         for item in events:
-            item.data.update({"attempt": job.attempts, "error": error,
-                              **({} if dead else {"retry_in": delay})})
+            if item.type == "action_error":  # (the others say what happened before it)
+                item.data.update({"attempt": job.attempts, "error": error,
+                                  **({} if dead else {"retry_in": delay})})
         emit(conn, job.run_id, events)
         if dead:
             fail_run(conn, job.run_id, f"step {job.step}: {error}")
@@ -596,9 +697,12 @@ def fail_run(conn: Connection, run_id: uuid.UUID, error: str) -> None:
                          .values(status="failed", error=error, finished_at=utcnow())).rowcount
     if count:
         # Whatever else was waiting in this run will not run now.
-        conn.execute(update(JOBS).where(JOBS.c.run_id == run_id, JOBS.c.status == "queued")
+        conn.execute(update(JOBS).where(JOBS.c.run_id == run_id,
+                                        JOBS.c.status.in_(("queued", "waiting")))
                      .values(status="failed", error="the run failed"))
         emit(conn, run_id, [Event("execution_failed", None, {"error": error})])
+        release_parent(conn, run_id)
+        _cancel_children(conn, run_id, "the run that started it failed")
 
 
 def unfinished_runs(condition: Any) -> list[uuid.UUID]:
@@ -618,10 +722,30 @@ def cancel_run(run_id: uuid.UUID, reason: str) -> bool:
                              .values(status="cancelled", error=reason,
                                      finished_at=utcnow())).rowcount
         if count:
-            conn.execute(update(JOBS).where(JOBS.c.run_id == run_id, JOBS.c.status == "queued")
-                         .values(status="cancelled", error=reason, finished_at=utcnow()))
-            emit(conn, run_id, [Event("execution_cancelled", None, {"reason": reason})])
+            _cancel_in(conn, run_id, reason)
     return bool(count)
+
+
+def _cancel_in(conn: Connection, run_id: uuid.UUID, reason: str) -> None:
+    """The cancellation of a run whose row was just marked cancelled: its jobs, its event, the
+    parent it answers to and the sub-runs it started."""
+    conn.execute(update(JOBS).where(JOBS.c.run_id == run_id,
+                                    JOBS.c.status.in_(("queued", "waiting")))
+                 .values(status="cancelled", error=reason, finished_at=utcnow()))
+    emit(conn, run_id, [Event("execution_cancelled", None, {"reason": reason})])
+    release_parent(conn, run_id)
+    _cancel_children(conn, run_id, "the run that started it ended")
+
+
+def _cancel_children(conn: Connection, run_id: uuid.UUID, reason: str) -> None:
+    """Cancel the unfinished sub-runs of a run that ended without them."""
+    children = list(conn.execute(
+        update(RUNS).where(RUNS.c.parent_run_id == run_id,
+                           RUNS.c.status.in_(("queued", "running")))
+        .values(status="cancelled", error=reason, finished_at=utcnow())
+        .returning(RUNS.c.id)).scalars())
+    for child in children:
+        _cancel_in(conn, child, reason)
 
 
 def release(job: Leased) -> bool:

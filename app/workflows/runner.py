@@ -49,6 +49,8 @@ class Outcome:
     spawn: list[JobSpec] = field(default_factory=list)
     follow_edges: bool = True
     extra_events: list[Event] = field(default_factory=list)
+    record: dict[str, Any] | None = None  # added to the job's payload (noetl.io/v2: its ctx)
+    release: bool = False  # the run's waiting joins may be queued once this is recorded
 
 
 class Heartbeat:
@@ -164,7 +166,7 @@ def prepare_spec(tool: dict[str, Any], ctx: dict[str, Any]) -> dict[str, Any]:
     return rendered
 
 
-def _tool_step(step: dict[str, Any], ctx: dict[str, Any], call: tools.Call,
+def tool_step(step: dict[str, Any], ctx: dict[str, Any], call: tools.Call,
                job: Leased) -> Outcome:
     args = render_value(step.get("args") or {}, ctx)
     spec = prepare_spec(step["tool"], {**ctx, "args": args})
@@ -222,7 +224,7 @@ def _first_messages(turn: dict[str, Any], ctx: dict[str, Any]) -> list[dict[str,
     return messages
 
 
-def _turn_step(step: dict[str, Any], job: Leased, ctx: dict[str, Any]) -> Outcome:
+def turn_step(step: dict[str, Any], job: Leased, ctx: dict[str, Any]) -> Outcome:
     turn = step["turn"]
     round_no = int(job.payload.get("round") or 1)
     if round_no == 1:
@@ -327,6 +329,13 @@ def _call_step(job: Leased, run: dict[str, Any], call: tools.Call,
 
 def _execute(job: Leased, run: dict[str, Any], done: list[dict[str, Any]],
              call: tools.Call) -> tuple[Outcome, dict]:
+    if run["compiled"].get("dsl") == "v2" and "turn_step" not in job.payload:
+        from app.workflows.v2 import steps as v2_steps
+
+        out = v2_steps.execute(job, run, done, call)
+        return Outcome(result=out.result, action=out.action, spawn=out.spawn,
+                       follow_edges=False, extra_events=out.events, record=out.record,
+                       release=True), {}
     ctx = build_context(run, done)
     if run["kind"] == "call":
         return _call_step(job, run, call, ctx), {}
@@ -339,9 +348,9 @@ def _execute(job: Leased, run: dict[str, Any], done: list[dict[str, Any]],
     if step["type"] == "noop":
         outcome = Outcome(result=None)
     elif step["type"] in ("task", "resource"):
-        outcome = _tool_step(step, ctx, call, job)
+        outcome = tool_step(step, ctx, call, job)
     elif step["type"] == "turn":
-        outcome = _turn_step(step, job, ctx)
+        outcome = turn_step(step, job, ctx)
     else:
         raise StepError(f"step '{job.step}' has type {step['type']}, which does not run")
     return outcome, {"step": step, "ctx": ctx}
@@ -372,6 +381,7 @@ def inline(job: Leased) -> queue.Completion | None:
     """
     run, done = job.run, job.done
     if (run is None or done is None or run["kind"] != "workflow"
+            or run["compiled"].get("dsl") == "v2"  # its steps record what they set
             or run["status"] in ("failed", "succeeded", "cancelled")
             or job.attempts > job.max_attempts
             or "turn_step" in job.payload):
@@ -412,7 +422,8 @@ def _completion(job: Leased, run: dict[str, Any], outcome: Outcome, spawn: list[
                                                  "next": [s.step for s in spawn]})]
     return queue.Completion(outcome.result, events, spawn,
                             settings.get_int("WORKFLOWS_MAX_ATTEMPTS"),
-                            run["compiled"].get("result_step"))
+                            run["compiled"].get("result_step"), outcome.record,
+                            outcome.release)
 
 
 def _redacted(completion: queue.Completion) -> queue.Completion:
@@ -456,8 +467,12 @@ def execute(job: Leased) -> str:
         except (StepError, RenderError) as exc:
             message = exc.message if isinstance(exc, StepError) else str(exc)
             permanent = exc.permanent if isinstance(exc, StepError) else True
-            return queue.fail(job, secrets.redact(message), [Event("action_error", job.step, {})],
-                              permanent, retry_seconds)
+            # What the step did before it failed (a v2 pipeline's calls) is recorded with it.
+            made = [Event(e.type, e.step, secrets.redact(e.data))
+                    for e in getattr(exc, "events", [])]
+            return queue.fail(job, secrets.redact(message),
+                              [*made, Event("action_error", job.step, {})], permanent,
+                              retry_seconds)
         except Exception as exc:  # a bug or an unexpected library error: retry, then dead
             log.exception("step %s of run %s failed", job.step, job.run_id)
             return queue.fail(job, f"internal error: {type(exc).__name__}",

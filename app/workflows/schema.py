@@ -7,6 +7,8 @@ from __future__ import annotations
 
 from typing import Any
 
+# NoETL's current DSL (``app.workflows.v2``); v10 is NoETL's other name for the same shape.
+V2_VERSIONS = ("noetl.io/v2", "noetl.io/v10")
 TOOL_TYPES = ("mcp", "page", "http", "rpc", "sql", "postgres", "duckdb", "python")
 STEP_TYPES = ("workbook",)
 NAME_PATTERN = r"^[A-Za-z_][A-Za-z0-9_.-]{0,99}$"
@@ -56,10 +58,10 @@ SCHEMA: dict[str, Any] = {
     "$schema": "https://json-schema.org/draft/2020-12/schema",
     "title": "Harmonic workflow",
     "type": "object",
-    "required": ["apiVersion", "kind", "metadata"],
+    "required": ["apiVersion", "kind"],
     "additionalProperties": False,
     "properties": {
-        "apiVersion": {"enum": ["harmonic/v1", "noetl.io/v1"]},
+        "apiVersion": {"enum": ["harmonic/v1", "noetl.io/v1", *V2_VERSIONS]},
         "kind": {"enum": ["Playbook", "Workflow"]},
         "metadata": {
             "type": "object",

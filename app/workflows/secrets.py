@@ -82,13 +82,35 @@ class Secrets(Mapping[str, str]):
         return "<secrets>"
 
 
+_PRIVATE_FIELDS = ("pass", "secret", "token", "key")  # parts of a field name that mark it
+
+
+def _private_fields(value: str) -> list[str]:
+    """The private fields of a secret that is a JSON object (a credential's password, say),
+    which may turn up on their own where the whole object never does."""
+    import json
+
+    if not value.lstrip().startswith("{"):
+        return []
+    try:
+        parsed = json.loads(value)
+    except ValueError:
+        return []
+    if not isinstance(parsed, dict):
+        return []
+    return [str(v) for k, v in parsed.items()
+            if isinstance(v, str | int) and any(p in str(k).lower() for p in _PRIVATE_FIELDS)]
+
+
 def values() -> list[str]:
-    """The values of the allow-listed secrets that are set, longest first."""
+    """The values of the allow-listed secrets that are set (and the private fields of those
+    that are JSON objects), longest first."""
     try:
         provider = _provider()
     except SecretError:
         return []
     found = {provider(name) for name in allowed()}
+    found |= {field for value in list(found) if value for field in _private_fields(value)}
     return sorted((v for v in found if v and len(v) >= MIN_LENGTH), key=len, reverse=True)
 
 

@@ -33,6 +33,17 @@ SETTINGS: tuple[Setting, ...] = (
             "folder whose files `duckdb` tools may read (nothing else; empty: duckdb is off)"),
     Setting("WORKFLOWS_PYTHON_MODULES", "",
             "modules whose callables `python` tools may name as module:function (comma list)"),
+    Setting("WORKFLOWS_PYTHON_INLINE", "off",
+            "on: `python` steps may run the code a noetl.io/v2 document writes (in a separate "
+            "process, limited as below); off: they are refused"),
+    Setting("WORKFLOWS_PYTHON_SECONDS", "30", "time limit of one inline python task (wall "
+                                              "clock and CPU)"),
+    Setting("WORKFLOWS_PYTHON_MEMORY_MB", "512", "memory limit of one inline python task"),
+    Setting("WORKFLOWS_ADMINS", "",
+            "handles of the people who may set a workflow's privileged inputs (declared as SQL, "
+            "or naming a credential) when they start a run (comma list)"),
+    Setting("WORKFLOWS_SQL_SECONDS", "30",
+            "statement timeout of noetl.io/v2 `postgres` tasks"),
     Setting("WORKFLOWS_DIR", "examples/workflows", "folder of playbooks listed at /workflows"),
     Setting("WORKFLOWS_LEASE_SECONDS", "30", "how long a leased job is a worker's"),
     Setting("WORKFLOWS_MAX_ATTEMPTS", "3", "attempts before a failing job is dead"),
@@ -61,6 +72,16 @@ def get_float(name: str) -> float:
 
 def get_int(name: str) -> int:
     return int(get_float(name))
+
+
+INLINE_PYTHON_HOW = ("its operator turns it on with WORKFLOWS_PYTHON_INLINE=on (each task then "
+                     "runs in a separate process limited by WORKFLOWS_PYTHON_SECONDS and "
+                     "WORKFLOWS_PYTHON_MEMORY_MB, reaching only the hosts of "
+                     "WORKFLOWS_HTTP_ALLOW)")
+
+
+def inline_python() -> bool:
+    return get("WORKFLOWS_PYTHON_INLINE").strip().lower() in ("on", "1", "true", "yes")
 
 
 def get_list(name: str) -> list[str]:

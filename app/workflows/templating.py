@@ -23,8 +23,34 @@ from typing import Any
 from jinja2 import StrictUndefined, TemplateError, Undefined
 from jinja2.sandbox import SandboxedEnvironment
 
+
+class ResultEnvironment(SandboxedEnvironment):
+    """The sandbox as NoETL's templates read results (``noetl.io/v2`` documents): a dict's key
+    wins over a dict method of the same name (``row.items``, ``page.keys``); ``.data`` of a
+    dict without a ``data`` key is the dict itself (a step's result read as its envelope's
+    data); and a key missing from a dict that holds a ``data`` dict is read there (an outcome
+    ``{status, data}`` read as its data)."""
+
+    def getattr(self, obj: Any, attribute: str) -> Any:
+        if isinstance(obj, dict):
+            if attribute in obj:
+                return obj[attribute]
+            if attribute == "data":
+                return obj
+            inner = obj.get("data")
+            if isinstance(inner, dict) and attribute in inner:
+                return inner[attribute]
+        return super().getattr(obj, attribute)
+
+
+def _tojson(value: Any) -> str:
+    return json.dumps(value, ensure_ascii=False, default=str)
+
+
 _ENV = SandboxedEnvironment(undefined=StrictUndefined, autoescape=False)
-_ENV.filters["tojson"] = lambda value: json.dumps(value, ensure_ascii=False, default=str)
+_ENV.filters["tojson"] = _tojson
+RESULTS_ENV = ResultEnvironment(undefined=StrictUndefined, autoescape=False)
+RESULTS_ENV.filters["tojson"] = _tojson
 SINGLE = re.compile(r"^\s*\{\{(.*)\}\}\s*$", re.S)
 _TAG = re.compile(r"\{\{.*?\}\}|\{%.*?%\}", re.S)
 # ``{ input: context.input }``: a bare key in a dict literal is a name, as in YAML or JavaScript.
@@ -48,9 +74,9 @@ def expand(template: str) -> str:
     return _TAG.sub(lambda m: _subscripts(m.group(0)), template)
 
 
-def parse(template: str) -> Any:
+def parse(template: str, env: SandboxedEnvironment = _ENV) -> Any:
     """The Jinja AST of a template (validation reads its names); TemplateError if broken."""
-    return _ENV.parse(expand(template))
+    return env.parse(expand(template))
 
 
 def _render_filter(template: Any, variables: Any = None) -> Any:
@@ -65,19 +91,22 @@ def _render_filter(template: Any, variables: Any = None) -> Any:
 
 
 _ENV.filters["render"] = _render_filter
+RESULTS_ENV.filters["render"] = _render_filter
 
 
-def render_text(template: str, context: dict[str, Any]) -> str:
+def render_text(template: str, context: dict[str, Any],
+                env: SandboxedEnvironment = _ENV) -> str:
     try:
-        return _ENV.from_string(expand(template)).render(context)
+        return env.from_string(expand(template)).render(context)
     except TemplateError as exc:
         raise RenderError(f"template {template!r}: {exc}") from None
 
 
-def evaluate(expression: str, context: dict[str, Any]) -> Any:
+def evaluate(expression: str, context: dict[str, Any],
+             env: SandboxedEnvironment = _ENV) -> Any:
     try:
-        result = _ENV.compile_expression(_subscripts(expression),
-                                         undefined_to_none=False)(context)
+        result = env.compile_expression(_subscripts(expression),
+                                        undefined_to_none=False)(context)
     except TemplateError as exc:
         raise RenderError(f"expression {expression!r}: {exc}") from None
     if isinstance(result, Undefined):
@@ -88,43 +117,49 @@ def evaluate(expression: str, context: dict[str, Any]) -> Any:
     return result
 
 
-def render_value(value: Any, context: dict[str, Any]) -> Any:
+def render_value(value: Any, context: dict[str, Any],
+                 env: SandboxedEnvironment = _ENV) -> Any:
     if isinstance(value, str):
         if "{{" not in value and "{%" not in value:
             return value
         single = SINGLE.match(value)
         if single and "}}" not in single.group(1) and "{{" not in single.group(1):
-            return evaluate(single.group(1).strip(), context)
-        return render_text(value, context)
+            return evaluate(single.group(1).strip(), context, env)
+        return render_text(value, context, env)
     if isinstance(value, dict):
-        return {k: render_value(v, context) for k, v in value.items()}
+        return {k: render_value(v, context, env) for k, v in value.items()}
     if isinstance(value, list):
-        return [render_value(v, context) for v in value]
+        return [render_value(v, context, env) for v in value]
     return value
 
 
-def render_url(template: str, context: dict[str, Any]) -> str:
+def render_url(template: str, context: dict[str, Any],
+               env: SandboxedEnvironment = _ENV) -> str:
     """An http tool's URL: a template that starts the URL (a base URL such as
     ``{{ secrets.llm_gateway }}``) is pasted as it is; every other value is percent-encoded, so
     ``?q={{ input.query }}`` with "a&b=c" stays one query value instead of adding a parameter."""
     from urllib.parse import quote
 
     if "{%" in template:
-        return render_text(template, context)  # blocks: no value-by-value encoding possible
+        return render_text(template, context, env)  # blocks: no value-by-value encoding
 
     def one(match: re.Match[str]) -> str:
-        value = evaluate(match.group(1).strip(), context)
+        value = evaluate(match.group(1).strip(), context, env)
         text = "" if value is None else str(value)
         return text if match.start() == 0 else quote(text, safe="")
 
     return _SQL_TEMPLATE.sub(one, template)
 
 
-def truthy(when: str, context: dict[str, Any]) -> bool:
-    """A ``when`` condition: a bare expression or one wrapped in ``{{ }}``."""
+def truthy(when: str | bool, context: dict[str, Any],
+           env: SandboxedEnvironment = _ENV) -> bool:
+    """A ``when`` condition: a bare expression or one wrapped in ``{{ }}`` (or YAML's own
+    true or false)."""
+    if isinstance(when, bool):
+        return when
     single = SINGLE.match(when)
     expression = single.group(1).strip() if single else when
-    value = evaluate(expression, context)
+    value = evaluate(expression, context, env)
     if isinstance(value, str):
         return value.strip().lower() not in ("", "false", "0", "no", "none")
     return bool(value)
@@ -160,3 +195,44 @@ def bind_sql(sql: str, context: dict[str, Any], style: str = ":") -> tuple[str, 
         return f"{style}{name}"
 
     return _SQL_TEMPLATE.sub(placeholder, sql), params
+
+
+def keys_read(template: str, roots: tuple[str, ...]) -> set[str]:
+    """The keys a template reads from any of ``roots`` (``input.topic``, ``workload['topic']``,
+    ``context.input.topic``): the names a workflow expects its workload to hold."""
+    from jinja2 import nodes
+
+    if "{{" not in template and "{%" not in template:
+        return set()
+    try:
+        tree = parse(template)
+    except TemplateError:
+        return set()  # validation reports the syntax error
+    found: set[str] = set()
+
+    def is_root(node: nodes.Node) -> bool:
+        if isinstance(node, nodes.Name):
+            return node.name in roots
+        # context.input / context.workload: NoETL's spelling of the same thing
+        return (isinstance(node, nodes.Getattr) and node.attr in roots
+                and isinstance(node.node, nodes.Name) and node.node.name == "context")
+
+    for node in tree.find_all((nodes.Getattr, nodes.Getitem)):
+        if not is_root(node.node):
+            continue
+        if isinstance(node, nodes.Getattr):
+            found.add(node.attr)
+        elif isinstance(node.arg, nodes.Const) and isinstance(node.arg.value, str):
+            found.add(node.arg.value)
+    return found
+
+
+def strings_of(value: Any) -> list[str]:
+    """Every string in a value (dict values, list items), in order: a document's templates."""
+    if isinstance(value, str):
+        return [value]
+    if isinstance(value, dict):
+        return [s for item in value.values() for s in strings_of(item)]
+    if isinstance(value, list):
+        return [s for item in value for s in strings_of(item)]
+    return []

@@ -192,8 +192,6 @@ def host_allowed(url: str) -> tuple[bool, str]:
 
 
 def _http(spec: dict[str, Any], call: Call) -> Output:
-    import httpx
-
     method = str(spec.get("method") or "GET").upper()
     url = str(spec.get("url") or "")
     headers = {str(k): str(v) for k, v in (spec.get("headers") or {}).items()}
@@ -207,8 +205,28 @@ def _http(spec: dict[str, Any], call: Call) -> Output:
         body["content"] = str(spec["data"])
     elif "body" in spec:
         body["content"] = str(spec["body"])
-    timeout = float(spec.get("timeout") or 30)
-    # One deadline for the step, redirects included.
+    response, hops = http_request(method, url, headers, body, float(spec.get("timeout") or 30))
+    url = str(response.url)
+    if response.status_code >= 400:
+        raise StepError(f"{method} {url} answered {response.status_code}: "
+                        f"{response.text[:300]}", permanent=response.status_code < 500
+                        and response.status_code != 429)
+    text = response.text[:MAX_TEXT]
+    try:
+        value: Any = response.json()
+    except ValueError:
+        value = text
+    return Output(value={"status": response.status_code, "body": value}, text=text,
+                  summary={"url": url, "status": response.status_code, "hops": hops})
+
+
+def http_request(method: str, url: str, headers: dict[str, str], body: dict[str, Any],
+                 timeout: float) -> tuple[Any, int]:
+    """One request through the app's outbound client, every hop (redirects included) on
+    ``WORKFLOWS_HTTP_ALLOW``, within one deadline; the response, whatever its status, and how
+    many hops it took. StepError for a refused host or a transport failure (transient)."""
+    import httpx
+
     deadline = time.monotonic() + timeout
     hops: list[str] = []
     for _ in range(MAX_REDIRECTS + 1):
@@ -230,17 +248,7 @@ def _http(spec: dict[str, Any], call: Call) -> Output:
         break
     else:
         raise StepError(f"too many redirects from {hops[0]}")
-    if response.status_code >= 400:
-        raise StepError(f"{method} {url} answered {response.status_code}: "
-                        f"{response.text[:300]}", permanent=response.status_code < 500
-                        and response.status_code != 429)
-    text = response.text[:MAX_TEXT]
-    try:
-        value: Any = response.json()
-    except ValueError:
-        value = text
-    return Output(value={"status": response.status_code, "body": value}, text=text,
-                  summary={"url": url, "status": response.status_code, "hops": len(hops)})
+    return response, len(hops)
 
 
 # rpc ---------------------------------------------------------------------------------------
@@ -420,28 +428,22 @@ def _duckdb(spec: dict[str, Any], call: Call) -> Output:
     SQL reads ``FROM kb``; a path written in the SQL itself must be absolute, in the folder.
     """
     import re
-    from pathlib import Path
 
     try:
         import duckdb
     except ImportError:
         raise StepError("duckdb tools need the duckdb package") from None
-    folder = settings.get("WORKFLOWS_DUCKDB_DIR")
-    if not folder:
+    if not settings.get("WORKFLOWS_DUCKDB_DIR"):
         raise StepError("duckdb tools need the WORKFLOWS_DUCKDB_DIR setting (the folder whose "
                         "files they may read)")
-    root = Path(folder).resolve()
-    if not root.is_dir():
-        raise StepError("WORKFLOWS_DUCKDB_DIR is not a folder")
+    root = duckdb_folder()
     statement = _one_select(str(spec.get("sql") or ""))
     params = spec.get("params") or {}
     tables = spec.get("tables") or {}
     if not isinstance(params, dict) or not isinstance(tables, dict):
         raise StepError("spec.params and spec.tables must be objects")
 
-    def literal(text: str) -> str:
-        return "'" + text.replace("'", "''") + "'"
-
+    assert root is not None
     views = []
     for name, relative in tables.items():
         file = (root / str(relative)).resolve()
@@ -449,16 +451,12 @@ def _duckdb(spec: dict[str, Any], call: Call) -> Output:
             raise StepError(f"spec.tables: '{name}' is not a table name")
         if not file.is_relative_to(root) or not file.is_file():
             raise StepError(f"spec.tables.{name}: no file {relative!r} in WORKFLOWS_DUCKDB_DIR")
-        views.append(f'CREATE VIEW "{name}" AS SELECT * FROM {literal(str(file))}')
-    conn = duckdb.connect(":memory:")
+        views.append(f'CREATE VIEW "{name}" AS SELECT * FROM {_literal(str(file))}')
     try:
-        for view in views:
-            conn.execute(view)
-        conn.execute(f"SET allowed_directories = [{literal(str(root) + '/')}]")
-        conn.execute("SET enable_external_access = false")
-        conn.execute("SET autoinstall_known_extensions = false")
-        conn.execute("SET autoload_known_extensions = false")
-        conn.execute("SET lock_configuration = true")
+        conn = duckdb_connect(root, views)
+    except duckdb.Error as exc:
+        raise StepError(f"duckdb: {str(exc).splitlines()[0]}") from None
+    try:
         statements = conn.extract_statements(statement)
         if len(statements) != 1 or statements[0].type != duckdb.StatementType.SELECT:
             raise StepError("spec.sql must be one SELECT statement")
@@ -470,6 +468,46 @@ def _duckdb(spec: dict[str, Any], call: Call) -> Output:
     finally:
         conn.close()
     return _rows(columns, fetched)
+
+
+def _literal(text: str) -> str:
+    return "'" + text.replace("'", "''") + "'"
+
+
+def duckdb_folder() -> Any:
+    """The resolved WORKFLOWS_DUCKDB_DIR, None when it is not set; StepError if it is not a
+    folder."""
+    from pathlib import Path
+
+    folder = settings.get("WORKFLOWS_DUCKDB_DIR")
+    if not folder:
+        return None
+    root = Path(folder).resolve()
+    if not root.is_dir():
+        raise StepError("WORKFLOWS_DUCKDB_DIR is not a folder")
+    return root
+
+
+def duckdb_connect(root: Any, first: Sequence[str] = ()) -> Any:
+    """A fresh in-memory DuckDB that may read the files of ``root`` (a folder, or None: no
+    files at all) and nothing else, its configuration locked; ``first`` runs before the lock
+    (views over the folder's files)."""
+    import duckdb
+
+    conn = duckdb.connect(":memory:")
+    try:
+        for statement in first:
+            conn.execute(statement)
+        if root is not None:
+            conn.execute(f"SET allowed_directories = [{_literal(str(root) + '/')}]")
+        conn.execute("SET enable_external_access = false")
+        conn.execute("SET autoinstall_known_extensions = false")
+        conn.execute("SET autoload_known_extensions = false")
+        conn.execute("SET lock_configuration = true")
+    except BaseException:
+        conn.close()
+        raise
+    return conn
 
 
 # python ------------------------------------------------------------------------------------

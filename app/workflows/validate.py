@@ -18,7 +18,7 @@ from jinja2 import TemplateError, meta
 
 from app.core import tool_catalog
 from app.workflows.document import Problem, join
-from app.workflows.schema import SCHEMA, task_spec
+from app.workflows.schema import SCHEMA, V2_VERSIONS, task_spec
 from app.workflows.templating import expand, parse, sql_template_problem
 
 # Names a template may start from (``args`` only inside tools the model calls).
@@ -310,6 +310,19 @@ def _find_cycle(edges: dict[str, list[str]]) -> list[str] | None:
 
 
 def semantic_problems(doc: dict[str, Any]) -> list[Problem]:
+    problems = mcp_problems(doc)
+    mcp = doc.get("mcp") or {}
+    _names(doc.get("workbook") or [], "workbook", "task", problems)
+    _tool_specs(doc.get("workbook") or [], "workbook", problems, ("args",))
+    if doc.get("workflow"):
+        _graph_problems(doc, problems)
+    elif not mcp.get("turns"):
+        problems.append(Problem("workflow", "nothing to run: add workflow steps or mcp.turns"))
+    return problems
+
+
+def mcp_problems(doc: dict[str, Any]) -> list[Problem]:
+    """The problems of a document's ``mcp`` section, and of the references to it anywhere."""
     problems: list[Problem] = []
     mcp = doc.get("mcp") or {}
     models = _names(mcp.get("models") or [], "mcp.models", "model", problems)
@@ -317,8 +330,6 @@ def semantic_problems(doc: dict[str, Any]) -> list[Problem]:
     resources = _names(mcp.get("resources") or [], "mcp.resources", "resource", problems)
     prompts = _names(mcp.get("prompts") or [], "mcp.prompts", "prompt", problems)
     turns = _names(mcp.get("turns") or [], "mcp.turns", "turn", problems)
-    _names(doc.get("workbook") or [], "workbook", "task", problems)
-    _tool_specs(doc.get("workbook") or [], "workbook", problems, ("args",))
     _tool_specs(mcp.get("tools") or [], "mcp.tools", problems, ("args",))
     _tool_specs(mcp.get("resources") or [], "mcp.resources", problems, ())
     _references(doc, "", {"models": models, "tools": tools, "resources": resources,
@@ -347,16 +358,19 @@ def semantic_problems(doc: dict[str, Any]) -> list[Problem]:
                     problems.append(Problem(join(part_where, "use"),
                                             f"unknown {kind} '{name}' {_defined(table)}"))
                 _templates(part.get("with"), join(part_where, "with"), problems)
-    if doc.get("workflow"):
-        _graph_problems(doc, problems)
-    elif not mcp.get("turns"):
-        problems.append(Problem("workflow", "nothing to run: add workflow steps or mcp.turns"))
     return problems
 
 
 def validate(doc: dict[str, Any]) -> list[Problem]:
     """All problems of a parsed document; an empty list means it compiles and can run."""
+    if doc.get("apiVersion") in V2_VERSIONS:
+        from app.workflows.v2.validate import validate_v2
+
+        return validate_v2(doc)
     problems = schema_problems(doc)
+    version = [p for p in problems if p.path == "apiVersion"]
+    if version:
+        return version  # the rest of a document of no version we know says little
     if problems:
         return problems  # semantic checks assume the shape is right
     return semantic_problems(doc)

@@ -64,8 +64,18 @@ def workflow_show(ctx: Context) -> Page:
     entry = ctx.item
     mine = [r for r in runs.recent(entry.name, 50) if can_see(r, ctx.user)][:10]
     return Page(ctx, f"Workflow: {entry.name}", "workflows/show",
-                {"entry": entry, "runs": mine},
+                {"entry": entry, "runs": mine, "inputs": form_inputs(entry.compiled)},
                 nav=[("Workflows", "/workflows"), (entry.name, ctx.path)])
+
+
+def form_inputs(compiled: dict[str, Any] | None) -> dict[str, Any]:
+    """The run form's fields: each workload key with its default, then each key the workflow
+    reads without a default (an empty field: a run needs it)."""
+    if compiled is None:
+        return {}
+    fields = dict(compiled.get("workload") or {})
+    fields.update({key: "" for key in compiled.get("inputs_required") or []})
+    return fields
 
 
 LIVE_STATUSES = ("queued", "running")  # a run page in these states follows the run live
@@ -168,7 +178,23 @@ def _abridged(value: Any, limit: int = ABRIDGE_AT) -> Any:
 
 @bp.get("/workflows/schema.json")
 def schema_json() -> Response:
-    return jsonify(SCHEMA)
+    return jsonify(published_schema())
+
+
+def published_schema() -> dict[str, Any]:
+    """Both document shapes in one schema, chosen by apiVersion (for editors)."""
+    from app.workflows.schema import V2_VERSIONS
+    from app.workflows.v2.schema import SCHEMA as V2_SCHEMA
+
+    def inner(schema: dict[str, Any]) -> dict[str, Any]:
+        return {k: v for k, v in schema.items() if k != "$schema"}
+
+    return {"$schema": SCHEMA["$schema"],
+            "title": "Harmonic workflow (harmonic/v1, noetl.io/v1) or NoETL playbook "
+                     "(noetl.io/v2)",
+            "if": {"properties": {"apiVersion": {"enum": list(V2_VERSIONS)}},
+                   "required": ["apiVersion"]},
+            "then": inner(V2_SCHEMA), "else": inner(SCHEMA)}
 
 
 @action("run_workflow", "Start a run of this workflow; inputs override its workload defaults",

@@ -80,7 +80,9 @@ def _mutate_node(draw: Any, node: Any, depth: int = 0) -> Any:
     return node
 
 
-EXAMPLES = sorted((ROOT / "examples" / "workflows").glob("*.yaml"))
+# Ours, and NoETL's noetl.io/v2 documents of the workflow tests.
+EXAMPLES = [*sorted((ROOT / "examples" / "workflows").glob("*.yaml")),
+            *sorted((ROOT / "tests" / "workflows" / "v2").glob("*.yaml"))]
 
 
 @st.composite

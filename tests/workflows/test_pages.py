@@ -30,7 +30,10 @@ def test_workflow_page_shows_compiled_steps_and_offers_run(app: Flask, make_agen
     missing = bob.get("/workflows/nope")
     assert missing.status_code == 404
     schema = bob.client.get("/workflows/schema.json").get_json()
-    assert schema["required"] == ["apiVersion", "kind", "metadata"]
+    # Ours, and NoETL's current DSL, chosen by apiVersion; metadata names it when present.
+    assert schema["else"]["required"] == ["apiVersion", "kind"]
+    assert schema["then"]["required"] == ["apiVersion", "kind", "workflow"]
+    assert schema["if"]["properties"]["apiVersion"]["enum"] == ["noetl.io/v2", "noetl.io/v10"]
 
 
 def test_run_workflow_rejects_unknown_inputs(app: Flask, make_agent) -> None:  # type: ignore[no-untyped-def]

@@ -293,3 +293,57 @@ def test_a_secret_not_on_the_allow_list_fails_the_step_clearly(
     assert "secret 'llm_gateway' is not allowed: this server's operator allows a secret by " \
         "adding its name to WORKFLOWS_SECRETS" in run["error"]
     assert "pg_dsn" not in run["error"]  # the names it allows are the operator's business
+
+
+# The seed's document as written, with only apiVersion and kind added ---------------------------
+
+def _as_written() -> str:
+    """The seed's two blocks, verbatim, after the two lines a user has to add."""
+    blocks = _fixture_blocks((FIXTURES / "workflow.yaml").read_text(encoding="utf-8"))
+    return f"apiVersion: noetl.io/v1\nkind: Playbook\n{blocks['mcp']}\n{blocks['workflow']}\n"
+
+
+def test_the_document_as_written_validates_and_names_its_inputs(app: Flask,
+                                                                tmp_path: Path) -> None:
+    doc = tmp_path / "seed004.yaml"
+    doc.write_text(_as_written(), encoding="utf-8")
+    runner = app.test_cli_runner()
+    checked = runner.invoke(args=["workflows", "validate", str(doc)])
+    assert checked.exit_code == 0, checked.output
+    compiled = json.loads(runner.invoke(args=["workflows", "compile", str(doc), "--json"]).output)
+    assert compiled["name"] == "seed004" and compiled["workload"] == {}
+    assert compiled["inputs_required"] == ["query", "text", "topic"]
+    # Its templates read input.query, input.topic and input.text: a run without them is
+    # refused before it starts, not failed half-way.
+    refused = runner.invoke(args=["workflows", "run", str(doc)])
+    assert refused.exit_code == 1
+    assert "missing input query, text, topic: the workflow reads it" in refused.output
+    from app.services.errors import Invalid
+    from app.workflows import runs
+
+    with app.app_context(), pytest.raises(Invalid) as caught:
+        runs.start(_as_written(), {"topic": "billing"})
+    assert [e["param"] for e in caught.value.errors] == ["inputs.query", "inputs.text"]
+
+
+def test_the_document_as_written_runs_with_its_inputs(
+        app: Flask, studio, wf_settings, monkeypatch: pytest.MonkeyPatch
+) -> None:  # type: ignore[no-untyped-def]
+    from app.workflows import runs
+
+    seed_gateway = ScriptedGateway(paths=("/v1/chat",))
+    text = "Refunds are issued within 14 days."
+    try:
+        monkeypatch.setitem(app.config, "WORKFLOWS_HTTP_ALLOW", seed_gateway.url.split("/")[2])
+        _secrets(app, monkeypatch, llm_gateway=seed_gateway.url, llm_token=TOKEN)
+        seed_gateway.replies = [answer("Refunds take two weeks.")]
+        with app.app_context():
+            run_id = runs.start(_as_written(), {"query": "refunds", "topic": "billing",
+                                                "text": text}, user_id(app, "alice"))
+        run = drain(app, run_id)
+    finally:
+        seed_gateway.close()
+    assert run["status"] == "succeeded", run["error"]
+    assert run["workflow"] == "workflow"  # no metadata and no file: the default name
+    assert seed_gateway.requests[0]["messages"] == [
+        {"role": "user", "content": f"Summarize the following text:\n{text}"}]
