@@ -6,11 +6,12 @@ import uuid
 from collections.abc import Callable
 from typing import Any
 
-from flask import Blueprint, Request
+from flask import Blueprint, Request, Response, g, jsonify, request
 
 from app.actions import Context
 from app.actions.core import known_read_state
 from app.actions.edit_delete import known_comments
+from app.actions.effects import READ
 from app.models import plain_reads
 from app.models.base import utcnow
 from app.services import (
@@ -25,6 +26,7 @@ from app.services import (
     textdiff,
 )
 from app.services import members as member_roles
+from app.services.errors import Unauthorized
 from app.web import auth, loaders
 from app.web.pages import Page, page
 
@@ -59,6 +61,19 @@ def studio_index(ctx: Context) -> Page:
 @page(bp, "studio_new", "/studios/new", loaders.plain("studio_new", "/studios/new"))
 def studio_new(ctx: Context) -> Page:
     return Page(ctx, "New studio", "studios/new", nav=[("Studios", "/studios")])
+
+
+@bp.route("/studios/new/handle")
+def studio_handle_check() -> Response:
+    """Whether a new studio may have the handle ``?handle=`` (the new-studio form asks as the
+    person types): ``{"handle", "ok", "message"}``, in the words the form would refuse with."""
+    if g.get("user") is None:
+        raise Unauthorized("sign in to create a studio")
+    auth.authorize(READ)
+    handle = (request.args.get("handle") or "").strip().lower()
+    problem = studios.handle_problem(handle)
+    return jsonify({"handle": handle, "ok": problem is None,
+                    "message": problem or f"/studios/{handle} is free."})
 
 
 @page(bp, "studio", "/studios/<handle>", loaders.studio_page("studio"))
