@@ -463,7 +463,7 @@ def action_at(path: str) -> tuple[PageSpec, dict[str, Any], Action] | None:
 
 
 _ACTION_NOTE = re.compile(r"\s*\((?:action|actions|see|use|run) [a-z][a-z_, ]*\)")
-_ACTION_NAME = re.compile(r"`?\b([a-z]+(?:_[a-z]+)+)\b`?")
+_ACTION_NAME = re.compile(r"[`'‘]?\b([a-z]+(?:_[a-z]+)+)\b[`'’]?")
 
 
 def people_text(message: str) -> str:
