@@ -203,6 +203,8 @@ def fields_for(act: Action, ctx: Context, state: dict[str, Any] | None = None, *
             continue
         if labels and f.name in labels:
             f = replace(f, label=labels[f.name])
+            if f.hint and f.kind != "datetime":  # a hint that only repeats the new label goes
+                f = replace(f, hint=_useful_hint(f.hint, f.name, f.label))
         if hints and f.name in hints:
             f = replace(f, hint=hints[f.name])
         if options and f.name in options:

@@ -46,8 +46,9 @@ class Page:
     status: int = 200
     nav: list[tuple[str, str]] = field(default_factory=list)  # (label, href) breadcrumbs
     show_actions: bool = True  # result and error pages list no actions of their own
-    # Actions the page's template renders itself, in place (a vote form, join/leave buttons):
-    # the generic "What you can do here" section leaves them out.
+    # Actions a page says it draws in place (a vote form, join/leave buttons). Every people's
+    # page draws its own controls (the generic forms are on <page>/actions only), so this only
+    # documents a page's intent; nothing reads it to hide or show a form.
     inline_actions: tuple[str, ...] = ()
 
 
@@ -418,8 +419,10 @@ def _refused_form(spec: PageSpec, args: dict[str, Any], act: Action, raw: dict[s
         param = str(error.get("param") or "")
         known = param in names
         error["message"] = _humane_message(act, param, str(error.get("message") or ""))
+        # A part of a structured parameter ("inputs.count") is named by its own name.
+        part = param.rsplit(".", 1)[-1].split("[", 1)[0] if "." in param else ""
         listed.append({"anchor": f"{act.name}-{param}" if known else "",
-                       "label": humane(param) if known else "",
+                       "label": humane(param) if known else humane(part) if part else "",
                        "message": error["message"]})
     state = {
         "action": act.name,
