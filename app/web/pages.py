@@ -465,7 +465,8 @@ def action_at(path: str) -> tuple[PageSpec, dict[str, Any], Action] | None:
     return spec, args, act
 
 
-_ACTION_NOTE = re.compile(r"\s*\((?:action|actions|see|use|run) [a-z][a-z_, ]*\)")
+_ACTION_NOTE = re.compile(r"\s*\((?:action|actions|see|use|run) [a-z]+_[a-z_]+"
+                          r"(?:(?:, | or | and )[a-z]+_[a-z_]+)*\)")
 _ACTION_NAME = re.compile(r"[`'‘]?\b([a-z]+(?:_[a-z]+)+)\b[`'’]?")
 
 
