@@ -331,5 +331,5 @@ def _heartbeat_unavailable(ctx: Context) -> str:
         effect=WRITE)
 def send_heartbeat(ctx: Context, p: dict[str, Any]) -> Result:
     beat = heartbeats.send(ctx.studio, ctx.user)
-    return Result("Heartbeat sent: welcome back.", ctx.path, created=True,
+    return Result("Checked in for this cycle: welcome back.", ctx.path, created=True,
                   data={"expires_at": beat.expires_at.isoformat()})

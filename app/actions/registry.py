@@ -380,7 +380,9 @@ def _check_schema(param: Param, value: Any) -> str | None:
     return problem(param.json_schema(), value)
 
 
-IGNORED_FORM_FIELDS = {"csrf_token"}
+# Fields every people's form carries besides the action's parameters: its CSRF token and its
+# one-time key (app.web.pages.form_key).
+IGNORED_FORM_FIELDS = {"csrf_token", "form_key"}
 
 
 def validate_params(act: Action, raw: dict[str, Any], from_form: bool = False) -> dict[str, Any]:

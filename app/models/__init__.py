@@ -13,6 +13,7 @@ import app.models.captures  # noqa: E402,F401  (playbook captures in the databas
 import app.models.changes  # noqa: E402,F401  (the change-event outbox)
 import app.models.collab  # noqa: E402,F401  (decisions, commitments, heartbeats)
 import app.models.floorplans  # noqa: E402,F401  (shared floorplans and their versions)
+import app.models.form_receipts  # noqa: E402,F401  (forms accepted once: their receipts)
 import app.models.mcp  # noqa: E402,F401  (MCP sessions, requests, audit)
 import app.models.mcp_tasks  # noqa: E402,F401  (MCP tasks: the tasks extension)
 import app.models.notifications  # noqa: E402,F401  (inboxes, notification levels, webhooks)

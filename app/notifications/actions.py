@@ -18,12 +18,18 @@ events.QUIET.update({"mark_read", "mark_all_read", "set_notification_level", "cr
 @action("mark_read", "Mark one notification read (its id is listed in the inbox)", "inbox",
         rules.signed_in,
         params=(Param("id", "string", "The notification's id, as the inbox lists it",
-                      required=True, max_length=36),),
+                      required=True, max_length=36),
+                Param("open", "boolean", "Lead on to what the notification is about (its "
+                      "location) instead of back to the inbox", default=False)),
         effect=IDEMPOTENT_WRITE)
 def mark_read(ctx: Context, p: dict[str, Any]) -> Result:
     found = inbox.mark_read(ctx.user, p["id"])
-    return Result("Marked read.", "/inbox",
-                  data={"id": found.short_id, "unread": inbox.unread_count(ctx.user)})
+    # Opening an entry from the inbox marks it read and goes on to it, without a word: the
+    # page it opens is the news.
+    return Result("" if p.get("open") else "Marked read.",
+                  found.path if p.get("open") else "/inbox",
+                  data={"id": found.short_id, "unread": inbox.unread_count(ctx.user),
+                        "path": found.path})
 
 
 @action("mark_all_read", "Mark every notification in your inbox read", "inbox", rules.signed_in,

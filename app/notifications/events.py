@@ -116,7 +116,8 @@ def _describe(studio: Studio, obj: Any) -> tuple[str, str, str, tuple[str, Any] 
     if obj.commentable_type and obj.commentable_id:
         parent = items.get(obj.commentable_type, obj.commentable_id)
         if parent is not None:
-            path = items.path_of(studio, obj.commentable_type, parent)
+            # The comment itself: its entry opens at it, not at the top of the item.
+            path = f"{items.path_of(studio, obj.commentable_type, parent)}#comment-{obj.short_id}"
             return "comment", path, items.title_of(obj.commentable_type, parent), \
                 (obj.commentable_type, parent)
     return "note", items.path_of(studio, "note", obj), obj.title, None

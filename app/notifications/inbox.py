@@ -212,6 +212,8 @@ def sync_due(user: User, now: datetime | None = None) -> int:
         key = f"closed:decision:{decision.short_id}"
         if key in seen or decision.deadline < joined[decision.studio_id]:
             continue
+        if decision.created_by_id == user.id and decision.updated_at >= decision.deadline:
+            continue  # closed by hand, which only its creator does: their own act, not news
         drafts.append(Draft(user.id, "decision_closed", key,
                             f"Decision “{decision.question}” closed: {outcome(decision)}",
                             _path(handles[decision.studio_id], "decision", decision),

@@ -112,6 +112,8 @@ def playbook_show(ctx: Context) -> Page:
                  "compact": _compact, "versions": versions, "current_state": current_state,
                  "review": governance.review_of(versions[0]) if versions else None,
                  "studio": studio,
+                 # The studios the person may share it with (the share form's choices).
+                 "my_studios": studios.studios_of(ctx.user) if ctx.user is not None else [],
                  "audit": governance.audit_of(playbook, 20)},
                 nav=NAV + [(playbook.name, ctx.path)])
 

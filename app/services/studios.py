@@ -138,6 +138,22 @@ def _check_settings(values: dict[str, Any]) -> list[dict[str, str]]:
     return errors
 
 
+def handle_problem(handle: str) -> str | None:
+    """What stands in the way of a new studio at ``handle`` (its form, a reserved word, taken),
+    in the words create_studio refuses with; None when it is free."""
+    value = (handle or "").strip().lower()
+    errors = _check_settings({"handle": value})
+    if errors:
+        return errors[0]["message"]
+    if db.session.scalar(select(Studio.id).where(Studio.handle == value).limit(1)):
+        return _taken(value)
+    return None
+
+
+def _taken(handle: str) -> str:
+    return f"the handle '{handle}' is taken"
+
+
 def create_studio(user: User, handle: str, name: str, description: str = "",
                   timezone: str = NEW_STUDIO_DEFAULTS["timezone"],
                   tempo: str = NEW_STUDIO_DEFAULTS["tempo"],
@@ -150,7 +166,7 @@ def create_studio(user: User, handle: str, name: str, description: str = "",
     if errors:
         raise Invalid("invalid studio settings", errors=errors)
     if db.session.scalar(select(Studio.id).where(Studio.handle == values["handle"]).limit(1)):
-        raise Conflict(f"the handle '{values['handle']}' is taken")
+        raise Conflict(_taken(values["handle"]))
     studio = Studio(handle=values["handle"], name=name.strip(), description=description or "",
                     timezone=timezone, tempo=tempo, join_policy=join_policy,
                     heartbeats_required=heartbeats_required, created_by_id=user.id)

@@ -10,6 +10,7 @@ import app.actions.core  # noqa: F401  registers the core actions
 import app.actions.edit_delete  # noqa: F401  registers editing, deleting and restoring
 import app.actions.membership  # noqa: F401  registers roles, invites and agent accounts
 from app.actions import Context, offered_actions
+from app.actions.registry import ACTIONS
 from app.services import items
 from app.services.errors import NotFound
 from app.web import auth, chrome, forms, markdown, negotiation
@@ -39,12 +40,15 @@ def init_app(app: Flask) -> None:
     app.jinja_env.autoescape = select_autoescape(enabled_extensions=("html.j2", "html"),
                                                  default_for_string=False, default=False)
     app.jinja_env.filters.update(md_html=markdown.to_html, md_inline=markdown.inline,
-                                 md_fence=markdown.fence, dt=chrome.dt_filter)
+                                 md_fence=markdown.fence, md_plain=markdown.plain,
+                                 dt=chrome.dt_filter,
+                                 people=pages.people_text, humane=chrome.humane)
     app.jinja_env.globals.update(item_path=items.path_of, item_title=items.title_of,
                                  deadline_text=chrome.deadline_text,
                                  studio_links=chrome.studio_links,
                                  markdown_href=chrome.markdown_href,
                                  form_fields=forms.fields_for, form_state=pages.form_state,
+                                 form_key=pages.form_key, action_named=ACTIONS.get,
                                  zone_names=chrome.zone_names, csrf_token=chrome.csrf_token)
     app.jinja_env.trim_blocks = True
     app.jinja_env.lstrip_blocks = True

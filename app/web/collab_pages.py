@@ -87,6 +87,9 @@ def decision_show(ctx: Context) -> Page:
         "can_add_options": decisions.can_add_options(decision, ctx.user),
         "pinned": pinned,
         **core_pages.discussed(ctx, comments, backlinks),
+        # Which ballot and results the page draws (decisions/ballots/<kind>.html.j2): one
+        # kind today, acceptance voting.
+        "ballot_kind": "acceptance", "kind_label": "Acceptance vote",
     }
     return Page(ctx, decision.question, "decisions/show", shown, nav=core_pages.studio_nav(ctx))
 

@@ -5,11 +5,12 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from flask import Blueprint
+from flask import Blueprint, Response, g, jsonify, request
 
 from app.actions import Context
 from app.actions.core import known_read_state
 from app.actions.edit_delete import known_comments
+from app.actions.effects import READ
 from app.db import Query, read, read_many
 from app.services import (
     activity,
@@ -23,7 +24,8 @@ from app.services import (
     textdiff,
 )
 from app.services import members as member_roles
-from app.web import loaders
+from app.services.errors import Unauthorized
+from app.web import auth, loaders
 from app.web.pages import Page, page
 
 bp = Blueprint("core", __name__)
@@ -57,6 +59,19 @@ def studio_index(ctx: Context) -> Page:
 @page(bp, "studio_new", "/studios/new", loaders.plain("studio_new", "/studios/new"))
 def studio_new(ctx: Context) -> Page:
     return Page(ctx, "New studio", "studios/new", nav=[("Studios", "/studios")])
+
+
+@bp.route("/studios/new/handle")
+def studio_handle_check() -> Response:
+    """Whether a new studio may have the handle ``?handle=`` (the new-studio form asks as the
+    person types): ``{"handle", "ok", "message"}``, in the words the form would refuse with."""
+    if g.get("user") is None:
+        raise Unauthorized("sign in to create a studio")
+    auth.authorize(READ)
+    handle = (request.args.get("handle") or "").strip().lower()
+    problem = studios.handle_problem(handle)
+    return jsonify({"handle": handle, "ok": problem is None,
+                    "message": problem or f"/studios/{handle} is free."})
 
 
 @page(bp, "studio", "/studios/<handle>", loaders.studio_page("studio"))

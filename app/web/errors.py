@@ -72,6 +72,12 @@ def register_error_handlers(app: Flask) -> None:
 
     @app.errorhandler(CSRFError)
     def csrf_error(exc: CSRFError) -> Response:
+        from app.web import resume
+
+        kept = resume.lost_form()  # a person's form: kept, and they are brought back to it
+        if kept is not None:
+            db.session.rollback()
+            return kept
         return _error_response(400, "csrf", "the form expired or was not sent from this site: "
                                             "reload the page and try again")
 

@@ -12,7 +12,8 @@ from __future__ import annotations
 
 import json
 import re
-from dataclasses import dataclass, field
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 from functools import lru_cache
 from typing import Any
@@ -20,7 +21,7 @@ from zoneinfo import ZoneInfo
 
 from app.actions import Action, Context, form_fields
 from app.actions.registry import Param
-from app.web.chrome import exact, humane, local_input, viewer_zone
+from app.web.chrome import exact, humane, local_input, viewer_zone, zone_names
 
 LOCAL_DATETIME = re.compile(r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2})?$")
 
@@ -48,6 +49,9 @@ class Field:
     # A select's first, empty entry ("Choose…"): a required pick the person must make, where
     # preselecting the first value could rename or delete the wrong thing.
     prompt: str = ""
+    option_labels: dict[str, str] = field(default_factory=dict)  # a select's values in words
+    # More attributes of the input, from the page (data-* hooks for harmonic.js, autocomplete).
+    attrs: dict[str, str] = field(default_factory=dict)
 
     @property
     def hint_id(self) -> str:
@@ -134,6 +138,8 @@ def _param_field(act: Action, p: Param, value: Any, zone: ZoneInfo, studio_zone:
         f.kind, f.value = "password", None
     elif p.enum:
         f.kind, f.options = "select", list(p.enum)
+    elif p.name == "timezone" and p.type == "string":
+        f.kind, f.options = "select", zone_names()  # picked from the IANA names, never typed
     elif p.type == "boolean":
         # A checkbox reads best as its sentence ("Anyone in the studio may add options").
         f.kind, f.label, f.hint = "checkbox", hint or label, ""
@@ -170,10 +176,61 @@ def _param_field(act: Action, p: Param, value: Any, zone: ZoneInfo, studio_zone:
     return f
 
 
-def fields_for(act: Action, ctx: Context, state: dict[str, Any] | None = None) -> list[Field]:
+def fields_for(act: Action, ctx: Context, state: dict[str, Any] | None = None, *,
+               only: Iterable[str] | None = None, skip: Iterable[str] = (),
+               labels: Mapping[str, str] | None = None, hints: Mapping[str, str] | None = None,
+               values: Mapping[str, Any] | None = None, prefix: str = "",
+               options: Mapping[str, Mapping[str, str]] | None = None,
+               attrs: Mapping[str, Mapping[str, str]] | None = None) -> list[Field]:
     """The fields of ``act``'s form: current values, or what was just submitted and refused
-    (``state``: {"values": {...}, "errors": {param: message}})."""
+    (``state``: {"values": {...}, "errors": {param: message}}).
+
+    A page that draws its own form picks fields (``only``, in that order; ``skip``) and says
+    them in its own words (``labels``, ``hints``: by parameter name) or starts them elsewhere
+    (``values``), says a select's values in words or offers a text parameter as a few
+    choices (``options``: {param: {value: words}}),
+    adds attributes (``attrs``: {param: {name: value}}) and gives a form repeated on a page
+    its own ids (``prefix``: one per row); names, types, limits and messages stay the
+    action's."""
+    chosen = _fields(act, ctx, state, values)
+    if only is not None:
+        by_name = {f.name: f for f in chosen}
+        chosen = [by_name[name] for name in only if name in by_name]
+    left_out = set(skip)
+    out = []
+    for f in chosen:
+        if f.name in left_out:
+            continue
+        if labels and f.name in labels:
+            f = replace(f, label=labels[f.name])
+            if f.hint and f.kind != "datetime":  # a hint that only repeats the new label goes
+                f = replace(f, hint=_useful_hint(f.hint, f.name, f.label))
+        if hints and f.name in hints:
+            f = replace(f, hint=hints[f.name])
+        if options and f.name in options:
+            # A text parameter offered as a few choices ("7d", "30d", "never") in words.
+            chosen_options = list(f.options) if f.kind == "select" else list(options[f.name])
+            f = replace(f, kind="select", options=chosen_options,
+                        option_labels=dict(options[f.name]))
+        if attrs and f.name in attrs:
+            f = replace(f, attrs={**f.attrs, **attrs[f.name]})
+        if prefix:
+            f = _renamed(f, f.id.replace(act.name, prefix, 1))
+        out.append(f)
+    return out
+
+
+def _renamed(f: Field, new_id: str) -> Field:
+    """``f`` (and its children) with ids under ``new_id``: two forms of one action on a page."""
+    children = [_renamed(c, c.id.replace(f.id, new_id, 1)) for c in f.children]
+    return replace(f, id=new_id, children=children)
+
+
+def _fields(act: Action, ctx: Context, state: dict[str, Any] | None,
+            start: Mapping[str, Any] | None) -> list[Field]:
     values = act.form_values(ctx)
+    if start:
+        values.update(start)
     errors: dict[str, str] = {}
     if state:
         values = form_fields.nest(state.get("values") or {})

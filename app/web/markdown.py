@@ -116,3 +116,24 @@ def _inline(text: str) -> str:
 # mostly the same from one request to the next: kept per process like ``to_html``.
 INLINE_CACHE_MAX_CHARS = 512
 _inline_cached = lru_cache(maxsize=RENDER_CACHE_ENTRIES)(_inline)
+
+
+# Markdown said as plain text (a studio's card, a search excerpt): the words without the marks.
+# It works on fragments too (an excerpt cut in the middle of a table or a bold phrase), so it
+# removes syntax instead of rendering it.
+_LINK = re.compile(r"!?\[([^\]]*)\]\([^)]*\)")
+_TABLE_RULE = re.compile(r"^\s*\|?\s*:?-{2,}:?\s*(?:\|\s*:?-{2,}:?\s*)*\|?\s*$", re.M)
+_LINE_MARK = re.compile(r"^\s{0,3}(?:#{1,6}|>+|[-*+]|\d+[.)])\s+", re.M)
+_PAIRED = re.compile(r"(\*\*|__|~~|`+|\*|(?<!\w)_)(?=\S)(.+?)(?<=\S)\1(?!\w)")
+_LEFTOVER = re.compile(r"\*\*|__|~~|`+|^\s*-{3,}\s*$", re.M)
+
+
+def plain(text: str | None) -> str:
+    """``text`` without Markdown's marks, on one line: "**tomatoes** | 3 |" → "tomatoes 3"."""
+    flat = _LINK.sub(r"\1", text or "")
+    flat = _TABLE_RULE.sub(" ", flat)
+    flat = _LINE_MARK.sub("", flat)
+    for _ in range(3):  # nested emphasis: ***x*** and **a _b_ c**
+        flat = _PAIRED.sub(r"\2", flat)
+    flat = _LEFTOVER.sub("", flat).replace("|", " ")
+    return " ".join(flat.split())

@@ -7,6 +7,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -14,6 +15,7 @@ from typing import Any
 
 import yaml
 from flask import Blueprint, Response, g, jsonify, render_template, request
+from sqlalchemy.exc import IntegrityError
 from werkzeug.exceptions import BadRequest
 
 from app.actions import Action, Context, observers, offered_actions
@@ -23,7 +25,8 @@ from app.actions.summary import action_summary
 from app.core import changes, config, sitemap
 from app.core.dispatch import BEFORE_COMMIT_KEY, FRONTMATTER_KEY
 from app.db import writing
-from app.services.errors import DomainError, Invalid, Unauthorized
+from app.services import form_receipts
+from app.services.errors import Conflict, DomainError, Invalid, Unauthorized
 from app.web import auth, forms, loaders
 from app.web.auth import authorize
 from app.web.chrome import humane
@@ -43,8 +46,9 @@ class Page:
     status: int = 200
     nav: list[tuple[str, str]] = field(default_factory=list)  # (label, href) breadcrumbs
     show_actions: bool = True  # result and error pages list no actions of their own
-    # Actions the page's template renders itself, in place (a vote form, join/leave buttons):
-    # the generic "What you can do here" section leaves them out.
+    # Actions a page says it draws in place (a vote form, join/leave buttons). Every people's
+    # page draws its own controls (the generic forms are on <page>/actions only), so this only
+    # documents a page's intent; nothing reads it to hide or show a form.
     inline_actions: tuple[str, ...] = ()
 
 
@@ -302,6 +306,13 @@ def execute_action(spec: PageSpec, action_name: str, args: dict[str, Any]) -> Re
     # runs what only reads; only the person themselves manages credentials.
     known = ACTIONS.get(action_name)
     authorize(known.effect if known else None, action_name)
+    # A form sent before (Back, then submit again) is answered before its page loads: what it
+    # deleted is gone, but the person is shown where the first submit led.
+    key = _form_key(known)
+    if key is not None:
+        done = form_receipts.earlier(g.identity.user_id, key)
+        if done is not None:
+            return _already_sent(done.location or request.path.rsplit("/actions/", 1)[0])
     ctx = _load(spec, args)
     ctx.identity = g.identity
     act = check_offered(ctx, action_name)
@@ -311,6 +322,9 @@ def execute_action(spec: PageSpec, action_name: str, args: dict[str, Any]) -> Re
                                  from_form)
         with writing():  # one transaction: the change, what it records, its observers'
             result = act.handler(ctx, params)
+            if key is not None:  # the form's receipt: a second submit finds it
+                form_receipts.record(g.identity.user_id, key, act.name,
+                                     result.location or ctx.path)
             # Subscribers hear of it after the commit, whatever the door.
             changes.record(*act.changed(ctx, result))
             observers.run(ctx, act, result)  # e.g. notifications, webhooks
@@ -324,6 +338,12 @@ def execute_action(spec: PageSpec, action_name: str, args: dict[str, Any]) -> Re
         if not (from_form and wants() == "html" and exc.http_status in REFORM_STATUSES):
             raise
         return _refused_form(spec, args, act, raw, exc)
+    except IntegrityError:
+        # The same form, sent twice at once: the other submit ran it and kept the receipt.
+        first = form_receipts.location_of(g.identity.user_id, key) if key is not None else None
+        if first is None:
+            raise
+        return _already_sent(first)
     status = 201 if result.created else 200
     fmt = wants()
     if fmt == "html":
@@ -332,7 +352,8 @@ def execute_action(spec: PageSpec, action_name: str, args: dict[str, Any]) -> Re
         # step) is news, not a success.
         failed = result.data.get("ok") is False or result.data.get("status") in (
             "failed", "error")
-        flash(result.message, "error" if failed else "success")
+        if result.message:
+            flash(people_text(result.message), "error" if failed else "success")
         for key in ("token", "secret"):
             if key in result.data:
                 flash(f"{key}:{result.data[key]}", "secret")
@@ -355,6 +376,49 @@ def execute_action(spec: PageSpec, action_name: str, args: dict[str, Any]) -> Re
     return response
 
 
+# Forms ---------------------------------------------------------------------------------------
+
+FORM_KEY = "form_key"  # a form's one-time key (app.services.form_receipts)
+
+
+def once(act: Action | None) -> bool:
+    """Whether a form for ``act`` is accepted once: what a repeat would do again (make a
+    second note, delete twice). Idempotent actions (a vote saved again) take repeats."""
+    return act is not None and not act.effect.idempotent
+
+
+def form_key(action_name: str) -> str:
+    """The one-time key a form for ``action_name`` carries ("" when repeats are harmless): the
+    key it was drawn with when the same form comes back (refused, or after signing in again),
+    else a new one."""
+    if not once(ACTIONS.get(action_name)):
+        return ""
+    state = form_state(action_name)
+    kept = state["values"].get(FORM_KEY) if state else None
+    return kept if isinstance(kept, str) and form_receipts.well_formed(kept) \
+        else form_receipts.new_key()
+
+
+def _form_key(act: Action | None) -> str | None:
+    """The key of a person's form post for an action that runs once, if it carries one."""
+    if g.identity is None or g.identity.via != "session" or not once(act) \
+            or request.mimetype not in ("application/x-www-form-urlencoded",
+                                        "multipart/form-data"):
+        return None
+    key = request.form.get(FORM_KEY)
+    return key if form_receipts.well_formed(key) else None
+
+
+def _already_sent(location: str) -> Response:
+    from flask import flash, redirect
+
+    message = "That form was sent before, so nothing was done twice: here is what it did."
+    if wants() != "html":
+        raise Conflict(message, link=location)
+    flash(message, "notice")
+    return redirect(location, code=303)  # type: ignore[return-value]
+
+
 def _refused_form(spec: PageSpec, args: dict[str, Any], act: Action, raw: dict[str, Any],
                   exc: DomainError) -> Response:
     """A person's refused form: the same page again, with what they typed, each message next
@@ -365,21 +429,70 @@ def _refused_form(spec: PageSpec, args: dict[str, Any], act: Action, raw: dict[s
         param = str(error.get("param") or "")
         known = param in names
         error["message"] = _humane_message(act, param, str(error.get("message") or ""))
+        # A part of a structured parameter ("inputs.count") is named by its own name.
+        part = param.rsplit(".", 1)[-1].split("[", 1)[0] if "." in param else ""
         listed.append({"anchor": f"{act.name}-{param}" if known else "",
-                       "label": humane(param) if known else "",
+                       "label": humane(param) if known else humane(part) if part else "",
                        "message": error["message"]})
-    g.form_state = {
+    state = {
         "action": act.name,
         "message": "Please check the form: nothing was saved." if exc.errors else
-                   f"Not done: {exc.message}",
+                   f"Not done: {people_text(exc.message)}",
         "values": {k: v for k, v in raw.items() if k not in IGNORED_FORM_FIELDS},
         "errors": {str(e.get("param")): str(e.get("message")) for e in exc.errors or []
                    if e.get("param") in names},
         "list": listed,
     }
+    return show_again(spec, args, state, exc.http_status)
+
+
+def show_again(spec: PageSpec, args: dict[str, Any], state: dict[str, Any],
+               status: int) -> Response:
+    """The page ``spec`` (URL arguments ``args``) drawn again with a form as it was sent:
+    ``state`` holds the action's name, what was typed, a message and any field errors."""
+    g.form_state = state
     page_ = spec.view(_load(spec, args))
-    page_.status = exc.http_status
+    page_.status = status
     return render_page(page_)
+
+
+def action_at(path: str) -> tuple[PageSpec, dict[str, Any], Action] | None:
+    """The page and action a form posts to at ``path`` (``<page>/actions/<name>``), if any."""
+    from flask import current_app
+    from werkzeug.exceptions import HTTPException
+
+    try:
+        endpoint, matched = current_app.url_map.bind_to_environ(request.environ).match(
+            path, method="POST")
+    except HTTPException:
+        return None
+    args = dict(matched)
+    name = str(endpoint).rsplit(".", 1)[-1]
+    spec = PAGES.get(name.removesuffix("__execute")) if name.endswith("__execute") else None
+    act = ACTIONS.get(str(args.pop("action_name", "")))
+    if spec is None or act is None:
+        return None
+    return spec, args, act
+
+
+_ACTION_NOTE = re.compile(r"\s*\((?:action|actions|see|use|run) [a-z]+_[a-z_]+"
+                          r"(?:(?:, | or | and )[a-z]+_[a-z_]+)*\)")
+_ACTION_NAME = re.compile(r"[`'‘]?\b([a-z]+(?:_[a-z]+)+)\b[`'’]?")
+
+
+def people_text(message: str) -> str:
+    """A message written for every door, said for a person: no "(action restore_item)"
+    pointers, and an action named by what its button says ("Confirm studio deletion")."""
+    text = _ACTION_NOTE.sub("", message)
+
+    def titled(match: re.Match[str]) -> str:
+        act = ACTIONS.get(match.group(1))
+        if act is None:
+            return match.group(0)
+        # At the start it names what was done ("resize_room Office" → "Resize room Office").
+        return act.title() if match.start() == 0 else f"“{act.title()}”"
+
+    return _ACTION_NAME.sub(titled, text)
 
 
 def _humane_message(act: Action, param: str, message: str) -> str:

@@ -12,6 +12,7 @@ from werkzeug.wrappers import Response
 from app.db import writing
 from app.services import accounts
 from app.services.errors import DomainError
+from app.web import resume
 
 bp = Blueprint("session", __name__)
 
@@ -43,7 +44,8 @@ def signup() -> ResponseReturnValue:
             errors = exc.errors or [{"param": "", "message": exc.message}]
         else:
             login_user(user)
-            flash(f"Welcome, {user.name}!", "success")
+            flash(f"Welcome to Harmonic, {user.name}. Start with a studio: make one, or join one "
+                  "you were invited to.", "success")
             return redirect(_safe_next(request.args.get("next")), code=303)
     status = 422 if errors else 200
     return render_template("session/signup.html.j2", errors=errors, form=form), status
@@ -52,14 +54,19 @@ def signup() -> ResponseReturnValue:
 @bp.route("/login", methods=["GET", "POST"])
 def login() -> ResponseReturnValue:
     error = None
+    # A form whose session ended before it was sent, kept while the person signs in again
+    # (app.web.resume).
+    kept = request.form.get("resume") or None
     if request.method == "POST":
         user = accounts.authenticate(request.form.get("login", ""),
                                      request.form.get("password", ""))
         if user is not None:
             login_user(user, remember=bool(request.form.get("remember")))
-            return redirect(_safe_next(request.args.get("next")), code=303)
+            back = resume.signed_in_again(kept, user) if kept else None
+            return back or redirect(_safe_next(request.args.get("next")), code=303)
         error = "Wrong handle, email or password."
-    return render_template("session/login.html.j2", error=error), 401 if error else 200
+    return render_template("session/login.html.j2", error=error, resume=kept,
+                           notice=resume.SIGNED_OUT if kept else None), 401 if error else 200
 
 
 @bp.route("/logout", methods=["POST"])

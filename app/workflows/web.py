@@ -18,6 +18,7 @@ from flask import Blueprint, Flask, Response, jsonify
 
 from app.actions import Context, Param, Result, action, rules
 from app.actions.effects import WRITE
+from app.services import studios
 from app.services.errors import DomainError, Forbidden, Invalid, NotFound
 from app.web.loaders import base_url
 from app.web.pages import Page, page
@@ -64,7 +65,9 @@ def workflow_show(ctx: Context) -> Page:
     entry = ctx.item
     mine = [r for r in runs.recent(entry.name, 50) if can_see(r, ctx.user)][:10]
     return Page(ctx, f"Workflow: {entry.name}", "workflows/show",
-                {"entry": entry, "runs": mine, "inputs": form_inputs(entry.compiled)},
+                {"entry": entry, "runs": mine, "inputs": form_inputs(entry.compiled),
+                 # A "studio" input is picked from the person's own studios.
+                 "my_studios": studios.studios_of(ctx.user) if ctx.user is not None else []},
                 nav=[("Workflows", "/workflows"), (entry.name, ctx.path)])
 
 

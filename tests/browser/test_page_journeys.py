@@ -1,5 +1,9 @@
-"""People's journeys in a real Chromium, by clicking and typing: a note written with its live
-preview and answered by a second person; a decision with three options typed at creation,
+"""People's journeys in a real Chromium, by clicking and typing: nothing typed is lost (a note
+written while the session ended comes back after signing in; Back and Publish again makes no
+second note) and each thing has its controls (a comment edited and deleted from its row, asked
+first; a deleted note restored from its row; an inbox entry that opens at its comment and is
+read, another marked read from its row); a note written with its live preview and answered by a
+second person; a decision with three options typed at creation,
 voted by two people in one submit each, closed after a confirmation, its outcome first; a
 commitment reaching critical mass through join buttons, and a leave; a floorplan edited
 through its fields with the drawing changing before it is saved, then compared and restored;
@@ -12,6 +16,7 @@ import os
 import re
 import tempfile
 from pathlib import Path
+from urllib.parse import urlsplit
 
 import httpx
 import pytest
@@ -100,6 +105,121 @@ def test_a_note_with_preview_and_a_comment(app, make_agent, browser, live_server
     changes = pat.locator("section.version[data-number='2'] .diff")
     assert "We **ship** on Monday." in changes.locator("li.add").inner_text()
     assert "We **ship** on Friday." in changes.locator("li.del").inner_text()
+
+
+def _notes_titled(app: Flask, title: str) -> int:
+    from sqlalchemy import func, select
+
+    from app.extensions import db
+    from app.models import Note
+
+    with app.app_context():
+        return int(db.session.scalar(select(func.count()).select_from(Note).where(
+            Note.title == title, Note.deleted_at.is_(None))) or 0)
+
+
+def test_nothing_typed_is_lost_and_controls_are_where_the_thing_is(  # type: ignore[no-untyped-def]
+        app, make_agent, browser, live_server) -> None:
+    pat = person(app, make_agent, browser, live_server, "pat", studio_owner=True)
+    quinn = person(app, make_agent, browser, live_server, "quinn")
+
+    # The session ends while a note is being written: signing in again brings the note back.
+    pat.goto("/studios/team/note")
+    form = pat.locator("form[data-action=create_note]")
+    form.locator("[name=title]").fill("Survives")
+    form.locator("[name=text]").fill("Typed **before** the session ended.")
+    pat.context.clear_cookies()
+    form.locator("button[type=submit]").click()
+    expect(pat.locator("#login-notice")).to_contain_text("Your session ended before this was sent")
+    assert _notes_titled(app, "Survives") == 0
+    pat.fill("#login", "pat")
+    pat.fill("#password", "pat-password-1")
+    pat.locator("form button[type=submit]").click()
+    expect(pat.locator("#error-summary")).to_contain_text("the form as you left it")
+    assert urlsplit(pat.url).path == "/studios/team/note"  # the form's page, not the sign-in's
+    form = pat.locator("form[data-action=create_note]")
+    assert form.locator("[name=title]").input_value() == "Survives"
+    assert form.locator("[name=text]").input_value() == "Typed **before** the session ended."
+    form.locator("button[type=submit]").click()
+    pat.wait_for_url("**/studios/team/n/*")
+    assert pat.locator("h1").first.inner_text() == "Survives"
+
+    # Back after publishing, and Publish again: the note is shown, not made twice.
+    pat.goto("/studios/team/note")
+    form = pat.locator("form[data-action=create_note]")
+    form.locator("[name=title]").fill("Once only")
+    form.locator("[name=text]").fill("Sent twice by mistake.")
+    form.locator("button[type=submit]").click()
+    pat.wait_for_url("**/studios/team/n/*")
+    once = urlsplit(pat.url).path
+    pat.go_back()
+    pat.wait_for_url("**/studios/team/note")
+    form = pat.locator("form[data-action=create_note]")
+    if not form.locator("[name=text]").input_value():  # the browser may not restore fields
+        form.locator("[name=title]").fill("Once only")
+        form.locator("[name=text]").fill("Sent twice by mistake.")
+    form.locator("button[type=submit]").click()
+    pat.wait_for_url(f"**{once}")
+    expect(pat.locator(".flash.notice")).to_contain_text("sent before")
+    assert _notes_titled(app, "Once only") == 1
+
+    # Quinn comments twice on pat's note; pat's inbox entry opens at its comment, read.
+    note = once
+    for text in ("Frist!", "Second thought."):
+        quinn.goto(note)
+        comment = quinn.locator("form[data-action=add_comment]")
+        comment.get_by_label("Add a comment").fill(text)
+        comment.get_by_role("button", name="Comment").click()
+        quinn.wait_for_url(f"**{note}#comment-*")
+    pat.goto("/inbox")
+    assert pat.locator("li.notification.unread").count() == 2
+    first = pat.locator("li.notification.unread").last  # newest first: "Frist!" is last
+    first.locator("button.entry").click()
+    pat.wait_for_url(f"**{note}#comment-*")
+    anchor = urlsplit(pat.url).fragment
+    assert "Frist!" in pat.locator(f"#{anchor}").inner_text()
+    assert pat.locator(".comment:target").count() == 1
+    pat.goto("/inbox")
+    assert pat.locator("li.notification.unread").count() == 1
+    row = pat.locator("li.notification.unread")
+    with pat.expect_navigation():
+        row.get_by_role("button", name=re.compile("^Mark read")).click()
+    assert pat.locator("li.notification.unread").count() == 0
+    assert pat.locator(".unread-count").get_attribute("data-unread") == "0"
+
+    # Quinn edits and deletes a comment from its row; deleting asks first.
+    quinn.goto(note)
+    mine = quinn.locator(".comment", has_text="Frist!")
+    mine.get_by_text("Edit").click()
+    mine.get_by_label("Your comment").fill("First!")
+    mine.get_by_role("button", name="Save comment").click()
+    quinn.wait_for_url(f"**{note}#comment-*")
+    mine = quinn.locator(".comment", has_text="First!")
+    expect(mine).to_contain_text("edited")
+    mine.get_by_role("button", name="Delete the comment by Quinn").click()
+    dialog = quinn.get_by_role("dialog")
+    expect(dialog).to_contain_text("Delete this comment?")
+    expect(dialog.get_by_role("button", name="Cancel")).to_be_focused()
+    shoot(quinn, "confirm")
+    dialog.get_by_role("button", name="Cancel").click()
+    expect(mine).to_have_count(1)
+    mine.get_by_role("button", name="Delete the comment by Quinn").click()
+    with quinn.expect_navigation():
+        dialog.get_by_role("button", name="Delete comment").click()
+    expect(quinn.locator(".comment", has_text="First!")).to_have_count(0)
+    assert "(action" not in quinn.locator(".flash").inner_text()
+
+    # Pat deletes the note (asked first) and restores it from its row on the Deleted page.
+    pat.goto(note)
+    pat.get_by_role("button", name="Delete…").click()
+    with pat.expect_navigation():
+        pat.get_by_role("dialog").get_by_role("button", name="Delete note").click()
+    pat.goto("/studios/team/deleted")
+    row = pat.locator("table.deleted tr", has_text="Once only")
+    row.get_by_role("button", name=re.compile("^Restore")).click()
+    pat.wait_for_url(f"**{note}")
+    assert pat.locator("h1").first.inner_text() == "Once only"
+    assert _notes_titled(app, "Once only") == 1
 
 
 def release(tab, held: list) -> None:  # type: ignore[no-untyped-def]
@@ -222,7 +342,7 @@ def test_a_decision_from_options_to_outcome(app, make_agent, browser, live_serve
         "t => [t.scrollWidth, t.clientWidth]")
 
 
-def test_an_option_renamed_and_deleted_by_picking_it(app, make_agent, browser, live_server) -> None:  # type: ignore[no-untyped-def]
+def test_an_option_renamed_and_removed_from_its_row(app, make_agent, browser, live_server) -> None:  # type: ignore[no-untyped-def]
     pat = person(app, make_agent, browser, live_server, "pat", studio_owner=True)
     pat.goto("/studios/team/decide")
     form = pat.locator("form[data-action=create_decision]")
@@ -232,28 +352,25 @@ def test_an_option_renamed_and_deleted_by_picking_it(app, make_agent, browser, l
     form.locator("button[type=submit]").click()
     pat.wait_for_url("**/studios/team/d/*")
 
-    # The typo is picked from the live options, not typed again exactly.
-    rename = pat.locator("form[data-action=update_option]")
-    pick = rename.get_by_label("Option title")
-    assert pick.locator("option").all_inner_texts() == ["Choose…", "Monday", "Tusday", "Friday"]
-    rename.get_by_label("New title").fill("Tuesday")
-    rename.locator("button[type=submit]").click()  # nothing picked: the browser asks first
-    assert pick.evaluate("s => s.validity.valueMissing")
-    pick.select_option("Tusday")
-    rename.locator("button[type=submit]").click()
+    # The typo is fixed on its own row: nothing to pick, nothing to type again exactly.
+    pat.get_by_text("Rename or remove an option").click()
+    row = pat.locator("ul.option-rows li[data-option='Tusday']")
+    row.get_by_label("New name for “Tusday”").fill("Tuesday")
+    row.get_by_role("button", name="Rename").click()
     pat.wait_for_load_state()
     rows = pat.locator("form[data-action=vote] tr[data-option]")
     expect(rows).to_have_count(3)
     assert [rows.nth(i).get_attribute("data-option") for i in range(3)] == [
         "Monday", "Tuesday", "Friday"]
 
-    remove = pat.locator("form[data-action=delete_option]")
-    remove.get_by_label("Option title").select_option("Friday")
-    remove.locator("button[type=submit]").click()
-    pat.wait_for_load_state()
+    # Removing asks first.
+    pat.get_by_text("Rename or remove an option").click()
+    pat.get_by_role("button", name="Remove the option Friday").click()
+    with pat.expect_navigation():
+        pat.get_by_role("dialog").get_by_role("button", name="Remove option").click()
     expect(rows).to_have_count(2)
-    assert pat.locator("form[data-action=delete_option] option").all_inner_texts() == [
-        "Choose…", "Monday", "Tuesday"]
+    assert pat.locator("ul.option-rows li").evaluate_all(
+        "rows => rows.map(r => r.dataset.option)") == ["Monday", "Tuesday"]
 
 
 def test_a_commitment_reaches_critical_mass(app, make_agent, browser, live_server) -> None:  # type: ignore[no-untyped-def]
@@ -379,8 +496,9 @@ def test_a_token_created_copied_and_revoked(app, make_agent, browser, live_serve
     pat.reload()
     assert pat.get_by_role("textbox", name="New token").count() == 0
     row = pat.locator("table.tokens tr", has_text="my laptop")
-    row.get_by_role("button", name="Revoke my laptop").click()
-    pat.wait_for_load_state()
+    row.get_by_role("button", name="Revoke my laptop").click()  # asks first
+    with pat.expect_navigation():
+        pat.get_by_role("dialog").get_by_role("button", name="Revoke token").click()
     assert pat.locator("table.tokens tr", has_text="my laptop").locator(".state").inner_text() \
         == "revoked"
     assert httpx.get(f"{live_server}/studios", headers=headers).status_code == 401
@@ -407,7 +525,7 @@ def test_a_run_page_follows_its_run(app, make_agent, browser, live_server, monke
     assert drain(app, run_id)["status"] == "succeeded"
     # No reload: the page polls its live part and says so in its status region.
     expect(pat.locator(".run-status")).to_have_attribute("data-status", "succeeded")
-    expect(pat.locator("[data-live-note]")).to_have_text("Status: succeeded.")
+    expect(pat.locator("[data-live-note]")).to_have_text("Status: finished.")
     assert pat.locator("ol.events li[data-type=execution_completed]").count() == 1
     assert "---" not in pat.locator("ol.events").inner_text()
     shoot(pat, "run")

@@ -46,8 +46,11 @@ def test_decision_and_commitment_in_the_browser(app, page, make_agent) -> None: 
         add.locator("[name=title]").fill(title)
         add.locator("button[type=submit]").click()
         page.wait_for_load_state()
-    assert sorted(r[0] for r in result_rows(page)) == ["Lisbon", "Oslo"]
-    assert all(r[1:] == ("0", "0") for r in result_rows(page))
+    # No ranking before the first vote: the ballot lists the options, the results wait.
+    assert result_rows(page) == []
+    assert "No votes yet" in page.locator(".results-panel").inner_text()
+    assert page.locator("form[data-action=vote] tr[data-option]").evaluate_all(
+        "rows => rows.map(r => r.dataset.option)") == ["Lisbon", "Oslo"]
 
     ballot = page.locator("form[data-action=vote]")
     ballot.get_by_label("Accept: Oslo").check()

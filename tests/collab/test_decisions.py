@@ -250,7 +250,7 @@ def test_html_form_vote_and_page(studio, client, app) -> None:  # type: ignore[n
     add(studio, path, "A", "B")
     html = studio.get(path, accept="text/html").get_data(as_text=True)
     assert 'class="ballot"' in html and 'data-action="add_option"' in html
-    assert "Current results" in html
+    assert "Results so far" in html
     # JSON view of the page carries the same actions as the Markdown frontmatter.
     as_json = studio.get(path, accept="application/json").json
     assert [a["name"] for a in as_json["actions"]] == action_names(

@@ -471,7 +471,7 @@ def test_the_first_day_is_never_gated_and_the_gate_explains_itself(app, make_age
     browser = html_login(app, "alice", "alice-password")
     r = browser.get("/studios/beat", headers={"Accept": "text/html"})
     html = r.get_data(as_text=True)
-    assert "A <strong>heartbeat</strong> is a one-click check-in" in html
+    assert "asks its members to check in once a week: one click" in html
     assert "first day" in html
     assert html.count('data-action="send_heartbeat"') == 1  # one button, nothing else
     r = html_post(browser, "/studios/beat", "/studios/beat/actions/send_heartbeat", {})
@@ -519,12 +519,12 @@ def test_agents_page_over_html_forms(app, make_agent) -> None:  # type: ignore[n
     assert r.status_code == 303
     html = browser.get(page).get_data(as_text=True)
     token = re.search(r'<code class="copy"[^>]*>(hmn_[^<]+)</code>', html).group(1)  # shown once
-    assert 'aria-label="Revoke agent helper"' in html
+    assert 'aria-label="Revoke agent Helper"' in html
     assert app.test_client().get("/studios", headers={
         "Authorization": f"Bearer {token}"}).status_code == 200
     r = html_post(browser, page, f"{page}/actions/revoke_agent", {"handle": "helper"})
     assert r.status_code == 303
     html = browser.get(page).get_data(as_text=True)
-    assert token not in html and 'aria-label="Revoke agent helper"' not in html
+    assert token not in html and 'aria-label="Revoke agent Helper"' not in html
     assert app.test_client().get("/studios", headers={
         "Authorization": f"Bearer {token}", "Accept": "application/json"}).status_code == 401

@@ -52,7 +52,7 @@ def test_confirm_read_disappears_then_comes_back_as_reconfirm(studio, make_agent
     assert again.status_code == 409
     assert studio.act(f"{path}/edit", "update_note", text="v2").status_code == 200
     page = bob.get(path, accept="text/html").get_data(as_text=True)
-    assert "Reconfirm read" in page
+    assert "Confirm I read it again" in page  # the page says the note changed since
     assert bob.act(path, "confirm_read").status_code == 200
     history = bob.get(path).get_data(as_text=True)
     assert history.count(": read_confirmation") == 2

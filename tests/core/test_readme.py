@@ -5,6 +5,8 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+import pytest
+
 from config import SETTINGS
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -48,3 +50,44 @@ def test_the_readme_shows_the_two_commands_and_every_script() -> None:
         if script.name.startswith("_"):
             continue
         assert f"bin/{script.name}" in README, script.name
+
+
+# A `flask …` command typed as the README shows it: a bare `flask` is not found in a fresh
+# shell (or is another Python's, without the app's packages), so each one the README shows
+# runs through the project's environment.
+_CODE = re.compile(r"```[a-z]*\n(.*?)```|`([^`\n]+)`", re.S)
+_FLASK = re.compile(r"(?<![\w/.-])flask\s+(--[a-z-]+|[a-z][a-z-]*)")
+
+
+def readme_flask_commands() -> list[str]:
+    """The first word after every `bin/flask` the README shows (code spans and blocks)."""
+    words = []
+    for block, span in _CODE.findall(README):
+        words += re.findall(r"bin/flask\s+([a-z][a-z-]*)", block or span)
+    return words
+
+
+def test_every_flask_command_in_the_readme_uses_the_projects_environment() -> None:
+    bare = []
+    for block, span in _CODE.findall(README):
+        bare += [m.group(0) for m in _FLASK.finditer(block or span)]
+    assert bare == [], "use bin/flask (or .venv/bin/flask) in the README"
+    assert len(set(readme_flask_commands())) >= 8
+
+
+def test_bin_flask_runs_from_a_fresh_shell_anywhere(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    """What a newcomer types: `bin/flask …` from another folder with a bare PATH finds the
+    project's environment and the app, and knows every command the README names."""
+    import subprocess
+
+    digest = __import__("hashlib").sha1((ROOT / "pyproject.toml").read_bytes()).hexdigest()[:12]
+    if not list((ROOT / ".venv").glob(f".installed-{digest}-*")):
+        pytest.skip(".venv was not made by bin/dev or bin/test: bin/flask would install first")
+    shell = {"PATH": "/usr/bin:/bin", "HOME": str(tmp_path), "LANG": "C.UTF-8",
+             "HARMONIC_INSTANCE": str(tmp_path / "instance")}
+    done = subprocess.run([str(ROOT / "bin" / "flask"), "--help"], cwd=tmp_path, env=shell,
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    listed = set(re.findall(r"^  ([a-z][a-z-]*)\s", done.stdout, flags=re.M))
+    missing = sorted(set(readme_flask_commands()) - listed)
+    assert missing == [], (missing, done.stdout)

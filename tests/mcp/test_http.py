@@ -331,8 +331,9 @@ def test_agent_activity_is_the_owners_only(studio, client, make_agent) -> None:
     html = client.get("/u/alice/agent-activity",
                       headers={"Authorization": f"Bearer {studio.token}", "Accept": "text/html"})
     html_text = html.get_data(as_text=True)
-    assert html.status_code == 200 and "execute_action" in html_text
-    assert "secret_value" in html_text and "xyz" not in html_text
+    # The page for people says it in words: what the agent did, which fields it filled in.
+    assert html.status_code == 200 and "Did something" in html_text and "Read a page" in html_text
+    assert "Secret value" in html_text and "xyz" not in html_text
     other = make_agent("bob")
     assert other.get("/u/alice/agent-activity").status_code == 403
 

@@ -64,6 +64,12 @@ def test_a_comment_on_my_item_is_a_reply(app: Flask, studio, make_agent) -> None
     assert unread == 1 and rows[0]["kind"] == "reply"
     assert "commented on your note" in rows[0]["text"]
     assert inbox(studio) == (0, [])
+    # The entry leads to the comment itself, and opening it from the inbox marks it read.
+    at = f"{note.json['location']}#comment-{comment.json['result']['id']}"
+    assert at in rows[0]["link"]
+    opened = bob.act("/inbox", "mark_read", id=rows[0]["id"], open=True)
+    assert opened.status_code == 200 and opened.json["location"] == at
+    assert inbox(bob)[0] == 0
     # A mention in a comment, and in a decision's description added by an edit.
     carol = join_studio(make_agent, "carol")
     bob.act(note.json["location"], "add_comment", text="@carol what do you think?")
@@ -98,6 +104,8 @@ def test_a_closed_decision_tells_its_outcome(app: Flask, studio, make_agent) -> 
     rows = [r for r in inbox(bob)[1] if r["kind"] == "decision_closed"]
     assert len(rows) == 1 and "“Salad” won with 1 acceptance" in rows[0]["text"]
     assert path in rows[0]["link"]
+    # Whoever closed it did so themselves: that is not news for their inbox.
+    assert "decision_closed" not in kinds(studio)
     # Reading the inbox again adds nothing twice.
     assert len([r for r in inbox(bob)[1] if r["kind"] == "decision_closed"]) == 1
 

@@ -7,5 +7,5 @@ def test_playbooks_page_explains_the_steps(make_agent) -> None:  # type: ignore[
     bob = make_agent("bob")
     html = bob.get("/playbooks", accept="text/html").get_data(as_text=True)
     intro = html.split('<section class="intro"', 1)[1].split("</section>", 1)[0]
-    for words in ("Review the capture", "approve", "dry run", "Only an approved recipe"):
+    for words in ("Read the recording", "approve", "trial run", "Only an approved recipe"):
         assert words in intro

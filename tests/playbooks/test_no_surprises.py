@@ -202,7 +202,7 @@ def test_a_raised_cap_is_in_the_recipe_and_its_review_shows_it(
         in text
     assert "* `maxUpdated` 100: default" in text
     html = studio.get(f"/playbooks/{started['id']}", accept="text/html").get_data(as_text=True)
-    assert "<strong>raises the default 50</strong>" in html
+    assert "<strong>above the server's default of 50</strong>" in html
     shown = app.test_cli_runner().invoke(args=["playbooks", "show", started["sessionId"]])
     assert shown.exit_code == 0, shown.output
     assert f"maxCreated {created * 2}: declared by the recipe, RAISES the default 50" \

@@ -55,7 +55,7 @@ def test_pages_and_actions(app, studio, demo, make_agent) -> None:  # type: igno
     run_path = done.get_json()["location"]
     assert done.get_json()["result"]["ok"] and run_path.startswith(f"/playbooks/{short}/runs/")
     html = alice.get(run_path, accept="text/html").get_data(as_text=True)
-    assert "<h1>Replay" in html and "update_wall_parameter" in html
+    assert "<h1>Run " in html and "update_wall_parameter" in html
     listing = alice.get(f"/playbooks/{short}", accept="text/html").get_data(as_text=True)
     assert "<h1>Playbook: walls</h1>" in listing and run_path in listing
 

@@ -22,7 +22,9 @@
         failures = 0;
         holder.innerHTML = answer.html;
         if (answer.status !== last && note) {
-          note.textContent = "Status: " + answer.status + ".";
+          // In the page's own words ("finished", not "succeeded").
+          var said = holder.querySelector(".run-status strong");
+          note.textContent = "Status: " + (said ? said.textContent : answer.status) + ".";
         }
         last = answer.status;
         if (!done(answer.status)) { setTimeout(tick, 1000); }
