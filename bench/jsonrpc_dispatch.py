@@ -45,15 +45,17 @@ def main() -> None:
     app = harness.app_for(inst)
     from jsonrpcserver import dispatch
 
+    from app.actions.effects import READ
     from app.design_model import loader, rpc, settings
     from app.design_model.protocol import Params
-    from app.design_model.registry import METHODS, Ctx
+    from app.design_model.registry import METHODS, Ctx, method
     from app.extensions import db
 
     n = harness.size(4000, 1000, 20)
     rows: list[list[str]] = []
     overheads: dict[str, float] = {}
-    METHODS["bench_noop"] = lambda ctx, p: {"ok": True}
+    method("bench_noop", READ, "does nothing (the dispatch's cost alone)")(
+        lambda ctx, p: {"ok": True})
     rpc.TABLE["bench_noop"] = rpc._bind("bench_noop", METHODS["bench_noop"])
     with app.app_context():
         conf = settings.current()
@@ -72,14 +74,14 @@ def main() -> None:
             answer = rpc.handle(payload)
             assert "result" in answer and answer["result"] == direct(), answer
             schema_answer = json.loads(dispatch(raw.decode(), rpc.TABLE,
-                                                context=rpc._Call(True)))
+                                                context=rpc._Call(None)))
             assert schema_answer["result"] == answer["result"], schema_answer
             calls = {
                 "direct": direct,
                 "rpc.handle": lambda payload=payload: rpc.handle(payload),
                 "handle_body": lambda raw=raw: rpc.handle_body(raw),
                 "jsonrpcserver + schema": lambda raw=raw: dispatch(
-                    raw.decode(), rpc.TABLE, context=rpc._Call(True)),
+                    raw.decode(), rpc.TABLE, context=rpc._Call(None)),
             }
             samples = harness.interleaved(calls, rounds=5, per_round=max(n // 5, 1))
             base = samples["direct"].p50 * 1000

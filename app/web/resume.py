@@ -25,6 +25,7 @@ from werkzeug.wrappers import Response
 
 from app.actions import Action
 from app.core.identity import Identity
+from app.extensions import db
 from app.models import User
 from app.web import pages
 from app.web.negotiation import wants
@@ -71,7 +72,11 @@ def lost_form() -> Response | None:
         return None
     spec, args, act = found
     values = _typed(act)
-    if g.get("user") is not None:
+    identity = g.get("identity")
+    if identity is not None:
+        # A form's page loads its own person after the CSRF check, so this one may not be yet.
+        if g.get("user") is None:
+            g.user = db.session.get(User, identity.user_id)
         return pages.show_again(spec, args, _state(act, values, STILL_SIGNED_IN), 400)
     token = _serializer().dumps({"path": request.path, "values": values})
     page_path = request.path.rsplit("/actions/", 1)[0]

@@ -14,6 +14,7 @@ import httpx
 import pytest
 from flask import Flask
 
+from app.actions import ACTIONS
 from app.extensions import db
 from tests.conftest import CHROMIUM
 from tests.helpers import open_studio
@@ -137,12 +138,16 @@ async def _scenario(base: str, callback: str, mode: str) -> None:
         page = await context.new_page()
         await page.goto(base + "/u/pat/agent-activity")
         activity = await page.content()
-        assert "create_note" in activity and "navigate" in activity
+        # (in words: the note it wrote and the page it read, each with its address)
+        assert ACTIONS["create_note"].title() in activity and "Read a page" in activity
+        assert 'href="/studios/team/note"' in activity
         # ...and revokes the app in their settings.
         await page.goto(base + "/u/pat/settings/apps")
         assert "Harmonic SDK test" in await page.content()
-        await page.click("button[aria-label='Revoke Harmonic SDK test']")
-        await page.wait_for_load_state()
+        await page.click("button[aria-label='Disconnect Harmonic SDK test']")
+        async with page.expect_navigation():  # the person confirms in the page's dialog
+            await page.click("#confirm-dialog [data-confirm-go]")
+        assert "No connected apps." in await page.content()
         await browser.close()
 
     token = storage.tokens.access_token
