@@ -157,7 +157,9 @@ def _path(ctx: Context, item_type: str, item: Any) -> str:
 @action("create_decision", "Ask the studio a question to decide by acceptance voting",
         ("decision_new", "cycle"), rules.member,
         params=(QUESTION, DESCRIPTION, dataclasses.replace(OPTIONS_OPEN, default=True),
-                DEADLINE, OPTIONS), effect=WRITE)
+                DEADLINE, OPTIONS), effect=WRITE,
+        # With options it is ready for votes; without, it needs options first.
+        next_steps=lambda ctx, result: ["vote"] if result.data.get("options") else ["add_option"])
 def create_decision(ctx: Context, p: dict[str, Any]) -> Result:
     decision = decisions.create_decision(ctx.studio, ctx.user, base_url=ctx.base_url, **p)
     titles = decisions.option_titles(p.get("options") or [])

@@ -174,6 +174,10 @@ class Action:
     # A studio's read-only guests are refused every action that writes (``refusal``), except
     # the few that say so here (leaving the studio, accepting an invite).
     guests: bool = False
+    # The actions a caller most likely runs next, where the result leads (its location, else
+    # this page), given what this run made: a result names them with their parameters' schema
+    # so an agent need not read that page first (a new decision: vote; a new plan: add_room).
+    next_steps: Callable[[Context, Result], Iterable[str]] | None = None
 
     def param(self, name: str) -> Param | None:
         return next((p for p in self.params if p.name == name), None)
@@ -240,6 +244,7 @@ def action(name: str, description: str, pages: tuple[str, ...] | str, authorize:
            touches: Callable[[Context, Result], Iterable[str]] | None = None,
            unavailable_reason: Callable[[Context], str | None] | None = None,
            guests: bool = False,
+           next_steps: Callable[[Context, Result], Iterable[str]] | None = None,
            ) -> Callable[[Handler], Handler]:
     """Register the decorated handler as an action (names are unique across the app).
 
@@ -257,7 +262,7 @@ def action(name: str, description: str, pages: tuple[str, ...] | str, authorize:
             pages=(pages,) if isinstance(pages, str) else tuple(pages), handler=handler,
             authorize=authorize, available=available or (lambda ctx: True), label=label,
             effect=effect, prefill=prefill, choices=choices, done=done, touches=touches,
-            unavailable_reason=unavailable_reason, guests=guests)
+            unavailable_reason=unavailable_reason, guests=guests, next_steps=next_steps)
         return handler
 
     return register

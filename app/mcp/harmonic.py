@@ -321,7 +321,13 @@ def _file_result(page: Page) -> ToolResult:
         "type": "object",
         "properties": {"ok": {"type": "boolean"}, "action": {"type": "string"},
                        "message": {"type": "string"}, "path": {"type": "string"},
-                       "location": {"type": "string"}, "result": {"type": "object"}},
+                       "location": {"type": "string"}, "result": {"type": "object"},
+                       "next": {"type": "array", "description":
+                                "The obvious next steps: each an action with its inputSchema "
+                                "and the path to run it at with execute_action",
+                                "items": {**ACTION_SCHEMA, "properties": {
+                                    **ACTION_SCHEMA["properties"],
+                                    "path": {"type": "string"}}}}},
         "required": ["ok", "action", "message", "path"],
     },
     # A write, and at worst a destructive one (it may close a decision or revoke a token): the
@@ -394,6 +400,10 @@ def execute_action(ctx: ToolContext, args: dict[str, Any]) -> ToolResult:
         # What the action made (a token shown once, ids, versions, warnings) is read from the
         # text by many clients: structuredContent alone would hide it from them.
         text[1:1] = ["Result:", *_result_lines(body["result"])]
+    steps = _with_annotations([s for s in body.get("next") or [] if isinstance(s, dict)])
+    if steps:
+        text += ["", "Next (execute_action at the path shown; each one's JSON Schema is in "
+                     "structuredContent.next[].inputSchema):", *_next_lines(steps)]
     text.append("(Use navigate to see the updated page and its actions.)")
     structured: dict[str, Any] = {"ok": True, "action": action, "path": page_path,
                                   "message": str(body.get("message", ""))}
@@ -401,6 +411,8 @@ def execute_action(ctx: ToolContext, args: dict[str, Any]) -> ToolResult:
         structured["location"] = location
     if isinstance(body.get("result"), dict):
         structured["result"] = body["result"]
+    if steps:
+        structured["next"] = steps
     blocks = [content.text("\n".join(text))]
     if location:
         # A URI resources/read serves (the page as Markdown); the path is what a person opens.
@@ -421,6 +433,17 @@ def _result_lines(result: dict[str, Any]) -> list[str]:
         if len(shown) > RESULT_TEXT_MAX:
             shown = shown[:RESULT_TEXT_MAX] + "… (cut here; structuredContent has all of it)"
         lines.append(f"- {key}: {shown}")
+    return lines
+
+
+def _next_lines(steps: list[dict[str, Any]]) -> list[str]:
+    """Each next step as a line naming its action, its page and its parameters' shapes."""
+    lines = []
+    for step in steps:
+        params = ", ".join(f"{p.get('name')}{'' if p.get('required') else '?'}: {p.get('type')}"
+                           for p in step.get("params") or [] if isinstance(p, dict))
+        lines.append(f"- {step.get('name')} at {step.get('path')} ({params}): "
+                     f"{step.get('description', '')}")
     return lines
 
 

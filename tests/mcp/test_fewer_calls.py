@@ -1,0 +1,130 @@
+"""Fewer calls: an agent that reads only tool descriptions and results, through the official
+MCP SDK over both transports in both eras, makes a decision with three options and votes on
+two in three calls, and creates a floorplan, adds a room and gets its PNG in three, because
+each action's result names the obvious next step with the schema it takes.
+"""
+
+from __future__ import annotations
+
+import base64
+import re
+from typing import Any
+
+import pytest
+from flask import Flask
+
+from tests.floorplans.test_fp_pages import png_size
+from tests.helpers import parse_md
+from tests.mcp.clients import TRANSPORTS, over
+
+
+class Agent:
+    """Counts the tool calls it makes; every call must succeed."""
+
+    def __init__(self, client: Any) -> None:
+        self.client, self.calls = client, 0
+
+    async def call(self, name: str, args: dict[str, Any]) -> Any:
+        self.calls += 1
+        result = await self.client.call_tool(name, args)
+        assert not result.is_error, result
+        return result
+
+
+def _step(result: Any, name: str) -> dict[str, Any]:
+    """The next step ``name`` a result names, with its path and inputSchema."""
+    steps = {step["name"]: step for step in result.structured_content.get("next") or []}
+    assert name in steps, result.structured_content
+    step = steps[name]
+    assert step["path"] and step["inputSchema"]["type"] == "object", step
+    # Said in the text too, for clients that read only text.
+    text = "\n".join(block.text for block in result.content if block.type == "text")
+    assert f"- {name} at {step['path']}" in text, text
+    return step
+
+
+async def _decide_and_vote(client: Any) -> tuple[int, str]:
+    agent = Agent(client)
+    home = await agent.call("navigate", {"path": "/studios/team"})
+    offered = {a["name"]: a for a in home.structured_content["actions"]}
+    if "create_decision" in offered:
+        where = home.structured_content["path"]
+        schema = offered["create_decision"]["inputSchema"]
+    else:  # the studio page links the page that asks a question
+        found = re.search(r"\]\((/studios/team/decide)\)", home.content[0].text)
+        assert found, home.content[0].text
+        where, schema = found.group(1), None
+    if schema is not None:
+        assert {"question", "options"} <= set(schema["properties"])
+    made = await agent.call("execute_action", {
+        "action": "create_decision", "path": where,
+        "params": {"question": "Where do we meet?", "options": ["Café", "Office", "Park"]}})
+    vote = _step(made, "vote")
+    options = made.structured_content["result"]["options"]
+    # What the schema says a vote on several options is: votes, each an option_title and
+    # whether it is accepted.
+    item = vote["inputSchema"]["properties"]["votes"]["items"]
+    assert item["required"] == ["option_title"] and "accept" in item["properties"]
+    await agent.call("execute_action", {
+        "action": "vote", "path": vote["path"],
+        "params": {"votes": [{"option_title": options[0], "accept": True},
+                             {"option_title": options[2], "accept": True}]}})
+    return agent.calls, vote["path"]
+
+
+def _fill(schema: dict[str, Any], name: str) -> Any:
+    """A value for a required property, read from its schema alone."""
+    if schema.get("type") == "string":
+        return name
+    if schema.get("type") == "object":
+        return {key: 4 for key in schema.get("required") or []}
+    raise AssertionError(f"no value for {schema}")
+
+
+async def _floorplan(client: Any) -> tuple[int, Any]:
+    agent = Agent(client)
+    made = await agent.call("execute_action", {
+        "action": "create_floorplan", "path": "/studios/team/floorplans",
+        "params": {"name": "annex"}})
+    rooms = made.structured_content["result"]["rooms"]
+    assert rooms and all({"name", "position", "size"} <= set(room) for room in rooms)
+    add = _step(made, "add_room")
+    schema = add["inputSchema"]
+    params = {key: _fill(schema["properties"][key], "Kitchen") for key in schema["required"]}
+    # Beside the rooms it already has, as the result lists them.
+    right = max(room["position"]["x"] + room["size"]["width"] for room in rooms)
+    params["position"] = {"x": right, "y": 0}
+    await agent.call("execute_action", {"action": "add_room", "path": add["path"],
+                                        "params": params})
+    drawn = await agent.call("render_floorplan", {"plan": made.structured_content["result"]
+                                                  ["plan"]})
+    return agent.calls, drawn
+
+
+@pytest.mark.parametrize(("transport", "mode", "version"), TRANSPORTS)
+def test_budgets_with_next_steps(request: pytest.FixtureRequest, app: Flask, studio,  # type: ignore[no-untyped-def]
+                                 transport: str, mode: str, version: str) -> None:
+    async def both(client: Any) -> tuple[tuple[int, str], tuple[int, Any]]:
+        return await _decide_and_vote(client), await _floorplan(client)
+
+    (decision_calls, decision), (plan_calls, drawn) = over(
+        transport, mode, version, request, app, studio.token, both)
+    assert decision_calls <= 3
+    _front, body = parse_md(studio.get(decision).get_data(as_text=True))
+    mine = [line for line in body.splitlines() if line.startswith("* [") and "✅" in line]
+    assert mine == ["* [x] ✅ [ ] ⭐ Café", "* [ ] ✅ [ ] ⭐ Office", "* [x] ✅ [ ] ⭐ Park"]
+    assert plan_calls <= 3
+    (picture,) = [block for block in drawn.content if block.type == "image"]
+    assert picture.mime_type == "image/png" and png_size(base64.b64decode(picture.data))[0] > 0
+    assert "Kitchen" in [room["name"] for room in drawn.structured_content["rooms"]]
+
+
+def test_a_result_without_options_leads_to_add_option(studio) -> None:  # type: ignore[no-untyped-def]
+    made = studio.act("/studios/team/decide", "create_decision", question="Lunch?")
+    assert made.status_code == 201
+    (step,) = made.get_json()["next"]
+    assert step["name"] == "add_option" and step["path"] == made.get_json()["location"]
+    assert step["input_schema"]["required"] == ["title"]
+    page = studio.act("/studios/team/decide", "create_decision", question="Tea?",
+                      accept="text/markdown").get_data(as_text=True)
+    assert "## Next" in page and "`add_option` at [" in page
