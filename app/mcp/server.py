@@ -336,8 +336,12 @@ class McpServer:
         if not isinstance(name, str):
             raise _params_error("name is required")
         tool = self._registry().tools.get(name)
-        if tool is None or (tool.app_only and not negotiate.shows_apps(ctx, params)):
-            raise _params_error(f"Unknown tool: {name}")  # (app-only: not offered to it)
+        apps = negotiate.shows_apps(ctx, params)
+        if tool is None or (tool.app_only and not apps):  # (app-only: not offered to it)
+            # Named with the tools there are, so a mistyped name is fixed in one more call.
+            known = [t.name for t in self._registry().tools.values() if apps or not t.app_only]
+            raise _params_error(f"Unknown tool: {name}. Tools: {', '.join(known)}",
+                                {"tools": known})
         args = params.get("arguments")
         if args is None:
             args = {}

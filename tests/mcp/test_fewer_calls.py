@@ -128,3 +128,36 @@ def test_a_result_without_options_leads_to_add_option(studio) -> None:  # type: 
     page = studio.act("/studios/team/decide", "create_decision", question="Tea?",
                       accept="text/markdown").get_data(as_text=True)
     assert "## Next" in page and "`add_option` at [" in page
+
+
+# An unknown tool names the tools; skills/get takes a name -------------------------------------
+
+@pytest.mark.parametrize(("transport", "mode", "version"), TRANSPORTS)
+def test_an_unknown_tool_names_the_tools(request: pytest.FixtureRequest, app: Flask, studio,  # type: ignore[no-untyped-def]
+                                         transport: str, mode: str, version: str) -> None:
+    async def story(client: Any) -> str:
+        try:
+            await client.call_tool("navigte", {"path": "/studios"})
+        except Exception as exc:  # the SDK raises the JSON-RPC error
+            return str(exc)
+        raise AssertionError("an unknown tool was called")
+
+    said = over(transport, mode, version, request, app, studio.token, story)
+    assert "Unknown tool: navigte" in said
+    assert "navigate" in said.split("Tools:", 1)[1] and "execute_action" in said
+
+
+def test_skills_get_by_name(live_server: str, studio) -> None:  # type: ignore[no-untyped-def]
+    from tests.mcp.conftest import Http
+
+    http = Http(live_server, studio.token)
+    http.initialize()
+    listing = http.call("skills/list")["result"]["skills"]
+    first = listing[0]
+    got = http.call("skills/get", {"name": first["frontmatter"]["name"]})["result"]
+    assert got["skill"] == first
+    unknown = http.call("skills/get", {"name": "nope"})["error"]
+    assert unknown["code"] == -32602 and "no skill named 'nope'" in unknown["message"]
+    assert first["frontmatter"]["name"] in unknown["message"]
+    neither = http.call("skills/get", {})["error"]
+    assert "give the skill's uri or its name" in neither["message"]
