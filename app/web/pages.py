@@ -29,7 +29,7 @@ from app.services import form_receipts
 from app.services.errors import Conflict, DomainError, Invalid, Unauthorized
 from app.web import auth, forms, loaders
 from app.web.auth import authorize
-from app.web.chrome import humane
+from app.web.chrome import header_links, humane
 from app.web.negotiation import wants
 
 APP_NAME = "Harmonic"
@@ -197,6 +197,7 @@ def nav_line(page_: Page) -> str:
     parts = ["[Home](/)"] + [f"[{inline(label)}]({href})" for label, href in page_.nav]
     user = page_.ctx.user
     if user is not None:
+        parts += [f"[{label}]({href})" for label, href in header_links(user.handle)]
         parts.append(f"Logged in as [{inline(user.name)}](/u/{user.handle})")
     return "nav: | " + " | ".join(parts) + " |"
 

@@ -161,3 +161,17 @@ def test_skills_get_by_name(live_server: str, studio) -> None:  # type: ignore[n
     assert first["frontmatter"]["name"] in unknown["message"]
     neither = http.call("skills/get", {})["error"]
     assert "give the skill's uri or its name" in neither["message"]
+
+
+# The Markdown navigation lists what the HTML header lists ---------------------------------------
+
+def test_markdown_nav_lists_the_html_header(studio) -> None:  # type: ignore[no-untyped-def]
+    for path in ("/studios/team", "/studios", "/u/alice"):
+        html = studio.get(path, accept="text/html").get_data(as_text=True)
+        header = html.split('<header class="top">', 1)[1].split("</header>", 1)[0]
+        offered = set(re.findall(r'<a [^>]*href="(/[^"#]*)"', header)) - {"/"}
+        assert {"/inbox", "/playbooks", "/workflows"} <= offered, offered
+        markdown = studio.get(path).get_data(as_text=True)
+        (nav,) = [line for line in markdown.splitlines() if line.startswith("nav: |")]
+        listed = set(re.findall(r"\]\((/[^)]*)\)", nav))
+        assert offered <= listed, (path, offered - listed)
