@@ -209,7 +209,7 @@ def add_option(ctx: Context, p: dict[str, Any]) -> Result:
         effect=IDEMPOTENT_WRITE)
 def vote(ctx: Context, p: dict[str, Any]) -> Result:
     ballots = decisions.ballots(p)
-    voted = decisions.vote(ctx.item, ctx.user, ballots)
+    voted = decisions.vote(ctx.item, ctx.user, ballots, listed="votes" in p)
     titles = ", ".join(f"“{o.title}”" for o in voted)
     return Result(f"Vote recorded on {titles}.", ctx.path,
                   data={"votes": [dataclasses.asdict(b) for b in ballots]})

@@ -385,8 +385,7 @@ def execute_action(ctx: ToolContext, args: dict[str, Any]) -> ToolResult:
     ctx.session.save()
     if result.status >= 400 or not body.get("ok"):
         lines = [f"✗ {action} failed ({result.status}): {error.get('message') or result.text}"]
-        lines += [f"- {e.get('param')}: {e.get('message')}" for e in error.get("errors") or []
-                  if isinstance(e, dict)]
+        lines += [_problem_line(e) for e in error.get("errors") or [] if isinstance(e, dict)]
         raise ToolError("\n".join(lines), structured={
             "ok": False, "action": action, "path": page_path,
             "message": str(error.get("message") or f"HTTP {result.status}"),
@@ -434,6 +433,18 @@ def _result_lines(result: dict[str, Any]) -> list[str]:
             shown = shown[:RESULT_TEXT_MAX] + "… (cut here; structuredContent has all of it)"
         lines.append(f"- {key}: {shown}")
     return lines
+
+
+def _problem_line(error: dict[str, Any]) -> str:
+    """One bad parameter of a refusal, named by its path when it is nested
+    (``votes[0].option_title``)."""
+    param, path, message = error.get("param"), error.get("path"), str(error.get("message"))
+    if isinstance(path, str) and isinstance(param, str) and path.startswith(param):
+        where = path[len(param):].lstrip(".")
+        if message.startswith(f"{where}: "):
+            message = message[len(where) + 2:]
+        return f"- {path}: {message}"
+    return f"- {param}: {message}"
 
 
 def _next_lines(steps: list[dict[str, Any]]) -> list[str]:

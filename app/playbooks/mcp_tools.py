@@ -228,9 +228,11 @@ def upstream_call_tool(ctx: ToolContext, args: dict[str, Any]) -> ToolResult:
         error = response["error"] if isinstance(response["error"], dict) else {}
         detail = ""
         data: dict[str, Any] = error["data"] if isinstance(error.get("data"), dict) else {}
-        if isinstance(data.get("errors"), list) and len(data["errors"]) > 1:
-            detail = " — " + "; ".join(f"{e.get('param')}: {e.get('message')}"
-                                       for e in data["errors"] if isinstance(e, dict))
+        listed = data["errors"] if isinstance(data.get("errors"), list) else []
+        said = [f"{e.get('param')}: {e.get('message')}" for e in listed if isinstance(e, dict)]
+        if len(said) > 1 and not all(line in str(error.get("message")) for line in said):
+            # Listed once: the design model's own refusal already names every problem.
+            detail = " — " + "; ".join(said)
         elif isinstance(data.get("methods"), list):
             detail = f" — valid methods: {', '.join(map(str, data['methods']))}"
         raise ToolError(f"{args['method']} failed ({error.get('code')}): "

@@ -175,3 +175,55 @@ def test_markdown_nav_lists_the_html_header(studio) -> None:  # type: ignore[no-
         (nav,) = [line for line in markdown.splitlines() if line.startswith("nav: |")]
         listed = set(re.findall(r"\]\((/[^)]*)\)", nav))
         assert offered <= listed, (path, offered - listed)
+
+
+# Every bad parameter in one refusal, each by its path ------------------------------------------
+
+def test_every_bad_parameter_in_one_refusal(studio) -> None:  # type: ignore[no-untyped-def]
+    refused = studio.act("/studios/team/commit", "create_commitment", title="Run",
+                         critical_mass=0, deadline="whenever")
+    assert refused.status_code == 422
+    errors = refused.get_json()["error"]["errors"]
+    assert [e["param"] for e in errors] == ["critical_mass", "deadline"], errors
+    assert "not a date-time" in errors[1]["message"]
+
+    decision = studio.act("/studios/team/decide", "create_decision", question="Where?",
+                          options=["Café", "Park"]).get_json()["location"]
+    refused = studio.act(decision, "vote", votes=[
+        {"option_title": "Café", "accept": True}, {"accept": True},
+        {"option_title": "Park", "accept": "yes", "bogus": 1}])
+    assert refused.status_code == 422
+    errors = refused.get_json()["error"]["errors"]
+    assert {e["path"]: e["param"] for e in errors} == {
+        "votes[1].option_title": "votes", "votes[2].accept": "votes",
+        "votes[2].bogus": "votes"}, errors
+    # Titles the decision does not have: each named where it is in votes.
+    refused = studio.act(decision, "vote", votes=[
+        {"option_title": "Zed", "accept": True}, {"option_title": "Park", "accept": True},
+        {"option_title": "Moon"}])
+    errors = refused.get_json()["error"]["errors"]
+    assert [e["path"] for e in errors] == ["votes[0].option_title", "votes[2].option_title"]
+    assert "'Zed'" in errors[0]["message"] and "options: 'Café', 'Park'" in errors[0]["message"]
+
+
+def test_a_refusal_over_mcp_names_each_path_once(request: pytest.FixtureRequest, app: Flask,  # type: ignore[no-untyped-def]
+                                                 studio, demo: None) -> None:
+    decision = studio.act("/studios/team/decide", "create_decision", question="Where?",
+                          options=["Café", "Park"]).get_json()["location"]
+
+    async def story(client: Any) -> tuple[str, str]:
+        voted = await client.call_tool("execute_action", {
+            "action": "vote", "path": decision,
+            "params": {"votes": [{"accept": True}, {"option_title": "Park", "bogus": 1}]}})
+        assert voted.is_error
+        bad = await client.call_tool("upstream_call", {
+            "method": "preview_rebar_linear", "params": {"count": "many", "host": 5}})
+        assert bad.is_error
+        return voted.content[0].text, bad.content[0].text
+
+    voted, upstream = over(*TRANSPORTS[0], request, app, studio.token, story)
+    assert "- votes[0].option_title: is required" in voted, voted
+    assert "- votes[1].bogus: unknown property (expected: option_title, accept, prefer)" \
+        in voted, voted
+    for param in ("barType", "count", "host"):  # each problem said once
+        assert upstream.count(f"{param}:") == 1, upstream
