@@ -227,3 +227,40 @@ def test_a_refusal_over_mcp_names_each_path_once(request: pytest.FixtureRequest,
         in voted, voted
     for param in ("barType", "count", "host"):  # each problem said once
         assert upstream.count(f"{param}:") == 1, upstream
+
+
+# Workflow and task results are objects ------------------------------------------------------------
+
+def test_a_workflow_task_result_is_an_object(app: Flask, studio) -> None:  # type: ignore[no-untyped-def]
+    import json
+
+    from tests.mcp.test_tasks import EXTENSION, finished
+
+    client = app.test_client()
+    headers = {"Accept": "application/json, text/event-stream",
+               "Content-Type": "application/json", "Authorization": f"Bearer {studio.token}"}
+
+    def post(method: str, params: dict[str, Any], ident: int | None = 1) -> Any:
+        body: dict[str, Any] = {"jsonrpc": "2.0", "method": method, "params": params}
+        if ident is not None:
+            body["id"] = ident
+        return json.loads(client.post("/mcp", data=json.dumps(body),
+                                      headers=headers).get_data(as_text=True) or "{}")
+
+    opened = client.post("/mcp", data=json.dumps({
+        "jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+            "protocolVersion": "2025-11-25", "clientInfo": {"name": "pytest", "version": "1"},
+            "capabilities": {"extensions": {EXTENSION: {}}}}}), headers=headers)
+    headers.update({"Mcp-Session-Id": opened.headers["Mcp-Session-Id"],
+                    "MCP-Protocol-Version": "2025-11-25"})
+    post("notifications/initialized", {}, None)
+    tools = {t["name"]: t for t in post("tools/list", {}, 2)["result"]["tools"]}
+    assert tools["run_workflow"]["outputSchema"]["properties"]["result"]["type"] == "object"
+    created = post("tools/call", {"name": "run_workflow", "arguments": {
+        "workflow": "studio-check", "inputs": {"studio": "team"}}}, 3)["result"]
+    got = finished(app, lambda: post("tasks/get", {"taskId": created["taskId"]}, 4)["result"])
+    assert got["status"] == "completed", got
+    structured = got["result"]["structuredContent"]
+    assert structured["status"] == "succeeded" and isinstance(structured["result"], dict)
+    shown = got["result"]["content"][0]["text"].split("Result: ", 1)[1]
+    assert json.loads(shown) == structured["result"]  # JSON once, not a string of JSON
