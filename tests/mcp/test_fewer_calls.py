@@ -264,3 +264,38 @@ def test_a_workflow_task_result_is_an_object(app: Flask, studio) -> None:  # typ
     assert structured["status"] == "succeeded" and isinstance(structured["result"], dict)
     shown = got["result"]["content"][0]["text"].split("Result: ", 1)[1]
     assert json.loads(shown) == structured["result"]  # JSON once, not a string of JSON
+
+
+# teach_stop marks the required variables with the values seen ------------------------------------
+
+def test_teach_stop_marks_required_variables(request: pytest.FixtureRequest, app: Flask,  # type: ignore[no-untyped-def]
+                                             studio, demo: None) -> None:
+    bar = {"barType": "D16", "coverTop": "25mm", "coverSide": "25mm"}
+
+    async def story(client: Any) -> tuple[Any, Any]:
+        agent = Agent(client)
+        await agent.call("teach_start", {"name": "rebar"})
+        beams = await agent.call("upstream_call", {
+            "method": "get_elements_by_category_and_level",
+            "params": {"category": "OST_StructuralFraming", "levelSelector": {"levelName": "2FL"}}})
+        beam = beams.structured_content["items"][0]["elementId"]
+        await agent.call("upstream_call", {"method": "preview_rebar_linear", "params": {
+            "host": {"elementId": beam}, "count": 8, **bar}})
+        stopped = await agent.call("teach_stop", {})
+        recipe = stopped.structured_content["recipe"]
+        # Replayed at once with what teach_stop said is required: no refusal to learn it from.
+        args = {name: 6 for name in recipe["required"]}
+        dry = await agent.call("replay", {"session_id": stopped.structured_content["id"],
+                                          "args": args})
+        return stopped.structured_content, dry.structured_content
+
+    stopped, dry = over(*TRANSPORTS[0], request, app, studio.token, story)
+    recipe = stopped["recipe"]
+    inputs = {entry["name"]: entry for entry in recipe["inputs"]}
+    assert recipe["required"] == ["bar_count"]
+    assert inputs["bar_count"] == {"name": "bar_count", "required": True, "seen": 8,
+                                   "type": "integer"}
+    optional = [entry for entry in inputs.values() if not entry["required"]]
+    assert optional and all("seen" in entry for entry in optional)
+    assert "Give bar_count in args" in stopped["message"]
+    assert dry["ok"], dry
