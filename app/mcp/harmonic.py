@@ -524,12 +524,31 @@ def _caller(ctx: ToolContext) -> Any:
     return db.session.get(User, ctx.identity.user_id) if ctx.identity is not None else None
 
 
-def _complete_path(ctx: ToolContext, variable: str, prefix: str) -> list[str]:
+def _complete_path(ctx: ToolContext, variable: str, prefix: str,
+                   known: dict[str, str] | None = None) -> list[str]:
     from app.services import studios
 
     # Only studios the caller may see: an invite-only studio's handle is its members' to know.
     paths = ["studios"] + [f"studios/{s.handle}" for s in studios.visible(_caller(ctx))]
     return [p for p in paths if p.startswith(prefix)]
+
+
+def _complete_url(scheme: str) -> Any:
+    """A completer of ``{scheme}://{+url}``: this app's origins of that scheme (its base URL,
+    the address /mcp is reached at), each followed by the pages the path completer offers."""
+    def complete(ctx: ToolContext, variable: str, prefix: str,
+                 known: dict[str, str] | None = None) -> list[str]:
+        from app.core import config
+
+        origins = []
+        for origin in (config.base_url(), ctx.origin):
+            parts = urlsplit(origin or "")
+            if parts.scheme == scheme and parts.netloc and parts.netloc not in origins:
+                origins.append(parts.netloc)
+        values = [f"{host}/{path}" for host in origins for path in _complete_path(ctx, "path", "")]
+        return [v for v in values if v.startswith(prefix)]
+
+    return complete
 
 
 @resource_template("harmonic://page/{+path}", "page",
@@ -558,6 +577,7 @@ for _scheme in ("http", "https"):
                       "A page of this app by its absolute URL, as a person would share it "
                       "(HARMONIC_BASE_URL's origin, or the address /mcp is reached at); URLs "
                       "of other sites are refused", mime_type="text/markdown",
+                      complete=_complete_url(_scheme),
                       title="A Harmonic page by URL")(_url_resource)
 
 

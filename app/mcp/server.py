@@ -565,7 +565,8 @@ class McpServer:
             if template is None and uri not in registry.resources:
                 raise _params_error(f"Unknown resource: {uri}")
             if template is not None and template.complete is not None:
-                values = list(template.complete(ctx, arg_name, prefix))
+                known = {k: v for k, v in (context_args or {}).items() if isinstance(v, str)}
+                values = list(template.complete(ctx, arg_name, prefix, known))
         else:
             raise _params_error("ref.type must be ref/prompt or ref/resource")
         out: dict[str, Any] = {"values": values[:100], "total": len(values),

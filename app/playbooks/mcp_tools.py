@@ -249,9 +249,18 @@ def _playbook(ctx: ToolContext, variables: dict[str, str]) -> Any:
     return service.get(variables["playbook_id"], ctx.identity)
 
 
+def _complete_playbook(ctx: ToolContext, variable: str, prefix: str,
+                       known: dict[str, str]) -> list[str]:
+    """The ids of the playbooks the caller sees (theirs, and their studios'), newest first."""
+    if variable != "playbook_id":
+        return []
+    return [p.short_id for p in service.list_for(ctx.identity) if p.short_id.startswith(prefix)]
+
+
 @resource_template("playbook://{playbook_id}/capture", "playbook-capture",
                    "A playbook's capture.jsonl: one JSON line per recorded call",
-                   mime_type="application/x-ndjson", title="Playbook capture")
+                   mime_type="application/x-ndjson", title="Playbook capture",
+                   complete=_complete_playbook)
 def capture_resource(ctx: ToolContext, uri: str, variables: dict[str, str]) -> str:
     playbook = _playbook(ctx, variables)
     return capture.export(teach.folder(playbook)).decode("ascii")
@@ -259,7 +268,8 @@ def capture_resource(ctx: ToolContext, uri: str, variables: dict[str, str]) -> s
 
 @resource_template("playbook://{playbook_id}/recipe", "playbook-recipe",
                    "A playbook's recipe.json (generate it with the generate_recipe action)",
-                   mime_type="application/json", title="Playbook recipe")
+                   mime_type="application/json", title="Playbook recipe",
+                   complete=_complete_playbook)
 def recipe_resource(ctx: ToolContext, uri: str, variables: dict[str, str]) -> str:
     playbook = _playbook(ctx, variables)
     raw = service.read_recipe(playbook)

@@ -299,3 +299,44 @@ def test_teach_stop_marks_required_variables(request: pytest.FixtureRequest, app
     assert optional and all("seen" in entry for entry in optional)
     assert "Give bar_count in args" in stopped["message"]
     assert dry["ok"], dry
+
+
+# Completion answers for every resource template ---------------------------------------------------
+
+@pytest.mark.parametrize(("transport", "mode", "version"), TRANSPORTS[:2])
+def test_completion_for_every_resource_template(request: pytest.FixtureRequest, app: Flask,  # type: ignore[no-untyped-def]
+                                                studio, transport: str, mode: str,
+                                                version: str) -> None:
+    from tests.mcp.test_agent_surface import _store_plan
+
+    _store_plan(studio)  # team/office
+    playbook = studio.act("/playbooks", "start_teach", name="walls").get_json()["result"]["id"]
+    run = studio.act("/workflows/studio-check", "run_workflow", inputs={"studio": "team"})
+    assert run.status_code in (200, 201, 202), run.get_data(as_text=True)
+    run_id = run.get_json()["location"].rsplit("/", 1)[1]
+
+    async def story(client: Any) -> dict[str, dict[str, list[str]]]:
+        from mcp.types import ResourceTemplateReference
+
+        found: dict[str, dict[str, list[str]]] = {}
+        for template in (await client.list_resource_templates()).resource_templates:
+            uri = template.uri_template
+            ref = ResourceTemplateReference(type="ref/resource", uri=uri)
+            found[uri] = {}
+            for variable in re.findall(r"\{\+?(\w+)\}", uri):
+                answer = await client.complete(ref, {"name": variable, "value": ""},
+                                               {"handle": "team"})
+                found[uri][variable] = answer.completion.values
+        return found
+
+    found = over(transport, mode, version, request, app, studio.token, story)
+    assert found["floorplan://studios/{handle}/{name}"] == {"handle": ["team"], "name": ["office"]}
+    assert playbook in found["playbook://{playbook_id}/recipe"]["playbook_id"]
+    assert playbook in found["playbook://{playbook_id}/capture"]["playbook_id"]
+    assert run_id in found["harmonic://runs/{id}/events"]["id"]
+    assert "studios/team" in found["harmonic://page/{+path}"]["path"]
+    urls = found["http://{+url}"]["url"] + found["https://{+url}"]["url"]
+    assert urls and all(u.endswith(("/studios", "/studios/team")) for u in urls), urls
+    empty = [f"{uri} {var}" for uri, variables in found.items()
+             for var, values in variables.items() if not values and not uri.startswith("http")]
+    assert not empty, empty
