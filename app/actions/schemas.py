@@ -2,8 +2,8 @@
 
 Every action parameter is described by a JSON Schema (``Param.json_schema``); this module turns
 such a schema into the short text people and agents read (``shape``: ``{width: number > 0,
-height: number > 0}``) and checks a value against it (``problem``), naming the expected shape
-in the refusal so a caller never has to guess it.
+height: number > 0}``) and checks a value against it (``problems``: every problem, each with
+its path), naming the expected shape in the refusal so a caller never has to guess it.
 """
 
 from __future__ import annotations
@@ -134,16 +134,6 @@ def problems(schema: dict[str, Any], value: Any) -> list[tuple[str, str]]:
             if entry not in found:
                 found.append(entry)
     return found
-
-
-def problem(schema: dict[str, Any], value: Any) -> str | None:
-    """Why ``value`` does not fit ``schema`` (the expected shape named), or None when it does:
-    every problem, each after its place, in one line."""
-    found = problems(schema, value)
-    if not found:
-        return None
-    return "; ".join(f"{where.lstrip('.')}: {message}" if where else message
-                     for where, message in found)
 
 
 def check_schema(schema: dict[str, Any]) -> None:
