@@ -16,6 +16,7 @@ from __future__ import annotations
 import json
 import posixpath
 import re
+from collections.abc import Callable
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -533,11 +534,11 @@ def _complete_path(ctx: ToolContext, variable: str, prefix: str,
     return [p for p in paths if p.startswith(prefix)]
 
 
-def _complete_url(scheme: str) -> Any:
+def _complete_url(scheme: str) -> Callable[[ToolContext, str, str, dict[str, str]], list[str]]:
     """A completer of ``{scheme}://{+url}``: this app's origins of that scheme (its base URL,
     the address /mcp is reached at), each followed by the pages the path completer offers."""
     def complete(ctx: ToolContext, variable: str, prefix: str,
-                 known: dict[str, str] | None = None) -> list[str]:
+                 known: dict[str, str]) -> list[str]:
         from app.core import config
 
         origins = []
