@@ -184,7 +184,7 @@ def _option_proposer(ctx: Context) -> str | None:
         unavailable_reason=_decision_closed,
         params=(Param("title", "string", "The option's title", required=True,
                       max_length=decisions.OPTION_MAX),),
-        effect=WRITE)
+        effect=WRITE, next_steps=lambda ctx, result: ["vote"])
 def add_option(ctx: Context, p: dict[str, Any]) -> Result:
     option = decisions.add_option(ctx.item, ctx.user, p["title"])
     return Result(f"Added option “{option.title}”.", ctx.path, created=True,
@@ -244,7 +244,8 @@ pin_actions("decision", "decision_settings")
 @action("create_commitment", "Propose a commitment that holds once enough people join",
         ("commitment_new", "cycle"), rules.member,
         params=(TITLE, DESCRIPTION, CRITICAL_MASS, COMMITMENT_DEADLINE, LIMIT, JOIN),
-        effect=WRITE)
+        effect=WRITE,
+        next_steps=lambda ctx, result: [] if "joined" in result.data else ["join_commitment"])
 def create_commitment(ctx: Context, p: dict[str, Any]) -> Result:
     joins = bool(p.pop("join", False))
     commitment = commitments.create_commitment(ctx.studio, ctx.user, base_url=ctx.base_url,

@@ -340,3 +340,16 @@ def test_completion_for_every_resource_template(request: pytest.FixtureRequest, 
     empty = [f"{uri} {var}" for uri, variables in found.items()
              for var, values in variables.items() if not values and not uri.startswith("http")]
     assert not empty, empty
+
+
+def test_other_results_that_lead_somewhere(studio) -> None:  # type: ignore[no-untyped-def]
+    made = studio.act("/studios/team/commit", "create_commitment", title="Run", critical_mass=2)
+    (step,) = made.get_json()["next"]
+    assert step["name"] == "join_commitment" and step["path"] == made.get_json()["location"]
+    joined = studio.act("/studios/team/commit", "create_commitment", title="Swim",
+                        critical_mass=2, join=True)
+    assert "next" not in joined.get_json()  # nothing obvious left to do
+    decision = studio.act("/studios/team/decide", "create_decision",
+                          question="Lunch?").get_json()["location"]
+    added = studio.act(decision, "add_option", title="Soup").get_json()
+    assert [s["name"] for s in added["next"]] == ["vote"] and added["next"][0]["path"] == decision
