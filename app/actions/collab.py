@@ -157,7 +157,9 @@ def _path(ctx: Context, item_type: str, item: Any) -> str:
 @action("create_decision", "Ask the studio a question to decide by acceptance voting",
         ("decision_new", "cycle"), rules.member,
         params=(QUESTION, DESCRIPTION, dataclasses.replace(OPTIONS_OPEN, default=True),
-                DEADLINE, OPTIONS), effect=WRITE)
+                DEADLINE, OPTIONS), effect=WRITE,
+        # With options it is ready for votes; without, it needs options first.
+        next_steps=lambda ctx, result: ["vote"] if result.data.get("options") else ["add_option"])
 def create_decision(ctx: Context, p: dict[str, Any]) -> Result:
     decision = decisions.create_decision(ctx.studio, ctx.user, base_url=ctx.base_url, **p)
     titles = decisions.option_titles(p.get("options") or [])
@@ -182,7 +184,7 @@ def _option_proposer(ctx: Context) -> str | None:
         unavailable_reason=_decision_closed,
         params=(Param("title", "string", "The option's title", required=True,
                       max_length=decisions.OPTION_MAX),),
-        effect=WRITE)
+        effect=WRITE, next_steps=lambda ctx, result: ["vote"])
 def add_option(ctx: Context, p: dict[str, Any]) -> Result:
     option = decisions.add_option(ctx.item, ctx.user, p["title"])
     return Result(f"Added option “{option.title}”.", ctx.path, created=True,
@@ -207,7 +209,7 @@ def add_option(ctx: Context, p: dict[str, Any]) -> Result:
         effect=IDEMPOTENT_WRITE)
 def vote(ctx: Context, p: dict[str, Any]) -> Result:
     ballots = decisions.ballots(p)
-    voted = decisions.vote(ctx.item, ctx.user, ballots)
+    voted = decisions.vote(ctx.item, ctx.user, ballots, listed="votes" in p)
     titles = ", ".join(f"“{o.title}”" for o in voted)
     return Result(f"Vote recorded on {titles}.", ctx.path,
                   data={"votes": [dataclasses.asdict(b) for b in ballots]})
@@ -242,7 +244,8 @@ pin_actions("decision", "decision_settings")
 @action("create_commitment", "Propose a commitment that holds once enough people join",
         ("commitment_new", "cycle"), rules.member,
         params=(TITLE, DESCRIPTION, CRITICAL_MASS, COMMITMENT_DEADLINE, LIMIT, JOIN),
-        effect=WRITE)
+        effect=WRITE,
+        next_steps=lambda ctx, result: [] if "joined" in result.data else ["join_commitment"])
 def create_commitment(ctx: Context, p: dict[str, Any]) -> Result:
     joins = bool(p.pop("join", False))
     commitment = commitments.create_commitment(ctx.studio, ctx.user, base_url=ctx.base_url,

@@ -174,6 +174,10 @@ class Action:
     # A studio's read-only guests are refused every action that writes (``refusal``), except
     # the few that say so here (leaving the studio, accepting an invite).
     guests: bool = False
+    # The actions a caller most likely runs next, where the result leads (its location, else
+    # this page), given what this run made: a result names them with their parameters' schema
+    # so an agent need not read that page first (a new decision: vote; a new plan: add_room).
+    next_steps: Callable[[Context, Result], Iterable[str]] | None = None
 
     def param(self, name: str) -> Param | None:
         return next((p for p in self.params if p.name == name), None)
@@ -240,6 +244,7 @@ def action(name: str, description: str, pages: tuple[str, ...] | str, authorize:
            touches: Callable[[Context, Result], Iterable[str]] | None = None,
            unavailable_reason: Callable[[Context], str | None] | None = None,
            guests: bool = False,
+           next_steps: Callable[[Context, Result], Iterable[str]] | None = None,
            ) -> Callable[[Handler], Handler]:
     """Register the decorated handler as an action (names are unique across the app).
 
@@ -257,7 +262,7 @@ def action(name: str, description: str, pages: tuple[str, ...] | str, authorize:
             pages=(pages,) if isinstance(pages, str) else tuple(pages), handler=handler,
             authorize=authorize, available=available or (lambda ctx: True), label=label,
             effect=effect, prefill=prefill, choices=choices, done=done, touches=touches,
-            unavailable_reason=unavailable_reason, guests=guests)
+            unavailable_reason=unavailable_reason, guests=guests, next_steps=next_steps)
         return handler
 
     return register
@@ -309,6 +314,8 @@ def _coerce(param: Param, value: Any, from_form: bool) -> tuple[Any, str | None]
             return None, f"must be one of: {', '.join(param.enum)}"
         if param.pattern and not re.fullmatch(param.pattern, value):
             return None, f"must match {param.pattern}"
+        if kind == "datetime":
+            return value, _not_a_time(value)
         return value, None
     if kind == "datetime" and isinstance(value, int | float) and not isinstance(value, bool):
         return value, None
@@ -367,17 +374,43 @@ def _coerce(param: Param, value: Any, from_form: bool) -> tuple[Any, str | None]
     return None, f"must be a {'string' if kind == 'text' else kind}"
 
 
+def _not_a_time(value: str) -> str | None:
+    """Why ``value`` is none of the forms a date-time parameter takes, or None: read here, with
+    the other parameters, so a refusal names every bad one at once (whether it is in the future
+    is the service's to say, in the studio's time zone)."""
+    from app.services.deadlines import NO_DEADLINE
+    from app.services.timeparse import parse_datetime
+
+    if value.strip().lower() in NO_DEADLINE | {""}:
+        return None
+    try:
+        parse_datetime(value)
+    except ValueError as exc:
+        return str(exc)
+    except OverflowError:  # far beyond any date: the service says what to use instead
+        return None
+    return None
+
+
 def _must_be_object(param: Param) -> str:
     shape = param.display_type
     return f"must be an object {shape}" if shape.startswith("{") else "must be an object"
 
 
-def _check_schema(param: Param, value: Any) -> str | None:
+def _check_schema(param: Param, value: Any) -> list[dict[str, str]]:
     """The schema's verdict on an already coerced value: bounds, nested shapes, anything the
-    friendly coercions above do not look at. Every door validates through here."""
-    from app.actions.schemas import problem
+    friendly coercions above do not look at, each problem named with its path
+    (``votes[0].option_title``). Every door validates through here."""
+    from app.actions.schemas import problems
 
-    return problem(param.json_schema(), value)
+    out = []
+    for where, message in problems(param.json_schema(), value):
+        entry = {"param": param.name, "message": f"{where.lstrip('.')}: {message}" if where
+                 else message}
+        if where:
+            entry["path"] = f"{param.name}{where}"
+        out.append(entry)
+    return out
 
 
 # Fields every people's form carries besides the action's parameters: its CSRF token and its
@@ -409,10 +442,10 @@ def validate_params(act: Action, raw: dict[str, Any], from_form: bool = False) -
                 clean[param.name] = param.default
             continue
         coerced, error = _coerce(param, value, from_form)
-        if not error:
-            error = _check_schema(param, coerced)
-        if error:
-            errors.append({"param": param.name, "message": error})
+        found = [{"param": param.name, "message": error}] if error \
+            else _check_schema(param, coerced)
+        if found:
+            errors += found
         else:
             clean[param.name] = coerced
     if errors:

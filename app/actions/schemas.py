@@ -2,8 +2,8 @@
 
 Every action parameter is described by a JSON Schema (``Param.json_schema``); this module turns
 such a schema into the short text people and agents read (``shape``: ``{width: number > 0,
-height: number > 0}``) and checks a value against it (``problem``), naming the expected shape
-in the refusal so a caller never has to guess it.
+height: number > 0}``) and checks a value against it (``problems``: every problem, each with
+its path), naming the expected shape in the refusal so a caller never has to guess it.
 """
 
 from __future__ import annotations
@@ -82,28 +82,58 @@ def short_shape(schema: Any) -> str:
     return text if len(text) <= MAX_SHAPE else text[:MAX_SHAPE - 1] + "…"
 
 
-def _where(error: jsonschema.ValidationError) -> str:
-    return "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in error.absolute_path)
+def _where(path: Any) -> str:
+    return "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in path)
 
 
-def problem(schema: dict[str, Any], value: Any) -> str | None:
-    """Why ``value`` does not fit ``schema`` (the expected shape named), or None when it does."""
-    validator = jsonschema.Draft202012Validator(schema)
-    error = jsonschema.exceptions.best_match(validator.iter_errors(value))
-    if error is None:
-        return None
-    where = _where(error).lstrip(".")
-    prefix = f"{where}: " if where else ""
+def _named(error: jsonschema.ValidationError) -> list[tuple[str, str]]:
+    """(where below the value, message) for one error, the expected shape named; a missing or
+    an unknown property is named where it is (``[0].option_title``), one entry each."""
+    where = _where(error.absolute_path)
     expected = short_shape(error.schema)
-    if error.validator in ("type", "required", "additionalProperties", "oneOf", "anyOf",
+    instance, schema, wanted = error.instance, error.schema, error.validator_value
+    if not isinstance(schema, dict):
+        schema = {}
+    if error.validator == "required" and isinstance(instance, dict) \
+            and isinstance(wanted, list):
+        missing = [k for k in wanted if k not in instance]
+        if missing:
+            return [(f"{where}.{key}", f"is required; expected {expected}") for key in missing]
+    if error.validator == "additionalProperties" and isinstance(instance, dict) \
+            and wanted is False:
+        known = list(schema.get("properties") or {})
+        extra = [k for k in instance if k not in known]
+        if extra and not schema.get("patternProperties"):
+            return [(f"{where}.{key}", f"unknown property (expected: {', '.join(known)})")
+                    for key in extra]
+    if error.validator == "type":
+        article = "an" if expected[:1] in "aeiou{" else "a"
+        if expected.startswith("{"):
+            return [(where, f"must be an object {expected}")]
+        return [(where, f"must be {article} {expected}")]
+    if error.validator in ("required", "additionalProperties", "oneOf", "anyOf",
                            "minProperties"):
-        if error.validator == "type":
-            article = "an" if expected[:1] in "aeiou{" else "a"
-            if expected.startswith("{"):
-                return f"{prefix}must be an object {expected}"
-            return f"{prefix}must be {article} {expected}"
-        return f"{prefix}{error.message}; expected {expected}"
-    return f"{prefix}{error.message}"
+        return [(where, f"{error.message}; expected {expected}")]
+    return [(where, error.message)]
+
+
+def _order(error: jsonschema.ValidationError) -> list[tuple[int, int, str]]:
+    return [(0, p, "") if isinstance(p, int) else (1, 0, str(p)) for p in error.absolute_path]
+
+
+def problems(schema: dict[str, Any], value: Any) -> list[tuple[str, str]]:
+    """Every way ``value`` does not fit ``schema``, as (where, message): ``where`` is the path
+    below the value (``[0].option_title``, empty for the value itself). None missed, each
+    said once, in the value's order."""
+    validator = jsonschema.Draft202012Validator(schema)
+    found: list[tuple[str, str]] = []
+    for error in sorted(validator.iter_errors(value), key=_order):
+        # Of the branches of an anyOf/oneOf, the one that came closest says what is wrong.
+        best = jsonschema.exceptions.best_match([error])
+        for entry in _named(best if best is not None else error):
+            if entry not in found:
+                found.append(entry)
+    return found
 
 
 def check_schema(schema: dict[str, Any]) -> None:

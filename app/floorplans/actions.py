@@ -26,7 +26,7 @@ DSL_HELP = "Floorplan DSL (see floorplan://schema; the plan page shows the synta
         params=(Param("name", "string", "URL name: letters, digits, _ and -", required=True,
                       max_length=64, pattern=store.NAME_PATTERN),
                 Param("dsl", "text", DSL_HELP, max_length=store.DSL_MAX)),
-        effect=WRITE)
+        effect=WRITE, next_steps=lambda ctx, result: ["add_room"])
 def create_floorplan(ctx: Context, p: dict[str, Any]) -> Result:
     # A new plan that does not parse or validate would be announced as created and then fail
     # to draw: refuse it with every error instead (update_dsl, on an existing plan, keeps a
@@ -36,7 +36,8 @@ def create_floorplan(ctx: Context, p: dict[str, Any]) -> Result:
     plan = store.create(ctx.studio, ctx.user, p["name"], p.get("dsl"))
     return Result(f"Created floorplan {plan.name}.", items.path_of(ctx.studio, "floorplan", plan),
                   created=True, data={"name": plan.name, "version": plan.version,
-                                      "plan": _plan_ref(ctx, plan)})
+                                      "plan": _plan_ref(ctx, plan),
+                                      "rooms": tools.rooms_of(plan.dsl)})
 
 
 def _plan_ref(ctx: Context, plan: Any) -> str:

@@ -155,10 +155,30 @@ def schema_resource(ctx: ToolContext) -> str:
     return tools.schema_markdown()
 
 
+def _complete_stored(ctx: ToolContext, variable: str, prefix: str,
+                     known: dict[str, str]) -> list[str]:
+    """The handles of the caller's studios, or the names of their plans (in the studio
+    ``known`` names, else in all of them): only what the resource would answer them."""
+    from app.extensions import db
+    from app.models import User
+    from app.services import studios
+
+    user = db.session.get(User, ctx.identity.user_id) if ctx.identity is not None else None
+    theirs = studios.studios_of(user) if user is not None else []
+    if variable == "handle":
+        values = [s.handle for s in theirs]
+    elif variable == "name":
+        chosen = [s for s in theirs if s.handle == known.get("handle")] or theirs
+        values = sorted({plan.name for s in chosen for plan in store.for_studio(s)})
+    else:
+        values = []
+    return [v for v in values if v.startswith(prefix)]
+
+
 @resource_template(STORED_URI, "stored-floorplan",
                    "The DSL of a floorplan stored in a studio you are a member of (its page is "
                    "/studios/{handle}/f/{name})", mime_type="text/plain",
-                   title="A studio's floorplan")
+                   title="A studio's floorplan", complete=_complete_stored)
 def stored_floorplan(ctx: ToolContext, uri: str, variables: dict[str, str]) -> str:
     return str(_stored_plan(ctx, variables["handle"], variables["name"]).dsl)
 

@@ -121,6 +121,12 @@ def _svg_size(svg: str) -> tuple[int, int]:
     return int(w), int(h)
 
 
+def rooms_of(dsl: str, language: Language | None = None) -> list[dict[str, Any]]:
+    """The plan's rooms as render_floorplan lists them (name, position, size, sub-rooms),
+    without drawing it; none when the text does not parse."""
+    return rooms_metadata(analyze(dsl, language or default_language()))
+
+
 def validate_floorplan(args: Any, language: Language | None = None) -> dict[str, Any]:
     """``{valid, errors, warnings?}``; valid means no errors (warnings allowed)."""
     language = language or default_language()

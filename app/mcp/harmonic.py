@@ -16,6 +16,7 @@ from __future__ import annotations
 import json
 import posixpath
 import re
+from collections.abc import Callable
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -321,7 +322,13 @@ def _file_result(page: Page) -> ToolResult:
         "type": "object",
         "properties": {"ok": {"type": "boolean"}, "action": {"type": "string"},
                        "message": {"type": "string"}, "path": {"type": "string"},
-                       "location": {"type": "string"}, "result": {"type": "object"}},
+                       "location": {"type": "string"}, "result": {"type": "object"},
+                       "next": {"type": "array", "description":
+                                "The obvious next steps: each an action with its inputSchema "
+                                "and the path to run it at with execute_action",
+                                "items": {**ACTION_SCHEMA, "properties": {
+                                    **ACTION_SCHEMA["properties"],
+                                    "path": {"type": "string"}}}}},
         "required": ["ok", "action", "message", "path"],
     },
     # A write, and at worst a destructive one (it may close a decision or revoke a token): the
@@ -379,8 +386,7 @@ def execute_action(ctx: ToolContext, args: dict[str, Any]) -> ToolResult:
     ctx.session.save()
     if result.status >= 400 or not body.get("ok"):
         lines = [f"✗ {action} failed ({result.status}): {error.get('message') or result.text}"]
-        lines += [f"- {e.get('param')}: {e.get('message')}" for e in error.get("errors") or []
-                  if isinstance(e, dict)]
+        lines += [_problem_line(e) for e in error.get("errors") or [] if isinstance(e, dict)]
         raise ToolError("\n".join(lines), structured={
             "ok": False, "action": action, "path": page_path,
             "message": str(error.get("message") or f"HTTP {result.status}"),
@@ -394,6 +400,10 @@ def execute_action(ctx: ToolContext, args: dict[str, Any]) -> ToolResult:
         # What the action made (a token shown once, ids, versions, warnings) is read from the
         # text by many clients: structuredContent alone would hide it from them.
         text[1:1] = ["Result:", *_result_lines(body["result"])]
+    steps = _with_annotations([s for s in body.get("next") or [] if isinstance(s, dict)])
+    if steps:
+        text += ["", "Next (execute_action at the path shown; each one's JSON Schema is in "
+                     "structuredContent.next[].inputSchema):", *_next_lines(steps)]
     text.append("(Use navigate to see the updated page and its actions.)")
     structured: dict[str, Any] = {"ok": True, "action": action, "path": page_path,
                                   "message": str(body.get("message", ""))}
@@ -401,6 +411,8 @@ def execute_action(ctx: ToolContext, args: dict[str, Any]) -> ToolResult:
         structured["location"] = location
     if isinstance(body.get("result"), dict):
         structured["result"] = body["result"]
+    if steps:
+        structured["next"] = steps
     blocks = [content.text("\n".join(text))]
     if location:
         # A URI resources/read serves (the page as Markdown); the path is what a person opens.
@@ -421,6 +433,29 @@ def _result_lines(result: dict[str, Any]) -> list[str]:
         if len(shown) > RESULT_TEXT_MAX:
             shown = shown[:RESULT_TEXT_MAX] + "… (cut here; structuredContent has all of it)"
         lines.append(f"- {key}: {shown}")
+    return lines
+
+
+def _problem_line(error: dict[str, Any]) -> str:
+    """One bad parameter of a refusal, named by its path when it is nested
+    (``votes[0].option_title``)."""
+    param, path, message = error.get("param"), error.get("path"), str(error.get("message"))
+    if isinstance(path, str) and isinstance(param, str) and path.startswith(param):
+        where = path[len(param):].lstrip(".")
+        if message.startswith(f"{where}: "):
+            message = message[len(where) + 2:]
+        return f"- {path}: {message}"
+    return f"- {param}: {message}"
+
+
+def _next_lines(steps: list[dict[str, Any]]) -> list[str]:
+    """Each next step as a line naming its action, its page and its parameters' shapes."""
+    lines = []
+    for step in steps:
+        params = ", ".join(f"{p.get('name')}{'' if p.get('required') else '?'}: {p.get('type')}"
+                           for p in step.get("params") or [] if isinstance(p, dict))
+        lines.append(f"- {step.get('name')} at {step.get('path')} ({params}): "
+                     f"{step.get('description', '')}")
     return lines
 
 
@@ -490,12 +525,31 @@ def _caller(ctx: ToolContext) -> Any:
     return db.session.get(User, ctx.identity.user_id) if ctx.identity is not None else None
 
 
-def _complete_path(ctx: ToolContext, variable: str, prefix: str) -> list[str]:
+def _complete_path(ctx: ToolContext, variable: str, prefix: str,
+                   known: dict[str, str] | None = None) -> list[str]:
     from app.services import studios
 
     # Only studios the caller may see: an invite-only studio's handle is its members' to know.
     paths = ["studios"] + [f"studios/{s.handle}" for s in studios.visible(_caller(ctx))]
     return [p for p in paths if p.startswith(prefix)]
+
+
+def _complete_url(scheme: str) -> Callable[[ToolContext, str, str, dict[str, str]], list[str]]:
+    """A completer of ``{scheme}://{+url}``: this app's origins of that scheme (its base URL,
+    the address /mcp is reached at), each followed by the pages the path completer offers."""
+    def complete(ctx: ToolContext, variable: str, prefix: str,
+                 known: dict[str, str]) -> list[str]:
+        from app.core import config
+
+        origins = []
+        for origin in (config.base_url(), ctx.origin):
+            parts = urlsplit(origin or "")
+            if parts.scheme == scheme and parts.netloc and parts.netloc not in origins:
+                origins.append(parts.netloc)
+        values = [f"{host}/{path}" for host in origins for path in _complete_path(ctx, "path", "")]
+        return [v for v in values if v.startswith(prefix)]
+
+    return complete
 
 
 @resource_template("harmonic://page/{+path}", "page",
@@ -524,6 +578,7 @@ for _scheme in ("http", "https"):
                       "A page of this app by its absolute URL, as a person would share it "
                       "(HARMONIC_BASE_URL's origin, or the address /mcp is reached at); URLs "
                       "of other sites are refused", mime_type="text/markdown",
+                      complete=_complete_url(_scheme),
                       title="A Harmonic page by URL")(_url_resource)
 
 

@@ -112,8 +112,9 @@ class ResourceTemplate:
     handler: Handler  # handler(ctx, uri, variables: dict[str, str]) -> contents
     mime_type: str = "text/plain"
     title: str | None = None
-    # complete(ctx, variable, prefix) -> values (what this caller may see)
-    complete: Callable[[Any, str, str], list[str]] | None = None
+    # complete(ctx, variable, prefix, known) -> values (what this caller may see); ``known``
+    # holds the template's other variables the client has filled in (context.arguments)
+    complete: Callable[[Any, str, str, dict[str, str]], list[str]] | None = None
 
     def describe(self) -> dict[str, Any]:
         out = {"uriTemplate": self.uri_template, "name": self.name,
@@ -247,8 +248,8 @@ class Registry:
 
     def resource_template(self, uri_template: str, name: str, description: str,
                           mime_type: str = "text/plain", title: str | None = None,
-                          complete: Callable[[Any, str, str], list[str]] | None = None
-                          ) -> Callable[[Handler], Handler]:
+                          complete: Callable[[Any, str, str, dict[str, str]], list[str]]
+                          | None = None) -> Callable[[Handler], Handler]:
         def decorate(handler: Handler) -> Handler:
             self.add(ResourceTemplate(uri_template, name, description, handler, mime_type,
                                       title, complete))

@@ -336,8 +336,12 @@ class McpServer:
         if not isinstance(name, str):
             raise _params_error("name is required")
         tool = self._registry().tools.get(name)
-        if tool is None or (tool.app_only and not negotiate.shows_apps(ctx, params)):
-            raise _params_error(f"Unknown tool: {name}")  # (app-only: not offered to it)
+        apps = negotiate.shows_apps(ctx, params)
+        if tool is None or (tool.app_only and not apps):  # (app-only: not offered to it)
+            # Named with the tools there are, so a mistyped name is fixed in one more call.
+            known = [t.name for t in self._registry().tools.values() if apps or not t.app_only]
+            raise _params_error(f"Unknown tool: {name}. Tools: {', '.join(known)}",
+                                {"tools": known})
         args = params.get("arguments")
         if args is None:
             args = {}
@@ -561,7 +565,8 @@ class McpServer:
             if template is None and uri not in registry.resources:
                 raise _params_error(f"Unknown resource: {uri}")
             if template is not None and template.complete is not None:
-                values = list(template.complete(ctx, arg_name, prefix))
+                known = {k: v for k, v in (context_args or {}).items() if isinstance(v, str)}
+                values = list(template.complete(ctx, arg_name, prefix, known))
         else:
             raise _params_error("ref.type must be ref/prompt or ref/resource")
         out: dict[str, Any] = {"values": values[:100], "total": len(values),

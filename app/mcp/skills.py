@@ -77,12 +77,21 @@ def skills_list(ctx: ToolContext, params: dict[str, Any]) -> dict[str, Any]:
 
 
 def skills_get(ctx: ToolContext, params: dict[str, Any]) -> dict[str, Any]:
-    uri = params.get("uri")
-    skill = _by_uri().get(uri) if isinstance(uri, str) else None
+    """A skill by its ``uri`` or by its ``name`` (as skills/list's frontmatter gives it)."""
+    uri, name = params.get("uri"), params.get("name")
+    if isinstance(uri, str):
+        skill = _by_uri().get(uri)
+        asked = f"no skill at {uri!r}"
+    elif isinstance(name, str):
+        skill = next((s for s in agent_guide.SKILLS if s.name == name), None)
+        asked = f"no skill named {name!r}"
+    else:
+        skill, asked = None, "give the skill's uri or its name"
     if skill is None:
-        raise RpcError(INVALID_PARAMS, f"Invalid params: no skill at {uri!r}; skills/list names "
-                                       f"every skill this server serves",
-                       {"uri": uri, "skills": list(_by_uri())})
+        names = [s.name for s in agent_guide.SKILLS]
+        raise RpcError(INVALID_PARAMS, f"Invalid params: {asked}; skills: {', '.join(names)} "
+                                       f"(skills/list gives each one's uri)",
+                       {"uri": uri, "name": name, "skills": list(_by_uri()), "names": names})
     return {"skill": entry(skill)}
 
 

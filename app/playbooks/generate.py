@@ -304,6 +304,8 @@ class Generator:
             spec["required"] = True
             spec["description"] = ("redacted at capture: give it at replay" if is_redacted(value)
                                    else f"volatile input (was {json.dumps(value)} when taught)")
+            if not is_redacted(value):
+                spec["examples"] = [value]  # the value seen when taught
         self.inputs[name] = spec
         return name
 

@@ -228,9 +228,11 @@ def upstream_call_tool(ctx: ToolContext, args: dict[str, Any]) -> ToolResult:
         error = response["error"] if isinstance(response["error"], dict) else {}
         detail = ""
         data: dict[str, Any] = error["data"] if isinstance(error.get("data"), dict) else {}
-        if isinstance(data.get("errors"), list) and len(data["errors"]) > 1:
-            detail = " — " + "; ".join(f"{e.get('param')}: {e.get('message')}"
-                                       for e in data["errors"] if isinstance(e, dict))
+        listed = data["errors"] if isinstance(data.get("errors"), list) else []
+        said = [f"{e.get('param')}: {e.get('message')}" for e in listed if isinstance(e, dict)]
+        if len(said) > 1 and not all(line in str(error.get("message")) for line in said):
+            # Listed once: the design model's own refusal already names every problem.
+            detail = " — " + "; ".join(said)
         elif isinstance(data.get("methods"), list):
             detail = f" — valid methods: {', '.join(map(str, data['methods']))}"
         raise ToolError(f"{args['method']} failed ({error.get('code')}): "
@@ -247,9 +249,18 @@ def _playbook(ctx: ToolContext, variables: dict[str, str]) -> Any:
     return service.get(variables["playbook_id"], ctx.identity)
 
 
+def _complete_playbook(ctx: ToolContext, variable: str, prefix: str,
+                       known: dict[str, str]) -> list[str]:
+    """The ids of the playbooks the caller sees (theirs, and their studios'), newest first."""
+    if variable != "playbook_id":
+        return []
+    return [p.short_id for p in service.list_for(ctx.identity) if p.short_id.startswith(prefix)]
+
+
 @resource_template("playbook://{playbook_id}/capture", "playbook-capture",
                    "A playbook's capture.jsonl: one JSON line per recorded call",
-                   mime_type="application/x-ndjson", title="Playbook capture")
+                   mime_type="application/x-ndjson", title="Playbook capture",
+                   complete=_complete_playbook)
 def capture_resource(ctx: ToolContext, uri: str, variables: dict[str, str]) -> str:
     playbook = _playbook(ctx, variables)
     return capture.export(teach.folder(playbook)).decode("ascii")
@@ -257,7 +268,8 @@ def capture_resource(ctx: ToolContext, uri: str, variables: dict[str, str]) -> s
 
 @resource_template("playbook://{playbook_id}/recipe", "playbook-recipe",
                    "A playbook's recipe.json (generate it with the generate_recipe action)",
-                   mime_type="application/json", title="Playbook recipe")
+                   mime_type="application/json", title="Playbook recipe",
+                   complete=_complete_playbook)
 def recipe_resource(ctx: ToolContext, uri: str, variables: dict[str, str]) -> str:
     playbook = _playbook(ctx, variables)
     raw = service.read_recipe(playbook)

@@ -160,12 +160,38 @@ def stopped_draft(playbook: Playbook, identity: Identity | None,
     how = (f"replay it with {session} \"{name}\" (a dry run by default)"
            if session == MCP_NAMES["session"] else
            f"dry-run it: {{\"{session}\": \"{name}\", \"DryRun\": true}}")
+    inputs = variables_seen(raw)
+    required = [v["name"] for v in inputs if v["required"]]
+    needs = (f" Give {', '.join(required)} in args (required: no default)." if required
+             else "")
     return {"recipe": {"name": raw["name"], "version": raw.get("version"),
                        "steps": len(raw["steps"]), "state": "draft",
                        "variables": sorted(raw.get("vars") or {}),
+                       "required": required, "inputs": inputs,
                        "path": str(recipe_path(playbook)),
                        "resource": f"playbook://{playbook.short_id}/recipe"},
-            "message": f"Draft recipe {title} with {len(raw['steps'])} steps: {how}."}
+            "message": f"Draft recipe {title} with {len(raw['steps'])} steps: {how}.{needs}"}
+
+
+def variables_seen(raw: dict[str, Any]) -> list[dict[str, Any]]:
+    """Each variable of a generated recipe, by name: whether a replay must give it (a
+    volatile or redacted input has no default) and the value seen when it was taught (a
+    default is that value; a redacted one is never shown)."""
+    defaults = raw.get("vars") or {}
+    specs = raw.get("inputs") or {}
+    out = []
+    for name in sorted(defaults):
+        found = specs.get(name)
+        spec: dict[str, Any] = found if isinstance(found, dict) else {}
+        required = defaults[name] is None
+        entry: dict[str, Any] = {"name": name, "required": required}
+        seen = (spec.get("examples") or [None])[0] if required else defaults[name]
+        if seen is not None:
+            entry["seen"] = seen
+        if spec.get("type"):
+            entry["type"] = spec["type"]
+        out.append(entry)
+    return out
 
 
 @writing()

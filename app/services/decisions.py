@@ -202,17 +202,23 @@ def ballots(params: dict[str, Any]) -> list[Ballot]:
                    bool(params.get("accept", False)), bool(params.get("prefer", False)))]
 
 
-def vote(decision: Decision, user: User, votes: list[Ballot]) -> list[Option]:
-    """Record each ballot as an upsert; the options voted on, in ballot order."""
+def vote(decision: Decision, user: User, votes: list[Ballot], listed: bool = False
+         ) -> list[Option]:
+    """Record each ballot as an upsert; the options voted on, in ballot order. ``listed``: the
+    ballots came as ``votes`` (a refusal names each unknown title by its place in it)."""
     decision = _open_for_writes(decision)
     by_title = {o.title: o for o in db.session.scalars(
         select(Option).where(Option.decision_id == decision.id, Option.deleted_at.is_(None)))}
-    missing = [b.option_title for b in votes if b.option_title not in by_title]
+    missing = [(i, b.option_title) for i, b in enumerate(votes) if b.option_title not in by_title]
     if missing:
         known = ", ".join(f"'{t}'" for t in by_title) or "none yet"
-        raise invalid_param("option_title" if len(votes) == 1 else "votes",
-                            f"no option titled {', '.join(repr(m) for m in missing)} "
-                            f"(options: {known})")
+        titles = ", ".join(repr(title) for _i, title in missing)
+        if not listed:
+            raise invalid_param("option_title", f"no option titled {titles} (options: {known})")
+        raise Invalid(f"votes: no option titled {titles} (options: {known})", errors=[
+            {"param": "votes", "path": f"votes[{i}].option_title",
+             "message": f"[{i}].option_title: no option titled {title!r} (options: {known})"}
+            for i, title in missing])
     insert = pg_insert if db.session.get_bind().dialect.name == "postgresql" else sqlite_insert
     now = utcnow()
     for ballot in votes:

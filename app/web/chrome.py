@@ -38,6 +38,29 @@ STUDIO_LINKS: list[tuple[str, str, str]] = [
 ]
 
 
+# The header's links for a signed-in person (base.html.j2: the inbox and the menu under their
+# name), which a Markdown page's nav line lists too, so an agent reading Markdown finds its
+# inbox as a person does: (label, path with {me} for their handle, page name that must exist).
+HEADER_LINKS: list[tuple[str, str, str]] = [
+    ("Studios", "/studios", "studios"),
+    ("Search", "/search", "search"),
+    ("Inbox", "/inbox", "inbox"),
+    ("Settings", "/u/{me}/settings", "user_settings"),
+    ("API tokens", "/u/{me}/settings/tokens", "user_tokens"),
+    ("Agent activity", "/u/{me}/agent-activity", "agent_activity"),
+    ("Playbooks", "/playbooks", "playbooks"),
+    ("Workflows", "/workflows", "workflows"),
+]
+
+
+def header_links(handle: str) -> list[tuple[str, str]]:
+    """(label, href) of the header's links for the person ``handle``, those whose page is
+    registered (a feature left out is not linked)."""
+    known = {name for name, _rule in sitemap.pages()}
+    return [(label, path.replace("{me}", handle)) for label, path, page in HEADER_LINKS
+            if page in known]
+
+
 def studio_links(studio: Any, current_path: str) -> list[tuple[str, str, bool]]:
     """(label, href, is the current section) for a studio's navigation bar."""
     known = {name for name, _rule in sitemap.pages()}

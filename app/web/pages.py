@@ -21,7 +21,7 @@ from werkzeug.exceptions import BadRequest
 from app.actions import Action, Context, observers, offered_actions
 from app.actions.effects import READ
 from app.actions.registry import ACTIONS, IGNORED_FORM_FIELDS, check_offered, validate_params
-from app.actions.summary import action_summary
+from app.actions.summary import action_summary, next_steps
 from app.core import changes, config, sitemap
 from app.core.dispatch import BEFORE_COMMIT_KEY, FRONTMATTER_KEY
 from app.db import writing
@@ -29,7 +29,7 @@ from app.services import form_receipts
 from app.services.errors import Conflict, DomainError, Invalid, Unauthorized
 from app.web import auth, forms, loaders
 from app.web.auth import authorize
-from app.web.chrome import humane
+from app.web.chrome import header_links, humane
 from app.web.negotiation import wants
 
 APP_NAME = "Harmonic"
@@ -197,6 +197,7 @@ def nav_line(page_: Page) -> str:
     parts = ["[Home](/)"] + [f"[{inline(label)}]({href})" for label, href in page_.nav]
     user = page_.ctx.user
     if user is not None:
+        parts += [f"[{label}]({href})" for label, href in header_links(user.handle)]
         parts.append(f"Logged in as [{inline(user.name)}](/u/{user.handle})")
     return "nav: | " + " | ".join(parts) + " |"
 
@@ -359,9 +360,10 @@ def execute_action(spec: PageSpec, action_name: str, args: dict[str, Any]) -> Re
                 flash(f"{key}:{result.data[key]}", "secret")
         # flask.redirect is typed as werkzeug's base Response; it builds the app's Response.
         return redirect(result.location or ctx.path, code=303)  # type: ignore[return-value]
+    steps = next_steps(act, ctx, result)
     payload = {"ok": True, "action": act.name, "message": result.message,
                "path": ctx.path, **({"location": result.location} if result.location else {}),
-               "result": result.data}
+               "result": result.data, **({"next": steps} if steps else {})}
     if fmt == "json":
         response = jsonify(payload)
     else:
@@ -369,7 +371,7 @@ def execute_action(spec: PageSpec, action_name: str, args: dict[str, Any]) -> Re
             Context(page="action_result", path=f"{ctx.path.rstrip('/')}/actions/{act.name}",
                     user=ctx.user),
             f"Action Success: {act.name}", "shared/action_success", status=status, act=act,
-            target=ctx, result=result)
+            target=ctx, result=result, steps=steps)
     response.status_code = status
     if result.location:
         response.headers["Location"] = _absolute(result.location)

@@ -62,10 +62,12 @@ RUN_SCHEMA: dict[str, Any] = {
         "events": {"type": "string", "description": "The run's events resource"},
         "steps": {"type": "object", "properties": {"done": {"type": "integer"},
                                                    "total": {"type": "integer"}}},
-        # A workflow may return any JSON value: given as JSON text, so the schema stays typed
-        # (strict clients warn about an untyped property and about a union of types).
-        "result": {"type": "string",
-                   "description": "What the run returned once it succeeded, as JSON text"},
+        # A workflow may return any JSON value: an object as it is, anything else wrapped as
+        # {"value": ...}, so the schema stays one type (strict clients warn about an untyped
+        # property and about a union of types) and a client reads it without decoding text.
+        "result": {"type": "object",
+                   "description": "What the run returned once it succeeded: its object, or "
+                                  "{\"value\": ...} when it returned anything else"},
         "error": {"type": "string"},
     },
     "required": ["run", "workflow", "status", "path", "events"],
@@ -108,7 +110,8 @@ def describe(run: dict[str, Any]) -> dict[str, Any]:
                            "path": f"/runs/{short}", "events": queue.events_uri(run["id"]),
                            "steps": {"done": done, "total": total}}
     if run["status"] == "succeeded":
-        out["result"] = json.dumps(run.get("result"), ensure_ascii=False, default=str)
+        value = run.get("result")
+        out["result"] = value if isinstance(value, dict) else {"value": value}
     if run.get("error"):
         out["error"] = str(run["error"])
     return out

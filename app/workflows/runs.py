@@ -146,12 +146,16 @@ def find(ident: str) -> dict[str, Any]:
     return dict(row)
 
 
-def recent(workflow: str | None = None, limit: int = 20) -> list[dict[str, Any]]:
+def recent(workflow: str | None = None, limit: int = 20,
+           user_id: uuid.UUID | None = None) -> list[dict[str, Any]]:
+    """The newest runs (of ``workflow``, started by ``user_id``, when given)."""
     from app.workflows.engine import reading
 
     query = select(queue.RUNS).order_by(queue.RUNS.c.created_at.desc()).limit(limit)
     if workflow:
         query = query.where(queue.RUNS.c.workflow == workflow)
+    if user_id is not None:
+        query = query.where(queue.RUNS.c.user_id == user_id)
     with reading() as conn:
         return [dict(r) for r in conn.execute(query).mappings().all()]
 

@@ -264,7 +264,8 @@ def _register_mcp() -> None:
         "data (pages a step read are shown by size; the run's page has them). Subscribe, or "
         "listen, to be told as it progresses: a listen stream first replays the events past "
         "_meta[\"io.harmonic/after\"][uri] (all without it).",
-        mime_type="application/x-ndjson", title="Workflow run events")
+        mime_type="application/x-ndjson", title="Workflow run events",
+        complete=_complete_run)
     def run_events(ctx: Any, uri: str, variables: dict[str, str]) -> str:
         run = _visible_run(variables["id"], ctx.identity)
         if run["status"] in ("queued", "running"):
@@ -280,6 +281,18 @@ def _register_mcp() -> None:
 
     watch.on_new(lambda run_id: changes.deliver([events_uri(run_id)]))
     changes.add_backlog(_backlog)
+
+
+RUNS_COMPLETED = 100  # the newest runs a completion offers: older ones are on /workflows
+
+
+def _complete_run(ctx: Any, variable: str, prefix: str, known: dict[str, str]) -> list[str]:
+    """The ids of the caller's own runs, newest first: only they may read a run's events."""
+    user_id = ctx.identity.user_id if ctx.identity is not None else None
+    if variable != "id" or user_id is None:
+        return []
+    return [str(run["short_id"]) for run in runs.recent(limit=RUNS_COMPLETED, user_id=user_id)
+            if str(run["short_id"]).startswith(prefix)]
 
 
 _EVENTS_URI = re.compile(r"^harmonic://runs/([0-9a-f]{8})/events$")

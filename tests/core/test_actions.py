@@ -33,8 +33,9 @@ def test_validation_lists_every_bad_parameter(studio) -> None:  # type: ignore[n
     r = studio.act("/studios/team/note", "create_note", title=7, deadline="someday", bogus=1)
     assert r.status_code == 422
     problems = {e["param"]: e["message"] for e in r.json["error"]["errors"]}
-    assert set(problems) == {"title", "text", "bogus"}
+    assert set(problems) == {"title", "text", "deadline", "bogus"}
     assert problems["text"] == "is required"
+    assert problems["deadline"].startswith("not a date-time")
     assert "unknown parameter" in problems["bogus"]
     r = studio.act("/studios/team/note", "create_note", text="x", deadline="someday")
     assert r.status_code == 422

@@ -59,8 +59,9 @@ def test_a_wrong_shape_is_refused_naming_the_expected_shape(studio, plan: str) -
             "message": "must be an object {width: number > 0, height: number > 0}"} in errors
     half = studio.act(plan, "add_room", name="Hall", size={"width": 3})
     assert half.status_code == 422
-    message = half.get_json()["error"]["errors"][0]["message"]
-    assert "'height' is a required property" in message
+    missing = half.get_json()["error"]["errors"][0]
+    message = missing["message"]
+    assert missing["path"] == "size.height" and message.startswith("height: is required")
     assert "{width: number > 0, height: number > 0}" in message
     negative = studio.act(plan, "add_room", name="Hall", size={"width": 3, "height": -1})
     assert negative.status_code == 422
