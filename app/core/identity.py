@@ -100,13 +100,3 @@ def bearer_token(authorization: str | None) -> str | None:
     if scheme.lower() != "bearer":
         return None
     return value.strip() or None
-
-
-def identity_from_token(plaintext: str) -> Identity:
-    """Resolve a Bearer token to an Identity or raise Unauthorized (web, /mcp and stdio);
-    resolved tokens are reused for up to a second (``app.core.token_cache``)."""
-    # Imported here: the type above stays importable without the models (the stdio server
-    # starts answering before it loads the app).
-    from app.core import token_cache
-
-    return token_cache.resolve(plaintext)[0]

@@ -23,7 +23,7 @@ if TYPE_CHECKING:
 
 def method_effect(name: str) -> Effect | None:
     """What the method ``name`` does, as its registration declares it (None: unknown)."""
-    import app.design_model.rpc  # noqa: F401  (importing the dispatcher registers every method)
+    import app.design_model.methods  # noqa: F401  (registers every method)
     from app.design_model.registry import EFFECTS
 
     return EFFECTS.get(name)

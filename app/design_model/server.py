@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import importlib
 import os
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -41,15 +42,14 @@ def create_server_app(overrides: dict[str, Any] | None = None) -> Flask:
     return app
 
 
-def prepare(upgrade: bool, demo: bool) -> None:
-    """Optionally migrate the database and load the demo, in a throwaway full app."""
+def prepare(upgrade: bool, demo: bool, full_app: Callable[[], Flask]) -> None:
+    """Optionally migrate the database and load the demo, in a throwaway full app built by
+    ``full_app`` (``create_app``: the caller, on the top layer, passes it down)."""
     if not (upgrade or demo):
         return
     from flask_migrate import upgrade as run_upgrade
 
-    from app import create_app
-
-    full = create_app()
+    full = full_app()
     with full.app_context():
         if upgrade:
             run_upgrade(directory=str(Path(__file__).resolve().parents[2] / "migrations"),

@@ -54,8 +54,9 @@ from werkzeug.http import parse_accept_header
 from werkzeug.sansio.utils import get_current_url
 
 from app.core import authorization, changes, config, feed, jsonrpc, netpolicy, resource
-from app.core.identity import Identity, identity_from_token, identity_only
+from app.core.identity import Identity, identity_only
 from app.core.jsonrpc import INVALID_REQUEST, RpcError
+from app.core.token_cache import identity_from_token
 from app.extensions import db
 from app.mcp import http_modern, modern, store, wire
 from app.mcp.context import ClientRequestFailed, ToolContext

@@ -38,8 +38,9 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import Any, BinaryIO
 
 from app.core import jsonrpc
-from app.core.identity import Identity, identity_from_token
+from app.core.identity import Identity
 from app.core.jsonrpc import INVALID_REQUEST, RpcError
+from app.core.token_cache import identity_from_token
 from app.mcp import modern, wire
 from app.mcp.context import ClientRequestFailed, SessionState, ToolContext
 from app.mcp.info import MODERN_VERSIONS

@@ -1,6 +1,6 @@
 """``GET /mcp``: the standalone SSE stream of a 2025-11-25 session, served on an evented path.
 
-A small ASGI app (``create``). ``bin/serve``'s gunicorn worker (``app.mcp.stream_worker``)
+A small ASGI app (``StreamApp``). ``bin/serve``'s gunicorn worker (``app.mcp.stream_worker``)
 runs it on an event loop in each worker process, for the streams it is handed on the app's own
 port; with ``HARMONIC_STREAM_PORT`` it runs under uvicorn on that port instead, where a load
 balancer sends ``GET /mcp``. One event loop holds every open stream, so an idle stream costs a
@@ -37,7 +37,8 @@ from flask import Flask
 from sqlalchemy import CursorResult, select, update
 
 from app.core import audience, changes, feed
-from app.core.identity import Identity, bearer_token, identity_from_token
+from app.core.identity import Identity, bearer_token
+from app.core.token_cache import identity_from_token
 from app.extensions import db
 from app.mcp import store
 from app.models.changes import ChangeEvent
@@ -346,11 +347,3 @@ async def _refuse(send: Send, refusal: Refused) -> None:
     await send({"type": "http.response.start", "status": refusal.status,
                 "headers": [(b"content-type", b"application/json")]})
     await send({"type": "http.response.body", "body": body})
-
-
-def create() -> StreamApp:
-    """The ASGI app for ``uvicorn --factory app.mcp.stream:create`` (settings from the
-    environment, as ``wsgi:app``)."""
-    from app import create_app
-
-    return StreamApp(create_app())

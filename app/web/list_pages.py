@@ -14,7 +14,7 @@ from flask import Blueprint, request
 
 from app.actions import Context
 from app.models.base import find_by_id
-from app.services import deletion, keyset, listing, revisions
+from app.services import deletion, keyset, listing, restore_window, revisions
 from app.services.errors import Invalid
 from app.web import core_pages, loaders
 from app.web.pages import Page, page
@@ -58,7 +58,7 @@ for _kind in listing.KINDS:
 def studio_deleted(ctx: Context) -> Page:
     return Page(ctx, f"Deleted in {ctx.studio.name}", "lists/deleted", {
         "rows": deletion.deleted_items(ctx.studio, ctx.user), "ident_of": deletion.ident_of,
-        "window_days": deletion.restore_window().days,
+        "window_days": restore_window.length().days,
     }, nav=core_pages.studio_nav(ctx) + [("Deleted", ctx.path)])
 
 
