@@ -28,6 +28,8 @@ import uuid
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from app.models import provenance
+
 if TYPE_CHECKING:
     from app.models import ApiToken
 
@@ -70,9 +72,6 @@ class Identity:
 def act_as(identity: Identity | None) -> None:
     """Rows written from now on in this context are made by this identity's token and grant
     (``app.models.provenance``; None: by nobody's token)."""
-    # Imported here, as in identity_from_token: this module stays importable without models.
-    from app.models import provenance
-
     if identity is None:
         provenance.acting(None, None)
     else:

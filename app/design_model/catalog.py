@@ -11,6 +11,7 @@ Nothing here is typed twice: it all comes from ``registry.SPECS``.
 from __future__ import annotations
 
 from functools import lru_cache
+from importlib import metadata
 from typing import Any
 
 from app.design_model import methods  # noqa: F401  (fills SPECS)
@@ -70,8 +71,6 @@ def _document(version: str) -> dict[str, Any]:
 
 def document() -> dict[str, Any]:
     """The OpenRPC document (built once per process; the registry does not change)."""
-    from importlib import metadata
-
     try:
         version = metadata.version("harmonic")
     except metadata.PackageNotFoundError:

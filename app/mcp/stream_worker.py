@@ -25,7 +25,10 @@ import threading
 from http import HTTPStatus
 from typing import Any
 
+from flask import Flask
+
 from app.core.keepalive_worker import KeepAliveWorker
+from app.mcp.stream import StreamApp
 
 log = logging.getLogger("harmonic.mcp.stream")
 
@@ -84,10 +87,6 @@ class StreamWorker(KeepAliveWorker):
         """This process's stream loop (started with the first stream, on its own thread)."""
         with self._start_lock:
             if self._loop is None:
-                from flask import Flask
-
-                from app.mcp.stream import StreamApp
-
                 # The app gunicorn loaded (``wsgi:app``): its pool, its change feed. This
                 # module sits below the app's factory, so it never builds one of its own.
                 if not isinstance(self.wsgi, Flask):

@@ -13,6 +13,7 @@ everyone, except that its admins may restore it from its settings page during th
 
 from __future__ import annotations
 
+import uuid
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
@@ -23,7 +24,7 @@ from sqlalchemy.orm import joinedload
 
 from app.extensions import db
 from app.models import Note, Studio, User
-from app.models.base import utcnow
+from app.models.base import find_by_id, utcnow
 from app.models.collab import Commitment, Decision, Option, Vote
 from app.services import decisions, permissions, restore_window, revisions
 from app.services.errors import Conflict, Forbidden, Invalid, NotFound
@@ -70,8 +71,6 @@ def delete(studio: Studio, user: User, item: Any) -> Any:
 
 def find_deleted(studio: Studio, item_type: str, ident: str) -> Any:
     """A deleted item of this studio by kind and id (an option by its id); NotFound otherwise."""
-    from app.models.base import find_by_id
-
     model = MODELS.get(item_type)
     if model is None:
         raise Invalid(f"item_type must be one of {', '.join(MODELS)}",
@@ -79,8 +78,6 @@ def find_deleted(studio: Studio, item_type: str, ident: str) -> Any:
     item = None
     if model is Option:
         try:
-            import uuid
-
             item = db.session.get(Option, uuid.UUID(ident))
         except ValueError:
             item = None

@@ -20,7 +20,7 @@ from app.db.reads import first_value
 from app.extensions import db
 from app.models import Membership, Pin, Studio, User
 from app.models.studios import HANDLE_PATTERN, JOIN_POLICIES, NEW_STUDIO_DEFAULTS, TEMPOS
-from app.services import items, people, permissions
+from app.services import invites, items, people, permissions
 from app.services.errors import Conflict, Forbidden, Invalid, NotFound
 
 HANDLE = re.compile(HANDLE_PATTERN)
@@ -184,8 +184,6 @@ def join(studio: Studio, user: User, code: str | None = None) -> tuple[Membershi
     With a code, the invite decides the role (app.services.invites); without one, an open
     studio takes anyone as a member and an invite-only one the person it has invited by handle.
     """
-    from app.services import invites
-
     existing = permissions.membership(studio, user)
     if existing is not None:
         return existing, False

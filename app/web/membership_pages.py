@@ -77,7 +77,7 @@ def invite_show(ctx: Context) -> Page:
                 status=status, inline_actions=("accept_invite",))
 
 
-@page(bp, "join_code", "/join", loaders.plain("join_code", "/join"), public=True)
+@page(bp, "join_code", "/join", loaders.site_page("join_code", "/join"), public=True)
 def join_code(ctx: Context) -> Page:
     code = invites.clean_code(request.args.get("code"))
     if code:

@@ -20,7 +20,7 @@ def _scrub(text: str, key: str) -> str:
 def complete(model: str, messages: list[dict[str, Any]], tools: list[dict[str, Any]],
              params: dict[str, Any]) -> dict[str, Any]:
     """One chat completion; returns the first choice's message (role, content, tool_calls)."""
-    import httpx
+    import httpx  # lazy: httpx only for an outbound call
 
     base = settings.get("LLM_GATEWAY_URL").rstrip("/")
     if not base:

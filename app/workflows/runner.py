@@ -17,11 +17,14 @@ error message) passes through ``secrets.redact`` first: a secret's value is neve
 from __future__ import annotations
 
 import logging
+import os
+import socket
 import threading
 import time
 import uuid
 from typing import Any
 
+from app.core.config import app_object
 from app.core.identity import act_as
 from app.workflows import queue, secrets, settings, step_kinds, tools
 from app.workflows.compile import steps_by_name
@@ -32,6 +35,7 @@ from app.workflows.templating import (
     truthy,
 )
 from app.workflows.tools import StepError
+from app.workflows.v2 import steps as v2_steps
 
 log = logging.getLogger("harmonic.workflows")
 log.addFilter(secrets.LogFilter())
@@ -52,10 +56,6 @@ class Heartbeat:
         self.renewed = time.monotonic()
 
     def __enter__(self) -> Heartbeat:
-        import os
-
-        from app.core.config import app_object
-
         app = app_object()
         cls = type(self)
         with cls._lock:
@@ -94,8 +94,6 @@ class Heartbeat:
 def _execute(job: Leased, run: dict[str, Any], done: list[dict[str, Any]],
              call: tools.Call) -> tuple[step_kinds.Outcome, dict]:
     if run["compiled"].get("dsl") == "v2" and "turn_step" not in job.payload:
-        from app.workflows.v2 import steps as v2_steps
-
         out = v2_steps.execute(job, run, done, call)
         return step_kinds.Outcome(result=out.result, action=out.action, spawn=out.spawn,
                        follow_edges=False, extra_events=out.events, record=out.record,
@@ -249,7 +247,4 @@ def execute(job: Leased) -> str:
 
 
 def new_worker_id() -> str:
-    import os
-    import socket
-
     return f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:6]}"

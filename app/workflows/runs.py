@@ -11,9 +11,10 @@ from app.core.identity import Identity
 from app.models.base import SHORT_ID
 from app.services import revocation
 from app.services.errors import Invalid, NotFound
-from app.workflows import admission, queue, settings
+from app.workflows import admission, queue, settings, worker
 from app.workflows.compile import compile_document
 from app.workflows.document import DocumentError, parse
+from app.workflows.engine import reading
 from app.workflows.queue import JobSpec
 
 
@@ -47,7 +48,6 @@ def start_compiled(compiled: dict[str, Any], inputs: dict[str, Any],
                        {"kind": admission.step_kind(compiled, compiled["entry"])},
                        max_attempts=limits.get(compiled["entry"]))],
         max_attempts=settings.get_int("WORKFLOWS_MAX_ATTEMPTS"))
-    from app.workflows import worker
 
     worker.kick()
     return run_id
@@ -63,7 +63,6 @@ def find(ident: str) -> dict[str, Any]:
             value = uuid.UUID(ident)
         except ValueError:
             raise NotFound(f"no run {ident!r}") from None
-    from app.workflows.engine import reading
 
     with reading() as conn:
         row = conn.execute(select(queue.RUNS).where(column == value)).mappings().one_or_none()
@@ -73,8 +72,6 @@ def find(ident: str) -> dict[str, Any]:
 
 
 def recent(workflow: str | None = None, limit: int = 20) -> list[dict[str, Any]]:
-    from app.workflows.engine import reading
-
     query = select(queue.RUNS).order_by(queue.RUNS.c.created_at.desc()).limit(limit)
     if workflow:
         query = query.where(queue.RUNS.c.workflow == workflow)
@@ -83,8 +80,6 @@ def recent(workflow: str | None = None, limit: int = 20) -> list[dict[str, Any]]
 
 
 def jobs(run_id: uuid.UUID) -> list[dict[str, Any]]:
-    from app.workflows.engine import reading
-
     with reading() as conn:
         return [dict(r) for r in conn.execute(
             select(queue.JOBS).where(queue.JOBS.c.run_id == run_id)

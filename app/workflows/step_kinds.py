@@ -10,7 +10,7 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
-from app.workflows import calls, gateway, tools
+from app.workflows import calls, gateway, mcp_bridge, tools
 from app.workflows.queue import Event, JobSpec, Leased
 from app.workflows.templating import (
     bind_sql,
@@ -77,8 +77,6 @@ def _tool_schema(tool: dict[str, Any]) -> dict[str, Any]:
     if tool.get("input_schema"):
         return tool["input_schema"]
     if tool["type"] == "mcp" and "arguments" not in tool["spec"]:
-        from app.workflows import mcp_bridge
-
         schema = mcp_bridge.tool_schema(str(tool["spec"].get("tool")))
         if schema:
             return schema

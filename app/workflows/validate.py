@@ -33,7 +33,9 @@ _validator: Any = None
 def _schema_validator() -> Any:
     global _validator
     if _validator is None:
-        from jsonschema import Draft202012Validator
+        from jsonschema import (  # lazy: jsonschema only when a schema is checked
+            Draft202012Validator,
+        )
 
         _validator = Draft202012Validator(SCHEMA)
     return _validator

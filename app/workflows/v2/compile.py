@@ -19,6 +19,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from jinja2 import TemplateError, meta
+
 from app.workflows.declarations import UNNAMED, compile_tool, compile_turn
 from app.workflows.document import DocumentError
 from app.workflows.templating import keys_read, parse, strings_of
@@ -73,8 +75,6 @@ def _ancestors(edges: dict[str, list[str]]) -> dict[str, set[str]]:
 
 def _credential_inputs(tasks: list[dict[str, Any]], workload: dict[str, Any]) -> set[str]:
     """The workload keys a task's credential name is read from (``auth: '{{ pg_auth }}'``)."""
-    from jinja2 import TemplateError, meta
-
     found: set[str] = set()
     for task in tasks:
         for key in CREDENTIAL_KEYS:

@@ -27,7 +27,7 @@ from __future__ import annotations
 import uuid
 from typing import Any
 
-from app.workflows import admission, queue, run_context, step_kinds
+from app.workflows import admission, catalog, queue, run_context, step_kinds
 from app.workflows.compile import steps_by_name
 from app.workflows.queue import Event, JobSpec, Leased, base_step
 from app.workflows.templating import RESULTS_ENV, RenderError, render_value, truthy
@@ -250,8 +250,6 @@ def _collect(step: dict[str, Any], run: dict[str, Any], done: list[dict[str, Any
 def _start_sub_run(job: Leased, step: dict[str, Any], run: dict[str, Any],
                    suspended: Suspended, events: list[Event], item: Item | None) -> Outcome:
     """Start the sub-run a ``playbook`` task asks for; a job waits for it to end."""
-    from app.workflows import catalog
-
     wanted = str(suspended.conf.get("path"))
     entry = next((e for e in catalog.entries() if e.compiled is not None and wanted in (
         e.compiled.get("path"), e.name)), None)

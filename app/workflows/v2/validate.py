@@ -45,7 +45,9 @@ NOT_RENDERED = ("kind", "name", "spec", "set", "code", "output", "libs")
 def _schema_validator() -> Any:
     global _validator
     if _validator is None:
-        from jsonschema import Draft202012Validator
+        from jsonschema import (  # lazy: jsonschema only when a schema is checked
+            Draft202012Validator,
+        )
 
         _validator = Draft202012Validator(SCHEMA)
     return _validator
