@@ -223,9 +223,11 @@ def test_no_import_cycle_among_the_modules_of_app() -> None:
     Imports inside functions count as edges: a lazy import does not untangle two modules, it
     only hides the knot and makes their load order depend on which function runs first. A
     shared definition goes down a layer (or into a module of its own) instead; where a lower
-    module needs the app itself, the entry point on the top layer passes it down."""
-    cycles = _cycles(_graph())
+    module needs the app itself, the entry point on the top layer passes it down. Imports under
+    ``if TYPE_CHECKING:`` count too: none is needed for a cycle today, and two modules whose
+    types name each other are one module's worth of coupling spread over two."""
     graph = _graph()
+    cycles = _cycles(graph)
     described = ["\n".join(f"  {a} -> {b} ({', '.join(graph[a][b])})"
                            for a in cycle for b in graph[a] if b in cycle) for cycle in cycles]
     assert not cycles, "import cycles:\n" + "\n\n".join(described)
