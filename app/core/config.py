@@ -57,5 +57,4 @@ def base_url() -> str:
     configured = str(app_config().get("HARMONIC_BASE_URL") or "").rstrip("/")
     if configured:
         return configured
-
     return default_base(None, env("HOST"), env("PORT"))
