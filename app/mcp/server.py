@@ -23,6 +23,7 @@ from collections.abc import Callable, Iterable
 from typing import Any
 
 from flask import current_app, has_app_context
+from jsonschema import Draft202012Validator, validators
 
 from app.core import authorization, jsonrpc, storable
 from app.core.identity import Identity, act_as
@@ -105,11 +106,6 @@ class _Validators:
             return []
         validator = self._cache.get(key)
         if validator is None:
-            from jsonschema import (  # lazy: jsonschema only when a schema is checked
-                Draft202012Validator,
-                validators,
-            )
-
             cls = validators.validator_for(schema, default=Draft202012Validator)
             validator = cls(schema)
             with self._lock:

@@ -11,6 +11,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from jsonschema import Draft202012Validator
+
 from app.core import authorization
 from app.core.identity import Identity
 from app.mcp import harmonic
@@ -36,10 +38,6 @@ def _context(identity: Identity | None) -> ToolContext:
 
 
 def _schema_problems(schema: dict[str, Any], args: Any) -> list[str]:
-    from jsonschema import (  # lazy: jsonschema only when a schema is checked
-        Draft202012Validator,
-    )
-
     return [e.message for e in Draft202012Validator(schema).iter_errors(args)]
 
 

@@ -30,6 +30,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urljoin, urlsplit
 
+import httpx
 from sqlalchemy import create_engine, event, select, text
 from sqlalchemy.exc import SQLAlchemyError
 from sqlalchemy.pool import NullPool
@@ -226,8 +227,6 @@ def http_request(method: str, url: str, headers: dict[str, str], body: dict[str,
     """One request through the app's outbound client, every hop (redirects included) on
     ``WORKFLOWS_HTTP_ALLOW``, within one deadline; the response, whatever its status, and how
     many hops it took. StepError for a refused host or a transport failure (transient)."""
-    import httpx  # lazy: httpx only for an outbound call
-
     deadline = time.monotonic() + timeout
     hops: list[str] = []
     for _ in range(MAX_REDIRECTS + 1):

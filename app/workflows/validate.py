@@ -14,6 +14,8 @@ import re
 from collections.abc import Iterable
 from typing import Any
 
+from jsonschema import Draft202012Validator
+
 from app.workflows.checks import (
     declared_names,
     defined,
@@ -33,10 +35,6 @@ _validator: Any = None
 def _schema_validator() -> Any:
     global _validator
     if _validator is None:
-        from jsonschema import (  # lazy: jsonschema only when a schema is checked
-            Draft202012Validator,
-        )
-
         _validator = Draft202012Validator(SCHEMA)
     return _validator
 

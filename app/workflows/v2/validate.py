@@ -15,6 +15,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from jinja2 import TemplateError, meta
+from jsonschema import Draft202012Validator
 
 from app.workflows.checks import defined, find_cycle, mcp_problems, mcp_tool_names
 from app.workflows.document import Problem, join
@@ -45,10 +46,6 @@ NOT_RENDERED = ("kind", "name", "spec", "set", "code", "output", "libs")
 def _schema_validator() -> Any:
     global _validator
     if _validator is None:
-        from jsonschema import (  # lazy: jsonschema only when a schema is checked
-            Draft202012Validator,
-        )
-
         _validator = Draft202012Validator(SCHEMA)
     return _validator
 
