@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import gc
 import importlib
+import os
 from collections.abc import Callable
 from typing import Any
 
@@ -58,13 +59,12 @@ class HarmonicFlask(Flask):
 
 def create_app(overrides: dict[str, Any] | None = None) -> Flask:
     """Build an app; ``overrides`` replaces settings (tests pass DATABASE_URL and friends)."""
-    # Building the app imports most of the code and makes the models and routes: about 250,000
-    # objects that live as long as the process, and a few hundred of garbage. The cyclic
-    # collector, left on, walks them all several times over for nothing: paused, start-up takes
-    # about a sixth less. Frozen afterwards, they are skipped by every later collection, the
-    # one at the process's exit included (0.7 s of a bin/mcp-server's exit before, which its
-    # client waits for). Every process pays start-up: each bin/mcp-server an agent's client
-    # spawns, each server and queue worker, each CLI command.
+    # Building the app imports most of the code and makes the models and routes: objects that
+    # live as long as the process, and little garbage. The cyclic collector, left on, would walk
+    # them all several times over for nothing, so it is paused while the app is built. Frozen
+    # afterwards, they are skipped by every later collection, the one at the process's exit
+    # included (which a bin/mcp-server's client waits for). Every process pays start-up: each
+    # bin/mcp-server an agent's client spawns, each server and queue worker, each CLI command.
     collecting = gc.isenabled()
     gc.disable()
     try:
@@ -77,7 +77,18 @@ def create_app(overrides: dict[str, Any] | None = None) -> Flask:
 
 
 def _build_app(overrides: dict[str, Any] | None) -> Flask:
-    import os
+    # Every ``import app.x`` runs this file first: the app's own code is imported here, when an
+    # app is built, so that importing one module of it does not load them all.
+    from app.cli import register_cli  # lazy: loaded when an app is built
+    from app.db import session as data_session  # lazy: loaded when an app is built
+    from app.extensions import (  # lazy: loaded when an app is built
+        csrf,
+        db,
+        login_manager,
+        migrate,
+        ping_after_idle,
+        use_sqlite_wal,
+    )
 
     app = HarmonicFlask(
         __name__,
@@ -88,14 +99,9 @@ def _build_app(overrides: dict[str, Any] | None) -> Flask:
     app.config.update(build_config(app.instance_path, overrides))
     app.json.sort_keys = False  # type: ignore[attr-defined]  # keep parameters in declared order
 
-    from app.extensions import csrf, db, login_manager, migrate
-
     importlib.import_module("app.models")  # registers every table
 
     db.init_app(app)
-    from app.db import session as data_session
-    from app.extensions import ping_after_idle, use_sqlite_wal
-
     data_session.init_app(app)  # before any other hook: requests read in autocommit
     with app.app_context():
         use_sqlite_wal(db.engine)
@@ -110,8 +116,6 @@ def _build_app(overrides: dict[str, Any] | None) -> Flask:
         # A feature that fails to import stops the app with its own error: a half-built app
         # that silently lacks a feature would answer 404s nobody can explain.
         importlib.import_module(name).init_app(app)
-
-    from app.cli import register_cli
 
     register_cli(app)
     return app

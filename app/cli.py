@@ -75,13 +75,3 @@ def register_cli(app: Flask) -> None:
 
     app.cli.add_command(users)
     app.cli.add_command(tokens_group)
-
-
-def mcp_server() -> int:
-    """``harmonic-mcp-server``: the stdio MCP server as an installed command (what the registry
-    entry in server.json runs). ``bin/mcp-server`` is the same server from a checkout, with a
-    faster start."""
-    from app import create_app
-    from app.mcp.stdio import main
-
-    return main(create_app)

@@ -41,7 +41,9 @@ class _MigrationsConfig:
         self.app, self.database, self.directory = app, database, directory
 
     def __getattr__(self, name: str) -> Any:
-        from flask_migrate import Migrate
+        from flask_migrate import (  # lazy: only for a migration
+            Migrate,
+        )
 
         Migrate(self.app, self.database, directory=self.directory)  # replaces this object
         return getattr(self.app.extensions["migrate"], name)
@@ -52,15 +54,17 @@ class _MigrationCommands(click.Group):
 
     def make_context(self, info_name: str | None, args: list[str],
                      parent: click.Context | None = None, **extra: Any) -> click.Context:
-        from flask_migrate.cli import db as commands
+        from flask_migrate.cli import (  # lazy: only for a migration
+            db as commands,
+        )
 
         return commands.make_context(info_name, args, parent=parent, **extra)
 
 
 class Migrations:
-    """Flask-Migrate, attached lazily. Importing it imports Alembic (with Mako and Pygments,
-    about 11 MB and a tenth of a second), which only a process that migrates needs: web
-    workers, ``bin/worker`` and ``bin/mcp-server`` never do."""
+    """Flask-Migrate, attached lazily. Importing it imports Alembic (with Mako and Pygments),
+    which only a process that migrates needs: web workers, ``bin/worker`` and
+    ``bin/mcp-server`` never do."""
 
     def init_app(self, app: Flask, database: SQLAlchemy, directory: str) -> None:
         app.extensions["migrate"] = _MigrationsConfig(app, database, directory)
@@ -135,6 +139,6 @@ csrf = CSRFProtect()
 
 def session_exists() -> bool:
     """Whether this app context has made its database session yet. Asking ``db.session()``
-    makes one, and the context's end then closes it: about 15 µs a request for a request that
-    never needed it (an agent's call that reads nothing, or only from the caches)."""
+    makes one, and the context's end then closes it: work for nothing in a request that never
+    needed it (an agent's call that reads nothing, or only from the caches)."""
     return db.session.registry.has()

@@ -143,7 +143,7 @@ def navigate_overhead(app: Any, token: str, path: str, calls: int) -> None:
     import time
 
     from app.core.dispatch import dispatch
-    from app.core.identity import identity_from_token
+    from app.core.token_cache import identity_from_token
     from app.db import serving
     from app.extensions import db
     from app.mcp.context import SessionState

@@ -116,7 +116,7 @@ def measure(where: str, instance: Any, app: Any, counts: list[int]) -> None:
         path = "/healthz"
     else:
         title = "the stream endpoint (uvicorn, HARMONIC_STREAM_PORT)"
-        cmd = [PY, "-m", "uvicorn", "--factory", "app.mcp.stream:create", "--host",
+        cmd = [PY, "-m", "uvicorn", "--factory", "app.entrypoints:stream_app", "--host",
                "127.0.0.1", "--port", str(port), "--no-access-log"]
         path = "/"  # any answer: the endpoint is up
 

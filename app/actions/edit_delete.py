@@ -14,7 +14,7 @@ from app.actions import rules
 from app.actions.collab import decision_has_options, option_choices, unvoted_options
 from app.actions.effects import DESTRUCTIVE, IDEMPOTENT_WRITE, WRITE
 from app.actions.registry import Context, Param, Result, action
-from app.services import decisions, deletion, items, notes, permissions
+from app.services import decisions, deletion, items, notes, permissions, restore_window
 
 COMMENT_ID = Param("comment_id", "string", "The comment's id (the 8 characters after "
                    "#comment- in its link)", required=True, max_length=36)
@@ -32,14 +32,14 @@ def _list_page(ctx: Context, kind: str) -> str:
 
 
 def _restore_note(ctx: Context, kind: str) -> str:
-    until = deletion.restorable_until(ctx.item).strftime("%Y-%m-%d %H:%M UTC")
+    until = restore_window.restorable_until(ctx.item).strftime("%Y-%m-%d %H:%M UTC")
     return (f"Deleted the {kind}. You or a studio admin can restore it until {until} at "
             f"{_deleted_page(ctx)} (action restore_item).")
 
 
 def _deleted_data(kind: str, item: Any) -> dict[str, Any]:
     return {"item_type": kind, "id": deletion.ident_of(kind, item),
-            "restorable_until": deletion.restorable_until(item).isoformat()}
+            "restorable_until": restore_window.restorable_until(item).isoformat()}
 
 
 # Notes, decisions, commitments ---------------------------------------------------------------
@@ -114,7 +114,7 @@ def delete_comment(ctx: Context, p: dict[str, Any]) -> Result:
     comment = notes.find_comment(ctx.studio, ctx.extra["item_type"], ctx.item.id,
                                  p["comment_id"])
     deletion.delete(ctx.studio, ctx.user, comment)
-    until = deletion.restorable_until(comment).strftime("%Y-%m-%d %H:%M UTC")
+    until = restore_window.restorable_until(comment).strftime("%Y-%m-%d %H:%M UTC")
     return Result(f"Deleted the comment. It can be restored until {until} at "
                   f"{_deleted_page(ctx)} (action restore_item).", ctx.path,
                   data=_deleted_data("comment", comment))
@@ -199,7 +199,7 @@ def _requested(ctx: Context) -> bool:
         unavailable_reason=lambda ctx: "deletion was already requested", effect=WRITE)
 def request_studio_deletion(ctx: Context, p: dict[str, Any]) -> Result:
     deletion.request_studio_deletion(ctx.studio, ctx.user)
-    days = deletion.studio_grace().days
+    days = restore_window.studio_grace().days
     return Result(f"Deletion requested. Confirm it with confirm_studio_deletion (type the handle "
                   f"'{ctx.studio.handle}'); its admins can still restore the studio for "
                   f"{days} days after that.", ctx.path)

@@ -2,13 +2,18 @@
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
 from app.actions.effects import Effect
-from app.services.errors import Forbidden, Invalid
+from app.actions.form_fields import coerce, nest
+from app.actions.schemas import problems, short_shape
+from app.services.deadlines import NO_DEADLINE
+from app.services.errors import Conflict, Forbidden, Invalid, NotFound
+from app.services.timeparse import parse_datetime
 
 # How a parameter is declared. JSON Schema types, plus two declaration shorthands that agents
 # never see as types: "text" is a multi-line string (a textarea in HTML; its schema says
@@ -99,8 +104,6 @@ class Param:
     @property
     def display_type(self) -> str:
         """The parameter's JSON Schema as one readable line (``{x: number, y: number}``)."""
-        from app.actions.schemas import short_shape
-
         return short_shape(self.json_schema())
 
     def summary(self) -> dict[str, Any]:
@@ -280,8 +283,6 @@ def offered_actions(ctx: Context) -> list[Action]:
 
 def check_offered(ctx: Context, name: str) -> Action:
     """The action ``name`` if the caller may run it here; NotFound/Forbidden/Conflict say why."""
-    from app.services.errors import Conflict, NotFound
-
     candidates = {a.name: a for a in actions_at(ctx.page)}
     act = candidates.get(name)
     if act is None:
@@ -343,13 +344,10 @@ def _coerce(param: Param, value: Any, from_form: bool) -> tuple[Any, str | None]
         return number, None
     if kind in ("array", "object") and from_form and isinstance(value, list | dict):
         # Posted field by field (``size[width]``, ``votes[0][accept]``): the schema's types.
-        from app.actions.form_fields import coerce
 
         value = coerce(param.json_schema(), value)
     if kind == "array":
         if from_form and isinstance(value, str):
-            import json
-
             try:
                 value = json.loads(value)
             except ValueError:
@@ -362,8 +360,6 @@ def _coerce(param: Param, value: Any, from_form: bool) -> tuple[Any, str | None]
         return value, None
     if kind == "object":
         if from_form and isinstance(value, str):
-            import json
-
             try:
                 value = json.loads(value)
             except ValueError:
@@ -378,9 +374,6 @@ def _not_a_time(value: str) -> str | None:
     """Why ``value`` is none of the forms a date-time parameter takes, or None: read here, with
     the other parameters, so a refusal names every bad one at once (whether it is in the future
     is the service's to say, in the studio's time zone)."""
-    from app.services.deadlines import NO_DEADLINE
-    from app.services.timeparse import parse_datetime
-
     if value.strip().lower() in NO_DEADLINE | {""}:
         return None
     try:
@@ -401,8 +394,6 @@ def _check_schema(param: Param, value: Any) -> list[dict[str, str]]:
     """The schema's verdict on an already coerced value: bounds, nested shapes, anything the
     friendly coercions above do not look at, each problem named with its path
     (``votes[0].option_title``). Every door validates through here."""
-    from app.actions.schemas import problems
-
     out = []
     for where, message in problems(param.json_schema(), value):
         entry = {"param": param.name, "message": f"{where.lstrip('.')}: {message}" if where
@@ -423,8 +414,6 @@ def validate_params(act: Action, raw: dict[str, Any], from_form: bool = False) -
     errors: list[dict[str, str]] = []
     clean: dict[str, Any] = {}
     if from_form:
-        from app.actions.form_fields import nest
-
         raw = nest(raw)
     known = {p.name for p in act.params}
     for key in raw:

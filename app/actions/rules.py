@@ -7,6 +7,7 @@ by the same function: an action the caller may not run is neither listed nor exe
 from __future__ import annotations
 
 from app.actions.registry import Context
+from app.services import permissions
 
 
 def signed_in(ctx: Context) -> str | None:
@@ -51,8 +52,6 @@ def self_user(ctx: Context) -> str | None:
 
 def creator_or_admin(ctx: Context) -> str | None:
     """The page's item's creator, or a studio admin (``app.services.permissions``)."""
-    from app.services import permissions
-
     reason = member(ctx)
     if reason:
         return reason

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from app.actions.registry import Action, Context, Result
+from app.actions.registry import ACTIONS, Action, Context, Result
 
 
 def action_summary(act: Action) -> dict[str, Any]:
@@ -26,8 +26,6 @@ def next_steps(act: Action, ctx: Context, result: Result) -> list[dict[str, Any]
     """The steps a successful run of ``act`` leads to (``Action.next_steps``), each an action
     summary with the page to run it at: what every door's result carries, so an agent runs
     the next step without reading that page first."""
-    from app.actions.registry import ACTIONS
-
     if act.next_steps is None:
         return []
     where = result.location or ctx.path

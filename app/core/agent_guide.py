@@ -10,6 +10,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from app.actions.registry import ACTIONS, actions_at
+from app.core import sitemap
+
 GUIDE = """\
 # Working in Harmonic
 
@@ -62,8 +65,6 @@ def url_map() -> str:
 
 def actions_reference() -> str:
     """Every action once: where it is offered, its signature, effect and description."""
-    from app.actions.registry import ACTIONS
-
     lines = ["## Actions", ""]
     for act in sorted(ACTIONS.values(), key=lambda a: a.name):
         pages = ", ".join(f"`{p.replace('_', ' ')}`" for p in act.pages)
@@ -175,9 +176,6 @@ def url_rows(pages: tuple[str, ...]) -> str:
 
 
 def _map_rows() -> list[tuple[str, str]]:
-    from app.actions.registry import actions_at
-    from app.core import sitemap
-
     rows = []
     for name, page_rule in sitemap.pages():
         rule = page_rule.replace("<", "{").replace(">", "}")

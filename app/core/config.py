@@ -15,6 +15,9 @@ from typing import Any
 
 from flask import Flask, current_app, has_app_context
 
+from config import base_url as default_base
+from config import env
+
 
 def app_config() -> MutableMapping[str, Any]:
     """The current app's config, or an empty mapping outside an app context."""
@@ -54,7 +57,4 @@ def base_url() -> str:
     configured = str(app_config().get("HARMONIC_BASE_URL") or "").rstrip("/")
     if configured:
         return configured
-    from config import base_url as default_base
-    from config import env
-
     return default_base(None, env("HOST"), env("PORT"))

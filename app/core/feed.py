@@ -113,8 +113,10 @@ class Relay:
                 self._stop.wait(delay)
 
     def _listen_postgres(self) -> None:
-        import psycopg
-        from psycopg.conninfo import make_conninfo
+        import psycopg  # lazy: the driver only for PostgreSQL
+        from psycopg.conninfo import (  # lazy: the driver only for PostgreSQL
+            make_conninfo,
+        )
 
         with self.app.app_context():
             url = db.engine.url

@@ -28,6 +28,8 @@ import uuid
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from app.models import provenance
+
 if TYPE_CHECKING:
     from app.models import ApiToken
 
@@ -70,9 +72,6 @@ class Identity:
 def act_as(identity: Identity | None) -> None:
     """Rows written from now on in this context are made by this identity's token and grant
     (``app.models.provenance``; None: by nobody's token)."""
-    # Imported here, as in identity_from_token: this module stays importable without models.
-    from app.models import provenance
-
     if identity is None:
         provenance.acting(None, None)
     else:
@@ -100,13 +99,3 @@ def bearer_token(authorization: str | None) -> str | None:
     if scheme.lower() != "bearer":
         return None
     return value.strip() or None
-
-
-def identity_from_token(plaintext: str) -> Identity:
-    """Resolve a Bearer token to an Identity or raise Unauthorized (web, /mcp and stdio);
-    resolved tokens are reused for up to a second (``app.core.token_cache``)."""
-    # Imported here: the type above stays importable without the models (the stdio server
-    # starts answering before it loads the app).
-    from app.core import token_cache
-
-    return token_cache.resolve(plaintext)[0]

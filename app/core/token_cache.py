@@ -46,6 +46,11 @@ def _cached(copies: kept.Kept[_Entry], digest: str) -> Identity | None:
     return entry.identity
 
 
+def identity_from_token(plaintext: str) -> Identity:
+    """Resolve a Bearer token to an Identity or raise Unauthorized (web, /mcp and stdio)."""
+    return resolve(plaintext)[0]
+
+
 def resolve(plaintext: str) -> tuple[Identity, User | None]:
     """The identity of a Bearer token, and its person when this call read the token (a cached
     identity comes without: the caller loads the person if it needs one). Raises Unauthorized

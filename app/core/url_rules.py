@@ -1,8 +1,8 @@
 """URL rules whose URL builders are compiled when first used, not when the app starts.
 
 Werkzeug compiles two Python functions per URL rule as the rule is added (one to build its
-URLs, one that also appends unknown arguments as a query string): about 500 calls of
-``compile()`` for this app's 250 rules, a fifth of the time ``create_app`` takes. Every
+URLs, one that also appends unknown arguments as a query string): two calls of ``compile()``
+per rule, a large part of what ``create_app`` does. Every
 process pays it at start (each ``bin/mcp-server`` an agent's client spawns, each gunicorn
 worker, each queue worker), yet a process builds URLs for a few of its rules only. Matching a
 request does not use these functions at all, so nothing but ``url_for`` waits for them, once.

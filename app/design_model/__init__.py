@@ -17,36 +17,31 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+import app.design_model.methods  # noqa: F401  (registers every method)
+from app.design_model import catalog, rpc, upstream
+from app.design_model.registry import EFFECTS
+
 if TYPE_CHECKING:
     from app.actions.effects import Effect
 
 
 def method_effect(name: str) -> Effect | None:
     """What the method ``name`` does, as its registration declares it (None: unknown)."""
-    import app.design_model.rpc  # noqa: F401  (importing the dispatcher registers every method)
-    from app.design_model.registry import EFFECTS
-
     return EFFECTS.get(name)
 
 
 def handle_rpc(payload: Any, via: str = "inproc") -> dict[str, Any]:
     """One JSON-RPC request to the embedded design-model server, its response out (the door
     the call came through asked the authorization question already)."""
-    from app.design_model import rpc
-
     return rpc.handle(payload, via=via)
 
 
 def rpc_url(base_url: str, allowed: tuple[str, ...], param: str = "revitBaseUrl",
             setting: str | None = None) -> str:
     """The /rpc URL of an upstream design-model server, refused (-32602) off the allow-list."""
-    from app.design_model import upstream
-
     return upstream.rpc_url(base_url, allowed, param, setting)
 
 
 def openrpc_document() -> dict[str, Any]:
     """The embedded server's catalog: every method as OpenRPC (what ``rpc.discover`` answers)."""
-    from app.design_model import catalog
-
     return catalog.document()

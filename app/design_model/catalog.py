@@ -11,8 +11,10 @@ Nothing here is typed twice: it all comes from ``registry.SPECS``.
 from __future__ import annotations
 
 from functools import lru_cache
+from importlib import metadata
 from typing import Any
 
+from app.design_model import methods  # noqa: F401  (fills SPECS)
 from app.design_model.registry import SPECS, Spec
 
 OPENRPC_VERSION = "1.3.2"
@@ -21,8 +23,6 @@ DISCOVER = "rpc.discover"
 
 def method_names() -> list[str]:
     """Every method a caller may name, sorted (``rpc.discover`` included)."""
-    import app.design_model.rpc  # noqa: F401  (importing the dispatcher registers every method)
-
     return sorted([*SPECS, DISCOVER])
 
 
@@ -53,8 +53,6 @@ def describe(spec: Spec) -> dict[str, Any]:
 
 @lru_cache(maxsize=1)
 def _document(version: str) -> dict[str, Any]:
-    import app.design_model.rpc  # noqa: F401  (fills SPECS)
-
     return {
         "openrpc": OPENRPC_VERSION,
         "info": {
@@ -73,8 +71,6 @@ def _document(version: str) -> dict[str, Any]:
 
 def document() -> dict[str, Any]:
     """The OpenRPC document (built once per process; the registry does not change)."""
-    from importlib import metadata
-
     try:
         version = metadata.version("harmonic")
     except metadata.PackageNotFoundError:

@@ -10,6 +10,7 @@ Lengths go in and out in mm; geometry snapshots are in feet, as Revit's internal
 
 from __future__ import annotations
 
+from importlib import metadata
 from typing import Any
 
 from sqlalchemy import select
@@ -101,8 +102,6 @@ def wall_item(ctx: Ctx, wall: DesignElement, level_ids: dict[str, int],
 @method("ping_server", READ, "The server's name and version (a liveness check)",
         result=ok_result({"server": STR, "version": STR}, ("server",)), example={})
 def ping_server(ctx: Ctx, p: Params) -> dict[str, Any]:
-    from importlib import metadata
-
     try:
         version = metadata.version("harmonic")
     except metadata.PackageNotFoundError:

@@ -46,9 +46,7 @@ from app.db import writing
 from app.design_model import (
     calllog,
     catalog,
-    rebar,
-    revit_methods,
-    rhino_methods,
+    methods,  # noqa: F401  (registers every method)
     settings,
     validate,
 )
@@ -63,8 +61,6 @@ from app.design_model.protocol import (
 from app.design_model.registry import EFFECTS, METHODS, SPECS, Ctx, Handler, call_effect
 from app.extensions import db
 
-# Importing the method modules fills METHODS; keep the names referenced for linters.
-_MODULES = (revit_methods, rebar, rhino_methods)
 _log = logging.getLogger(__name__)
 Result = Any  # jsonrpcserver's Either[ErrorResult, SuccessResult]
 

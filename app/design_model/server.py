@@ -10,10 +10,13 @@ from __future__ import annotations
 
 import importlib
 import os
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 from flask import Flask, Response, request
+from sqlalchemy import inspect
+from sqlalchemy.exc import SQLAlchemyError
 
 from app.design_model import loader, settings
 from app.design_model.rpc import handle_body
@@ -41,15 +44,16 @@ def create_server_app(overrides: dict[str, Any] | None = None) -> Flask:
     return app
 
 
-def prepare(upgrade: bool, demo: bool) -> None:
-    """Optionally migrate the database and load the demo, in a throwaway full app."""
+def prepare(upgrade: bool, demo: bool, full_app: Callable[[], Flask]) -> None:
+    """Optionally migrate the database and load the demo, in a throwaway full app built by
+    ``full_app`` (``create_app``: the caller, on the top layer, passes it down)."""
     if not (upgrade or demo):
         return
-    from flask_migrate import upgrade as run_upgrade
+    from flask_migrate import (  # lazy: only for a migration
+        upgrade as run_upgrade,
+    )
 
-    from app import create_app
-
-    full = create_app()
+    full = full_app()
     with full.app_context():
         if upgrade:
             run_upgrade(directory=str(Path(__file__).resolve().parents[2] / "migrations"),
@@ -63,9 +67,6 @@ def prepare(upgrade: bool, demo: bool) -> None:
 
 def schema_problem(app: Flask) -> str | None:
     """Why this database cannot serve the design model yet, or None when it can."""
-    from sqlalchemy import inspect
-    from sqlalchemy.exc import SQLAlchemyError
-
     with app.app_context():
         try:
             ready = inspect(db.engine).has_table("design_elements")
@@ -79,7 +80,7 @@ def schema_problem(app: Flask) -> str | None:
 
 
 def serve(app: Flask, host: str, port: int, workers: int, threads: int) -> None:
-    from gunicorn.app.base import BaseApplication
+    from gunicorn.app.base import BaseApplication  # lazy: gunicorn only when serving
 
     class Server(BaseApplication):
         def load_config(self) -> None:

@@ -23,7 +23,8 @@ from app.design_model import loader, settings
 from app.design_model.protocol import RpcError
 from app.design_model.rpc import handle_body
 from app.extensions import csrf, db
-from app.services.errors import Unauthorized
+from app.services.errors import DomainError, Unauthorized
+from app.web.auth import load_identity
 
 bp = Blueprint("design_model", __name__, url_prefix="/design-model")
 
@@ -31,9 +32,6 @@ bp = Blueprint("design_model", __name__, url_prefix="/design-model")
 def _identity() -> Identity | None:
     if not hasattr(g, "identity"):
         # The app's auth hook normally ran already; resolve here when it has not.
-        from app.services.errors import DomainError
-        from app.web.auth import load_identity
-
         try:
             load_identity()
         except DomainError:

@@ -61,7 +61,9 @@ class Face:
             name = self.cmap.get(ord(char))
             if name is None:
                 return None
-            from fontTools.pens.svgPathPen import SVGPathPen
+            from fontTools.pens.svgPathPen import (  # lazy: fonts only when a PNG is drawn
+                SVGPathPen,
+            )
 
             # The face is read lazily and shared by every thread rendering a PNG: one drawing
             # of a new character at a time (a known one is read above without the lock).
@@ -83,7 +85,7 @@ def face(style: str) -> Face | None:
     if path is None:
         return None
     try:
-        from fontTools.ttLib import TTFont
+        from fontTools.ttLib import TTFont  # lazy: fonts only when a PNG is drawn
     except ImportError:
         return None
     font = TTFont(path, lazy=True)

@@ -22,12 +22,16 @@ from typing import Any
 
 from app.actions.effects import READ
 from app.core import audience
+from app.extensions import db
 from app.floorplans import store, tools
 from app.mcp import content
 from app.mcp.apps import FLOORPLAN_VIEW, tool_meta
 from app.mcp.content import ToolResult
 from app.mcp.context import ToolContext
 from app.mcp.registry import resource, resource_template, tool
+from app.models import User
+from app.services import studios
+from app.web import loaders
 
 SCHEMA_URI = "floorplan://schema"
 STORED_URI = "floorplan://studios/{handle}/{name}"
@@ -159,10 +163,6 @@ def _complete_stored(ctx: ToolContext, variable: str, prefix: str,
                      known: dict[str, str]) -> list[str]:
     """The handles of the caller's studios, or the names of their plans (in the studio
     ``known`` names, else in all of them): only what the resource would answer them."""
-    from app.extensions import db
-    from app.models import User
-    from app.services import studios
-
     user = db.session.get(User, ctx.identity.user_id) if ctx.identity is not None else None
     theirs = studios.studios_of(user) if user is not None else []
     if variable == "handle":
@@ -185,10 +185,6 @@ def stored_floorplan(ctx: ToolContext, uri: str, variables: dict[str, str]) -> s
 
 def _stored_plan(ctx: ToolContext, handle: str, name: str) -> Any:
     """The stored plan, for the caller: NotFound or Forbidden as its page would answer."""
-    from app.extensions import db
-    from app.models import User
-    from app.web import loaders
-
     user = db.session.get(User, ctx.identity.user_id) if ctx.identity is not None else None
     # The page's own loader: membership, studio gates and NotFound exactly as on the web.
     page = loaders.item_page("floorplan", "floorplan", "name")

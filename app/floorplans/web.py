@@ -6,6 +6,8 @@ import importlib
 
 from flask import Flask
 
+from app.floorplans import pages
+
 # Imported for their registrations: the actions (one per modify operation among them) and the
 # MCP tools and resources; ``pages`` also brings the "floorplan" item kind (``store``);
 # ``editing`` adds the live preview and the version pages to the pages' blueprint.
@@ -15,6 +17,5 @@ REGISTERS = ("app.floorplans.actions", "app.floorplans.mcp_tools", "app.floorpla
 def init_app(flask_app: Flask) -> None:
     for name in REGISTERS:
         importlib.import_module(name)
-    from app.floorplans import pages
 
     flask_app.register_blueprint(pages.bp)

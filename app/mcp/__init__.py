@@ -6,10 +6,10 @@ request's ``_meta`` carries its version and client; see docs/MCP.md) and 2025-11
 (``initialize`` and sessions). Handlers are the same for both.
 
 Modules: ``jsonrpc`` (framing, error codes), ``server`` (the engine: one message in, one
-response out), ``modern`` (the 2026 era: ``_meta``, ``resultType``, cache hints, listen),
-``mrtr`` (input-required results and their signed state), ``registry`` (what is served),
+response out), ``era_2026`` (the 2026 era: ``_meta``, ``resultType``, cache hints, listen),
+``input_required`` (input-required results and their signed state), ``registry`` (what is served),
 ``context`` (``ctx`` for handlers), ``content`` (content blocks), ``stdio``
-(``bin/mcp-server``), ``http`` (``/mcp``, Streamable HTTP), ``http_modern`` (the 2026 HTTP
+(``bin/mcp-server``), ``http`` (``/mcp``, Streamable HTTP), ``http_2026`` (the 2026 HTTP
 header checks and statuses),
 ``store`` (sessions, client requests and cancellations in the database), ``harmonic``
 (navigate, execute_action, harmonic://context, pages as resources, the stand-up prompt),

@@ -35,11 +35,15 @@ from pathlib import Path
 from typing import Any
 
 from app.actions.effects import READ
+from app.db import read_many
+from app.extensions import db
 from app.mcp import content, harmonic
 from app.mcp.content import ToolError, ToolResult
 from app.mcp.context import ToolContext
 from app.mcp.info import APP_MIME, UI_EXTENSION
 from app.mcp.registry import resource, tool
+from app.models import User
+from app.services import decisions, items, studios
 
 EXTENSION, MIME = UI_EXTENSION, APP_MIME
 FLOORPLAN_VIEW = "ui://harmonic/floorplan-viewer"
@@ -131,11 +135,6 @@ OPTION_SCHEMA: dict[str, Any] = {
     effect=READ, icon="page", title="Show a decision", meta=tool_meta(DECISION_VIEW),
 )
 def show_decision(ctx: ToolContext, args: dict[str, Any]) -> ToolResult:
-    from app.db import read_many
-    from app.extensions import db
-    from app.models import User
-    from app.services import decisions, items, studios
-
     path = harmonic.normalize_path(args["path"], ctx.origin).split("?", 1)[0].rstrip("/")
     ctx.audit["path"] = path
     if not DECISION_PATH.match(path):

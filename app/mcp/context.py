@@ -3,11 +3,11 @@
 A ``Channel`` is the transport's side of one in-flight request: stdio writes to stdout, HTTP
 writes to that POST's SSE stream. A ``SessionState`` is the MCP session (memory for stdio, a
 database row for HTTP so any process can serve any request, or, in the stateless 2026-07-28
-era, what the request's ``_meta`` says: ``app.mcp.modern.StatelessSession``).
+era, what the request's ``_meta`` says: ``app.mcp.era_2026.StatelessSession``).
 
 Questions to the client (``ask``, ``elicit``, ``sample``) are server-to-client requests in the
-2025 era and input-required results in the 2026 era (``app.mcp.mrtr``); handlers do not care
-which, as long as they ask before they write.
+2025 era and input-required results in the 2026 era (``app.mcp.input_required``); handlers do
+not care which, as long as they ask before they write.
 """
 
 from __future__ import annotations
@@ -18,6 +18,9 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from app.core.identity import Identity
+from app.core.jsonrpc import RpcError
+from app.mcp.input_required import InputRequired
+from app.mcp.jsonrpc import MISSING_CAPABILITY
 
 LEVELS = ("debug", "info", "notice", "warning", "error", "critical", "alert", "emergency")
 
@@ -163,7 +166,6 @@ class ToolContext:
         if self.inputs is None:
             return {key: self.request(method, params, timeout)
                     for key, (method, params) in questions.items()}
-        from app.mcp.mrtr import InputRequired
 
         missing = {key: {"method": method, "params": params}
                    for key, (method, params) in questions.items() if key not in self.inputs}
@@ -182,8 +184,6 @@ class ToolContext:
             return
         if self.inputs is None:
             raise ClientRequestFailed(f"this client does not support {capability}")
-        from app.core.jsonrpc import RpcError
-        from app.mcp.jsonrpc import MISSING_CAPABILITY
 
         raise RpcError(MISSING_CAPABILITY, f"Missing required client capability: {capability}",
                        {"requiredCapabilities": {capability: {}}})

@@ -24,14 +24,22 @@ import yaml
 from flask import current_app
 
 from app.actions.effects import DESTRUCTIVE, READ, Effect
-from app.core import agent_guide, changes
+from app.actions.registry import ACTIONS
+from app.actions.summary import action_summary
+from app.core import agent_guide, changes, config
+from app.core.dispatch import dispatch
+from app.extensions import db
 from app.mcp import audit, content
 from app.mcp.content import ToolError, ToolResult
 from app.mcp.context import ToolContext
 from app.mcp.registry import PromptArgument, prompt, resource, resource_template, tool
+from app.mcp.skills import uri_of
+from app.models import User
+from app.services import studios
+from app.services.errors import Forbidden, NotFound
 
 MAX_REDIRECTS = 5
-# libyaml's parser when PyYAML has it (about 30x faster); the same safe subset either way.
+# libyaml's parser (C) when PyYAML has it; the same safe subset either way.
 _LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 ACTIONS_SUFFIX = re.compile(r"/actions(?:/[^/?#]*)?/?$")
 TEXT_MIMES = frozenset({"application/json", "application/yaml", "application/x-ndjson"})
@@ -137,8 +145,6 @@ def normalize_path(value: str, origin: str = "") -> str:
 
 def fetch(ctx: ToolContext, path: str) -> Page:
     """GET ``path`` as Markdown as the caller, following redirects inside the app."""
-    from app.core.dispatch import dispatch
-
     for _ in range(MAX_REDIRECTS):
         result = dispatch("GET", path, ctx.identity, accept="text/markdown")
         location = result.headers.get("Location")
@@ -152,8 +158,6 @@ def fetch(ctx: ToolContext, path: str) -> Page:
 
 def action_effect(name: Any) -> Effect | None:
     """The declared effect of the action ``name`` (None when no action has that name)."""
-    from app.actions.registry import ACTIONS
-
     act = ACTIONS.get(name) if isinstance(name, str) else None
     return act.effect if act is not None else None
 
@@ -338,9 +342,6 @@ def _file_result(page: Page) -> ToolResult:
     title="Execute action",
 )
 def execute_action(ctx: ToolContext, args: dict[str, Any]) -> ToolResult:
-    from app.actions.registry import ACTIONS
-    from app.core.dispatch import dispatch
-
     action = args["action"].strip()
     params = args.get("params") or {}
     raw_path = args.get("path") or ctx.session.current_path
@@ -460,8 +461,6 @@ def _next_lines(steps: list[dict[str, Any]]) -> list[str]:
 
 
 def _summaries(actions: list[Any]) -> list[dict[str, Any]]:
-    from app.actions.summary import action_summary
-
     return [action_summary(a) for a in actions]
 
 
@@ -494,10 +493,6 @@ def _page_refusal(action: str, path: str, page: Page) -> ToolError:
           "How to work in Harmonic: the URL map, how actions work, who you are and your studios",
           mime_type="text/markdown", title="Harmonic: how to work here")
 def context_resource(ctx: ToolContext) -> str:
-    from app.extensions import db
-    from app.models import User
-    from app.services import studios
-
     user = db.session.get(User, ctx.identity.user_id) if ctx.identity is not None else None
     lines = [agent_guide.GUIDE, agent_guide.url_map(), "", "## You", ""]
     if user is None:
@@ -507,7 +502,6 @@ def context_resource(ctx: ToolContext) -> str:
         lines += ["", "## Your studios", ""]
         mine = studios.studios_of(user)
         lines += [f"- [{s.name}](/studios/{s.handle})" for s in mine] or ["(none yet)"]
-    from app.mcp.skills import uri_of
 
     lines += ["", "## Skills", "", "Step-by-step guides for one kind of work (`resources/read`, "
               "or `skills/list` with the skills extension):", ""]
@@ -519,16 +513,11 @@ def context_resource(ctx: ToolContext) -> str:
 
 def _caller(ctx: ToolContext) -> Any:
     """The caller's User (None when anonymous)."""
-    from app.extensions import db
-    from app.models import User
-
     return db.session.get(User, ctx.identity.user_id) if ctx.identity is not None else None
 
 
 def _complete_path(ctx: ToolContext, variable: str, prefix: str,
                    known: dict[str, str] | None = None) -> list[str]:
-    from app.services import studios
-
     # Only studios the caller may see: an invite-only studio's handle is its members' to know.
     paths = ["studios"] + [f"studios/{s.handle}" for s in studios.visible(_caller(ctx))]
     return [p for p in paths if p.startswith(prefix)]
@@ -539,8 +528,6 @@ def _complete_url(scheme: str) -> Callable[[ToolContext, str, str, dict[str, str
     the address /mcp is reached at), each followed by the pages the path completer offers."""
     def complete(ctx: ToolContext, variable: str, prefix: str,
                  known: dict[str, str]) -> list[str]:
-        from app.core import config
-
         origins = []
         for origin in (config.base_url(), ctx.origin):
             parts = urlsplit(origin or "")
@@ -558,8 +545,6 @@ def _complete_url(scheme: str) -> Callable[[ToolContext, str, str, dict[str, str
                    "with its own MIME type", mime_type="text/markdown",
                    title="A Harmonic page", complete=_complete_path)
 def page_resource(ctx: ToolContext, uri: str, variables: dict[str, str]) -> Any:
-    from app.services.errors import NotFound
-
     try:
         path = normalize_path("/" + variables["path"])
     except ToolError as exc:
@@ -584,8 +569,6 @@ for _scheme in ("http", "https"):
 
 def _read(ctx: ToolContext, uri: str, path: str) -> Any:
     """resources/read of a page (Markdown) or a file (its bytes or text, its MIME type)."""
-    from app.services.errors import Forbidden, NotFound
-
     page = fetch(ctx, path)
     if page.status == 404:
         raise NotFound(f"no page at {path}; navigate to /studios, or read "
@@ -602,8 +585,6 @@ def _read(ctx: ToolContext, uri: str, path: str) -> Any:
 # -- prompts ---------------------------------------------------------------------------------
 
 def _complete_studio(ctx: ToolContext, prefix: str, _context: dict[str, str]) -> list[str]:
-    from app.services import studios
-
     user = _caller(ctx)
     handles = [s.handle for s in (studios.studios_of(user) if user else studios.visible(None))]
     return [h for h in handles if h.startswith(prefix)]
@@ -626,8 +607,6 @@ def _complete_cycle(ctx: ToolContext, prefix: str, _context: dict[str, str]) -> 
                    PromptArgument("focus", "Optional: a topic or person to focus on")),
         title="Studio stand-up")
 def standup_prompt(ctx: ToolContext, args: dict[str, str]) -> dict[str, Any]:
-    from app.services.errors import NotFound
-
     handle = args["studio"].strip().strip("/")
     cycle = (args.get("cycle") or "today").strip().strip("/")
     studio_path = normalize_path(f"/studios/{handle}")

@@ -2,7 +2,7 @@
 
 A POST whose body carries a modern ``_meta`` (or whose ``MCP-Protocol-Version`` is 2026-07-28
 and that names no session) is stateless: after the shared Origin, Host and token checks it
-meets the 2026 header checks (``app.mcp.http_modern``), is served without any session row, and
+meets the 2026 header checks (``app.mcp.http_2026``), is served without any session row, and
 its errors carry the 2026 HTTP statuses (404 unknown method, 400 for -32020/-32021/-32022).
 ``subscriptions/listen`` answers with a long-lived event stream. Everything below describes
 the 2025 era, which is chosen by ``initialize`` and the ``Mcp-Session-Id`` it returns.
@@ -54,16 +54,17 @@ from werkzeug.http import parse_accept_header
 from werkzeug.sansio.utils import get_current_url
 
 from app.core import authorization, changes, config, feed, jsonrpc, netpolicy, resource
-from app.core.identity import Identity, identity_from_token, identity_only
+from app.core.identity import Identity, bearer_token, identity_only
 from app.core.jsonrpc import INVALID_REQUEST, RpcError
+from app.core.token_cache import identity_from_token
 from app.extensions import db
-from app.mcp import http_modern, modern, store, wire
+from app.mcp import era_2026, http_2026, store, wire
 from app.mcp.context import ClientRequestFailed, ToolContext
 from app.mcp.hearing import Gone, Hearing
 from app.mcp.info import SUPPORTED_VERSIONS
 from app.mcp.jsonrpc import LIMITED, UNAUTHORIZED
 from app.mcp.server import McpServer
-from app.services.errors import DomainError
+from app.services.errors import DomainError, Unauthorized
 
 log = logging.getLogger("harmonic.mcp.http")
 
@@ -162,8 +163,6 @@ def _gate() -> tuple[Response | None, Identity | None]:
     if not _host_allowed(req.host):
         return _auth_refusal(403, "Forbidden: this Host is not allowed (see "
                                   "HARMONIC_ALLOWED_HOSTS)", "host_not_allowed"), None
-    from app.core.identity import bearer_token
-    from app.services.errors import Unauthorized
 
     plaintext = bearer_token(environ.get("HTTP_AUTHORIZATION"))
     if plaintext is None and not auth_required(app, req.remote_addr):
@@ -353,7 +352,7 @@ def post() -> Response:
     refusal = _step_up(message, identity)
     if refusal is not None:
         return refusal
-    if isinstance(message, dict) and http_modern.is_stateless(message, request.headers):
+    if isinstance(message, dict) and http_2026.is_stateless(message, request.headers):
         return _stateless(message, identity)
     if method == "initialize" and "Mcp-Session-Id" not in request.headers:
         return _initialize(message, identity)
@@ -397,12 +396,12 @@ def _stateless(message: dict[str, Any], identity: Identity | None) -> Response:
                                              "2026-07-28")
     if "id" not in message:
         return Response(status=202)  # e.g. notifications/cancelled: closing the stream cancels
-    refusal = http_modern.refusal(message, request.headers, _tool_schema(message))
+    refusal = http_2026.refusal(message, request.headers, _tool_schema(message))
     if refusal is not None:
         request_id = message["id"] if jsonrpc.valid_id(message["id"]) else None
         return _json(jsonrpc.error(request_id, refusal), 400)
     method = message.get("method")
-    if method == modern.LISTEN:
+    if method == era_2026.LISTEN:
         return _listen(message, identity)
     sse = _accepts_sse()
     if method in STREAMING_METHODS and sse and _may_converse(message, None):
@@ -413,7 +412,7 @@ def _stateless(message: dict[str, Any], identity: Identity | None) -> Response:
     held = channel.held if isinstance(channel, _HeldChannel) else []
     if held and response is not None:
         return _sse_response(iter([*held, response]))
-    return _json(response, http_modern.status(response))
+    return _json(response, http_2026.status(response))
 
 
 def _tool_schema(message: dict[str, Any]) -> dict[str, Any] | None:
@@ -435,11 +434,11 @@ def _listen(message: dict[str, Any], identity: Identity | None) -> Response:
     request_id = message["id"]
     params = message.get("params") or {}
     try:
-        honoured, uris = modern.listen_filter(params)
+        honoured, uris = era_2026.listen_filter(params)
     except RpcError as exc:
         return _json(jsonrpc.error(request_id, exc))
     refused = engine().refusals(sorted(uris), identity,
-                                modern.session_for(params, "stateless", "http"),
+                                era_2026.session_for(params, "stateless", "http"),
                                 _NullChannel(), _origin())
     uris = frozenset(u for u in uris if u not in refused)
     app = current_app._get_current_object()  # type: ignore[attr-defined]
@@ -454,14 +453,14 @@ def _listen(message: dict[str, Any], identity: Identity | None) -> Response:
     feed.ensure_started(app)
     changes.listen(watch)
     try:
-        backlog = modern.listen_backlog(request_id, params, uris, identity)
+        backlog = era_2026.listen_backlog(request_id, params, uris, identity)
     except BaseException:
         changes.unlisten(watch)
         raise
 
     def stream() -> Iterator[str]:
         try:
-            yield _sse_event(modern.listen_acknowledged(request_id, honoured, refused))
+            yield _sse_event(era_2026.listen_acknowledged(request_id, honoured, refused))
             for note in backlog:
                 yield _sse_event(note)
             deadline = time.monotonic() + LISTEN_SECONDS
@@ -476,14 +475,14 @@ def _listen(message: dict[str, Any], identity: Identity | None) -> Response:
                             UNAUTHORIZED, f"Unauthorized: {gone}", {"reason": gone.reason})))
                         return
                 for uri in told:
-                    yield _sse_event(modern.listen_message(
+                    yield _sse_event(era_2026.listen_message(
                         request_id, "notifications/resources/updated", {"uri": uri}))
                 if told:
                     quiet_since = time.monotonic()
                 elif time.monotonic() - quiet_since >= KEEPALIVE_SECONDS:
                     quiet_since = time.monotonic()  # nothing this caller may hear for a while
                     yield ":\n\n"
-            yield _sse_event(modern.listen_ended(request_id))
+            yield _sse_event(era_2026.listen_ended(request_id))
         finally:
             changes.unlisten(watch)
 
@@ -493,8 +492,6 @@ def _listen(message: dict[str, Any], identity: Identity | None) -> Response:
 def _hearing_for(app: Flask, identity: Identity | None) -> Hearing:
     """What this request's caller may hear: each event is checked with the token resolved
     again (a revoked token hears nothing more; the token cache's second at most)."""
-    from app.core.identity import bearer_token
-
     plaintext = bearer_token(request.environ.get("HTTP_AUTHORIZATION"))
     if identity is None or plaintext is None:
         return Hearing(app, lambda: identity)
@@ -655,7 +652,7 @@ def _streamed(message: dict[str, Any], session: store.DbSession | None,
     _pool.submit(work)
     kind, first = outgoing.get()
     if kind == "done" and first is not None:
-        return _json(first, 200 if session is not None else http_modern.status(first))
+        return _json(first, 200 if session is not None else http_2026.status(first))
 
     def messages() -> Iterator[dict[str, Any]]:
         item: tuple[str, Any] = (kind, first)

@@ -3,13 +3,17 @@
 from __future__ import annotations
 
 from functools import cache
+from importlib.metadata import PackageNotFoundError
+from importlib.metadata import version as dist_version
 from typing import Any
+
+from app.mcp.icons import icons
 
 # The handshake ("legacy") era: initialize, sessions. LATEST_VERSION answers an initialize
 # that asks for a version we do not speak.
 LATEST_VERSION = "2025-11-25"
 SUPPORTED_VERSIONS = ("2025-11-25", "2025-06-18", "2025-03-26")
-# The stateless ("modern") era: every request names its version in _meta (app.mcp.modern).
+# The stateless ("modern") era: every request names its version in _meta (app.mcp.era_2026).
 MODERN_VERSIONS = ("2026-07-28",)
 ALL_VERSIONS = MODERN_VERSIONS + SUPPORTED_VERSIONS
 
@@ -28,17 +32,12 @@ Read the resource harmonic://context first for the URL map and your studios."""
 @cache
 def version() -> str:
     try:
-        from importlib.metadata import PackageNotFoundError
-        from importlib.metadata import version as dist_version
-
         return dist_version("harmonic")
     except PackageNotFoundError:
         return "0.1.0"
 
 
 def server_info() -> dict[str, Any]:
-    from app.mcp.icons import icons
-
     return {"name": "harmonic", "title": "Harmonic", "version": version(),
             "description": "Studios, notes, decisions and commitments for people and agents",
             "icons": icons("harmonic")}

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from app.mcp import modern
+from app.mcp import era_2026
 from app.mcp.context import ToolContext
 from app.mcp.info import APP_MIME, UI_EXTENSION
 
@@ -23,7 +23,7 @@ def _extensions(caps: Any) -> dict[str, Any]:
 def declared(ctx: ToolContext, params: Any, extension: str) -> dict[str, Any] | None:
     """The settings the client declared ``extension`` with ({} when none), or None."""
     for caps in (ctx.session.client_capabilities,
-                 (modern.meta_of(params) or {}).get(modern.CAPABILITIES_KEY)):
+                 (era_2026.meta_of(params) or {}).get(era_2026.CAPABILITIES_KEY)):
         found = _extensions(caps)
         if extension in found:
             settings = found[extension]

@@ -6,7 +6,7 @@ a Channel for notifications and server-to-client requests raised while a request
 Two eras share the handlers. A request whose ``_meta`` names a protocol version (or
 ``server/discover``) is 2026-07-28: it is served with a per-request ``StatelessSession``, the
 methods that era removed are unknown, questions become input-required results and every
-result gains ``resultType`` (``app.mcp.modern``, ``app.mcp.mrtr``). Anything else is the
+result gains ``resultType`` (``app.mcp.era_2026``, ``app.mcp.input_required``). Anything else is the
 2025 handshake era on the transport's session.
 
 Dispatch is a dict lookup on the method name; see bench/mcp_dispatch.py for why this is plain
@@ -22,10 +22,13 @@ import time
 from collections.abc import Callable, Iterable
 from typing import Any
 
+from flask import current_app, has_app_context
+from jsonschema import Draft202012Validator, validators
+
 from app.core import authorization, jsonrpc, storable
 from app.core.identity import Identity, act_as
 from app.core.jsonrpc import INVALID_PARAMS, INVALID_REQUEST, RpcError
-from app.mcp import modern, mrtr, negotiate, plain_schema, skills, tasks
+from app.mcp import era_2026, flat_schema, input_required, negotiate, skills, tasks
 from app.mcp.content import ToolError, ToolResult, as_result, error_result
 from app.mcp.context import (
     LEVELS,
@@ -91,20 +94,18 @@ class _Validators:
 
     def __init__(self) -> None:
         self._cache: dict[int, Any] = {}
-        self._plans: dict[int, tuple[dict[str, Any], plain_schema.Plan | None]] = {}
+        self._plans: dict[int, tuple[dict[str, Any], flat_schema.Plan | None]] = {}
         self._lock = threading.Lock()
 
     def errors(self, schema: dict[str, Any], value: Any) -> list[str]:
         key = id(schema)
         known = self._plans.get(key)
         if known is None or known[0] is not schema:  # (the schema itself is kept: ids recur)
-            known = self._plans[key] = (schema, plain_schema.plan(schema))
-        if known[1] is not None and plain_schema.plainly_valid(known[1], value):
+            known = self._plans[key] = (schema, flat_schema.plan(schema))
+        if known[1] is not None and flat_schema.certainly_valid(known[1], value):
             return []
         validator = self._cache.get(key)
         if validator is None:
-            from jsonschema import Draft202012Validator, validators
-
             cls = validators.validator_for(schema, default=Draft202012Validator)
             validator = cls(schema)
             with self._lock:
@@ -160,7 +161,7 @@ class McpServer:
         self.methods.update(tasks.METHODS)  # the tasks extension, in both eras
         self.modern_methods: dict[str, Callable[..., dict[str, Any] | None]] = {
             name: handler for name, handler in self.methods.items() if name not in LEGACY_ONLY}
-        self.modern_methods[modern.DISCOVER] = lambda ctx, params: modern.discover()
+        self.modern_methods[era_2026.DISCOVER] = lambda ctx, params: era_2026.discover()
 
     # -- entry point ------------------------------------------------------------------------
 
@@ -194,7 +195,7 @@ class McpServer:
             jsonrpc.check_text(_without_arguments(method, params))
         except RpcError as exc:
             return jsonrpc.error(request_id, exc)
-        if stateless or (stateless is None and modern.is_modern(message)):
+        if stateless or (stateless is None and era_2026.is_modern(message)):
             # stdio keeps its id so notifications/cancelled still finds the call.
             sid, transport = ((session.id, session.transport) if session is not None
                               else ("stateless", "http"))
@@ -240,22 +241,22 @@ class McpServer:
         """One 2026-07-28 request: _meta checked, no session touched, MRTR for questions."""
         if not isinstance(params, dict):
             raise _params_error("params must be an object")
-        session = modern.session_for(params, session_id, transport)
+        session = era_2026.session_for(params, session_id, transport)
         handler = self.modern_methods.get(method)
         if handler is None:
             raise RpcError(jsonrpc.METHOD_NOT_FOUND, f"Method not found: {method}")
         ctx = self._context(session, channel, identity, request_id, params, origin)
         known: dict[str, Any] = {}
-        if method in modern.INTERACTIVE:
-            known, ctx.resumed = mrtr.answers(method, params, identity)
+        if method in era_2026.INTERACTIVE:
+            known, ctx.resumed = input_required.answers(method, params, identity)
         ctx.inputs = known  # other methods get none: a question there is a server bug
         try:
             value = handler(ctx, params)
-        except mrtr.InputRequired as exc:
-            if method not in modern.INTERACTIVE:
+        except input_required.InputRequired as exc:
+            if method not in era_2026.INTERACTIVE:
                 raise RuntimeError(f"{method} asked the client a question") from exc
-            return mrtr.result(exc, method, params, identity, known)
-        return None if value is None else modern.finish(method, value)
+            return input_required.result(exc, method, params, identity, known)
+        return None if value is None else era_2026.finish(method, value)
 
     def _context(self, session: SessionState, channel: Channel, identity: Identity | None,
                  request_id: Any, params: dict[str, Any], origin: str = "") -> ToolContext:
@@ -396,7 +397,7 @@ class McpServer:
     def _run_tool(self, tool: Any, ctx: ToolContext, args: dict[str, Any]) -> ToolResult | None:
         try:
             result = as_result(tool.handler(ctx, args))
-        except (mrtr.InputRequired, RpcError):
+        except (input_required.InputRequired, RpcError):
             raise  # questions for the client, or a protocol error such as -32021
         except Cancelled:
             return None
@@ -423,12 +424,10 @@ class McpServer:
         """Whether to check this call's structured result against the tool's output schema.
 
         Every tool with an output schema is ours: the check guards against our own mistakes,
-        and on the busy decision page it cost more (jsonschema, about 0.4 ms) than the rest of
-        navigate's own work. It runs on every call under tests and in debug mode, where every
+        and on a busy page jsonschema's check costs more than the rest of navigate's own work.
+        It runs on every call under tests and in debug mode, where every
         tool's output is exercised, and otherwise on the first call of each tool in each
         process, so a result that drifted from its schema still shows in the log at once."""
-        from flask import current_app, has_app_context
-
         if has_app_context() and (current_app.testing or current_app.debug):
             return True
         if name in self._checked:

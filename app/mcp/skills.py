@@ -17,6 +17,7 @@ from typing import Any
 
 import yaml
 
+from app.actions.registry import ACTIONS
 from app.core import agent_guide
 from app.core.agent_guide import Skill
 from app.core.jsonrpc import INVALID_PARAMS, RpcError
@@ -38,8 +39,6 @@ def frontmatter(skill: Skill) -> dict[str, str]:
 
 def text_of(skill: Skill) -> str:
     """The SKILL.md: YAML frontmatter, the steps, then the pages, actions and tools it uses."""
-    from app.actions.registry import ACTIONS
-
     head = yaml.safe_dump(frontmatter(skill), sort_keys=False, allow_unicode=True, width=1000)
     lines = [f"---\n{head}---", "", f"# {skill.title}", "", skill.steps.rstrip(), "",
              "## Pages", "", agent_guide.url_rows(skill.pages), ""]

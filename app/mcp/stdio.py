@@ -37,14 +37,21 @@ from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any, BinaryIO
 
-from app.core import jsonrpc
-from app.core.identity import Identity, identity_from_token
+from app.core import changes, feed, jsonrpc
+from app.core.identity import Identity
 from app.core.jsonrpc import INVALID_REQUEST, RpcError
-from app.mcp import modern, wire
+from app.core.token_cache import identity_from_token
+from app.db import serving
+from app.extensions import db
+from app.mcp import era_2026, wire
 from app.mcp.context import ClientRequestFailed, SessionState, ToolContext
+from app.mcp.hearing import Hearing
 from app.mcp.info import MODERN_VERSIONS
 from app.mcp.jsonrpc import UNAUTHORIZED, UNSUPPORTED_VERSION
+from app.mcp.registry import REGISTRY
 from app.mcp.server import McpServer
+from app.services.errors import Unauthorized
+from config import env  # the same setting, and default, as the web app's body limit
 
 log = logging.getLogger("harmonic.mcp.stdio")
 
@@ -52,7 +59,7 @@ DEFAULT_MAX_MESSAGE = 1024 * 1024  # when HARMONIC_MAX_BODY is not a number
 # Answered on the reader thread without loading the app: they never touch the database.
 INLINE = frozenset({"initialize", "ping", "logging/setLevel"})
 # Answered only once the token is known to be good: the handshake of either era.
-HANDSHAKES = frozenset({"initialize", modern.DISCOVER})
+HANDSHAKES = frozenset({"initialize", era_2026.DISCOVER})
 # A server/discover answered this long after it arrived may have been given up by its client
 # (the official SDK waits 10 s) which then falls back to initialize.
 LATE_DISCOVER_SECONDS = 5.0
@@ -181,14 +188,11 @@ class StdioTransport:
                 log.debug("start-up failure", exc_info=True)
                 raise AppStartError(f"could not start the app: {type(exc).__name__}: "
                                     f"{exc}") from None
-            from app.mcp.registry import REGISTRY
 
             with app.app_context():
                 self.identity()  # fail fast on a bad token
             self.server.registry = REGISTRY
             # (not at the top: the process starts before this)
-            from app.core import changes, feed
-            from app.mcp.hearing import Hearing
 
             self._hearing = Hearing(app, self.identity)
             self._hearing.tell_in_background(self.notify)
@@ -215,8 +219,6 @@ class StdioTransport:
     def identity(self) -> Identity:
         """Resolve the token again for every call, so a revoked token stops working within a
         second (the token cache's bound; at once when revoked in this process)."""
-        from app.services.errors import Unauthorized
-
         try:
             return identity_from_token(self.token)
         except Unauthorized as exc:
@@ -232,9 +234,6 @@ class StdioTransport:
                 self._queued.discard(message["id"])
 
     def run_with_app(self, message: dict[str, Any]) -> None:
-        from app.db import serving
-        from app.extensions import db
-
         request_id = message.get("id")
         if jsonrpc.valid_id(request_id) and request_id in self._cancelled_early:
             self._cancelled_early.discard(request_id)
@@ -291,12 +290,12 @@ class StdioTransport:
                 pending.done.set()
             return
         method = message.get("method") if isinstance(message, dict) else None
-        stateless = isinstance(message, dict) and modern.is_modern(message)
-        if stateless and method == modern.LISTEN and jsonrpc.valid_id(message.get("id")):
+        stateless = isinstance(message, dict) and era_2026.is_modern(message)
+        if stateless and method == era_2026.LISTEN and jsonrpc.valid_id(message.get("id")):
             self.listen(message)
             return
         needs_app = (isinstance(method, str) and method not in INLINE
-                     and method != modern.DISCOVER
+                     and method != era_2026.DISCOVER
                      and (self.session.initialized or stateless
                           or method.startswith("notifications/")))
         if (needs_app and method != "notifications/cancelled") or method in HANDSHAKES:
@@ -307,7 +306,7 @@ class StdioTransport:
                 # why (a revoked token, say), not just a closed pipe.
                 if isinstance(message, dict) and jsonrpc.valid_id(message.get("id")):
                     self.write(jsonrpc.error(message["id"], exc.rpc_error()))
-                    if method == modern.DISCOVER:
+                    if method == era_2026.DISCOVER:
                         # A client whose probe fails falls back to initialize: stay to
                         # refuse that too, then exit.
                         return
@@ -321,8 +320,6 @@ class StdioTransport:
             target = message["params"].get("requestId")
             listener = self._listens.pop(target, None) if jsonrpc.valid_id(target) else None
             if listener is not None:
-                from app.core import changes
-
                 changes.unlisten(listener)  # a cancelled listen stream is answered no more
             if (jsonrpc.valid_id(target) and target in self._queued
                     and not self.server.cancel(self.session, target)):
@@ -341,7 +338,7 @@ class StdioTransport:
             return
         response = self.server.handle(message, self.session, self)
         if response is not None:
-            if (method == modern.DISCOVER and "result" in response
+            if (method == era_2026.DISCOVER and "result" in response
                     and time.monotonic() - received >= LATE_DISCOVER_SECONDS):
                 self._late_discover = True
             self.write(response)
@@ -352,8 +349,8 @@ class StdioTransport:
         request_id = message["id"]
         params = message.get("params") or {}
         try:
-            modern.read_meta(params)
-            honoured, uris = modern.listen_filter(params)
+            era_2026.read_meta(params)
+            honoured, uris = era_2026.listen_filter(params)
             refused = self._refusals(uris, params)  # what the token's person may not read
         except RpcError as exc:
             self.write(jsonrpc.error(request_id, exc))
@@ -365,11 +362,10 @@ class StdioTransport:
 
         def watch(uri: str) -> None:
             if uri in uris:
-                self._hearing.put(uri, modern.listen_message(
+                self._hearing.put(uri, era_2026.listen_message(
                     request_id, "notifications/resources/updated", {"uri": uri}))
 
-        self.write(modern.listen_acknowledged(request_id, honoured, refused))
-        from app.core import changes
+        self.write(era_2026.listen_acknowledged(request_id, honoured, refused))
 
         self._listens[request_id] = watch
         changes.listen(watch)
@@ -379,24 +375,20 @@ class StdioTransport:
             self._send_backlog(request_id, message.get("params") or {}, uris)
 
     def _refusals(self, uris: frozenset[str], params: dict[str, Any]) -> dict[str, str]:
-        from app.extensions import db
-
         self.ensure_app()
         with self.app.app_context():
             try:
-                session = modern.session_for(params, self.session.id, "stdio")
+                session = era_2026.session_for(params, self.session.id, "stdio")
                 return self.server.refusals(sorted(uris), self.identity(), session, self)
             finally:
                 db.session.remove()
 
     def _send_backlog(self, request_id: Any, params: dict[str, Any], uris: frozenset[str]) -> None:
-        from app.extensions import db
-
         try:
             self.ensure_app()
             with self.app.app_context():
                 try:
-                    notes = modern.listen_backlog(request_id, params, uris, self.identity())
+                    notes = era_2026.listen_backlog(request_id, params, uris, self.identity())
                 finally:
                     db.session.remove()
         except Exception:  # (a bad token or database: the live updates still follow)
@@ -468,7 +460,6 @@ def main(load_app: Callable[[], Any]) -> int:
         raise SystemExit(0)
 
     signal.signal(signal.SIGTERM, stop)
-    from config import env  # the same setting, and default, as the web app's body limit
 
     try:
         limit = int(env("HARMONIC_MAX_BODY") or DEFAULT_MAX_MESSAGE)

@@ -1,6 +1,6 @@
 """``GET /mcp``: the standalone SSE stream of a 2025-11-25 session, served on an evented path.
 
-A small ASGI app (``create``). ``bin/serve``'s gunicorn worker (``app.mcp.stream_worker``)
+A small ASGI app (``StreamApp``). ``bin/serve``'s gunicorn worker (``app.mcp.stream_worker``)
 runs it on an event loop in each worker process, for the streams it is handed on the app's own
 port; with ``HARMONIC_STREAM_PORT`` it runs under uvicorn on that port instead, where a load
 balancer sends ``GET /mcp``. One event loop holds every open stream, so an idle stream costs a
@@ -36,12 +36,15 @@ import anyio.to_thread
 from flask import Flask
 from sqlalchemy import CursorResult, select, update
 
-from app.core import audience, changes, feed
-from app.core.identity import Identity, bearer_token, identity_from_token
+from app.core import audience, changes, feed, resource
+from app.core.identity import Identity, bearer_token
+from app.core.token_cache import identity_from_token
 from app.extensions import db
 from app.mcp import store
+from app.mcp.http import _host_allowed, _origin_allowed, auth_required
 from app.models.changes import ChangeEvent
 from app.models.mcp import McpSession
+from app.services.errors import Unauthorized
 
 log = logging.getLogger("harmonic.mcp.stream")
 
@@ -52,8 +55,8 @@ BATCH = 200
 # Threads doing the streams' database work at once: however many streams wake together, they
 # queue for these and hold about half of the 15 connections a process may open by default
 # (HARMONIC_DB_POOL_SIZE + HARMONIC_DB_MAX_OVERFLOW), the rest staying with the requests
-# gunicorn serves beside them. Measured (bench/streams_bench.py --postgres, 1,000 streams):
-# one change reached all in 17.5 s (p50) with 4 threads, 8.8 s with 16.
+# gunicorn serves beside them; more threads tell many streams of one change sooner
+# (bench/streams_bench.py --postgres measures it).
 DB_THREADS = 8
 MODERN = "2026-07-28"  # stateless: no session, so no stream of its own
 Who = Callable[[], Identity | None]  # the caller as their token says now (raises Unauthorized)
@@ -105,10 +108,10 @@ class StreamApp:
         if self._loop is None:
             self._start_feed()
         if scope["path"] != "/mcp":
-            await _plain(send, 404, "not found: this endpoint serves GET /mcp only")
+            await _text(send, 404, "not found: this endpoint serves GET /mcp only")
             return
         if scope["method"] != "GET":
-            await _plain(send, 405, "this endpoint serves GET /mcp; POST to the app",
+            await _text(send, 405, "this endpoint serves GET /mcp; POST to the app",
                          [(b"allow", b"GET")])
             return
         headers = {k.decode("latin-1").lower(): v.decode("latin-1")
@@ -197,11 +200,6 @@ class StreamApp:
         """(session id, the key its streams are counted under, who the caller is each time
         the stream reads the outbox) or Refused. ``origin_url`` is this request's own
         scheme://host (the Host passed the allow-list first)."""
-        from app.core import resource
-        from app.mcp import store
-        from app.mcp.http import _host_allowed, _origin_allowed, auth_required
-        from app.services.errors import Unauthorized
-
         session_id = headers.get("mcp-session-id")
         with self.flask.app_context():
             # The checks of every /mcp request (DNS rebinding): Origin, then Host.
@@ -306,8 +304,6 @@ class StreamApp:
 
 def _resolved(who: Who) -> Identity | None | Literal[False]:
     """The caller as their token says now, or False when it no longer resolves."""
-    from app.services.errors import Unauthorized
-
     try:
         return who()
     except Unauthorized:
@@ -332,7 +328,7 @@ def _body(data: bytes) -> dict[str, Any]:
     return {"type": "http.response.body", "body": data, "more_body": True}
 
 
-async def _plain(send: Send, status: int, text: str,
+async def _text(send: Send, status: int, text: str,
                  headers: list[tuple[bytes, bytes]] | None = None) -> None:
     await send({"type": "http.response.start", "status": status,
                 "headers": [(b"content-type", b"text/plain; charset=utf-8"), *(headers or [])]})
@@ -346,11 +342,3 @@ async def _refuse(send: Send, refusal: Refused) -> None:
     await send({"type": "http.response.start", "status": refusal.status,
                 "headers": [(b"content-type", b"application/json")]})
     await send({"type": "http.response.body", "body": body})
-
-
-def create() -> StreamApp:
-    """The ASGI app for ``uvicorn --factory app.mcp.stream:create`` (settings from the
-    environment, as ``wsgi:app``)."""
-    from app import create_app
-
-    return StreamApp(create_app())

@@ -25,7 +25,10 @@ import threading
 from http import HTTPStatus
 from typing import Any
 
+from flask import Flask
+
 from app.core.keepalive_worker import KeepAliveWorker
+from app.mcp.stream import StreamApp
 
 log = logging.getLogger("harmonic.mcp.stream")
 
@@ -84,16 +87,12 @@ class StreamWorker(KeepAliveWorker):
         """This process's stream loop (started with the first stream, on its own thread)."""
         with self._start_lock:
             if self._loop is None:
-                from flask import Flask
-
-                from app.mcp.stream import StreamApp
-
-                app = self.wsgi if isinstance(self.wsgi, Flask) else None
-                if app is None:
-                    from app import create_app
-
-                    app = create_app()
-                self._stream_app = StreamApp(app)  # the same app: its pool, its change feed
+                # The app gunicorn loaded (``wsgi:app``): its pool, its change feed. This
+                # module sits below the app's factory, so it never builds one of its own.
+                if not isinstance(self.wsgi, Flask):
+                    raise TypeError(f"the stream worker serves a Flask app (wsgi:app), not "
+                                    f"{type(self.wsgi).__name__}")
+                self._stream_app = StreamApp(self.wsgi)
                 loop = asyncio.new_event_loop()
                 threading.Thread(target=loop.run_forever, name="harmonic-streams",
                                  daemon=True).start()

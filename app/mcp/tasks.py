@@ -19,7 +19,7 @@ extension, so they are unknown methods (-32601).
 The run happens on whichever worker leases the queued job (the feature that owns the queue
 provides the launcher, ``provide``): the tool's handler runs with a ``ToolContext`` whose
 progress goes to the task row and whose cancellation is the row's status. Questions work as in
-the stateless era (``app.mcp.mrtr``): a question not yet answered parks the task in
+the stateless era (``app.mcp.input_required``): a question not yet answered parks the task in
 ``input_required``; once ``tasks/update`` has answered every open question the handler runs
 again from the start and finds its answers, so a handler asks before it writes.
 
@@ -54,6 +54,7 @@ from app.mcp import negotiate
 from app.mcp.content import ToolError, error_result
 from app.mcp.context import ClientRequestFailed, SessionState, ToolContext
 from app.mcp.info import MODERN_VERSIONS
+from app.mcp.input_required import InputRequired
 from app.mcp.jsonrpc import MISSING_CAPABILITY
 from app.models.base import utcnow
 from app.models.mcp_tasks import McpTask
@@ -402,8 +403,6 @@ def _identity(task: McpTask) -> Identity | None:
 def execute(task_id: str, server: Any) -> dict[str, Any]:
     """Run the task's tool once, as its creator, and record what became of it. ``server`` is
     the McpServer whose registry names the tool."""
-    from app.mcp.mrtr import InputRequired
-
     task = db.session.get(McpTask, task_id, populate_existing=True)
     if task is None or task.status != "working":
         return {"task": task_id, "skipped": task.status if task else "gone"}

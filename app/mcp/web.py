@@ -9,7 +9,14 @@ import os
 
 from flask import Flask
 
-from app.mcp import audit, http, wire  # noqa: F401  (audit observes every call)
+from app.extensions import csrf
+from app.mcp import (
+    apps,  # noqa: F401  (registers the Apps views)
+    audit,  # noqa: F401  (observes every call)
+    harmonic,  # noqa: F401  (registers navigate, execute_action, ...)
+    http,
+    wire,
+)
 from app.mcp.registry import REGISTRY, Registry
 from app.mcp.server import McpServer
 
@@ -36,7 +43,7 @@ class _LazyServer(McpServer):
     def _registry(self) -> Registry:
         if self.registry is None:
             if self._app_conformance:
-                import harmonic_conformance
+                import harmonic_conformance  # lazy: only when the kit is on
 
                 self.registry = REGISTRY.merged(harmonic_conformance.REGISTRY)
             else:
@@ -45,9 +52,6 @@ class _LazyServer(McpServer):
 
 
 def init_app(app: Flask) -> None:
-    from app.extensions import csrf
-    from app.mcp import apps, harmonic  # noqa: F401  (register navigate, the Apps views, ...)
-
     server = _LazyServer(app)
     app.extensions["mcp"] = server
     wire.configure()  # MCP_DEBUG=1: every /mcp message in and out, redacted, in the server log

@@ -41,7 +41,7 @@ MANUAL_CLOSE_THRESHOLD = timedelta(days=365 * 50)
 
 class ClosesByDeadline:
     """When an item with a deadline is closed: for its entity and for the plain rows a list
-    shows of it (``app.services.listed``) alike. Reads ``deadline`` and ``created_at``."""
+    shows of it (``app.services.list_rows``) alike. Reads ``deadline`` and ``created_at``."""
 
     __slots__ = ()
     if TYPE_CHECKING:  # not at run time: the ORM would read them as columns of the models

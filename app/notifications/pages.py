@@ -24,7 +24,7 @@ def _settings_nav(ctx: Context) -> list[tuple[str, str]]:
     return [("You", f"/u/{ctx.item.handle}"), ("Settings", f"/u/{ctx.item.handle}/settings")]
 
 
-@page(bp, "inbox", "/inbox", loaders.plain("inbox", "/inbox"))
+@page(bp, "inbox", "/inbox", loaders.site_page("inbox", "/inbox"))
 def inbox_page(ctx: Context) -> Page:
     # Deadlines within 24 hours and closed decisions are computed now (see inbox.sync_due).
     inbox.sync_due(ctx.user)

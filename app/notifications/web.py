@@ -10,6 +10,8 @@ import logging
 import click
 from flask import Flask, Response, g
 
+from app.notifications import inbox, pages, webhooks
+
 log = logging.getLogger("harmonic.notifications")
 
 # Imported for their registrations: the actions, and the observer of every action.
@@ -19,7 +21,6 @@ REGISTERS = ("app.notifications.actions", "app.notifications.events")
 def init_app(flask_app: Flask) -> None:
     for name in REGISTERS:
         importlib.import_module(name)
-    from app.notifications import inbox, pages, webhooks
 
     flask_app.register_blueprint(pages.bp)
     webhooks.register_step()

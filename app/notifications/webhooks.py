@@ -51,6 +51,7 @@ from app.models.notifications import Webhook, WebhookAttempt, WebhookDelivery
 from app.notifications import settings
 from app.services import revocation
 from app.services.errors import Forbidden, NotFound, invalid_param
+from app.workflows import CallStep, StepError, callable_step, enqueue_calls
 
 STEP = "notifications.deliver_webhook"
 SIGNATURE_HEADER = "Harmonic-Signature"
@@ -221,8 +222,6 @@ def _on_rollback(session: Session, _previous: Any) -> None:
 
 def enqueue(ids: list[uuid.UUID]) -> int:
     """Start one queue run per delivery (after its transaction committed)."""
-    from app.workflows import CallStep, enqueue_calls
-
     attempts = int(settings.get_float("WEBHOOKS_MAX_ATTEMPTS"))
     rows = list(db.session.execute(select(WebhookDelivery.id, WebhookDelivery.short_id,
                                           Webhook.owner_id)
@@ -252,8 +251,6 @@ def sweep(older_than: timedelta = ORPHAN_AFTER) -> int:
 
 def deliver(delivery_id: uuid.UUID, max_attempts: int) -> dict[str, Any]:
     """One attempt at sending one delivery; raises StepError (transient) when it failed."""
-    from app.workflows import StepError
-
     delivery = db.session.get(WebhookDelivery, delivery_id)
     if delivery is None:
         return {"skipped": "no such delivery (its transaction rolled back or it was deleted)"}
@@ -321,8 +318,6 @@ def _deliver_step(ctx: Any, args: dict[str, Any]) -> dict[str, Any]:
 
 
 def register_step() -> None:
-    from app.workflows import callable_step
-
     callable_step(STEP)(_deliver_step)  # the same function again is no conflict
 
 

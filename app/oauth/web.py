@@ -32,7 +32,7 @@ from werkzeug.wrappers import Response as WerkzeugResponse
 from app.core import resource
 from app.db import writing
 from app.extensions import csrf, db
-from app.oauth import cimd, store
+from app.oauth import cimd, pages, store
 from app.oauth import server as oauth_server
 from app.web import ratelimit
 
@@ -235,6 +235,5 @@ def _finish(grant: Any, user: Any) -> Response:
 def init_app(app: Flask) -> None:
     app.extensions["harmonic.oauth"] = oauth_server.make_server(app)
     app.register_blueprint(bp)
-    from app.oauth import pages
 
     app.register_blueprint(pages.bp)

@@ -33,14 +33,14 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
+from app.playbooks import settings, upstream
+
 if TYPE_CHECKING:
     from app.playbooks.settings import Settings
 
 
 def upstream_settings() -> Settings:
     """The playbook proxy's upstream settings as configured now."""
-    from app.playbooks import settings
-
     return settings.current()
 
 
@@ -48,6 +48,4 @@ def call_upstream(payload: dict[str, Any], conf: Settings,
                   should_stop: Callable[[], bool] | None = None,
                   headers: dict[str, str] | None = None) -> dict[str, Any]:
     """The upstream's JSON-RPC response to ``payload`` (never raises for upstream faults)."""
-    from app.playbooks import upstream
-
     return upstream.call(payload, conf, should_stop, headers)

@@ -50,6 +50,9 @@ from typing import Any
 
 import yaml
 
+from app.core.config import app_config, in_app
+from app.playbooks import capture_db
+
 CAPTURE = "capture.jsonl"
 RECIPE = "recipe.json"
 SUMMARY = "summary.yaml"
@@ -102,8 +105,6 @@ STORES = ("folder", "database")
 def store() -> str:
     """The capture store in use: ``database`` when PLAYBOOK_CAPTURE_STORE says so (in an app
     context), else ``folder``."""
-    from app.core.config import app_config, in_app
-
     if not in_app():
         return "folder"
     value = app_config().get("PLAYBOOK_CAPTURE_STORE") or os.environ.get(
@@ -120,8 +121,6 @@ def append(folder: Path, entry: dict[str, Any], fsync: str = "always") -> None:
     path = folder / CAPTURE
     data = encode(entry)
     if store() == "database":
-        from app.playbooks import capture_db
-
         capture_db.append(folder.name, data)
         return
     with _locked(path) as fd:
@@ -239,8 +238,6 @@ def check_writable(folder: Path) -> None:
 def _raw_lines(folder: Path) -> Iterator[bytes]:
     """The whole lines of the capture (a torn tail left by a crash is not one)."""
     if store() == "database":
-        from app.playbooks import capture_db
-
         for line in capture_db.lines(folder.name):
             yield line.encode("ascii")
         return
@@ -275,8 +272,6 @@ def export(folder: Path) -> bytes:
 def last_written(folder: Path) -> float | None:
     """Unix time of the newest line (None when nothing was recorded, or no file)."""
     if store() == "database":
-        from app.playbooks import capture_db
-
         return capture_db.last_written(folder.name)
     try:
         return (folder / CAPTURE).stat().st_mtime

@@ -18,6 +18,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from app.mcp.content import ToolError
 from app.mcp.context import ToolContext
 from app.mcp.registry import resource
 from app.playbooks import settings, upstream
@@ -66,8 +67,6 @@ def sync_schema(schema: dict[str, Any], conf: settings.Settings | None = None,
 def catalog_resource(ctx: ToolContext) -> str:
     doc = document()
     if doc is None:
-        from app.mcp.content import ToolError
-
         raise ToolError(f"the upstream {upstream.label(settings.current())} publishes no "
                         f"catalog ({DISCOVER})")
     return json.dumps(doc, ensure_ascii=False)

@@ -34,7 +34,12 @@ import click
 from flask import Flask
 from flask.cli import AppGroup
 
+from app.core.identity import Identity
 from app.extensions import db
+from app.playbooks import governance, service, settings
+from app.playbooks import recipe as recipes
+from app.playbooks.replay import Hooks, real_run_words, replay
+from app.services import accounts
 from app.services.errors import DomainError
 
 
@@ -64,16 +69,9 @@ def register(app: Flask) -> None:
     def replay_command(target: str, pairs: tuple[str, ...], dry_run: bool, handle: str | None,
                        as_json: bool) -> None:
         """Replay a session's recipe (by session id or name) or a recipe.json file."""
-        from app.playbooks import recipe as recipes
-        from app.playbooks import service
-        from app.playbooks.replay import Hooks, real_run_words, replay
-
         identity = None
         try:
             if handle:
-                from app.core.identity import Identity
-                from app.services import accounts
-
                 identity = Identity(user_id=accounts.get_user(handle).id, via="session")
             path = Path(target)
             if target.endswith(".json") or path.is_file():
@@ -130,8 +128,6 @@ def register(app: Flask) -> None:
     @click.argument("session")
     def generate_command(session: str) -> None:
         """Make SESSION's capture a new draft recipe version."""
-        from app.playbooks import service
-
         playbook = _session(session)
         try:
             raw = service.generate_recipe(playbook, None)
@@ -157,8 +153,6 @@ def register(app: Flask) -> None:
     @click.option("--yes", is_flag=True, help="Approve without asking (after reading it).")
     def approve_command(session: str, version: str | None, note: str, yes: bool) -> None:
         """Approve SESSION's recipe version as the machine's operator (into reviewed/)."""
-        from app.playbooks import governance, settings
-
         playbook = _session(session)
         chosen = _version(playbook, version)
         _echo_review(chosen)
@@ -177,8 +171,6 @@ def register(app: Flask) -> None:
 
 
 def _session(reference: str) -> Any:
-    from app.playbooks import service
-
     playbook = service.find_session(reference, None)
     if playbook is None:
         raise click.ClickException(f"no teach session {reference}")
@@ -186,8 +178,6 @@ def _session(reference: str) -> Any:
 
 
 def _version(playbook: Any, version: str | None) -> Any:
-    from app.playbooks import governance
-
     try:
         return governance.find_version(playbook, version)
     except DomainError as exc:
@@ -196,8 +186,6 @@ def _version(playbook: Any, version: str | None) -> Any:
 
 def _echo_review(version: Any) -> None:
     """The review a reviewer reads on the playbook's page, as text."""
-    from app.playbooks import governance
-
     review = governance.review_of(version)
     click.echo(f"version {version.version} ({version.state}), by {version.author}")
     click.echo("variables:")

@@ -26,7 +26,8 @@ import re
 from collections.abc import Callable
 from typing import Any
 
-from app.playbooks.recipe import is_write
+from app.actions.registry import ACTIONS
+from app.playbooks.recipe import TYPES, is_write
 from app.playbooks.redact import is_redacted
 
 ID_KEYS = ("elementId", "elementIds", "uniqueId")
@@ -379,7 +380,6 @@ def _action_of(tool: str | None, params: dict[str, Any]) -> Any:
     """The registered action an ``execute_action`` step runs, or None."""
     if tool != "execute_action":
         return None
-    from app.actions.registry import ACTIONS
 
     name = params.get("action")
     return ACTIONS.get(name) if isinstance(name, str) else None
@@ -388,8 +388,6 @@ def _action_of(tool: str | None, params: dict[str, Any]) -> Any:
 def _typed_from(schema: dict[str, Any], seen: str) -> dict[str, Any]:
     """A recipe input spec from an action parameter's JSON Schema: its declared type (when it is
     one a recipe types by, else the value's own ``seen``), description, format and enum."""
-    from app.playbooks.recipe import TYPES
-
     kind = schema.get("type")
     spec: dict[str, Any] = {"type": kind if isinstance(kind, str) and kind in TYPES else seen}
     for key in ("description", "format", "enum", "minimum", "maximum", "maxLength"):

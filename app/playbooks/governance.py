@@ -55,7 +55,7 @@ from app.models.base import utcnow
 from app.models.playbooks import Playbook, PlaybookAudit, PlaybookRun, RecipeVersion
 from app.models.studios import Membership, Studio
 from app.playbooks import names, settings
-from app.playbooks.recipe import Recipe, cap_checks, caps_in_force, load, to_json
+from app.playbooks.recipe import Recipe, cap_checks, caps_in_force, load, parse_text, to_json
 from app.services.errors import Conflict, DomainError, Forbidden
 
 STATES = ("draft", "reviewed", "approved", "retired")
@@ -100,7 +100,6 @@ def _file_digest(path: Path) -> str | None:
     known = _file_digests.get(str(path))
     if known is not None and known[0] == stamp:
         return known[1]
-    from app.playbooks.recipe import parse_text
 
     try:
         value: str | None = digest(parse_text(path.read_text(encoding="utf-8")))

@@ -16,6 +16,7 @@ before the replay starts and nothing, not even the run's record, is written befo
 
 from __future__ import annotations
 
+import json
 import time
 import uuid
 from collections.abc import Callable
@@ -239,7 +240,6 @@ def upstream_call_tool(ctx: ToolContext, args: dict[str, Any]) -> ToolResult:
                         f"{error.get('message')}{detail}", structured={"error": error})
     result = response.get("result")
     structured = result if isinstance(result, dict) else {"result": result}
-    import json
 
     return ToolResult(content=[text(json.dumps(result, ensure_ascii=False)[:20000])],
                       structured=structured)

@@ -28,7 +28,9 @@ from app.actions.effects import (
 )
 from app.actions.registry import Context, Param, Result, action
 from app.core.identity import Identity
+from app.extensions import db
 from app.models.playbooks import Playbook, RecipeVersion
+from app.models.studios import Studio
 from app.playbooks import capture, governance, service, settings, teach
 from app.playbooks.recipe import load
 from app.playbooks.replay import real_run_words, replay
@@ -119,9 +121,6 @@ def playbook_show(ctx: Context) -> Page:
 
 
 def studios_get(playbook: Playbook) -> Any:
-    from app.extensions import db
-    from app.models.studios import Studio
-
     return db.session.get(Studio, playbook.studio_id) if playbook.studio_id else None
 
 

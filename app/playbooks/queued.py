@@ -12,6 +12,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from flask import g
+
 from app.actions import Context, Result, action
 from app.actions.effects import DESTRUCTIVE
 from app.extensions import db
@@ -60,8 +62,6 @@ def _precheck(playbook: Any, args: dict[str, Any], ctx: Context) -> None:
     """Refuse now what the replay's preflight would refuse on the worker (which asks again):
     the rules of a real run (governance, confirm, preview); bad arguments are reported by
     the replay itself, with its run."""
-    from flask import g
-
     recipe = load(service.read_recipe(playbook) or {})
     check = preflight(recipe, args, False, g.get("identity"), playbook,
                       service.recipe_path(playbook), settings.current(), "page")

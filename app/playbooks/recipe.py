@@ -39,6 +39,7 @@ from typing import Any
 from app.actions import effects
 from app.actions.effects import Effect
 from app.core import tool_catalog
+from app.design_model import method_effect as design_model_effect
 from app.playbooks import settings
 from app.services.errors import Invalid
 
@@ -167,7 +168,6 @@ def declared_effect(method: str | None, tool: str | None, params: Any) -> Effect
     """The effect a registry declares for this step, or None when none knows it."""
     if tool is not None:
         return tool_catalog.call_effect(tool, params)
-    from app.design_model import method_effect as design_model_effect
 
     return design_model_effect(method or "")
 

@@ -48,7 +48,7 @@ from app.db import writing
 from app.extensions import db
 from app.models.base import utcnow
 from app.models.playbooks import Playbook, PlaybookRun
-from app.playbooks import governance, settings, upstream
+from app.playbooks import governance, settings, tools_bridge, upstream
 from app.playbooks.governance import Refusal
 from app.playbooks.recipe import (
     Recipe,
@@ -399,8 +399,6 @@ class Runner:
     # -- Harmonic (MCP tool) steps ------------------------------------------------------------
 
     def _tool_step(self, step: Step, params: Any, detail: dict[str, Any]) -> bool:
-        from app.playbooks import tools_bridge
-
         tool = step.tool or ""
         detail["request"] = {"tool": tool, "arguments": params}
         if self.dry_run and step.kind == "write":

@@ -11,9 +11,14 @@ from __future__ import annotations
 
 from typing import Any
 
+from jsonschema import Draft202012Validator
+
 from app.core import authorization
 from app.core.identity import Identity
-from app.mcp.context import SessionState, ToolContext
+from app.mcp import harmonic
+from app.mcp.content import ToolError, as_result
+from app.mcp.context import ClientRequestFailed, SessionState, ToolContext
+from app.mcp.registry import REGISTRY
 from app.services.errors import DomainError
 
 
@@ -25,8 +30,6 @@ class _Quiet:
 
     def request(self, method: str, params: dict[str, Any], ctx: ToolContext,
                 timeout: float) -> dict[str, Any]:
-        from app.mcp.context import ClientRequestFailed
-
         raise ClientRequestFailed("no client is attached to a replay")
 
 
@@ -35,21 +38,15 @@ def _context(identity: Identity | None) -> ToolContext:
 
 
 def _schema_problems(schema: dict[str, Any], args: Any) -> list[str]:
-    from jsonschema import Draft202012Validator
-
     return [e.message for e in Draft202012Validator(schema).iter_errors(args)]
 
 
 def _tool(name: str) -> Any:
-    from app.mcp.registry import REGISTRY
-
     return REGISTRY.tools.get(name)
 
 
 def call(name: str, args: Any, identity: Identity | None) -> tuple[bool, Any, str]:
     """(ok, structured result or text, error message) of running tool ``name``."""
-    from app.mcp.content import ToolError, as_result
-
     tool = _tool(name)
     if tool is None:
         return False, None, f"no MCP tool named {name}"
@@ -77,8 +74,6 @@ def call(name: str, args: Any, identity: Identity | None) -> tuple[bool, Any, st
 
 def plan(name: str, args: Any, identity: Identity | None) -> tuple[bool, str]:
     """Dry run of a write tool: is it callable, and is the action offered at that page?"""
-    from app.mcp.content import ToolError
-
     tool = _tool(name)
     if tool is None:
         return False, f"no MCP tool named {name}"
@@ -92,7 +87,6 @@ def plan(name: str, args: Any, identity: Identity | None) -> tuple[bool, str]:
     path, action = args.get("path"), args.get("action")
     if not isinstance(path, str) or "{{" in path:
         return True, f"would run {action} at a page an earlier step creates"
-    from app.mcp import harmonic
 
     try:
         page = harmonic.fetch(_context(identity), harmonic.normalize_path(path))

@@ -4,8 +4,8 @@
 Set: it must pass the allow-list (``PLAYBOOK_UPSTREAMS``, loopback by default) and is POSTed
 with a timeout; redirects are never followed and no cookies are kept. A plain-http upstream
 (the usual loopback one) is called over keep-alive connections of the standard library's client
-(``_Plain``): per call it costs about a third of the CPU of the pooled httpx client, which the
-proxy's hot path notices. HTTPS upstreams and job polling use the shared httpx client.
+(``_Plain``): per call it costs less CPU than the pooled httpx client, and the proxy's hot path
+makes many calls. HTTPS upstreams and job polling use the shared httpx client.
 
 When the upstream only queues the call (``{queued: true, jobId}``, as RevitMcpServer does), the
 job is polled at ``/job/<id>`` until it ends, so callers and the capture see the real outcome
@@ -36,6 +36,8 @@ from urllib.parse import quote, urlsplit
 import httpx
 
 from app.core import jsonrpc, outbound
+from app.design_model import handle_rpc, openrpc_document
+from app.design_model import rpc_url as checked_url
 from app.playbooks.settings import Settings
 
 APP_ERROR = jsonrpc.SERVER_ERROR_MAX  # -32000, with data.code saying what failed
@@ -53,8 +55,6 @@ def label(conf: Settings) -> str:
 
 def rpc_url(conf: Settings) -> str:
     """The allow-listed /rpc URL of the configured upstream (ValueError when refused)."""
-    from app.design_model import rpc_url as checked_url
-
     try:
         return checked_url(conf.upstream or "", conf.allowed, "PLAYBOOK_UPSTREAM",
                            "PLAYBOOK_UPSTREAMS")
@@ -68,8 +68,6 @@ def call(payload: dict[str, Any], conf: Settings,
     """The upstream's JSON-RPC response object to ``payload`` (never raises for upstream faults)."""
     ident = payload.get("id")
     if not conf.upstream:
-        from app.design_model import handle_rpc
-
         return handle_rpc(payload, via="playbook")
     try:
         url = rpc_url(conf)
@@ -244,8 +242,6 @@ def catalog(conf: Settings, fetch: bool = True) -> dict[str, Any] | None:
     """The configured upstream's OpenRPC document, or None when it has none (or, with
     ``fetch`` false, when a remote one has not been asked yet)."""
     if not conf.upstream:
-        from app.design_model import openrpc_document
-
         return openrpc_document()
     url = conf.upstream
     with _catalog_lock:

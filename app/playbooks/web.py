@@ -6,12 +6,12 @@ from __future__ import annotations
 
 from flask import Flask
 
+from app.extensions import csrf
+from app.playbooks import api, catalog, cli, mcp_tools, pages, queued, revoked  # noqa: F401
+
 
 def init_app(app: Flask) -> None:
-    from app.extensions import csrf
-
     # mcp_tools registers tools and an observer; queued registers the queued replay's step.
-    from app.playbooks import api, catalog, cli, mcp_tools, pages, queued, revoked  # noqa: F401
 
     csrf.exempt(api.bp)  # JSON endpoints for agents: token-authenticated, never cookie-driven
     app.register_blueprint(api.bp)

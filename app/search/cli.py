@@ -14,13 +14,12 @@ import time
 import click
 from flask import Flask
 
+import app.workflows as workflows
 from app.extensions import db
 from app.search import index
 
 
 def _workflows() -> list[tuple[str, str, str]]:
-    import app.workflows as workflows
-
     return [(entry.name, entry.description, entry.text) for entry in workflows.entries()]
 
 

@@ -17,6 +17,7 @@ from collections.abc import Iterable, Iterator
 from typing import Any, cast
 
 from sqlalchemy import Connection, Table, delete, event, select, text
+from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.orm import Session
 
 from app.models.collab import Commitment, Decision, Option
@@ -156,7 +157,6 @@ def upsert(conn: Connection, docs: list[Doc]) -> None:
     the unique (kind, item_id). On SQLite the update trigger keeps the FTS table in step."""
     if not docs:
         return
-    from sqlalchemy.dialects import postgresql, sqlite
 
     dialect = conn.dialect.name
     if dialect not in ("postgresql", "sqlite"):  # pragma: no cover - the two the app supports

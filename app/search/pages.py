@@ -109,7 +109,7 @@ def _page(ctx: Context, base: str, studio: Studio | None, nav: list[tuple[str, s
     return Page(ctx, title, "search/results", data, status=status, nav=nav)
 
 
-@page(bp, "search", "/search", loaders.plain("search", "/search"))
+@page(bp, "search", "/search", loaders.site_page("search", "/search"))
 def search_page(ctx: Context) -> Page:
     return _page(ctx, "/search", None, [("Search", "/search")])
 

@@ -7,7 +7,7 @@ import importlib
 
 from flask import Flask
 
-from app.search import highlight, index
+from app.search import cli, highlight, index, pages
 from app.web import markdown
 
 
@@ -18,7 +18,6 @@ def _markdown(text: str | None) -> str:
 def init_app(flask_app: Flask) -> None:
     index.install()
     importlib.import_module("app.search.mcp_tools")
-    from app.search import cli, pages
 
     flask_app.register_blueprint(pages.bp)
     flask_app.jinja_env.filters.update(search_html=highlight.to_html, search_md=_markdown)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from sqlalchemy import select
 from werkzeug.security import check_password_hash, generate_password_hash
@@ -79,8 +80,6 @@ def update_profile(user: User, name: str | None) -> User:
 
 def set_time_zone(user: User, zone: str | None) -> User:
     """The zone a person reads times in; empty means "the studio's" (else UTC)."""
-    from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
-
     name = (zone or "").strip()
     if name:
         try:

@@ -20,7 +20,7 @@ from app.extensions import db
 from app.models import Note, Studio, User
 from app.models.base import utcnow
 from app.models.collab import Commitment, Decision
-from app.services import listed
+from app.services import list_rows
 from app.services.errors import Invalid, NotFound
 
 UNITS = ("day", "week", "month", "year")
@@ -175,12 +175,12 @@ def items_in(studio: Studio, window: Cycle, user: User | None, q: Query | None =
              ) -> dict[str, reads.Query[list[Any]]]:
     """The reads of the studio's notes, decisions and commitments in ``window``, filtered and
     sorted, by kind: at most ``limit`` of each kind (a page never loads an unbounded number of
-    rows), as rows lists show (``listed``), not entities. None needs another's answer: a page
+    rows), as rows lists show (``list_rows``), not entities. None needs another's answer: a page
     reads them together."""
     q = q or Query()
     params = _items_params(studio, window, user, now or utcnow())
     return {kind: reads.Query(_items_statement(kind, model, q, user is not None, limit), params,
-                              listed.rows_of(model))
+                              list_rows.rows_of(model))
             for kind, model in KINDS}
 
 
@@ -190,8 +190,8 @@ def _items_params(studio: Studio, window: Cycle, user: User | None,
             "soon": now + CLOSING_SOON, "user_id": user.id if user is not None else None}
 
 
-def notes_among(notes: list[listed.ListedNote], read_limit: int, window: Cycle,
-                limit: int = ITEMS_SHOWN) -> list[listed.ListedNote] | None:
+def notes_among(notes: list[list_rows.ListedNote], read_limit: int, window: Cycle,
+                limit: int = ITEMS_SHOWN) -> list[list_rows.ListedNote] | None:
     """``items_in``'s notes of the window with the default query (no filter, newest first)
     taken from the studio's newest notes (``notes.recent`` read with ``read_limit``), or None
     when those may not hold them all. Fewer than their limit: they are all the studio's notes.
@@ -220,7 +220,7 @@ def _items_statement(kind: str, model: Any, q: Query, has_user: bool, limit: int
 
 def _build_items_statement(model: Any, q: Query, has_user: bool, limit: int) -> Any:
     deadline = deadline_column(model)
-    query = (listed.select_listed(model)
+    query = (list_rows.select_listed(model)
              .where(model.studio_id == bindparam("studio_id"), model.deleted_at.is_(None),
                     model.created_at < bindparam("end"), deadline > bindparam("start")))
     if model is Note:

@@ -292,7 +292,7 @@ def voters(decision: Decision) -> Query[list[people.Person]]:
 
 # The decision page runs all of these on every view: built once, bound per call. The tally and
 # the voters are aggregated over the decision's votes first and joined to their options and
-# people afterwards (SQLite: a third less time than grouping the joined rows).
+# people afterwards (fewer rows to group than the joined ones).
 def _tally() -> Any:
     votes = (select(Vote.option_id,
                     func.sum(case((Vote.accepted, 1), else_=0)).label("accepted"),

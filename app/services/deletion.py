@@ -13,49 +13,26 @@ everyone, except that its admins may restore it from its settings page during th
 
 from __future__ import annotations
 
+import uuid
 from dataclasses import dataclass
-from datetime import datetime, timedelta
+from datetime import datetime
 from typing import Any
 
-from flask import current_app, has_app_context
 from sqlalchemy import select
+from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import joinedload
 
 from app.extensions import db
 from app.models import Note, Studio, User
-from app.models.base import utcnow
+from app.models.base import find_by_id, utcnow
 from app.models.collab import Commitment, Decision, Option, Vote
-from app.services import permissions, revisions, studios
+from app.services import decisions, permissions, restore_window, revisions
 from app.services.errors import Conflict, Forbidden, Invalid, NotFound
 
-RESTORE_DAYS = 30
-STUDIO_GRACE_DAYS = 7
 # The kinds the restore action and the "deleted" page know, with their models.
 MODELS: dict[str, Any] = {"note": Note, "comment": Note, "decision": Decision,
                           "commitment": Commitment, "option": Option}
 DELETED_PAGE_SIZE = 50
-
-
-def _days(name: str, default: int) -> timedelta:
-    # Services sit below app.core, so the running app's config is read from Flask directly.
-    config = current_app.config if has_app_context() else {}
-    return timedelta(days=int(config.get(name, default)))
-
-
-def restore_window() -> timedelta:
-    return _days("HARMONIC_RESTORE_DAYS", RESTORE_DAYS)
-
-
-def studio_grace() -> timedelta:
-    return _days("HARMONIC_STUDIO_DELETE_GRACE_DAYS", STUDIO_GRACE_DAYS)
-
-
-def restorable_until(item: Any) -> datetime:
-    return item.deleted_at + restore_window()
-
-
-def _stamp(when: datetime) -> str:
-    return when.strftime("%Y-%m-%d %H:%M UTC")
 
 
 def kind_of(item: Any) -> str:
@@ -65,26 +42,6 @@ def kind_of(item: Any) -> str:
         if isinstance(item, model):
             return name
     raise ValueError(f"not a deletable item: {item!r}")
-
-
-def may_restore(member: Any, user: User | None, item: Any) -> bool:
-    """The deleter, or a studio admin (through the one permission rule)."""
-    if user is None or member is None:
-        return False
-    return item.deleted_by_id == user.id or permissions.is_admin(member)
-
-
-def gone(studio: Studio, user: User | None, item_type: str, item: Any) -> NotFound:
-    """The 404 a deleted item answers: plain for most, with the way back for who may restore."""
-    when = _stamp(item.deleted_at)
-    member = studios.membership(studio, user)
-    until = restorable_until(item)
-    if may_restore(member, user, item) and until > utcnow():
-        link = f"/studios/{studio.handle}/deleted"
-        return NotFound(f"the {item_type} '{item.short_id}' was deleted at {when}; you can "
-                        f"restore it until {_stamp(until)} at {link} (action restore_item)",
-                        link=link, deleted=True)
-    return NotFound(f"the {item_type} '{item.short_id}' was deleted at {when}", deleted=True)
 
 
 # Items -----------------------------------------------------------------------------------------
@@ -114,8 +71,6 @@ def delete(studio: Studio, user: User, item: Any) -> Any:
 
 def find_deleted(studio: Studio, item_type: str, ident: str) -> Any:
     """A deleted item of this studio by kind and id (an option by its id); NotFound otherwise."""
-    from app.models.base import find_by_id
-
     model = MODELS.get(item_type)
     if model is None:
         raise Invalid(f"item_type must be one of {', '.join(MODELS)}",
@@ -123,8 +78,6 @@ def find_deleted(studio: Studio, item_type: str, ident: str) -> Any:
     item = None
     if model is Option:
         try:
-            import uuid
-
             item = db.session.get(Option, uuid.UUID(ident))
         except ValueError:
             item = None
@@ -139,12 +92,12 @@ def find_deleted(studio: Studio, item_type: str, ident: str) -> Any:
 
 def restore(studio: Studio, user: User, item: Any) -> Any:
     kind = kind_of(item)
-    member = studios.membership(studio, user)
-    if not may_restore(member, user, item):
+    member = permissions.membership(studio, user)
+    if not restore_window.may_restore(member, user, item):
         raise Forbidden(f"only whoever deleted this {kind} or a studio admin can restore it")
-    until = restorable_until(item)
+    until = restore_window.restorable_until(item)
     if until <= utcnow():
-        raise Conflict(f"the restore window of this {kind} ended at {_stamp(until)}")
+        raise Conflict(f"the restore window of this {kind} ended at {restore_window.stamp(until)}")
     if kind == "option":
         clash = db.session.scalar(select(Option.id).where(
             Option.decision_id == item.decision_id, Option.title == item.title,
@@ -169,11 +122,11 @@ class DeletedRow:
 
 def deleted_items(studio: Studio, user: User | None) -> list[DeletedRow]:
     """What this caller may still restore in the studio, most recently deleted first."""
-    member = studios.membership(studio, user)
+    member = permissions.membership(studio, user)
     if user is None or member is None:
         return []
     now = utcnow()
-    since = now - restore_window()
+    since = now - restore_window.length()
     rows: list[DeletedRow] = []
     models: tuple[Any, ...] = (Note, Decision, Commitment)
     for model in models:
@@ -185,7 +138,7 @@ def deleted_items(studio: Studio, user: User | None) -> list[DeletedRow]:
         for item in db.session.scalars(query):
             kind = kind_of(item)
             title = item.question if kind == "decision" else item.title
-            rows.append(DeletedRow(kind, item, title, None, restorable_until(item)))
+            rows.append(DeletedRow(kind, item, title, None, restore_window.restorable_until(item)))
     options = (select(Option).options(joinedload(Option.decision)).join(Decision)
                .where(Decision.studio_id == studio.id, Option.deleted_at.is_not(None),
                       Option.deleted_at > since)
@@ -195,7 +148,7 @@ def deleted_items(studio: Studio, user: User | None) -> list[DeletedRow]:
     for option in db.session.scalars(options):
         rows.append(DeletedRow("option", option,
                                f"{option.title} (on “{option.decision.question}”)", None,
-                               restorable_until(option)))
+                               restore_window.restorable_until(option)))
     deleters = {r.item.deleted_by_id for r in rows}
     people = {u.id: u for u in db.session.scalars(select(User).where(User.id.in_(deleters)))}
     rows = [DeletedRow(r.item_type, r.item, r.title, people.get(r.item.deleted_by_id), r.until)
@@ -223,7 +176,7 @@ def option_has_votes(option: Option) -> bool:
 
 def _check_option_change(studio: Studio, user: User, option: Option, verb: str) -> None:
     decision = option.decision
-    member = studios.membership(studio, user)
+    member = permissions.membership(studio, user)
     allowed = (permissions.may_manage(member, user, option.created_by_id)
                or permissions.may_manage(member, user, decision.created_by_id))
     if not allowed:
@@ -248,10 +201,6 @@ def find_option(decision: Decision, title: str) -> Option:
 
 
 def rename_option(studio: Studio, user: User, option: Option, new_title: str) -> Option:
-    from sqlalchemy.exc import IntegrityError
-
-    from app.services import decisions
-
     _check_option_change(studio, user, option, "rename")
     title = decisions.option_titles([new_title])[0] if new_title.strip() else ""
     if not title:
@@ -276,7 +225,7 @@ def rename_option(studio: Studio, user: User, option: Option, new_title: str) ->
 # Studios ---------------------------------------------------------------------------------------
 
 def _require_admin(studio: Studio, user: User) -> None:
-    if not permissions.is_admin(studios.membership(studio, user)):
+    if not permissions.is_admin(permissions.membership(studio, user)):
         raise Forbidden("only studio admins can delete or restore a studio")
 
 
@@ -313,14 +262,14 @@ def confirm_studio_deletion(studio: Studio, user: User, handle: str) -> Studio:
     revisions.record(studio, user, "studio", studio, "delete",
                      after={"deleted_at": studio.deleted_at.isoformat(),
                             "restorable_until": (studio.deleted_at
-                                                 + studio_grace()).isoformat()})
+                                                 + restore_window.studio_grace()).isoformat()})
     return studio
 
 
 def studio_restorable_until(studio: Studio) -> datetime | None:
     if studio.deleted_at is None:
         return None
-    return studio.deleted_at + studio_grace()
+    return studio.deleted_at + restore_window.studio_grace()
 
 
 def restore_studio(studio: Studio, user: User) -> Studio:
@@ -348,12 +297,13 @@ def studio_gone(studio: Studio, user: User | None, page: str) -> NotFound | None
         return None
     until = studio_restorable_until(studio)
     assert until is not None
-    admin = permissions.is_admin(studios.membership(studio, user))
+    admin = permissions.is_admin(permissions.membership(studio, user))
     if admin and until > utcnow():
         if page == "studio_settings":
             return None
         link = f"/studios/{studio.handle}/settings"
-        return NotFound(f"the studio '{studio.handle}' was deleted at {_stamp(studio.deleted_at)};"
-                        f" as its admin you can restore it until {_stamp(until)} at {link} "
-                        f"(action restore_studio)", link=link, deleted=True)
+        deleted_at, until_at = restore_window.stamp(studio.deleted_at), restore_window.stamp(until)
+        return NotFound(f"the studio '{studio.handle}' was deleted at {deleted_at}; as its admin "
+                        f"you can restore it until {until_at} at {link} (action restore_studio)",
+                        link=link, deleted=True)
     return NotFound(f"no studio '{studio.handle}'")

@@ -18,6 +18,7 @@ from sqlalchemy.orm import aliased
 from app.extensions import db
 from app.models import Studio
 from app.models.base import find_by_id
+from app.services import restore_window
 from app.services.errors import NotFound
 
 
@@ -83,13 +84,11 @@ def find(studio: Studio, item_type: str, ident: str, user: Any = None) -> Any:
 
 def checked(studio: Studio, item_type: str, ident: str, item: Any, user: Any = None) -> Any:
     """``item`` (found by ``ident``) if it is a live item of this studio, else NotFound (for a
-    deleted one, ``deletion.gone``'s message)."""
+    deleted one, ``restore_window.gone``'s message)."""
     if item is None or item.studio_id != studio.id:
         raise NotFound(f"no {item_type} '{ident}' in studio '{studio.handle}'")
     if getattr(item, "deleted_at", None) is not None:
-        from app.services import deletion
-
-        raise deletion.gone(studio, user, item_type, item)
+        raise restore_window.gone(studio, user, item_type, item)
     return item
 
 

@@ -14,7 +14,8 @@ from app.db import Query, read
 from app.db.reads import first_value, known
 from app.extensions import db
 from app.models import Note, NoteEvent, Studio, User
-from app.services import items, links, listed, people, permissions, revisions
+from app.models.base import find_by_id
+from app.services import items, links, list_rows, people, permissions, revisions
 from app.services.errors import Invalid, NotFound
 from app.services.timeparse import parse_datetime
 
@@ -94,8 +95,6 @@ def update_note(note: Note, studio: Studio, user: User, title: str | None = None
 
 def find_comment(studio: Studio, item_type: str, item_id: uuid.UUID, ident: str) -> Note:
     """A live comment on this item by its id; NotFound names the parameter."""
-    from app.models.base import find_by_id
-
     comment = find_by_id(Note, ident)
     if (comment is None or comment.studio_id != studio.id or comment.deleted_at is not None
             or comment.commentable_type != item_type or comment.commentable_id != item_id):
@@ -251,16 +250,16 @@ def add_comment(studio: Studio, user: User, item_type: str, item_id: uuid.UUID, 
                        commentable=(item_type, item_id))
 
 
-def recent(studio: Studio, limit: int = 20) -> Query[list[listed.ListedNote]]:
+def recent(studio: Studio, limit: int = 20) -> Query[list[list_rows.ListedNote]]:
     """The studio's newest notes (not comments), newest first, as lists show them."""
     found = _RECENT.get(limit)
     if found is None:  # built once per limit: the studio home runs it on every view
         found = _RECENT[limit] = (
-            listed.select_listed(Note)
+            list_rows.select_listed(Note)
             .where(Note.studio_id == bindparam("studio_id"), Note.commentable_type.is_(None),
                    Note.deleted_at.is_(None))
             .order_by(Note.created_at.desc()).limit(limit))
-    return Query(found, {"studio_id": studio.id}, listed.rows_of(Note))
+    return Query(found, {"studio_id": studio.id}, list_rows.rows_of(Note))
 
 
 _RECENT: dict[int, Any] = {}

@@ -12,10 +12,24 @@ from __future__ import annotations
 import uuid
 from typing import Any
 
+from sqlalchemy import bindparam, select
+
+from app.extensions import db
 from app.models import Membership, Studio, User
 from app.services.errors import Forbidden
 
 ADMIN = "admin"
+_MEMBERSHIP = select(Membership).where(Membership.studio_id == bindparam("studio_id"),
+                                       Membership.user_id == bindparam("user_id"))
+
+
+def membership(studio: Studio, user: User | None) -> Membership | None:
+    """The person's membership of the studio (None for a visitor or a non-member): what every
+    rule below is asked about."""
+    if user is None:
+        return None
+    return db.session.scalars(
+        _MEMBERSHIP, {"studio_id": studio.id, "user_id": user.id}).one_or_none()
 
 
 def is_admin(member: Membership | None) -> bool:
@@ -45,9 +59,7 @@ def may_manage(member: Membership | None, user: User | None,
 def require_manage(studio: Studio, user: User, created_by_id: uuid.UUID | None,
                    what: str, verb: str = "change") -> Membership:
     """The caller's membership when they may manage the item; Forbidden (403) otherwise."""
-    from app.services import studios
-
-    member = studios.membership(studio, user)
+    member = membership(studio, user)
     if not may_manage(member, user, created_by_id):
         raise Forbidden(f"only the {what}'s creator or a studio admin can {verb} it")
     assert member is not None

@@ -30,7 +30,7 @@ EDITABLE_FIELDS: dict[str, tuple[str, ...]] = {
 PAGE_SIZE = 50
 
 
-def _plain(value: Any) -> Any:
+def _json_value(value: Any) -> Any:
     if isinstance(value, datetime):
         return value.isoformat()
     if isinstance(value, uuid.UUID):
@@ -39,7 +39,7 @@ def _plain(value: Any) -> Any:
 
 
 def snapshot(item_type: str, item: Any) -> dict[str, Any]:
-    return {name: _plain(getattr(item, name, None)) for name in EDITABLE_FIELDS[item_type]}
+    return {name: _json_value(getattr(item, name, None)) for name in EDITABLE_FIELDS[item_type]}
 
 
 def label_of(item_type: str, item: Any) -> str:

@@ -20,7 +20,7 @@ from app.db.reads import first_value
 from app.extensions import db
 from app.models import Membership, Pin, Studio, User
 from app.models.studios import HANDLE_PATTERN, JOIN_POLICIES, NEW_STUDIO_DEFAULTS, TEMPOS
-from app.services import items, people
+from app.services import invites, items, people, permissions
 from app.services.errors import Conflict, Forbidden, Invalid, NotFound
 
 HANDLE = re.compile(HANDLE_PATTERN)
@@ -31,8 +31,6 @@ RESERVED_HANDLES = {"new", "actions"}
 # Built once with bound parameters, not per request (building a statement costs about as
 # much as SQLite answering it).
 _STUDIO_BY_HANDLE = select(Studio).where(Studio.handle == bindparam("handle")).limit(1)
-_MEMBERSHIP = select(Membership).where(Membership.studio_id == bindparam("studio_id"),
-                                       Membership.user_id == bindparam("user_id"))
 
 
 def get_studio(handle: str, include_deleted: bool = False) -> Studio:
@@ -101,15 +99,8 @@ def _opener(by_id: bool, item_model: Any) -> Any:
 _OPENERS: dict[tuple[bool, Any], Any] = {}
 
 
-def membership(studio: Studio, user: User | None) -> Membership | None:
-    if user is None:
-        return None
-    return db.session.scalars(
-        _MEMBERSHIP, {"studio_id": studio.id, "user_id": user.id}).one_or_none()
-
-
 def require_member(studio: Studio, user: User | None) -> Membership:
-    member = membership(studio, user)
+    member = permissions.membership(studio, user)
     if member is None:
         raise Forbidden(f"you are not a member of the studio '{studio.handle}'",
                         link=f"/studios/{studio.handle}/join")
@@ -193,9 +184,7 @@ def join(studio: Studio, user: User, code: str | None = None) -> tuple[Membershi
     With a code, the invite decides the role (app.services.invites); without one, an open
     studio takes anyone as a member and an invite-only one the person it has invited by handle.
     """
-    from app.services import invites
-
-    existing = membership(studio, user)
+    existing = permissions.membership(studio, user)
     if existing is not None:
         return existing, False
     if code:

@@ -13,27 +13,30 @@ from app.actions import Context, offered_actions
 from app.actions.registry import ACTIONS
 from app.services import items
 from app.services.errors import NotFound
-from app.web import auth, chrome, forms, markdown, negotiation
+from app.web import (
+    agent_activity,
+    agent_web,
+    auth,
+    chrome,
+    collab_pages,
+    cookie_sessions,
+    core_pages,
+    forms,
+    framing,
+    health,
+    list_pages,
+    markdown,
+    membership_pages,
+    negotiation,
+    pages,
+    previews,
+    session,
+)
 from app.web.errors import register_error_handlers
 from app.web.negotiation import MarkdownSuffix
 
 
 def init_app(app: Flask) -> None:
-    from app.web import (
-        agent_activity,
-        agent_web,
-        collab_pages,
-        cookie_sessions,
-        core_pages,
-        framing,
-        health,
-        list_pages,
-        membership_pages,
-        pages,
-        previews,
-        session,
-    )
-
     app.wsgi_app = MarkdownSuffix(app.wsgi_app)  # type: ignore[method-assign]
     cookie_sessions.init_app(app)
     # Escape HTML templates only: Markdown templates produce text, escaped by our own filters.

@@ -41,13 +41,13 @@ def note_nav(ctx: Context) -> list[tuple[str, str]]:
                                                                           ctx.item))]
 
 
-@page(bp, "home", "/", loaders.plain("home", "/"), public=True)
+@page(bp, "home", "/", loaders.site_page("home", "/"), public=True)
 def home(ctx: Context) -> Page:
     mine = studios.studios_of(ctx.user) if ctx.user else []
     return Page(ctx, "Harmonic", "home", {"my_studios": mine})
 
 
-@page(bp, "studios", "/studios", loaders.plain("studios", "/studios"))
+@page(bp, "studios", "/studios", loaders.site_page("studios", "/studios"))
 def studio_index(ctx: Context) -> Page:
     mine = studios.studios_of(ctx.user)
     mine_ids = {s.id for s in mine}
@@ -56,7 +56,7 @@ def studio_index(ctx: Context) -> Page:
                 nav=[("Studios", "/studios")])
 
 
-@page(bp, "studio_new", "/studios/new", loaders.plain("studio_new", "/studios/new"))
+@page(bp, "studio_new", "/studios/new", loaders.site_page("studio_new", "/studios/new"))
 def studio_new(ctx: Context) -> Page:
     return Page(ctx, "New studio", "studios/new", nav=[("Studios", "/studios")])
 

@@ -10,6 +10,7 @@ import logging
 from typing import Any
 
 from flask import Flask, g, jsonify, redirect, request, url_for
+from flask_login import current_user
 from flask_wtf.csrf import CSRFError
 from werkzeug.exceptions import HTTPException
 from werkzeug.wrappers import Response  # flask's redirect() answers the werkzeug base class
@@ -17,7 +18,9 @@ from werkzeug.wrappers import Response  # flask's redirect() answers the werkzeu
 from app.actions import Context
 from app.extensions import db
 from app.services.errors import DomainError
+from app.web import resume
 from app.web.negotiation import wants
+from app.web.pages import simple_page
 
 log = logging.getLogger(__name__)
 
@@ -25,8 +28,6 @@ log = logging.getLogger(__name__)
 def _error_response(status: int, kind: str, message: str,
                     errors: list[dict[str, str]] | None = None,
                     details: dict[str, Any] | None = None) -> Response:
-    from app.web.pages import simple_page
-
     details = details or {}
     db.session.rollback()
     fmt = wants()
@@ -55,8 +56,6 @@ def _error_response(status: int, kind: str, message: str,
 
 
 def _session_user() -> Any:
-    from flask_login import current_user
-
     try:
         return current_user._get_current_object() if current_user.is_authenticated else None
     except Exception:  # noqa: BLE001  the error page must render whatever the session holds
@@ -72,8 +71,6 @@ def register_error_handlers(app: Flask) -> None:
 
     @app.errorhandler(CSRFError)
     def csrf_error(exc: CSRFError) -> Response:
-        from app.web import resume
-
         kept = resume.lost_form()  # a person's form: kept, and they are brought back to it
         if kept is not None:
             db.session.rollback()

@@ -31,14 +31,16 @@ UNAVAILABLE = "the database is unavailable right now; try again in a few seconds
 @functools.cache
 def _script_heads(directory: str) -> frozenset[str]:
     """The heads of the migration scripts shipped with this code (read once per process)."""
-    from alembic.script import ScriptDirectory  # Alembic only when a health check runs
+    from alembic.script import ScriptDirectory  # lazy: Alembic only when a health check runs
 
     return frozenset(ScriptDirectory(directory).get_heads())
 
 
 def check() -> tuple[bool, dict[str, str]]:
     """(healthy, {database, migrations}) for this process's database."""
-    from alembic.runtime.migration import MigrationContext
+    from alembic.runtime.migration import (  # lazy: Alembic only for a health check
+        MigrationContext,
+    )
 
     directory = current_app.extensions["migrate"].directory
     try:

@@ -11,10 +11,14 @@ from typing import Any
 from urllib.parse import urlencode
 
 from flask import Blueprint, request
+from sqlalchemy import select
 
 from app.actions import Context
+from app.extensions import db
+from app.models import Note
 from app.models.base import find_by_id
-from app.services import deletion, keyset, listing, revisions
+from app.models.collab import Option
+from app.services import deletion, keyset, restore_window, revisions, studio_lists
 from app.services.errors import Invalid
 from app.web import core_pages, loaders
 from app.web.pages import Page, page
@@ -30,17 +34,17 @@ def _href(path: str, params: dict[str, str]) -> str:
 
 def _list_view(kind: str) -> Any:
     def view(ctx: Context) -> Page:
-        query = listing.parse(request.args)
-        found = listing.list_items(ctx.studio, kind, query)
+        query = studio_lists.parse(request.args)
+        found = studio_lists.list_items(ctx.studio, kind, query)
         next_link = (_href(ctx.path, query.params(cursor=found.next_cursor))
                      if found.next_cursor else None)
         first_link = _href(ctx.path, query.params()) if query.cursor else None
         filters = [(label, _href(ctx.path, query.params(status=value)), query.status == value)
                    for label, value in (("all", None), ("open", "open"), ("closed", "closed"))]
         sorts = [(value, _href(ctx.path, query.params(sort=value)), query.sort == value)
-                 for value in listing.SORTS]
+                 for value in studio_lists.SORTS]
         return Page(ctx, f"{TITLES[kind]} in {ctx.studio.name}", "lists/items", {
-            "kind": kind, "item_type": listing.ITEM_TYPE[kind], "query": query, "found": found,
+            "kind": kind, "item_type": studio_lists.ITEM_TYPE[kind], "query": query, "found": found,
             "next_link": next_link, "first_link": first_link, "filter_links": filters,
             "sort_links": sorts,
         }, nav=core_pages.studio_nav(ctx) + [(TITLES[kind], ctx.path)])
@@ -48,7 +52,7 @@ def _list_view(kind: str) -> Any:
     return view
 
 
-for _kind in listing.KINDS:
+for _kind in studio_lists.KINDS:
     page(bp, f"studio_{_kind}", f"/studios/<handle>/{_kind}",
          loaders.studio_page(f"studio_{_kind}", f"/{_kind}"))(_list_view(_kind))
 
@@ -58,18 +62,12 @@ for _kind in listing.KINDS:
 def studio_deleted(ctx: Context) -> Page:
     return Page(ctx, f"Deleted in {ctx.studio.name}", "lists/deleted", {
         "rows": deletion.deleted_items(ctx.studio, ctx.user), "ident_of": deletion.ident_of,
-        "window_days": deletion.restore_window().days,
+        "window_days": restore_window.length().days,
     }, nav=core_pages.studio_nav(ctx) + [("Deleted", ctx.path)])
 
 
 def _item_filter(ctx: Context, raw: str) -> tuple[tuple[str, ...], tuple[uuid.UUID, ...]]:
     """``item=decision:abcd1234`` → the item and what belongs to it (options, comments)."""
-    from sqlalchemy import select
-
-    from app.extensions import db
-    from app.models import Note
-    from app.models.collab import Option
-
     kind, _, ident = raw.partition(":")
     model = deletion.MODELS.get(kind)
     found = find_by_id(model, ident) if model is not None and kind != "option" else None

@@ -65,7 +65,8 @@ def _the_request_s(found: User | None) -> User:
     return found
 
 
-def plain(page: str, path: str) -> Callable[..., Context]:
+def site_page(page: str, path: str) -> Callable[..., Context]:
+    """The loader of a page outside any studio: the person and the page, nothing else."""
     def load(user: Person, **_: Any) -> Context:
         return Context(page=page, path=path, user=person(user), base_url=base_url())
 

@@ -10,7 +10,7 @@ from flask import Blueprint, request
 from app.actions import Context
 from app.core import config
 from app.models import User
-from app.services import agents, invites, members, studios
+from app.services import agents, invites, members, permissions
 from app.services.errors import Forbidden
 from app.web import core_pages, loaders
 from app.web.pages import Page, page
@@ -54,7 +54,7 @@ def _invite_ctx(user: User | None, code: str) -> Context:
                   item=invite, base_url=loaders.base_url())
     if invite is not None:
         ctx.studio = invite.studio
-        ctx.member = studios.membership(invite.studio, user)
+        ctx.member = permissions.membership(invite.studio, user)
     return ctx
 
 
@@ -77,7 +77,7 @@ def invite_show(ctx: Context) -> Page:
                 status=status, inline_actions=("accept_invite",))
 
 
-@page(bp, "join_code", "/join", loaders.plain("join_code", "/join"), public=True)
+@page(bp, "join_code", "/join", loaders.site_page("join_code", "/join"), public=True)
 def join_code(ctx: Context) -> Page:
     code = invites.clean_code(request.args.get("code"))
     if code:

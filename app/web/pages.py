@@ -14,9 +14,19 @@ from datetime import UTC, datetime
 from typing import Any
 
 import yaml
-from flask import Blueprint, Response, g, jsonify, render_template, request
+from flask import (
+    Blueprint,
+    Response,
+    current_app,
+    flash,
+    g,
+    jsonify,
+    redirect,
+    render_template,
+    request,
+)
 from sqlalchemy.exc import IntegrityError
-from werkzeug.exceptions import BadRequest
+from werkzeug.exceptions import BadRequest, HTTPException
 
 from app.actions import Action, Context, observers, offered_actions
 from app.actions.effects import READ
@@ -30,6 +40,7 @@ from app.services.errors import Conflict, DomainError, Invalid, Unauthorized
 from app.web import auth, forms, loaders
 from app.web.auth import authorize
 from app.web.chrome import header_links, humane
+from app.web.markdown import inline
 from app.web.negotiation import wants
 
 APP_NAME = "Harmonic"
@@ -134,7 +145,7 @@ def frontmatter(ctx: Context, title: str, actions: list[Action]) -> dict[str, An
     }
 
 
-# libyaml's emitter when PyYAML has it (about 10x faster); same safe subset either way.
+# libyaml's emitter (C) when PyYAML has it; same safe subset either way.
 _DUMPER = getattr(yaml, "CSafeDumper", yaml.SafeDumper)
 
 
@@ -192,8 +203,6 @@ def frontmatter_yaml(head: dict[str, Any], actions: list[Action]) -> str:
 
 
 def nav_line(page_: Page) -> str:
-    from app.web.markdown import inline
-
     parts = ["[Home](/)"] + [f"[{inline(label)}]({href})" for label, href in page_.nav]
     user = page_.ctx.user
     if user is not None:
@@ -298,8 +307,6 @@ def request_params() -> tuple[dict[str, Any], bool]:
 
 
 def execute_action(spec: PageSpec, action_name: str, args: dict[str, Any]) -> Response:
-    from flask import flash, redirect
-
     if g.get("identity") is None:
         raise Unauthorized("sign in or send 'Authorization: Bearer <token>'")
     # The one authorization question before anything else, from the action's declared effect
@@ -412,8 +419,6 @@ def _form_key(act: Action | None) -> str | None:
 
 
 def _already_sent(location: str) -> Response:
-    from flask import flash, redirect
-
     message = "That form was sent before, so nothing was done twice: here is what it did."
     if wants() != "html":
         raise Conflict(message, link=location)
@@ -460,9 +465,6 @@ def show_again(spec: PageSpec, args: dict[str, Any], state: dict[str, Any],
 
 def action_at(path: str) -> tuple[PageSpec, dict[str, Any], Action] | None:
     """The page and action a form posts to at ``path`` (``<page>/actions/<name>``), if any."""
-    from flask import current_app
-    from werkzeug.exceptions import HTTPException
-
     try:
         endpoint, matched = current_app.url_map.bind_to_environ(request.environ).match(
             path, method="POST")

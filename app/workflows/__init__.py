@@ -3,12 +3,15 @@
 The pieces, each in its own module:
 
 - ``document``: load YAML; ``schema``: the JSON Schema; ``validate``: schema + semantic checks
-  with paths; ``compile``: turns, resources and tool calls into explicit steps.
+  with paths; ``compile``: turns, resources and tool calls into explicit steps; ``checks``
+  and ``declarations``: the checks and the compiled declarations both DSLs share.
 - ``templating``: Jinja2's sandbox with undefined names as errors, SQL templates as bound
   parameters; ``secrets``: ``secrets.<name>`` from a provider, redacted wherever results go.
 - ``tools``: the tool/resource types (mcp, page, http, rpc, sql, postgres, duckdb, python);
   ``gateway``: chat completions.
-- ``queue``: runs, jobs, leases, heartbeats, events; ``runner``: executes one leased job;
+- ``queue``: runs, jobs, leases, heartbeats, events; ``runner``: executes one leased job,
+  through the step kinds both DSLs share (``step_kinds``) and what a step sees
+  (``run_context``); ``runs`` and ``admission``: starting a run (a step's sub-run too);
   ``calls``: enqueue any registered callable as steps (replays of playbooks use this);
   ``worker``: the loop behind ``bin/worker`` and the in-process thread.
 - ``web``: pages ``/workflows``, ``/workflows/<name>``, ``/runs/<id>``, the CLI group and the MCP

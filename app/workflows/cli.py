@@ -12,12 +12,16 @@ import click
 import yaml
 from flask import current_app
 from flask.cli import AppGroup
+from sqlalchemy import select
 
+from app.extensions import db
+from app.models import User
 from app.services.errors import DomainError
 from app.workflows import queue, runs
 from app.workflows.compile import compile_document
 from app.workflows.document import DocumentError, parse, read_file
 from app.workflows.validate import validate
+from app.workflows.worker import ensure_thread
 
 group = AppGroup("workflows", help="Validate, compile and run workflow playbooks.")
 
@@ -108,11 +112,6 @@ def follow(run_id: uuid.UUID, poll: float = 0.2, timeout: float | None = None) -
 def run_command(file: str, inputs: tuple[str, ...], as_user: str | None, follow_: bool,
                 inline: bool | None) -> None:
     """Enqueue a run of FILE; with --follow, print its events until it finishes."""
-    from sqlalchemy import select
-
-    from app.extensions import db
-    from app.models import User
-
     user_id = None
     if as_user:
         user = db.session.scalars(select(User).where(User.handle == as_user)).one_or_none()
@@ -144,8 +143,6 @@ def run_command(file: str, inputs: tuple[str, ...], as_user: str | None, follow_
     if not follow_ and not inline:
         return
     if inline:
-        from app.workflows.worker import ensure_thread
-
         ensure_thread(current_app._get_current_object(), force=True)  # type: ignore[attr-defined]
     status = follow(run_id) if follow_ else wait(run_id)
     if status != "succeeded":

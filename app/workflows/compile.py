@@ -16,13 +16,13 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from app.workflows.checks import MCP_SECTIONS
+from app.workflows.declarations import UNNAMED, compile_tool, compile_turn
 from app.workflows.document import DocumentError
-from app.workflows.schema import V2_VERSIONS, task_spec
+from app.workflows.schema import V2_VERSIONS
 from app.workflows.templating import keys_read, strings_of
-from app.workflows.validate import MCP_SECTIONS, validate
-
-DEFAULT_ROUNDS = 5
-UNNAMED = "workflow"  # the name of a document without metadata, read from no file
+from app.workflows.v2.compile import compile_v2
+from app.workflows.validate import validate
 
 
 def inputs_required(doc: dict[str, Any], workload: dict[str, Any]) -> list[str]:
@@ -32,12 +32,6 @@ def inputs_required(doc: dict[str, Any], workload: dict[str, Any]) -> list[str]:
     for template in strings_of({k: v for k, v in doc.items() if k != "workload"}):
         read |= keys_read(template, ("input", "workload"))
     return sorted(read - set(workload))
-
-
-def _tool(item: dict[str, Any], kind: str) -> dict[str, Any]:
-    return {"name": item["name"], "kind": kind, "type": item["type"], "spec": task_spec(item),
-            "description": item.get("description", ""),
-            "input_schema": item.get("input_schema")}
 
 
 def _edges(step: dict[str, Any]) -> list[dict[str, Any]]:
@@ -53,8 +47,6 @@ def compile_document(doc: dict[str, Any], name: str | None = None) -> dict[str, 
     ``name`` names a document without ``metadata`` (its file's stem, say); a ``noetl.io/v2``
     document compiles in ``app.workflows.v2``."""
     if doc.get("apiVersion") in V2_VERSIONS:
-        from app.workflows.v2.compile import compile_v2
-
         return compile_v2(doc, name)
     problems = validate(doc)
     if problems:
@@ -62,10 +54,10 @@ def compile_document(doc: dict[str, Any], name: str | None = None) -> dict[str, 
     fallback = name or UNNAMED
     mcp = doc.get("mcp") or {}
     models = {m["name"]: m for m in mcp.get("models") or []}
-    tools = {t["name"]: _tool(t, "tool") for t in mcp.get("tools") or []}
-    resources = {r["name"]: _tool(r, "resource") for r in mcp.get("resources") or []}
+    tools = {t["name"]: compile_tool(t, "tool") for t in mcp.get("tools") or []}
+    resources = {r["name"]: compile_tool(r, "resource") for r in mcp.get("resources") or []}
     prompts = {p["name"]: p["template"] for p in mcp.get("prompts") or []}
-    tasks = {t["name"]: _tool(t, "task") for t in doc.get("workbook") or []}
+    tasks = {t["name"]: compile_tool(t, "task") for t in doc.get("workbook") or []}
     turns = {t["name"]: t for t in mcp.get("turns") or []}
 
     if doc.get("workflow"):
@@ -86,12 +78,12 @@ def compile_document(doc: dict[str, Any], name: str | None = None) -> dict[str, 
                                 "retries": item.get("retries")}
         if isinstance(item.get("task"), dict):
             inline = {"name": item["step"], **item["task"]}
-            step.update(type="task", tool=_tool(inline, "task"), args=item.get("args") or {})
+            step.update(type="task", tool=compile_tool(inline, "task"), args=item.get("args") or {})
         elif "task" in item:
             step.update(type="task", tool=tasks[item["task"]], args=item.get("args") or {})
         elif "turn" in item:
             turn = turns[item["turn"]]
-            step.update(type="turn", turn=_turn(turn, models, tools, prompts))
+            step.update(type="turn", turn=compile_turn(turn, models, tools, prompts))
         else:
             step.update(type="noop")
         if item.get("save"):
@@ -154,33 +146,6 @@ def compile_document(doc: dict[str, Any], name: str | None = None) -> dict[str, 
     }
     # Plain JSON: no shared sub-objects (a run stores it; YAML output has no aliases).
     return json.loads(json.dumps(compiled))
-
-
-def _turn(turn: dict[str, Any], models: dict[str, Any], tools: dict[str, Any],
-          prompts: dict[str, str]) -> dict[str, Any]:
-    model = models[turn["model"]]
-    user = []
-    used: list[str] = []
-    for part in turn["user"]:
-        if "use" in part:
-            kind, _, name = part["use"].partition(":")
-            if kind == "resource":
-                user.append({"resource": name})
-                used.append(name)
-            else:
-                user.append({"prompt": name, "template": prompts[name],
-                             "with": part.get("with") or {}})
-        if "text" in part:
-            user.append({"text": part["text"]})
-    return {"name": turn["name"], "model": {"name": model["name"],
-                                            "model": model.get("model") or model["name"],
-                                            "provider": model.get("provider", ""),
-                                            "params": model.get("params") or {}},
-            "system": turn.get("system", ""), "user": user, "resources": used,
-            "tools_allowed": list(turn.get("tools_allowed") or []),
-            "tools": [tools[t] for t in turn.get("tools_allowed") or []],
-            "max_rounds": turn.get("max_rounds", DEFAULT_ROUNDS),
-            "save": turn.get("save")}
 
 
 def _order(steps: dict[str, dict[str, Any]], entry: str = "start") -> list[str]:

@@ -8,6 +8,8 @@ from __future__ import annotations
 
 from typing import Any
 
+import httpx
+
 from app.core import outbound
 from app.workflows import settings
 from app.workflows.tools import StepError
@@ -20,8 +22,6 @@ def _scrub(text: str, key: str) -> str:
 def complete(model: str, messages: list[dict[str, Any]], tools: list[dict[str, Any]],
              params: dict[str, Any]) -> dict[str, Any]:
     """One chat completion; returns the first choice's message (role, content, tool_calls)."""
-    import httpx
-
     base = settings.get("LLM_GATEWAY_URL").rstrip("/")
     if not base:
         raise StepError("no model gateway configured: set LLM_GATEWAY_URL (an OpenAI-compatible "

@@ -12,7 +12,10 @@ import itertools
 from typing import Any
 
 from app.core.identity import Identity
+from app.mcp import harmonic  # noqa: F401  (registers navigate, execute_action, ...)
 from app.mcp.context import ClientRequestFailed, SessionState, ToolContext
+from app.mcp.registry import REGISTRY
+from app.mcp.server import McpServer
 
 _ids = itertools.count(1)
 _server: Any = None
@@ -30,10 +33,6 @@ class _QuietChannel:
 def _mcp_server() -> Any:
     global _server
     if _server is None:
-        from app.mcp import harmonic  # noqa: F401  (registers navigate, execute_action, ...)
-        from app.mcp.registry import REGISTRY
-        from app.mcp.server import McpServer
-
         _server = McpServer(REGISTRY)
     return _server
 

@@ -11,9 +11,10 @@ from app.core.identity import Identity
 from app.models.base import SHORT_ID
 from app.services import revocation
 from app.services.errors import Invalid, NotFound
-from app.workflows import queue, settings
+from app.workflows import admission, queue, settings, worker
 from app.workflows.compile import compile_document
 from app.workflows.document import DocumentError, parse
+from app.workflows.engine import reading
 from app.workflows.queue import JobSpec
 
 
@@ -37,94 +38,19 @@ def start_compiled(compiled: dict[str, Any], inputs: dict[str, Any],
                    operator: bool = False) -> uuid.UUID:
     """Enqueue a run of a compiled workflow with ``inputs`` (checked first: Invalid names each
     input that is unknown, missing, or one the caller may not set)."""
-    check_inputs(compiled, inputs, user_id, by, operator)
+    admission.check_inputs(compiled, inputs, user_id, by, operator)
     limits = {s["name"]: s["retries"] + 1 for s in compiled["steps"]
               if s.get("retries") is not None}
     run_id = queue.create_run(
         kind="workflow", workflow=compiled["name"], path=compiled["path"], inputs=inputs,
         compiled=compiled, user_id=user_id, by=by,
-        first=[JobSpec(compiled["entry"], {"kind": _kind(compiled, compiled["entry"])},
+        first=[JobSpec(compiled["entry"],
+                       {"kind": admission.step_kind(compiled, compiled["entry"])},
                        max_attempts=limits.get(compiled["entry"]))],
         max_attempts=settings.get_int("WORKFLOWS_MAX_ATTEMPTS"))
-    from app.workflows import worker
 
     worker.kick()
     return run_id
-
-
-def start_sub_run(compiled: dict[str, Any], inputs: dict[str, Any], parent: dict[str, Any],
-                  run_id: uuid.UUID, waiting: tuple[uuid.UUID, str]) -> uuid.UUID:
-    """Start (once: ``run_id`` is the same on every attempt) a run of ``compiled`` for a step of
-    the ``parent`` run, as the parent's starter; it queues the parent's job ``waiting`` when
-    it ends. StepError names what refuses it."""
-    from app.workflows.runner import identity_for
-    from app.workflows.tools import StepError
-
-    by = identity_for(parent)
-    try:
-        check_inputs(compiled, inputs, parent.get("user_id"), by)
-    except Invalid as exc:
-        details = "; ".join(f"{e['param']}: {e['message']}" for e in exc.errors)
-        raise StepError(f"{exc.message} ({details})" if details else exc.message) from None
-    limits = {s["name"]: s["retries"] + 1 for s in compiled["steps"]
-              if s.get("retries") is not None}
-    return queue.create_run(
-        kind="workflow", workflow=compiled["name"], path=compiled["path"], inputs=inputs,
-        compiled=compiled, user_id=parent.get("user_id"), by=by, run_id=run_id,
-        parent=waiting, started={"parent": parent["short_id"]},
-        first=[JobSpec(compiled["entry"], {"kind": _kind(compiled, compiled["entry"])},
-                       max_attempts=limits.get(compiled["entry"]))],
-        max_attempts=settings.get_int("WORKFLOWS_MAX_ATTEMPTS"))
-
-
-def check_inputs(compiled: dict[str, Any], inputs: dict[str, Any], user_id: uuid.UUID | None,
-                 by: Identity | None = None, operator: bool = False) -> None:
-    """Invalid unless ``inputs`` fit the workflow and this caller may start it with them."""
-    workload = compiled.get("workload") or {}
-    required = compiled.get("inputs_required") or []
-    unknown = sorted(set(inputs) - set(workload) - set(required))
-    if unknown:
-        known = ", ".join(workload) or "none"
-        reads = f"; it also reads: {', '.join(required)}" if required else ""
-        raise Invalid(f"unknown input {', '.join(unknown)} (workload defines: {known}{reads})",
-                      errors=[{"param": f"inputs.{k}", "message": f"not in workload ({known})"}
-                              for k in unknown])
-    missing = [k for k in required if k not in inputs]
-    if missing:
-        raise Invalid(f"missing input {', '.join(missing)}: the workflow reads it and its "
-                      f"workload gives no default",
-                      errors=[{"param": f"inputs.{k}", "message": "required: the workflow "
-                               "reads it and its workload gives no default"} for k in missing])
-    privileged = sorted(set(inputs) & set(compiled.get("inputs_privileged") or []))
-    if privileged and not (operator or is_workflow_admin(user_id, by)):
-        raise Invalid(f"only a workflow admin may set {', '.join(privileged)}: the workflow "
-                      f"pastes it into SQL as written or names a credential with it (admins: "
-                      f"WORKFLOWS_ADMINS, or the operator's command line)",
-                      errors=[{"param": f"inputs.{k}", "message": "only a workflow admin may "
-                               "set it (WORKFLOWS_ADMINS)"} for k in privileged])
-    if compiled.get("inline_python") and not settings.inline_python():
-        raise Invalid(f"step {compiled['inline_python']} runs inline python code, which is off "
-                      f"on this server: {settings.INLINE_PYTHON_HOW}",
-                      errors=[{"param": "workflow", "message": "inline python code is off "
-                               "(WORKFLOWS_PYTHON_INLINE)"}])
-
-
-def is_workflow_admin(user_id: uuid.UUID | None, by: Identity | None) -> bool:
-    """A person (never an agent's or an app's token) whose handle WORKFLOWS_ADMINS lists."""
-    if user_id is None or (by is not None and by.kind != "person"):
-        return False
-    admins = settings.get_list("WORKFLOWS_ADMINS")
-    if not admins:
-        return False
-    from app.extensions import db
-    from app.models import User
-
-    user = db.session.get(User, user_id)
-    return user is not None and user.handle.lower() in admins
-
-
-def _kind(compiled: dict[str, Any], step: str) -> str:
-    return next((s["type"] for s in compiled["steps"] if s["name"] == step), "step")
 
 
 def find(ident: str) -> dict[str, Any]:
@@ -137,7 +63,6 @@ def find(ident: str) -> dict[str, Any]:
             value = uuid.UUID(ident)
         except ValueError:
             raise NotFound(f"no run {ident!r}") from None
-    from app.workflows.engine import reading
 
     with reading() as conn:
         row = conn.execute(select(queue.RUNS).where(column == value)).mappings().one_or_none()
@@ -149,8 +74,6 @@ def find(ident: str) -> dict[str, Any]:
 def recent(workflow: str | None = None, limit: int = 20,
            user_id: uuid.UUID | None = None) -> list[dict[str, Any]]:
     """The newest runs (of ``workflow``, started by ``user_id``, when given)."""
-    from app.workflows.engine import reading
-
     query = select(queue.RUNS).order_by(queue.RUNS.c.created_at.desc()).limit(limit)
     if workflow:
         query = query.where(queue.RUNS.c.workflow == workflow)
@@ -161,8 +84,6 @@ def recent(workflow: str | None = None, limit: int = 20,
 
 
 def jobs(run_id: uuid.UUID) -> list[dict[str, Any]]:
-    from app.workflows.engine import reading
-
     with reading() as conn:
         return [dict(r) for r in conn.execute(
             select(queue.JOBS).where(queue.JOBS.c.run_id == run_id)

@@ -12,12 +12,14 @@ passes everything it records through ``redact`` (every allow-listed secret's val
 
 from __future__ import annotations
 
+import json
 import logging
 import os
 from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
 from app.workflows import settings
+from app.workflows.templating import RenderError
 
 REDACTED = "[redacted]"
 MIN_LENGTH = 4  # shorter values would redact ordinary words; providers should not hand them out
@@ -64,8 +66,6 @@ class Secrets(Mapping[str, str]):
     """What templates see as ``secrets``: looked up on use, never listed."""
 
     def __getitem__(self, name: str) -> str:
-        from app.workflows.templating import RenderError
-
         try:
             return get(name)
         except SecretError as exc:
@@ -88,8 +88,6 @@ _PRIVATE_FIELDS = ("pass", "secret", "token", "key")  # parts of a field name th
 def _private_fields(value: str) -> list[str]:
     """The private fields of a secret that is a JSON object (a credential's password, say),
     which may turn up on their own where the whole object never does."""
-    import json
-
     if not value.lstrip().startswith("{"):
         return []
     try:

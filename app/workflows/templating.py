@@ -19,8 +19,9 @@ from __future__ import annotations
 import json
 import re
 from typing import Any
+from urllib.parse import quote
 
-from jinja2 import StrictUndefined, TemplateError, Undefined
+from jinja2 import StrictUndefined, TemplateError, Undefined, nodes
 from jinja2.sandbox import SandboxedEnvironment
 
 
@@ -138,8 +139,6 @@ def render_url(template: str, context: dict[str, Any],
     """An http tool's URL: a template that starts the URL (a base URL such as
     ``{{ secrets.llm_gateway }}``) is pasted as it is; every other value is percent-encoded, so
     ``?q={{ input.query }}`` with "a&b=c" stays one query value instead of adding a parameter."""
-    from urllib.parse import quote
-
     if "{%" in template:
         return render_text(template, context, env)  # blocks: no value-by-value encoding
 
@@ -200,8 +199,6 @@ def bind_sql(sql: str, context: dict[str, Any], style: str = ":") -> tuple[str, 
 def keys_read(template: str, roots: tuple[str, ...]) -> set[str]:
     """The keys a template reads from any of ``roots`` (``input.topic``, ``workload['topic']``,
     ``context.input.topic``): the names a workflow expects its workload to hold."""
-    from jinja2 import nodes
-
     if "{{" not in template and "{%" not in template:
         return set()
     try:

@@ -16,19 +16,33 @@ retried step finds the row and does not repeat the effect. Remote effects (``htt
 
 from __future__ import annotations
 
+import importlib
 import json
+import re
+import sqlite3
 import threading
 import time
 import uuid
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from importlib.metadata import entry_points
+from pathlib import Path
 from typing import Any
 from urllib.parse import urljoin, urlsplit
 
+import httpx
+from sqlalchemy import create_engine, event, select, text
+from sqlalchemy.exc import SQLAlchemyError
+from sqlalchemy.pool import NullPool
+
 from app.core import netpolicy, outbound
+from app.core.dispatch import dispatch
 from app.core.identity import Identity
 from app.extensions import db
-from app.workflows import settings
+from app.models.workflows import WorkflowEffect
+from app.playbooks import call_upstream, upstream_settings
+from app.workflows import mcp_bridge, settings
+from config import normalize_database_url
 
 MAX_TEXT = 100_000
 # Types whose ``sql`` binds its templates as parameters, and the placeholder prefix each uses.
@@ -69,10 +83,6 @@ def run(tool: dict[str, Any], spec: dict[str, Any], call: Call) -> Output:
 # The ledger --------------------------------------------------------------------------------
 
 def _applied(call: Call) -> Output | None:
-    from sqlalchemy import select
-
-    from app.models.workflows import WorkflowEffect
-
     row = db.session.scalars(
         select(WorkflowEffect).where(WorkflowEffect.key == call.key)).one_or_none()
     if row is None:
@@ -90,10 +100,6 @@ def _with_ledger(call: Call, effect: Any) -> Output:
     write lock is held while the effect is still working; if the effect never commits (it
     changed nothing), the row is written afterwards.
     """
-    from sqlalchemy import event
-
-    from app.models.workflows import WorkflowEffect
-
     done = _applied(call)
     if done is not None:
         return done
@@ -127,8 +133,6 @@ def _with_ledger(call: Call, effect: Any) -> Output:
 # mcp ---------------------------------------------------------------------------------------
 
 def _mcp(spec: dict[str, Any], call: Call) -> Output:
-    from app.workflows import mcp_bridge
-
     name = spec.get("tool")
     arguments = spec.get("arguments") or {}
     if not isinstance(arguments, dict):
@@ -155,8 +159,6 @@ def _mcp(spec: dict[str, Any], call: Call) -> Output:
 # page --------------------------------------------------------------------------------------
 
 def _page(spec: dict[str, Any], call: Call) -> Output:
-    from app.core.dispatch import dispatch
-
     path = str(spec.get("path") or "")
     if not path.startswith("/") or path.startswith("//"):
         raise StepError(f"spec.path must be a path of this app such as /studios/team, "
@@ -225,8 +227,6 @@ def http_request(method: str, url: str, headers: dict[str, str], body: dict[str,
     """One request through the app's outbound client, every hop (redirects included) on
     ``WORKFLOWS_HTTP_ALLOW``, within one deadline; the response, whatever its status, and how
     many hops it took. StepError for a refused host or a transport failure (transient)."""
-    import httpx
-
     deadline = time.monotonic() + timeout
     hops: list[str] = []
     for _ in range(MAX_REDIRECTS + 1):
@@ -259,7 +259,6 @@ _TRANSIENT = {"UPSTREAM_TIMEOUT", "UPSTREAM_DOWN", "UPSTREAM_HTTP", "UPSTREAM_BA
 
 def _rpc(spec: dict[str, Any], call: Call) -> Output:
     # The playbook proxy's upstream, with its allow-list and timeouts: one definition of both.
-    from app.playbooks import call_upstream, upstream_settings
 
     conf = upstream_settings()
     request = {"jsonrpc": "2.0", "id": 1, "method": str(spec.get("method")),
@@ -292,12 +291,6 @@ _sql_lock = threading.Lock()
 
 def _read_only_engine(url: str) -> Any:
     """An engine whose connections cannot write, enforced by the database itself."""
-    import sqlite3
-
-    from sqlalchemy import create_engine, event
-
-    from config import normalize_database_url
-
     url = normalize_database_url(url)
     with _sql_lock:
         engine = _sql_engines.get(url)
@@ -321,9 +314,6 @@ def _read_only_engine(url: str) -> Any:
 
 
 def _sql(spec: dict[str, Any], call: Call) -> Output:
-    from sqlalchemy import text
-    from sqlalchemy.exc import SQLAlchemyError
-
     url = settings.get("WORKFLOWS_SQL_URL")
     if not url:
         raise StepError("sql tools need the WORKFLOWS_SQL_URL setting")
@@ -373,11 +363,11 @@ def _postgres(spec: dict[str, Any], call: Call) -> Output:
     The DSN usually comes from a secret: it is never quoted in an error (the runner redacts it
     anyway) and no connection is pooled, so nothing of it outlives the step.
     """
-    import psycopg
-    from psycopg.conninfo import conninfo_to_dict, make_conninfo
-    from sqlalchemy import create_engine, text
-    from sqlalchemy.exc import SQLAlchemyError
-    from sqlalchemy.pool import NullPool
+    import psycopg  # lazy: the driver only for PostgreSQL
+    from psycopg.conninfo import (  # lazy: the driver only for PostgreSQL
+        conninfo_to_dict,
+        make_conninfo,
+    )
 
     dsn = str(spec.get("dsn") or "")
     if dsn.startswith("postgresql+"):
@@ -427,10 +417,8 @@ def _duckdb(spec: dict[str, Any], call: Call) -> Output:
     ``spec.tables`` names files of the folder (``{kb: kb.csv}``): each becomes a view, so the
     SQL reads ``FROM kb``; a path written in the SQL itself must be absolute, in the folder.
     """
-    import re
-
     try:
-        import duckdb
+        import duckdb  # lazy: DuckDB only for a task that queries it
     except ImportError:
         raise StepError("duckdb tools need the duckdb package") from None
     if not settings.get("WORKFLOWS_DUCKDB_DIR"):
@@ -477,8 +465,6 @@ def _literal(text: str) -> str:
 def duckdb_folder() -> Any:
     """The resolved WORKFLOWS_DUCKDB_DIR, None when it is not set; StepError if it is not a
     folder."""
-    from pathlib import Path
-
     folder = settings.get("WORKFLOWS_DUCKDB_DIR")
     if not folder:
         return None
@@ -492,7 +478,7 @@ def duckdb_connect(root: Any, first: Sequence[str] = ()) -> Any:
     """A fresh in-memory DuckDB that may read the files of ``root`` (a folder, or None: no
     files at all) and nothing else, its configuration locked; ``first`` runs before the lock
     (views over the folder's files)."""
-    import duckdb
+    import duckdb  # lazy: DuckDB only for a task that queries it
 
     conn = duckdb.connect(":memory:")
     try:
@@ -515,9 +501,6 @@ def duckdb_connect(root: Any, first: Sequence[str] = ()) -> Any:
 def find_function(name: str) -> Any:
     """A registered function: an entry point of FUNCTIONS_GROUP by name, or ``module:function``
     in a module listed in WORKFLOWS_PYTHON_MODULES. The document only ever names it."""
-    import importlib
-    from importlib.metadata import entry_points
-
     if ":" not in name:
         found = [ep for ep in entry_points(group=FUNCTIONS_GROUP) if ep.name == name]
         if not found:

@@ -17,6 +17,9 @@ from typing import Any
 from flask import Flask, current_app
 from sqlalchemy import func, select
 
+from app.workflows import queue
+from app.workflows.engine import reading
+
 POLL_SECONDS = 0.5
 _lock = threading.Lock()
 _watched: dict[uuid.UUID, int] = {}
@@ -42,9 +45,6 @@ def follow(run_id: uuid.UUID) -> None:
 
 
 def _poll(app: Flask) -> None:
-    from app.workflows import queue
-    from app.workflows.engine import reading
-
     stop = threading.Event()
     with app.app_context():
         while True:

@@ -14,16 +14,30 @@ import json
 import re
 from typing import Any
 
-from flask import Blueprint, Flask, Response, jsonify
+from flask import Blueprint, Flask, Response, g, jsonify, render_template
 
 from app.actions import Context, Param, Result, action, rules
-from app.actions.effects import WRITE
+from app.actions.effects import READ, WRITE
+from app.core import changes
+from app.extensions import db
+from app.mcp.registry import REGISTRY
+from app.models import User
 from app.services import studios
-from app.services.errors import DomainError, Forbidden, Invalid, NotFound
+from app.services.errors import DomainError, Forbidden, Invalid, NotFound, Unauthorized
+from app.web.auth import authorize
 from app.web.loaders import base_url
 from app.web.pages import Page, page
-from app.workflows import catalog, queue, runs, watch
-from app.workflows.schema import SCHEMA
+from app.workflows import (
+    catalog,
+    cli,
+    mcp_tasks,  # noqa: F401  (registers its steps)
+    queue,
+    runs,
+    watch,
+    worker,
+)
+from app.workflows.schema import SCHEMA, V2_VERSIONS
+from app.workflows.v2.schema import SCHEMA as V2_SCHEMA
 
 bp = Blueprint("workflows", __name__)
 ABRIDGE_AT = 240  # characters of one value a run page shows in full
@@ -114,14 +128,7 @@ def run_live(run_id: str) -> Response:
     """The changing part of a run page (status, timeline, result, events) as an HTML fragment,
     for the page to poll while the run is queued or running; ``X-Run-Status`` says where it
     is, so the poller knows when to stop."""
-    from flask import g, render_template
-
-    from app.actions.effects import READ
-    from app.web.auth import authorize
-
     if g.get("user") is None:
-        from app.services.errors import Unauthorized
-
         raise Unauthorized("sign in or send 'Authorization: Bearer <token>'")
     authorize(READ)
     ctx = _run_loader(g.user, run_id)
@@ -186,9 +193,6 @@ def schema_json() -> Response:
 
 def published_schema() -> dict[str, Any]:
     """Both document shapes in one schema, chosen by apiVersion (for editors)."""
-    from app.workflows.schema import V2_VERSIONS
-    from app.workflows.v2.schema import SCHEMA as V2_SCHEMA
-
     def inner(schema: dict[str, Any]) -> dict[str, Any]:
         return {k: v for k, v in schema.items() if k != "$schema"}
 
@@ -251,10 +255,6 @@ def typed_inputs(workload: dict[str, Any], inputs: dict[str, Any]) -> dict[str, 
 
 
 def _register_mcp() -> None:
-    try:
-        from app.mcp.registry import REGISTRY
-    except ImportError:  # the MCP package is optional for this feature
-        return
     if "harmonic://runs/{id}/events" in REGISTRY.templates:
         return
 
@@ -277,8 +277,6 @@ def _register_mcp() -> None:
     # queue records them); those a worker in another process writes are noticed by ``watch``
     # and told to this process's listen streams too. A listen stream opened late is sent the
     # events it missed first (the backlog).
-    from app.core import changes
-
     watch.on_new(lambda run_id: changes.deliver([events_uri(run_id)]))
     changes.add_backlog(_backlog)
 
@@ -300,9 +298,6 @@ LONG_TEXT = 500  # a string this long in an event's data is shown by its size (a
 
 
 def _visible_run(short_id: str, identity: Any) -> dict[str, Any]:
-    from app.extensions import db
-    from app.models import User
-
     run = runs.find(short_id)
     user = db.session.get(User, identity.user_id) if identity else None
     if not can_see(run, user):
@@ -343,8 +338,6 @@ events_uri = queue.events_uri
 
 
 def init_app(app: Flask) -> None:
-    from app.workflows import cli, mcp_tasks, worker  # noqa: F401  (registers steps)
-
     app.register_blueprint(bp)
     app.cli.add_command(cli.group)
     _register_mcp()

@@ -141,8 +141,6 @@ def ensure_thread(app: Flask, force: bool = False) -> Worker | None:
 
 def kick() -> None:
     """A run was enqueued: make sure this process's thread (if any) runs and looks now."""
-    from flask import current_app
-
     app: Any = current_app._get_current_object()  # type: ignore[attr-defined]
     worker = ensure_thread(app)
     if worker is not None:

@@ -12,8 +12,8 @@ from flask import Flask
 
 from tests.helpers import join_studio
 from tests.mcp.conftest import Http
+from tests.mcp.test_era_2026 import ELICIT, Stateless
 from tests.mcp.test_http import _FlaskClient
-from tests.mcp.test_modern import ELICIT, Stateless
 from tests.playbooks.conftest import rpc
 
 PLAN = """floorplan

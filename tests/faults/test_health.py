@@ -94,7 +94,7 @@ def test_bin_serve_with_a_stream_port_runs_the_keepalive_worker_and_the_stream_e
     worker = gunicorn[gunicorn.index("--worker-class") + 1]
     assert worker == "app.core.keepalive_worker.KeepAliveWorker"
     assert streams[streams.index("--port") + 1] == "8124"
-    assert "app.mcp.stream:create" in streams
+    assert "app.entrypoints:stream_app" in streams
 
 
 def test_bin_serve_takes_its_settings_from_the_environment() -> None:

@@ -17,7 +17,7 @@ from flask import Flask
 
 from tests.load.harness import Server, serve_app
 from tests.mcp.conftest import ACCEPT
-from tests.mcp.test_modern import VERSION, meta
+from tests.mcp.test_era_2026 import VERSION, meta
 
 pytestmark = pytest.mark.slow
 

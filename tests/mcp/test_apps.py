@@ -173,7 +173,7 @@ def test_show_decision_gives_text_and_the_views_data(  # type: ignore[no-untyped
 
 
 def test_show_decision_keeps_the_pages_rules(client, make_agent, studio) -> None:  # type: ignore[no-untyped-def]
-    from tests.mcp.test_modern import Stateless
+    from tests.mcp.test_era_2026 import Stateless
 
     path = studio.act("/studios/team/decide", "create_decision", question="Members only?",
                       options=["Yes"]).get_json()["location"]

@@ -178,7 +178,7 @@ FAILED = {"isError": True, "content": [{"type": "text", "text": "POST answered 5
 ])
 def test_a_row_stored_with_its_change_says_how_the_call_ended(
         app: Flask, studio, committed: bool, result: Any, expected: tuple[Any, ...]) -> None:  # type: ignore[no-untyped-def]
-    from app.core.identity import identity_from_token
+    from app.core.token_cache import identity_from_token
     from app.mcp import audit
     from app.mcp.context import SessionState, ToolContext
 

@@ -22,7 +22,7 @@ URI = "harmonic://page/studios/team/note"
 
 
 def _listen_body(uri: str) -> dict[str, Any]:
-    from tests.mcp.test_modern import meta
+    from tests.mcp.test_era_2026 import meta
 
     return {"jsonrpc": "2.0", "id": "listen-1", "method": "subscriptions/listen",
             "params": {"_meta": meta(), "notifications": {"resourceSubscriptions": [uri]}}}

@@ -36,8 +36,8 @@ URI = "harmonic://page/studios/team/note"
 
 @contextmanager
 def stream_server(app: Flask, port: int, **env: str) -> Iterator[str]:
-    """``uvicorn --factory app.mcp.stream:create`` on ``port``; yields its base URL."""
-    cmd = [sys.executable, "-m", "uvicorn", "--factory", "app.mcp.stream:create",
+    """``uvicorn --factory app.entrypoints:stream_app`` on ``port``; yields its base URL."""
+    cmd = [sys.executable, "-m", "uvicorn", "--factory", "app.entrypoints:stream_app",
            "--host", "127.0.0.1", "--port", str(port), "--no-access-log"]
     proc = subprocess.Popen(cmd, cwd=ROOT, env=app_env(app, **env),
                             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)

@@ -23,9 +23,9 @@ import pytest
 from flask import Flask
 
 from tests.mcp.conftest import ACCEPT, INIT, Http, app_env, free_port, messages_of
+from tests.mcp.test_era_2026 import VERSION, meta
 from tests.mcp.test_get_stream import Listener, main_server
 from tests.mcp.test_http import _FlaskClient
-from tests.mcp.test_modern import VERSION, meta
 from tests.mcp.test_stdio import StdioProcess
 
 URI = "harmonic://page/studios/secret/note"

@@ -315,7 +315,7 @@ def test_initialize_body_matches_what_clients_expect(conformance_pair: tuple[str
 
 def test_closing_a_stateless_stream_cancels_the_call(conformance_pair: tuple[str, str]) -> None:
     """2026-07-28 has no notifications/cancelled on HTTP: hanging up is the cancellation."""
-    from tests.mcp.test_modern import VERSION, meta
+    from tests.mcp.test_era_2026 import VERSION, meta
 
     url = conformance_pair[1] + "/mcp"  # one process, so the probe sees the same calls
     headers = {"Accept": "application/json, text/event-stream", "MCP-Protocol-Version": VERSION,

@@ -172,7 +172,7 @@ def test_the_command_it_names_serves_with_icons(app: Flask, studio, mode: str) -
     # What the installed harmonic-mcp-server runs, without depending on the install.
     params = StdioServerParameters(
         command=sys.executable,
-        args=["-c", "import sys; from app.cli import mcp_server; sys.exit(mcp_server())"],
+        args=["-c", "import sys; from app.entrypoints import mcp_server; sys.exit(mcp_server())"],
         env=app_env(app, HARMONIC_API_TOKEN=studio.token), cwd=str(ROOT))
 
     async def scenario() -> tuple[Any, list[Any]]:

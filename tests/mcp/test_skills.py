@@ -14,7 +14,7 @@ from app.actions.registry import ACTIONS
 from app.core.agent_guide import SKILLS
 from app.mcp.registry import REGISTRY
 from tests.mcp.conftest import Http
-from tests.mcp.test_modern import Stateless
+from tests.mcp.test_era_2026 import Stateless
 
 EXTENSION = "io.modelcontextprotocol/skills"
 

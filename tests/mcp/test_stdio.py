@@ -345,7 +345,7 @@ def test_initialize_after_a_late_discover_says_to_probe_again(app: Flask, token:
     told so (-32022 naming the modern versions) and a second probe is answered, instead of the
     client settling on the older era. The slow start is made real: the token table is locked
     while the server checks the token (PostgreSQL; SQLite's readers never wait in WAL mode)."""
-    from tests.mcp.test_modern import meta
+    from tests.mcp.test_era_2026 import meta
 
     if not app.config["SQLALCHEMY_DATABASE_URI"].startswith("postgresql"):
         pytest.skip("holding back the token check needs a lock PostgreSQL readers wait on")

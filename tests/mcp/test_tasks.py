@@ -260,7 +260,7 @@ def test_a_task_belongs_to_its_caller_and_needs_the_extension(  # type: ignore[n
     worker finishes (a tool error is "completed" with isError); another user cannot see it;
     the removed v1 methods are unknown."""
     from tests.helpers import join_studio
-    from tests.mcp.test_modern import Stateless
+    from tests.mcp.test_era_2026 import Stateless
 
     alice = Stateless(app.test_client(), studio.token)
     bob = Stateless(app.test_client(), join_studio(make_agent, "bob").token)

@@ -29,8 +29,8 @@ from app.actions.registry import ACTIONS
 from app.mcp.info import APP_MIME, UI_EXTENSION
 from app.mcp.registry import REGISTRY
 from tests.mcp.conftest import INIT, Http, messages_of
+from tests.mcp.test_era_2026 import Stateless, meta
 from tests.mcp.test_http import _FlaskClient
-from tests.mcp.test_modern import Stateless, meta
 from tests.security import matrix
 from tests.security.grants import agent_token, oauth_token
 

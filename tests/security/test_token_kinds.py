@@ -21,8 +21,8 @@ from app.extensions import db
 from tests.helpers import open_studio, parse_md
 from tests.mcp.clients import TRANSPORTS, opener, run, text_of
 from tests.mcp.conftest import Http
+from tests.mcp.test_era_2026 import _dry_run
 from tests.mcp.test_http import _FlaskClient
-from tests.mcp.test_modern import _dry_run
 from tests.playbooks.test_rebar_story import _rebar_count, _teach_rebar
 from tests.security.grants import agent_token, oauth_token
 

@@ -12,7 +12,7 @@ import httpx
 from flask import Flask
 
 from tests.mcp.conftest import ACCEPT, app_env
-from tests.mcp.test_modern import VERSION, meta
+from tests.mcp.test_era_2026 import VERSION, meta
 from tests.mcp.test_stdio import StdioProcess
 from tests.playbooks.conftest import run_async
 from tests.workflows.conftest import drain, user_id

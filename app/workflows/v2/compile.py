@@ -19,7 +19,9 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from app.workflows.compile import UNNAMED, _tool, _turn
+from jinja2 import TemplateError, meta
+
+from app.workflows.declarations import UNNAMED, compile_tool, compile_turn
 from app.workflows.document import DocumentError
 from app.workflows.templating import keys_read, parse, strings_of
 from app.workflows.v2.validate import PYTHON_CODE, tasks_of, validate_v2, workbook_tool
@@ -73,8 +75,6 @@ def _ancestors(edges: dict[str, list[str]]) -> dict[str, set[str]]:
 
 def _credential_inputs(tasks: list[dict[str, Any]], workload: dict[str, Any]) -> set[str]:
     """The workload keys a task's credential name is read from (``auth: '{{ pg_auth }}'``)."""
-    from jinja2 import TemplateError, meta
-
     found: set[str] = set()
     for task in tasks:
         for key in CREDENTIAL_KEYS:
@@ -101,8 +101,8 @@ def compile_v2(doc: dict[str, Any], name: str | None = None) -> dict[str, Any]:
     workbook = {e["name"]: e for e in doc.get("workbook") or []}
     mcp = doc.get("mcp") or {}
     models = {m["name"]: m for m in mcp.get("models") or []}
-    tools = {t["name"]: _tool(t, "tool") for t in mcp.get("tools") or []}
-    resources = {r["name"]: _tool(r, "resource") for r in mcp.get("resources") or []}
+    tools = {t["name"]: compile_tool(t, "tool") for t in mcp.get("tools") or []}
+    resources = {r["name"]: compile_tool(r, "resource") for r in mcp.get("resources") or []}
     prompts = {p["name"]: p["template"] for p in mcp.get("prompts") or []}
     turns = {t["name"]: t for t in mcp.get("turns") or []}
 
@@ -119,7 +119,7 @@ def compile_v2(doc: dict[str, Any], name: str | None = None) -> dict[str, Any]:
                                 "admit": ((((item.get("spec") or {}).get("policy") or {})
                                            .get("admit") or {}).get("rules"))}
         if "turn" in item:
-            step.update(type="turn", turn=_turn(turns[item["turn"]], models, tools, prompts))
+            step.update(type="turn", turn=compile_turn(turns[item["turn"]], models, tools, prompts))
         else:
             tasks = _expand(tasks_of(item["tool"], item["step"]), workbook)
             step.update(tasks=tasks, type=tasks[0]["kind"] if len(tasks) == 1 else "pipeline",

@@ -42,7 +42,9 @@ def credential(name: str) -> Any:
 
 def postgres_dsn(name: str) -> str:
     """A PostgreSQL connection string for the credential ``name``."""
-    from psycopg.conninfo import make_conninfo
+    from psycopg.conninfo import (  # lazy: the driver only for PostgreSQL
+        make_conninfo,
+    )
 
     value = credential(name)
     if isinstance(value, str):

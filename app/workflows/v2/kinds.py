@@ -21,6 +21,7 @@ which the task's policy reads as ``output.error``.
 
 from __future__ import annotations
 
+import base64
 import json
 from typing import Any
 from urllib.parse import urlencode, urlsplit, urlunsplit
@@ -29,6 +30,7 @@ from app.workflows import settings, tools
 from app.workflows.templating import RESULTS_ENV, RenderError, render_url, render_value
 from app.workflows.tools import StepError
 from app.workflows.v2 import sandbox
+from app.workflows.v2.keychain import postgres_dsn
 from app.workflows.v2.sqltext import render_sql, statements
 from app.workflows.v2.validate import PYTHON_CODE, SQL_KEYS
 
@@ -115,8 +117,6 @@ def _python(conf: dict[str, Any], data: dict[str, Any], scope: dict[str, Any],
         return out.value, out.summary
     code = conf.get("code")
     if code is None:
-        import base64
-
         encoded = conf.get("code_b64") or conf.get("code_base64") or ""
         code = base64.b64decode(str(encoded)).decode("utf-8")
     context = {"workload": scope.get("workload"), "ctx": scope.get("ctx"),
@@ -198,11 +198,12 @@ def _jsonable(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
 
 
 def _postgres(conf: dict[str, Any]) -> tuple[Any, dict[str, Any]]:
-    import psycopg
-    from psycopg.conninfo import conninfo_to_dict, make_conninfo
-    from psycopg.rows import dict_row
-
-    from app.workflows.v2.keychain import postgres_dsn
+    import psycopg  # lazy: the driver only for PostgreSQL
+    from psycopg.conninfo import (  # lazy: the driver only for PostgreSQL
+        conninfo_to_dict,
+        make_conninfo,
+    )
+    from psycopg.rows import dict_row  # lazy: the driver only for PostgreSQL
 
     name = conf.get("auth") or conf.get("credential")
     if isinstance(name, dict):  # NoETL's {auth: {credential: <name>}}
@@ -237,7 +238,7 @@ def _postgres(conf: dict[str, Any]) -> tuple[Any, dict[str, Any]]:
 
 
 def _duckdb(conf: dict[str, Any]) -> tuple[Any, dict[str, Any]]:
-    import duckdb
+    import duckdb  # lazy: DuckDB only for a task that queries it
 
     script = _script(conf)
     try:

@@ -32,7 +32,7 @@ from app.workflows.queue import Event
 from app.workflows.templating import RESULTS_ENV, RenderError, render_value, truthy
 from app.workflows.tools import Call, StepError
 from app.workflows.v2 import kinds
-from app.workflows.v2.scope import outcome
+from app.workflows.v2.scope import outcome, results_of
 from app.workflows.v2.validate import then_of
 
 MAX_TASK_RUNS = 1000  # task runs one step may make (a jump that never ends fails the step)
@@ -219,8 +219,6 @@ def _child_outcome(child: dict[str, Any], conf: dict[str, Any]) -> Any:
                                            f"{child.get('error') or ''}".strip()})
     wanted = conf.get("return_step")
     if wanted:
-        from app.workflows.v2.scope import results_of
-
         results = results_of(child.get("done") or [])
         if wanted not in results:
             raise kinds.TaskFailed({"kind": "playbook", "retryable": False,

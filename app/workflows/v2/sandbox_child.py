@@ -17,13 +17,17 @@ the top level returns.
 from __future__ import annotations
 
 import ast
+import datetime
 import importlib.util
+import inspect
 import io
 import json
 import os
 import resource
+import socket
 import sys
 import traceback
+import uuid
 from typing import Any
 
 PRINTED = 16 * 1024  # characters of what the code printed that are kept
@@ -56,8 +60,6 @@ def _limit(memory_mb: int, seconds: int) -> None:
 
 
 def _hook(allow: list[str], netpolicy: Any, folder: str) -> Any:
-    import socket
-
     def port_of(value: Any) -> int | None:
         try:
             return int(value) or None
@@ -168,9 +170,6 @@ def _indented(code: str) -> str:
 
 
 def _run(request: dict[str, Any]) -> Any:
-    import datetime
-    import uuid
-
     data = dict(request.get("input") or {})
     scope: dict[str, Any] = {"__name__": "__task__", "__builtins__": __builtins__,
                              "input_data": data, "context": request.get("context") or {},
@@ -185,8 +184,6 @@ def _run(request: dict[str, Any]) -> Any:
         return scope["__task__"]()
     main = scope.get("main")
     if callable(main):
-        import inspect
-
         wanted = inspect.signature(main).parameters
         takes_all = any(p.kind == p.VAR_KEYWORD for p in wanted.values())
         kwargs = data if takes_all else {k: v for k, v in data.items() if k in wanted}

@@ -21,6 +21,9 @@ from typing import Any
 
 from app.workflows import secrets
 from app.workflows.queue import base_step
+from app.workflows.templating import RenderError
+from app.workflows.tools import StepError
+from app.workflows.v2.keychain import credential
 
 # Names a template may use whatever the document declares.
 RESERVED = ("workload", "ctx", "iter", "input", "output", "_prev", "_task", "_attempt",
@@ -38,10 +41,6 @@ class Keychain(dict[str, Any]):
         self.names = names
 
     def __missing__(self, name: str) -> Any:
-        from app.workflows.templating import RenderError
-        from app.workflows.tools import StepError
-        from app.workflows.v2.keychain import credential
-
         try:
             value = credential(name)
         except StepError as exc:

@@ -86,7 +86,7 @@ def literal(value: Any, inside_quotes: bool) -> str:
     return escaped if inside_quotes else f"'{escaped}'"
 
 
-def _plain(value: Any) -> str:
+def _as_written(value: Any) -> str:
     return str(value)
 
 
@@ -139,7 +139,7 @@ def render_sql(template: str, scope: dict[str, Any], given: frozenset[str]) -> s
         if index in tainted:
             out.append(literal(value, _inside_literal("".join(out))))
         else:
-            out.append(_plain(value))
+            out.append(_as_written(value))
         at = match.end()
     out.append(text[at:])
     return "".join(out)

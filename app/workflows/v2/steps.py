@@ -27,7 +27,7 @@ from __future__ import annotations
 import uuid
 from typing import Any
 
-from app.workflows import queue
+from app.workflows import admission, catalog, queue, run_context, step_kinds
 from app.workflows.compile import steps_by_name
 from app.workflows.queue import Event, JobSpec, Leased, base_step
 from app.workflows.templating import RESULTS_ENV, RenderError, render_value, truthy
@@ -40,7 +40,7 @@ ITEM_IN_EVENT = 300  # characters of a loop's item its loop.item event shows
 
 
 class Outcome:
-    """What the runner records for a v2 job (see ``app.workflows.runner.Outcome``)."""
+    """What the runner records for a v2 job (see ``app.workflows.step_kinds.Outcome``)."""
 
     def __init__(self, result: Any, events: list[Event], spawn: list[JobSpec],
                  record: dict[str, Any], action: dict[str, Any]) -> None:
@@ -250,8 +250,6 @@ def _collect(step: dict[str, Any], run: dict[str, Any], done: list[dict[str, Any
 def _start_sub_run(job: Leased, step: dict[str, Any], run: dict[str, Any],
                    suspended: Suspended, events: list[Event], item: Item | None) -> Outcome:
     """Start the sub-run a ``playbook`` task asks for; a job waits for it to end."""
-    from app.workflows import catalog, runs
-
     wanted = str(suspended.conf.get("path"))
     entry = next((e for e in catalog.entries() if e.compiled is not None and wanted in (
         e.compiled.get("path"), e.name)), None)
@@ -266,7 +264,7 @@ def _start_sub_run(job: Leased, step: dict[str, Any], run: dict[str, Any],
         entry.compiled.get("workload") or {}) or k in (entry.compiled.get("inputs_required")
                                                        or [])}
     try:
-        child = runs.start_sub_run(entry.compiled, inputs, run, child_id, (run["id"], waiting))
+        child = admission.start_sub_run(entry.compiled, inputs, run, child_id, (run["id"], waiting))
     except StepError as exc:
         raise StepFailed(f"{suspended.task['name']}: {exc.message}", events) from None
     events.append(Event("call.started", job.step, {"task": suspended.task["name"],
@@ -303,13 +301,11 @@ def _resume(job: Leased, step: dict[str, Any], run: dict[str, Any],
 
 def _ours(job: Leased, step: dict[str, Any], run: dict[str, Any], done: list[dict[str, Any]],
           base: dict[str, Any], call: Call) -> Outcome:
-    from app.workflows import runner
-
-    names = {**base, **runner.build_context(run, done)}
+    names = {**base, **run_context.build_context(run, done)}
     if step["type"] == "resource":
-        done_call = runner.tool_step(step, names, call, job)
+        done_call = step_kinds.tool_step(step, names, call, job)
     else:
-        done_call = runner.turn_step(step, job, names)
+        done_call = step_kinds.turn_step(step, job, names)
     if not done_call.follow_edges:  # a model round that asked for tools: more jobs follow
         return Outcome(done_call.result, list(done_call.extra_events), list(done_call.spawn),
                        {}, done_call.action)

@@ -15,7 +15,9 @@ from collections.abc import Iterable
 from typing import Any
 
 from jinja2 import TemplateError, meta
+from jsonschema import Draft202012Validator
 
+from app.workflows.checks import defined, find_cycle, mcp_problems, mcp_tool_names
 from app.workflows.document import Problem, join
 from app.workflows.templating import RESULTS_ENV, keys_read, parse, strings_of
 from app.workflows.v2.schema import HINTS, KEYCHAIN_MATERIAL, KINDS, SCHEMA
@@ -44,8 +46,6 @@ NOT_RENDERED = ("kind", "name", "spec", "set", "code", "output", "libs")
 def _schema_validator() -> Any:
     global _validator
     if _validator is None:
-        from jsonschema import Draft202012Validator
-
         _validator = Draft202012Validator(SCHEMA)
     return _validator
 
@@ -55,11 +55,6 @@ def _path(parts: Iterable[Any]) -> str:
     for part in parts:
         path = join(path, part)
     return path or "(document)"
-
-
-def _defined(names: Iterable[str]) -> str:
-    listed = ", ".join(names)
-    return f"(defined: {listed})" if listed else "(none defined)"
 
 
 def schema_problems(doc: dict[str, Any]) -> list[Problem]:
@@ -241,21 +236,19 @@ class _Check:
                                             "the code inline, or name a registered function")
         if kind == "workbook" and task.get("name") not in self.workbook:
             self.add(join(where, "name"), f"unknown workbook entry '{task.get('name')}' "
-                                          f"{_defined(self.workbook)}")
+                                          f"{defined(self.workbook)}")
         if kind == "mcp":
-            from app.workflows.validate import _mcp_tool_names
-
-            known = _mcp_tool_names()
+            known = mcp_tool_names()
             if known is not None and task.get("tool") not in known:
                 self.add(join(where, "tool"), f"unknown MCP tool '{task.get('tool')}' "
-                                              f"{_defined(known)}")
+                                              f"{defined(known)}")
         for i, rule in enumerate(((task.get("spec") or {}).get("policy") or {}).get("rules")
                                  or []):
             then = then_of(rule)
             at = join(join(join(where, "spec.policy"), "rules"), i)
             if then.get("do") == "jump" and then.get("to") not in labels:
                 self.add(join(at, "then.to" if "then" in rule else "else.then.to"),
-                         f"jump to an unknown task '{then.get('to')}' {_defined(labels)}")
+                         f"jump to an unknown task '{then.get('to')}' {defined(labels)}")
             self.templates(rule.get("when"), join(at, "when"))
             self.templates(then.get("set"), join(at, "then.set"))
         self.templates({k: v for k, v in task.items() if k not in NOT_RENDERED}, where)
@@ -300,7 +293,7 @@ class _Check:
             at = join(join(where, "next.arcs"), i)
             if arc["step"] not in self.steps:
                 self.add(join(at, "step"), f"unknown step '{arc['step']}' "
-                                           f"{_defined(self.steps)}")
+                                           f"{defined(self.steps)}")
             self.templates(arc.get("when"), join(at, "when"))
             self.templates(arc.get("set"), join(at, "set"))
 
@@ -313,9 +306,7 @@ class _Check:
             index.setdefault(name, i)
         edges = {s["step"]: [a["step"] for a in (s.get("next") or {}).get("arcs") or []
                              if a["step"] in index] for s in self.doc["workflow"]}
-        from app.workflows.validate import _find_cycle
-
-        cycle = _find_cycle(edges)
+        cycle = find_cycle(edges)
         if cycle:
             self.add(join("workflow", index[cycle[0]]),
                      "cycle: " + " → ".join(cycle + [cycle[0]]) + " (a step runs once per run "
@@ -324,7 +315,7 @@ class _Check:
         for key in ("entry_step", "final_step"):
             if key in spec and spec[key] not in index:
                 self.add(join("executor.spec", key), f"unknown step '{spec[key]}' "
-                                                     f"{_defined(self.steps)}")
+                                                     f"{defined(self.steps)}")
 
     def keychain(self) -> None:
         for i, entry in enumerate(self.doc.get("keychain") or []):
@@ -363,7 +354,7 @@ class _Check:
                 continue
             where = join(join("workflow", i), "turn")
             if step["turn"] not in turns:
-                self.add(where, f"unknown turn '{step['turn']}' {_defined(turns)}")
+                self.add(where, f"unknown turn '{step['turn']}' {defined(turns)}")
             elif step["turn"] in placed:
                 self.add(where, f"turn '{step['turn']}' is already used by step "
                                 f"'{placed[step['turn']]}'")
@@ -389,7 +380,5 @@ def validate_v2(doc: dict[str, Any]) -> list[Problem]:
     for i, step in enumerate(doc["workflow"]):
         check.step(step, join("workflow", i))
     if doc.get("mcp"):
-        from app.workflows.validate import mcp_problems
-
         check.problems += mcp_problems(doc)
     return check.problems

@@ -18,7 +18,7 @@ from typing import Any
 from werkzeug.datastructures import Headers
 
 from app.core.jsonrpc import METHOD_NOT_FOUND, RpcError
-from app.mcp import modern
+from app.mcp import era_2026
 from app.mcp.info import MODERN_VERSIONS
 from app.mcp.jsonrpc import HEADER_MISMATCH, MISSING_CAPABILITY, UNSUPPORTED_VERSION
 
@@ -32,7 +32,7 @@ SENTINEL = ("=?base64?", "?=")
 def is_stateless(message: dict[str, Any], headers: Headers) -> bool:
     """A modern _meta, or a modern version header on a POST that names no session; a plain
     ``initialize`` always opens the 2025 era, whatever its headers say."""
-    if modern.is_modern(message):
+    if era_2026.is_modern(message):
         return True
     if message.get("method") == "initialize":
         return False
@@ -114,13 +114,13 @@ def refusal(message: dict[str, Any], headers: Headers,
     ``x-mcp-header`` parameters."""
     params = message.get("params")
     try:
-        modern.read_meta(params)
+        era_2026.read_meta(params)
         unsupported: RpcError | None = None
     except RpcError as exc:
         if exc.code != UNSUPPORTED_VERSION:
             return exc
         unsupported = exc
-    version = (modern.meta_of(params) or {}).get(modern.VERSION_KEY)
+    version = (era_2026.meta_of(params) or {}).get(era_2026.VERSION_KEY)
     header = headers.get("MCP-Protocol-Version")
     if header is None:
         return _mismatch("the MCP-Protocol-Version header is required")

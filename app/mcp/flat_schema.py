@@ -4,7 +4,7 @@ plainly typed, checked without jsonschema.
 Most tool input schemas are a flat object of typed properties (navigate's is two strings and
 no others). For them, jsonschema's general machinery cost more per call than the rest of
 navigate's own work beside the page. ``plan`` reads such a schema once into the few facts
-that decide it; ``plainly_valid`` then answers True only when the value certainly satisfies
+that decide it; ``certainly_valid`` then answers True only when the value certainly satisfies
 the schema. It never answers False for a valid value's sake: anything it is not sure of
 (another keyword, a float where an integer is asked, a nested schema) is left to jsonschema,
 which stays the one judge of what is wrong and says so in its own words.
@@ -55,7 +55,7 @@ def plan(schema: Any) -> Plan | None:
     return Plan(types, tuple(required), not closed)
 
 
-def plainly_valid(facts: Plan, value: Any) -> bool:
+def certainly_valid(facts: Plan, value: Any) -> bool:
     """True only when ``value`` certainly satisfies the schema ``facts`` was read from."""
     if not isinstance(value, dict):
         return False

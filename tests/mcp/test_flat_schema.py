@@ -9,7 +9,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from jsonschema import Draft202012Validator
 
-from app.mcp.plain_schema import TYPES, plainly_valid, plan
+from app.mcp.flat_schema import TYPES, certainly_valid, plan
 
 NAMES = st.sampled_from(["path", "url", "action", "params", "n", "flag"])
 JSON = st.recursive(
@@ -20,7 +20,7 @@ JSON = st.recursive(
 
 
 @st.composite
-def plain_schemas(draw: st.DrawFn) -> dict[str, Any]:
+def flat_schemas(draw: st.DrawFn) -> dict[str, Any]:
     properties = draw(st.dictionaries(NAMES, st.sampled_from(sorted(TYPES)), max_size=5))
     schema: dict[str, Any] = {"type": "object", "properties": {
         name: {"type": kind, **({"description": "d"} if draw(st.booleans()) else {})}
@@ -38,15 +38,15 @@ SCALARS = st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False)
 
 
 @settings(max_examples=600, deadline=None)
-@given(plain_schemas(), st.dictionaries(NAMES, SCALARS | JSON, max_size=5) | JSON)
+@given(flat_schemas(), st.dictionaries(NAMES, SCALARS | JSON, max_size=5) | JSON)
 def test_a_quick_yes_is_always_jsonschemas_yes(schema: dict[str, Any], value: Any) -> None:
     facts = plan(schema)
     assert facts is not None, schema
-    if plainly_valid(facts, value):
+    if certainly_valid(facts, value):
         assert list(Draft202012Validator(schema).iter_errors(value)) == [], (schema, value)
 
 
-def test_only_plain_schemas_are_read() -> None:
+def test_only_flat_schemas_are_read() -> None:
     assert plan({"type": "object", "properties": {"s": {"type": "string", "maxLength": 3}}}) \
         is None
     assert plan({"type": "object", "properties": {"s": {"enum": ["a"]}}}) is None

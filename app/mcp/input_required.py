@@ -21,6 +21,9 @@ import hashlib
 import json
 from typing import Any
 
+from flask import current_app
+from itsdangerous import BadData, URLSafeTimedSerializer
+
 from app.core.identity import Identity
 from app.core.jsonrpc import INVALID_PARAMS, RpcError
 
@@ -37,14 +40,10 @@ class InputRequired(Exception):
 
 
 def _serializer(secret: str) -> Any:
-    from itsdangerous import URLSafeTimedSerializer
-
     return URLSafeTimedSerializer(secret, salt=STATE_SALT)
 
 
 def _secret() -> str:
-    from flask import current_app
-
     return str(current_app.config["SECRET_KEY"])
 
 
@@ -73,7 +72,6 @@ def answers(method: str, params: dict[str, Any],
         return dict(responses), False
     if not isinstance(state, str):
         raise RpcError(INVALID_PARAMS, "Invalid params: requestState must be a string")
-    from itsdangerous import BadData
 
     try:
         data = _serializer(_secret()).loads(state, max_age=STATE_MAX_AGE)

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from app.core import changes
 from app.core.jsonrpc import INVALID_PARAMS, RpcError
 from app.mcp.context import LEVELS, SessionState
 from app.mcp.info import ALL_VERSIONS, MODERN_VERSIONS, capabilities, instructions, server_info
@@ -164,8 +165,6 @@ def listen_backlog(request_id: Any, params: dict[str, Any], uris: frozenset[str]
     """The notifications that replay, for each watched URI with numbered events (a workflow
     run), the events past the client's cursor (``_meta["io.harmonic/after"][uri]``, else all):
     one ``notifications/resources/updated`` per event, the event in its ``_meta``."""
-    from app.core import changes
-
     meta: dict[str, Any] = params["_meta"] if isinstance(params.get("_meta"), dict) else {}
     cursors: dict[str, Any] = meta[AFTER_KEY] if isinstance(meta.get(AFTER_KEY), dict) else {}
     out = []
