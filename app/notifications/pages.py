@@ -26,8 +26,6 @@ def _settings_nav(ctx: Context) -> list[tuple[str, str]]:
 
 @page(bp, "inbox", "/inbox", loaders.plain("inbox", "/inbox"))
 def inbox_page(ctx: Context) -> Page:
-    # Deadlines within 24 hours and closed decisions are computed now (see inbox.sync_due).
-    inbox.sync_due(ctx.user)
     unread_only = request.args.get("unread") in ("1", "true", "yes")
     rows, after = inbox.listing(ctx.user, request.args.get("before"), unread_only)
     return Page(ctx, "Inbox", "notifications/inbox",
