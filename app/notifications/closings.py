@@ -4,6 +4,8 @@
 closed (by a person, by reaching its limit, or by its deadline, which the worker's ``sweep``
 acts on) or that its reminder is due, and calls these listeners in that claiming transaction:
 
+- a close records the change of the item's page (``app.core.changes``), so its subscribers
+  hear of it whoever closed it;
 - a close tells the studio's members (except whoever closed it) with its outcome — a
   decision's winning option, a commitment's critical mass met or missed — and stages one
   ``decision_closed`` / ``commitment_closed`` webhook delivery per webhook that hears of the
@@ -20,7 +22,7 @@ from typing import Any
 
 from sqlalchemy import select
 
-from app.core.changes import page_uri
+from app.core import changes
 from app.extensions import db
 from app.models import Membership
 from app.models.collab import CommitmentParticipant, Vote
@@ -50,6 +52,8 @@ def outcome(moment: closing.Moment) -> str:
 
 @closing.on_close
 def told_of_close(moment: closing.Moment) -> None:
+    # The page changed (it shows the outcome now): its subscribers hear of it after the commit.
+    changes.record(moment.path)
     title = items.title_of(moment.kind, moment.item)
     how = (f" (@{moment.actor.handle} closed it)" if moment.actor is not None
            else " at its deadline")
@@ -59,7 +63,7 @@ def told_of_close(moment: closing.Moment) -> None:
                         f"{moment.item.short_id}", text, moment.path, moment.studio.id, actor)
             for uid in _listening(moment) if uid != actor])
     webhooks.stage(moment.studio, moment.actor, f"{moment.kind}_closed", moment.path,
-                   moment.path, [page_uri(moment.path)], text)
+                   moment.path, [changes.page_uri(moment.path)], text)
 
 
 @closing.on_reminder

@@ -297,6 +297,9 @@ def redeliver(hook: Webhook, ident: str) -> WebhookDelivery:
                                         "lists them)")
     if not hook.active:
         raise Conflict("the webhook is disabled: enable it to redeliver")
+    if delivery.status not in ("delivered", "failed"):
+        raise Conflict(f"delivery {delivery.short_id} is still being sent ({delivery.status}): "
+                       "redeliver it once it has been delivered or has failed")
     # One more attempt: whatever the count, it is then the last unless it succeeds.
     delivery.status, delivery.finished_at, delivery.enqueued = "pending", None, False
     delivery.redeliver = True

@@ -15,8 +15,8 @@ One code path: a person's close (``decisions.close``, a commitment reaching its 
 transaction of its own. Moving a deadline needs no rescheduling: the sweep reads the deadlines
 as they are, and a moved deadline forgets its reminder (``deadline_moved``).
 
-The listeners (``on_close``, ``on_reminder``) are filled by the notifications feature, which this
-layer does not import.
+The listeners (``on_close``, ``on_reminder``) are filled by the notifications feature (the change
+event of the item's page, the people told, the webhooks), which this layer does not import.
 """
 
 from __future__ import annotations
@@ -30,7 +30,6 @@ from typing import Any
 from sqlalchemy import select, update
 from sqlalchemy.orm.attributes import set_committed_value
 
-from app.core import changes
 from app.db import writing
 from app.extensions import db
 from app.models import Studio, User
@@ -87,7 +86,7 @@ def _claim(model: Any, ident: uuid.UUID, column: str, now: datetime, *conditions
 
 
 def settle(kind: str, item: Any, actor: User | None = None, now: datetime | None = None) -> bool:
-    """Act on ``item``'s close once: claim it, record its page's change, tell the listeners.
+    """Act on ``item``'s close once: claim it, then tell the listeners (in that transaction).
     False when it is not closed yet or someone else already did."""
     model = KINDS[kind]
     now = now or utcnow()
@@ -97,7 +96,6 @@ def settle(kind: str, item: Any, actor: User | None = None, now: datetime | None
             return False
         set_committed_value(item, "closed_at", now)
         moment = Moment(kind, item, _studio(item), actor, now)
-        changes.record(moment.path)
         for listener in _ON_CLOSE:
             listener(moment)
     return True
