@@ -79,4 +79,5 @@ def webhook_page(ctx: Context) -> Page:
     back = (("Webhooks", f"/studios/{hook.studio.handle}/webhooks") if hook.studio is not None
             else ("Your webhooks", f"/u/{ctx.user.handle}/settings/webhooks"))
     return Page(ctx, f"Webhook {hook.short_id}", "notifications/webhook",
-                {"hook": hook, "deliveries": webhooks.deliveries(hook)}, nav=[back])
+                {"hook": hook, "deliveries": webhooks.deliveries(hook),
+                 "retries": webhooks.schedule_words()}, nav=[back])

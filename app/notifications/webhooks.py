@@ -287,6 +287,23 @@ def retry_delay(attempts: int) -> float:
         settings.get_float("WEBHOOKS_RETRY_SCALE")
 
 
+def schedule_words() -> str:
+    """The retry schedule as people read it: '1 minute, 5 minutes, … and 24 hours'."""
+    scale = settings.get_float("WEBHOOKS_RETRY_SCALE")
+    waits = [float(part) * scale for part in settings.get_list("WEBHOOKS_RETRY_SCHEDULE")]
+    words = []
+    for seconds in waits[:max(int(settings.get_float("WEBHOOKS_MAX_ATTEMPTS")) - 1, 0)]:
+        for unit, size in (("hour", 3600), ("minute", 60), ("second", 1)):
+            if seconds >= size or unit == "second":
+                n = round(seconds / size, 1)
+                n_text = f"{n:g}"
+                words.append(f"{n_text} {unit}{'' if n_text == '1' else 's'}")
+                break
+    if not words:
+        return "never"
+    return ", ".join(words[:-1]) + (" and " if len(words) > 1 else "") + words[-1]
+
+
 def redeliver(hook: Webhook, ident: str) -> WebhookDelivery:
     """Send one of ``hook``'s deliveries again, once, after the caller's transaction commits."""
     ident = (ident or "").strip().lower()[:8]

@@ -65,6 +65,9 @@ def test_a_receiver_failing_twice_gets_a_signed_third_try_on_schedule(  # type: 
         log = studio.get(f"/webhooks/{hook['id']}").get_data(as_text=True)
         assert "the receiver answered 500" in log and "the receiver answered 502" in log
         assert "#3 " in log and ": 200 in " in log
+        # The page says the schedule (here scaled down).
+        assert "retried after 0.3 seconds, 1.5 seconds, 9 seconds, 36 seconds and 7.2 " \
+            "minutes" in log
     finally:
         flaky.close()
 
