@@ -63,11 +63,17 @@ class ClosesByDeadline:
 
 class DeadlineMixin(ClosesByDeadline):
     deadline: Mapped[datetime] = mapped_column(UTCDateTime, nullable=False)
+    # When its close was acted on (events, notifications, webhooks: ``services.closing``),
+    # once; None while that is still to come. The item is closed by its deadline either way.
+    closed_at: Mapped[datetime | None] = mapped_column(UTCDateTime, default=None)
+    # When its "closes in 24 hours" reminder went out; None again when the deadline moves.
+    reminded_at: Mapped[datetime | None] = mapped_column(UTCDateTime, default=None)
 
 
 class Decision(IdMixin, TimestampMixin, DeadlineMixin, SoftDeleteMixin, Model):
     __tablename__ = "decisions"
-    __table_args__ = (Index("ix_decisions_studio_created", "studio_id", "created_at", "id"),)
+    __table_args__ = (Index("ix_decisions_studio_created", "studio_id", "created_at", "id"),
+                      Index("ix_decisions_closed_deadline", "closed_at", "deadline"))
 
     studio_id: Mapped[uuid.UUID] = mapped_column(ForeignKey("studios.id"), index=True,
                                                  nullable=False)
@@ -125,7 +131,8 @@ class Vote(Model):
 
 class Commitment(IdMixin, TimestampMixin, DeadlineMixin, SoftDeleteMixin, Model):
     __tablename__ = "commitments"
-    __table_args__ = (Index("ix_commitments_studio_created", "studio_id", "created_at", "id"),)
+    __table_args__ = (Index("ix_commitments_studio_created", "studio_id", "created_at", "id"),
+                      Index("ix_commitments_closed_deadline", "closed_at", "deadline"))
 
     studio_id: Mapped[uuid.UUID] = mapped_column(ForeignKey("studios.id"), index=True,
                                                  nullable=False)

@@ -21,6 +21,7 @@ from sqlalchemy import (
     String,
     Text,
     UniqueConstraint,
+    false,
 )
 from sqlalchemy.orm import Mapped, mapped_column, relationship
 
@@ -78,6 +79,9 @@ class Webhook(IdMixin, MadeBy, Model):
     url: Mapped[str] = mapped_column(String(2000), nullable=False)
     secret: Mapped[str] = mapped_column(String(80), nullable=False)
     active: Mapped[bool] = mapped_column(Boolean, default=True, nullable=False)
+    # The payload's shape: json (Harmonic's own), slack, discord, teams or matrix.
+    format: Mapped[str] = mapped_column(String(16), default="json", server_default="json",
+                                        nullable=False)
     created_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow, nullable=False)
 
     owner: Mapped[User] = relationship()
@@ -98,6 +102,9 @@ class WebhookDelivery(IdMixin, Model):
     status: Mapped[str] = mapped_column(String(16), default="pending", nullable=False)
     attempts: Mapped[int] = mapped_column(Integer, default=0, nullable=False)
     enqueued: Mapped[bool] = mapped_column(Boolean, default=False, nullable=False)
+    # Sent again by hand (``redeliver``): its next attempt is one more try, never retried.
+    redeliver: Mapped[bool] = mapped_column(Boolean, default=False, server_default=false(),
+                                            nullable=False)
     created_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow, nullable=False)
     finished_at: Mapped[datetime | None] = mapped_column(UTCDateTime)
 

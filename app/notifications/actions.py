@@ -12,7 +12,8 @@ from app.notifications import events, inbox, webhooks
 
 # Managing one's inbox or webhooks is not news for anyone's inbox or webhooks.
 events.QUIET.update({"mark_read", "mark_all_read", "set_notification_level", "create_webhook",
-                     "disable_webhook", "enable_webhook", "delete_webhook"})
+                     "disable_webhook", "enable_webhook", "delete_webhook",
+                     "redeliver_webhook"})
 
 
 @action("mark_read", "Mark one notification read (its id is listed in the inbox)", "inbox",
@@ -61,14 +62,19 @@ def _may_register(ctx: Context) -> str | None:
                           "(in this studio, or in every studio you belong to); it must be on "
                           "the server's WEBHOOKS_ALLOW list. The signing secret is shown once",
         ("user_webhooks", "studio_webhooks"), _may_register,
-        params=(Param("url", "string", "The http(s) URL to POST events to", required=True,
-                      max_length=2000, format="uri"),),
+        params=(Param("url", "string", "The http(s) URL to POST events to (for matrix: the "
+                      "room's send URL, …/rooms/<room id>/send/m.room.message)", required=True,
+                      max_length=2000, format="uri"),
+                Param("format", "string", "The payload's shape: json (Harmonic's own, the "
+                      "default), slack, discord, teams (a MessageCard) or matrix (an "
+                      "m.room.message event)", enum=webhooks.FORMATS, default="json")),
         effect=WRITE)
 def create_webhook(ctx: Context, p: dict[str, Any]) -> Result:
-    hook = webhooks.create(ctx.user, p["url"], ctx.studio)
+    hook = webhooks.create(ctx.user, p["url"], ctx.studio, p.get("format"))
     return Result(f"Webhook {hook.short_id} registered for {hook.url}. Keep its signing secret: "
                   "it is shown only now.", f"/webhooks/{hook.short_id}", created=True,
-                  data={"id": hook.short_id, "url": hook.url, "secret": hook.secret})
+                  data={"id": hook.short_id, "url": hook.url, "format": hook.format,
+                        "secret": hook.secret})
 
 
 @action("disable_webhook", "Stop sending events to this webhook (deliveries not yet sent fail)",
@@ -88,6 +94,20 @@ def enable_webhook(ctx: Context, p: dict[str, Any]) -> Result:
     webhooks.check_url(ctx.item.url)  # the allow-list may have narrowed meanwhile
     ctx.item.active = True
     return Result("Webhook enabled.", ctx.path, data={"id": ctx.item.short_id, "active": True})
+
+
+@action("redeliver_webhook", "Send one of this webhook's deliveries again now, once (its id is "
+                             "in the delivery log)", "webhook", rules.signed_in,
+        params=(Param("delivery", "string", "The delivery's id, as the log lists it",
+                      required=True, max_length=36),),
+        available=lambda ctx: ctx.item.active,
+        unavailable_reason=lambda ctx: "the webhook is disabled: enable it first",
+        effect=WRITE)
+def redeliver_webhook(ctx: Context, p: dict[str, Any]) -> Result:
+    delivery = webhooks.redeliver(ctx.item, p["delivery"])
+    return Result(f"Delivery {delivery.short_id} will be sent again.", ctx.path,
+                  data={"id": ctx.item.short_id, "delivery": delivery.short_id,
+                        "status": delivery.status})
 
 
 @action("delete_webhook", "Delete this webhook and its delivery log", "webhook", rules.signed_in,

@@ -27,6 +27,7 @@ from app.extensions import db
 from app.models import Membership, Note, Studio, User
 from app.models.collab import Commitment, Decision
 from app.notifications import inbox, webhooks
+from app.notifications.notify import notify
 from app.services import items
 from app.services.mentions import handles_in
 
@@ -68,7 +69,7 @@ def on_action(ctx: Context, act: Action, result: Result) -> None:
         return
     drafts = _drafts(ctx.studio, ctx.user, touched) if touched else []
     if drafts:
-        inbox.write(drafts)
+        notify(drafts)
     webhooks.stage(ctx.studio, ctx.user, act.name, ctx.path, result.location,
                    act.changed(ctx, result), result.message)
 

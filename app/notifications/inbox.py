@@ -1,19 +1,15 @@
-"""A person's inbox: notifications written, read, marked read; per-studio levels; and the
-notifications that come from time passing (a deadline within 24 hours, a decision closed with
-its outcome), computed when the inbox is read.
+"""A person's inbox: notifications written, read, marked read; per-studio levels; a decision's
+outcome in words.
 
-Time-driven notifications are computed lazily, on reading the inbox (``sync_due``), not by a
-periodic job: nothing happens at a deadline, so there is no change to hang them on, and a
-person who never opens the inbox costs nothing. The (user, key) uniqueness makes the
-computation idempotent across processes. The header badge counts stored rows only, so it
-shows them once the inbox has been opened.
+The rows are written by ``notify`` (an action's, a close's and a reminder's notifications alike);
+the (user, key) uniqueness makes writing the same notification twice write it once.
 """
 
 from __future__ import annotations
 
 import uuid
 from dataclasses import dataclass
-from datetime import datetime, timedelta
+from datetime import timedelta
 from typing import Any
 
 from sqlalchemy import and_, bindparam, func, or_, select, update
@@ -23,7 +19,7 @@ from app.db import read, value_of, writing
 from app.extensions import db
 from app.models import Membership, Studio, User
 from app.models.base import utcnow
-from app.models.collab import Commitment, Decision
+from app.models.collab import Decision
 from app.models.notifications import LEVELS, Notification, NotificationSetting
 from app.services import decisions, items
 from app.services.errors import invalid_param
@@ -32,7 +28,8 @@ PAGE_SIZE = 50
 DUE_WITHIN = timedelta(hours=24)
 CLOSED_LOOKBACK = timedelta(days=7)  # closed decisions older than this are not news any more
 PERSONAL = ("mention", "reply")  # what the "mentions" level still lets through
-KINDS = ("mention", "reply", "new_decision", "new_commitment", "deadline", "decision_closed")
+KINDS = ("mention", "reply", "new_decision", "new_commitment", "deadline", "decision_closed",
+         "commitment_closed")
 
 
 @dataclass
@@ -169,57 +166,7 @@ def mark_all_read(user: User) -> int:
     return int(result.rowcount or 0)  # type: ignore[attr-defined]
 
 
-# What time brings ----------------------------------------------------------------------------
-
-def sync_due(user: User, now: datetime | None = None) -> int:
-    """Write the person's deadline and closed-decision notifications that are due and missing."""
-    now = now or utcnow()
-    memberships = list(db.session.execute(
-        select(Membership.studio_id, Membership.joined_at).where(Membership.user_id == user.id)))
-    if not memberships:
-        return 0
-    levels = {sid: lvl for sid, lvl in db.session.execute(
-        select(NotificationSetting.studio_id, NotificationSetting.level)
-        .where(NotificationSetting.user_id == user.id))}
-    joined = {sid: at for sid, at in memberships if levels.get(sid, "all") == "all"}
-    if not joined:
-        return 0
-    handles = dict(db.session.execute(select(Studio.id, Studio.handle)
-                                      .where(Studio.id.in_(joined))).all())
-    seen = set(db.session.scalars(select(Notification.key).where(
-        Notification.user_id == user.id,
-        Notification.kind.in_(("deadline", "decision_closed")))))
-    drafts: list[Draft] = []
-    kinds: tuple[tuple[Any, str], ...] = ((Decision, "decision"), (Commitment, "commitment"))
-    for model, item_type in kinds:
-        due = db.session.scalars(select(model).where(
-            model.studio_id.in_(joined), model.deadline > now,
-            model.deadline <= now + DUE_WITHIN))
-        for item in due:
-            key = f"deadline:{item_type}:{item.short_id}"
-            if key in seen:
-                continue
-            hours = max(1, round((item.deadline - now).total_seconds() / 3600))
-            drafts.append(Draft(user.id, "deadline", key,
-                                f"{item_type.title()} “{items.title_of(item_type, item)}” closes "
-                                f"in about {hours} hour{'s' if hours != 1 else ''}",
-                                _path(handles[item.studio_id], item_type, item),
-                                item.studio_id))
-    closed = db.session.scalars(select(Decision).where(
-        Decision.studio_id.in_(joined), Decision.deadline <= now,
-        Decision.deadline > now - CLOSED_LOOKBACK))
-    for decision in closed:
-        key = f"closed:decision:{decision.short_id}"
-        if key in seen or decision.deadline < joined[decision.studio_id]:
-            continue
-        if decision.created_by_id == user.id and decision.updated_at >= decision.deadline:
-            continue  # closed by hand, which only its creator does: their own act, not news
-        drafts.append(Draft(user.id, "decision_closed", key,
-                            f"Decision “{decision.question}” closed: {outcome(decision)}",
-                            _path(handles[decision.studio_id], "decision", decision),
-                            decision.studio_id))
-    return write(drafts)
-
+# Outcomes ------------------------------------------------------------------------------------
 
 def outcome(decision: Decision) -> str:
     rows = read(decisions.results(decision))

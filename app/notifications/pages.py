@@ -26,8 +26,6 @@ def _settings_nav(ctx: Context) -> list[tuple[str, str]]:
 
 @page(bp, "inbox", "/inbox", loaders.site_page("inbox", "/inbox"))
 def inbox_page(ctx: Context) -> Page:
-    # Deadlines within 24 hours and closed decisions are computed now (see inbox.sync_due).
-    inbox.sync_due(ctx.user)
     unread_only = request.args.get("unread") in ("1", "true", "yes")
     rows, after = inbox.listing(ctx.user, request.args.get("before"), unread_only)
     return Page(ctx, "Inbox", "notifications/inbox",
@@ -81,4 +79,5 @@ def webhook_page(ctx: Context) -> Page:
     back = (("Webhooks", f"/studios/{hook.studio.handle}/webhooks") if hook.studio is not None
             else ("Your webhooks", f"/u/{ctx.user.handle}/settings/webhooks"))
     return Page(ctx, f"Webhook {hook.short_id}", "notifications/webhook",
-                {"hook": hook, "deliveries": webhooks.deliveries(hook)}, nav=[back])
+                {"hook": hook, "deliveries": webhooks.deliveries(hook),
+                 "retries": webhooks.schedule_words()}, nav=[back])

@@ -18,7 +18,13 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("WEBHOOKS_ALLOW", "",
             "hosts webhook URLs may point at (comma list: loopback, host, host:port, origin); "
             "empty: no webhook can be registered"),
-    Setting("WEBHOOKS_MAX_ATTEMPTS", "5", "delivery attempts before a webhook delivery fails"),
+    Setting("WEBHOOKS_MAX_ATTEMPTS", "6", "delivery attempts before a webhook delivery fails"),
+    Setting("WEBHOOKS_RETRY_SCHEDULE", "60,300,1800,7200,86400",
+            "seconds before each retry of a failed webhook delivery (comma list; the last "
+            "interval again past its end)"),
+    Setting("WEBHOOKS_RETRY_SCALE", "1", "multiplies the retry schedule (tests shorten it)"),
+    Setting("DEADLINES_SWEEP_SECONDS", "5",
+            "how often each worker looks for deadlines that have passed and reminders due"),
     Setting("WEBHOOKS_TIMEOUT", "10", "seconds to wait for a webhook receiver to answer"),
 )
 _BY_NAME = {s.name: s for s in SETTINGS}

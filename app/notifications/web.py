@@ -1,6 +1,7 @@
-"""Wiring notifications into the app: pages and actions, the action observer, the header's
-unread badge, enqueueing committed webhook deliveries after each request, the queue step that
-sends them, and ``flask notifications sweep``."""
+"""Wiring notifications into the app: pages and actions, the action observer, the listeners of
+closes and reminders, the header's unread badge, enqueueing committed webhook deliveries after
+each request, the queue step that sends them, the deadline sweep every worker runs, and
+``flask notifications sweep``."""
 
 from __future__ import annotations
 
@@ -10,12 +11,14 @@ import logging
 import click
 from flask import Flask, Response, g
 
-from app.notifications import inbox, pages, webhooks
+from app.notifications import closings, inbox, pages, settings, webhooks
+from app.workflows import every
 
 log = logging.getLogger("harmonic.notifications")
 
 # Imported for their registrations: the actions, and the observer of every action.
-REGISTERS = ("app.notifications.actions", "app.notifications.events")
+REGISTERS = ("app.notifications.actions", "app.notifications.events",
+             "app.notifications.closings")
 
 
 def init_app(flask_app: Flask) -> None:
@@ -24,6 +27,9 @@ def init_app(flask_app: Flask) -> None:
 
     flask_app.register_blueprint(pages.bp)
     webhooks.register_step()
+    # Deadlines act at their time whoever is looking: every worker looks every few seconds.
+    every("notifications.deadlines", lambda: settings.get_float("DEADLINES_SWEEP_SECONDS"),
+          closings.sweep)
 
     @flask_app.context_processor
     def _badge() -> dict[str, object]:
@@ -50,6 +56,9 @@ def init_app(flask_app: Flask) -> None:
 
     @group.command("sweep")
     def sweep() -> None:
-        """Enqueue webhook deliveries that were committed but never enqueued."""
+        """Act on deadlines that have passed and reminders that are due (as every worker does),
+        and enqueue webhook deliveries that were committed but never enqueued."""
+        closed, reminded = closings.sweep()
+        click.echo(f"closed {closed}, reminded of {reminded}")
         count = webhooks.sweep()
         click.echo(f"enqueued {count} webhook deliver{'y' if count == 1 else 'ies'}")

@@ -10,18 +10,23 @@ Events: each action executed on a studio page adds one delivery per matching web
 action's own transaction (``events``), with the action, the actor, the page and the changed
 resources (the change-event URIs). A webhook only hears of studios its owner is a member of.
 
-Signing: ``Harmonic-Signature: t=<unix seconds>,v1=<hex HMAC-SHA256(secret, "<t>.<body>")>``
-with the webhook's secret (``whsec_…``, shown once at creation and kept as issued, because a
-hash could not sign). Receivers recompute it over the raw body, compare in constant time and
-reject old timestamps.
+Signing: the same HMAC-SHA256 with the webhook's secret (``whsec_…``, shown once at creation
+and kept as issued, because a hash could not sign) over ``"<unix seconds>.<body>"``, sent two
+ways: ``X-Harmonic-Signature: sha256=<hex>`` with ``X-Harmonic-Timestamp: <unix seconds>``, and
+``Harmonic-Signature: t=<unix seconds>,v1=<hex>`` for the receivers written before. Receivers
+recompute it over the raw body, compare in constant time and reject old timestamps.
+
+Formats (``FORMATS``, one per webhook): Harmonic's own JSON, or the message shapes Slack,
+Discord, Microsoft Teams and Matrix take (``formats``); the body sent is what is signed.
 
 Delivery: after the action commits, each new delivery is enqueued as a run of the workflow job
 queue (``app.workflows.enqueue_calls``), which ``bin/worker`` (or the in-process worker) runs.
-A failed attempt (a connection error or a status outside 2xx) raises a transient StepError, so
-the queue retries it with its backoff (``WORKFLOWS_RETRY_SECONDS``, doubling) up to
-``WEBHOOKS_MAX_ATTEMPTS``; every attempt is logged (``WebhookAttempt``). Deliveries are at least
-once: ``Harmonic-Delivery`` carries the delivery id for receivers to deduplicate. A delivery
-whose enqueueing was lost (the process died right after the commit) is picked up by the next
+A failed attempt (a connection error or a status outside 2xx) is logged (``WebhookAttempt``)
+and the next one enqueued as a delayed run after the retry schedule's next interval
+(``WEBHOOKS_RETRY_SCHEDULE``, scaled by ``WEBHOOKS_RETRY_SCALE``) until ``WEBHOOKS_MAX_ATTEMPTS``.
+Redelivering (an action) sends a delivery once more now. Deliveries are at least once:
+``Harmonic-Delivery`` carries the delivery id for receivers to deduplicate. A delivery whose
+enqueueing was lost (the process died right after the commit) is picked up by the next
 delivery step or by ``flask notifications sweep``.
 """
 
@@ -48,13 +53,16 @@ from app.extensions import db, session_exists
 from app.models import Membership, Studio, User
 from app.models.base import utcnow
 from app.models.notifications import Webhook, WebhookAttempt, WebhookDelivery
-from app.notifications import settings
+from app.notifications import formats, settings
 from app.services import revocation
-from app.services.errors import Forbidden, NotFound, invalid_param
-from app.workflows import CallStep, StepError, callable_step, enqueue_calls
+from app.services.errors import Conflict, Forbidden, NotFound, invalid_param
+from app.workflows import CallStep, callable_step, enqueue_calls
 
 STEP = "notifications.deliver_webhook"
 SIGNATURE_HEADER = "Harmonic-Signature"
+SHA256_HEADER = "X-Harmonic-Signature"
+TIMESTAMP_HEADER = "X-Harmonic-Timestamp"
+FORMATS = formats.FORMATS
 ORPHAN_AFTER = timedelta(seconds=30)
 LOG_SIZE = 50
 _PENDING = "harmonic.webhooks.pending"  # Session.info: delivery ids staged in this transaction
@@ -67,10 +75,22 @@ def new_secret() -> str:
     return "whsec_" + secrets.token_urlsafe(32)
 
 
+def digest(secret: str, timestamp: int, body: bytes) -> str:
+    """Hex HMAC-SHA256 with ``secret`` over ``"<timestamp>.<body>"``."""
+    return hmac.new(secret.encode(), f"{timestamp}.".encode() + body,
+                    hashlib.sha256).hexdigest()
+
+
 def signature(secret: str, timestamp: int, body: bytes) -> str:
     """The ``Harmonic-Signature`` header value for ``body`` sent at ``timestamp``."""
-    mac = hmac.new(secret.encode(), f"{timestamp}.".encode() + body, hashlib.sha256)
-    return f"t={timestamp},v1={mac.hexdigest()}"
+    return f"t={timestamp},v1={digest(secret, timestamp, body)}"
+
+
+def signed_headers(secret: str, timestamp: int, body: bytes) -> dict[str, str]:
+    """Both signature headers: ``X-Harmonic-Signature`` with ``X-Harmonic-Timestamp``, and
+    ``Harmonic-Signature`` (the same HMAC) for the receivers written before."""
+    return {SHA256_HEADER: f"sha256={digest(secret, timestamp, body)}",
+            TIMESTAMP_HEADER: str(timestamp), SIGNATURE_HEADER: signature(secret, timestamp, body)}
 
 
 def verify(secret: str, header: str, body: bytes, tolerance: int = 300,
@@ -103,9 +123,18 @@ def check_url(url: str) -> str:
     return url
 
 
-def create(owner: User, url: str, studio: Studio | None = None) -> Webhook:
+def check_format(value: str | None) -> str:
+    chosen = (value or "json").strip().lower()
+    if chosen not in FORMATS:
+        raise invalid_param("format", f"must be one of {', '.join(FORMATS)}")
+    return chosen
+
+
+def create(owner: User, url: str, studio: Studio | None = None,
+           format: str | None = None) -> Webhook:  # noqa: A002 (the parameter's public name)
     hook = Webhook(owner_id=owner.id, studio_id=studio.id if studio else None,
-                   url=check_url(url), secret=new_secret(), active=True)
+                   url=check_url(url), secret=new_secret(), active=True,
+                   format=check_format(format))
     hook.assign_ids()
     db.session.add(hook)
     db.session.flush()
@@ -167,10 +196,11 @@ def deliveries(hook: Webhook, limit: int = LOG_SIZE) -> list[tuple[WebhookDelive
 
 # Events: staged in the action's transaction ----------------------------------------------------
 
-def stage(studio: Studio, actor: User, action: str, page: str, location: str | None,
+def stage(studio: Studio, actor: User | None, action: str, page: str, location: str | None,
           changed: list[str], message: str) -> list[uuid.UUID]:
     """One delivery per active webhook that hears of ``studio``: the studio's own, and those of
-    people who are members of it (the owner of a studio webhook must still be a member)."""
+    people who are members of it (the owner of a studio webhook must still be a member).
+    ``actor`` None: nobody did it (a deadline passed)."""
     members = select(Membership.user_id).where(Membership.studio_id == studio.id)
     hooks = list(db.session.scalars(select(Webhook).where(
         Webhook.active.is_(True), Webhook.owner_id.in_(members),
@@ -185,7 +215,8 @@ def stage(studio: Studio, actor: User, action: str, page: str, location: str | N
         delivery.assign_ids()
         delivery.payload = {
             "id": delivery.short_id, "event": action, "at": utcnow().isoformat(),
-            "actor": {"handle": actor.handle, "name": actor.name},
+            "actor": ({"handle": actor.handle, "name": actor.name} if actor is not None
+                      else None),
             "studio": studio.handle, "page": base + page,
             "location": (base + location) if location else None,
             "changed": changed, "message": message,
@@ -222,7 +253,6 @@ def _on_rollback(session: Session, _previous: Any) -> None:
 
 def enqueue(ids: list[uuid.UUID]) -> int:
     """Start one queue run per delivery (after its transaction committed)."""
-    attempts = int(settings.get_float("WEBHOOKS_MAX_ATTEMPTS"))
     rows = list(db.session.execute(select(WebhookDelivery.id, WebhookDelivery.short_id,
                                           Webhook.owner_id)
                                    .join(Webhook, Webhook.id == WebhookDelivery.webhook_id)
@@ -232,13 +262,66 @@ def enqueue(ids: list[uuid.UUID]) -> int:
     # than that write could not be upgraded to the write below.
     db.session.commit()
     for delivery_id, short_id, owner_id in rows:
-        enqueue_calls(f"webhook delivery {short_id}",
-                      [CallStep("deliver", STEP, {"delivery": str(delivery_id)},
-                                max_attempts=max(1, attempts))], user_id=owner_id)
+        _send_later(delivery_id, short_id, owner_id, 0.0)
         with writing():
             db.session.execute(update(WebhookDelivery).where(WebhookDelivery.id == delivery_id)
                                .values(enqueued=True))
     return len(rows)
+
+
+def _send_later(delivery_id: uuid.UUID, short_id: str, owner_id: uuid.UUID,
+                delay: float) -> None:
+    """One queue run that makes one attempt, ``delay`` seconds from now. Retries are runs of
+    their own (see ``deliver``), so the queue's own retry is only for a worker that died."""
+    enqueue_calls(f"webhook delivery {short_id}",
+                  [CallStep("deliver", STEP, {"delivery": str(delivery_id)}, max_attempts=2,
+                            delay=delay)], user_id=owner_id)
+
+
+def retry_delay(attempts: int) -> float:
+    """Seconds before the attempt after ``attempts`` failed ones: the schedule's next interval
+    (its last one again past its end), scaled."""
+    schedule = [float(part) for part in settings.get_list("WEBHOOKS_RETRY_SCHEDULE")] or [60.0]
+    return schedule[min(max(attempts, 1), len(schedule)) - 1] * \
+        settings.get_float("WEBHOOKS_RETRY_SCALE")
+
+
+def schedule_words() -> str:
+    """The retry schedule as people read it: '1 minute, 5 minutes, … and 24 hours'."""
+    scale = settings.get_float("WEBHOOKS_RETRY_SCALE")
+    waits = [float(part) * scale for part in settings.get_list("WEBHOOKS_RETRY_SCHEDULE")]
+    words = []
+    for seconds in waits[:max(int(settings.get_float("WEBHOOKS_MAX_ATTEMPTS")) - 1, 0)]:
+        for unit, size in (("hour", 3600), ("minute", 60), ("second", 1)):
+            if seconds >= size or unit == "second":
+                n = round(seconds / size, 1)
+                n_text = f"{n:g}"
+                words.append(f"{n_text} {unit}{'' if n_text == '1' else 's'}")
+                break
+    if not words:
+        return "never"
+    return ", ".join(words[:-1]) + (" and " if len(words) > 1 else "") + words[-1]
+
+
+def redeliver(hook: Webhook, ident: str) -> WebhookDelivery:
+    """Send one of ``hook``'s deliveries again, once, after the caller's transaction commits."""
+    ident = (ident or "").strip().lower()[:8]
+    delivery = db.session.scalar(select(WebhookDelivery).where(
+        WebhookDelivery.webhook_id == hook.id, WebhookDelivery.short_id == ident))
+    if delivery is None:
+        raise invalid_param("delivery", f"this webhook has no delivery '{ident}' (its log "
+                                        "lists them)")
+    if not hook.active:
+        raise Conflict("the webhook is disabled: enable it to redeliver")
+    if delivery.status not in ("delivered", "failed"):
+        raise Conflict(f"delivery {delivery.short_id} is still being sent ({delivery.status}): "
+                       "redeliver it once it has been delivered or has failed")
+    # One more attempt: whatever the count, it is then the last unless it succeeds.
+    delivery.status, delivery.finished_at, delivery.enqueued = "pending", None, False
+    delivery.redeliver = True
+    db.session.flush()
+    db.session.info.setdefault(_PENDING, []).append(delivery.id)
+    return delivery
 
 
 def sweep(older_than: timedelta = ORPHAN_AFTER) -> int:
@@ -250,7 +333,8 @@ def sweep(older_than: timedelta = ORPHAN_AFTER) -> int:
 
 
 def deliver(delivery_id: uuid.UUID, max_attempts: int) -> dict[str, Any]:
-    """One attempt at sending one delivery; raises StepError (transient) when it failed."""
+    """One attempt at sending one delivery; when it failed and attempts are left, the next one
+    is enqueued after the retry schedule's interval."""
     delivery = db.session.get(WebhookDelivery, delivery_id)
     if delivery is None:
         return {"skipped": "no such delivery (its transaction rolled back or it was deleted)"}
@@ -262,8 +346,11 @@ def deliver(delivery_id: uuid.UUID, max_attempts: int) -> dict[str, Any]:
         _log(delivery, 0, None, False, "the webhook is disabled")
         db.session.commit()
         return {"skipped": "webhook disabled"}
-    body = json.dumps(delivery.payload, separators=(",", ":"), sort_keys=True).encode()
-    url, secret, event_name, short_id = hook.url, hook.secret, delivery.event, delivery.short_id
+    method, url, shaped = formats.shape(hook.format, hook.url, delivery.short_id,
+                                        delivery.payload)
+    body = json.dumps(shaped, separators=(",", ":"), sort_keys=True).encode()
+    secret, event_name, short_id = hook.secret, delivery.event, delivery.short_id
+    owner_id, last_try = hook.owner_id, delivery.redeliver
     db.session.commit()  # no snapshot held open across the call (see ``enqueue``)
     started = time.monotonic()
     code: int | None = None
@@ -273,11 +360,11 @@ def deliver(delivery_id: uuid.UUID, max_attempts: int) -> dict[str, Any]:
         stamp = int(time.time())
         # The receiver's answer matters only for its status: its first bytes are kept.
         response = outbound.fetch(
-            "POST", url, content=body, seconds=settings.get_float("WEBHOOKS_TIMEOUT"),
+            method, url, content=body, seconds=settings.get_float("WEBHOOKS_TIMEOUT"),
             max_bytes=64 * 1024, cut=True,
             headers={"Content-Type": "application/json", "User-Agent": "Harmonic-Webhooks",
                      "Harmonic-Event": event_name, "Harmonic-Delivery": short_id,
-                     SIGNATURE_HEADER: signature(secret, stamp, body)})
+                     **signed_headers(secret, stamp, body)})
         code = response.status_code
         if not 200 <= code < 300:
             error = f"the receiver answered {code}"
@@ -291,17 +378,22 @@ def deliver(delivery_id: uuid.UUID, max_attempts: int) -> dict[str, Any]:
     if delivery is None:  # deleted with its webhook meanwhile
         return {"skipped": "deleted while it was being sent"}
     delivery.attempts += 1
+    delivery.redeliver = False
+    retry = not ok and not last_try and delivery.attempts < max_attempts
     if ok:
         delivery.status, delivery.finished_at = "delivered", utcnow()
-    elif delivery.attempts >= max_attempts:
-        delivery.status, delivery.finished_at = "failed", utcnow()
-    else:
+    elif retry:
         delivery.status = "retrying"
+    else:
+        delivery.status, delivery.finished_at = "failed", utcnow()
     _log(delivery, elapsed, code, ok, error)
+    attempt = delivery.attempts
     db.session.commit()
-    if not ok:
-        raise StepError(f"webhook delivery {short_id}: {error}", permanent=False)
-    return {"status": code, "attempt": delivery.attempts}
+    if retry:
+        delay = retry_delay(attempt)
+        _send_later(delivery_id, short_id, owner_id, delay)
+        return {"status": code, "attempt": attempt, "error": error, "retry_in": delay}
+    return {"status": code, "attempt": attempt, **({"error": error} if error else {})}
 
 
 def _log(delivery: WebhookDelivery, elapsed: int, code: int | None, ok: bool,

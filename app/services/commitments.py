@@ -20,7 +20,7 @@ from app.extensions import db
 from app.models import Studio, User
 from app.models.base import utcnow
 from app.models.collab import Commitment, CommitmentParticipant
-from app.services import cycles, deadlines, items, links, people, permissions, revisions
+from app.services import closing, cycles, deadlines, items, links, people, permissions, revisions
 from app.services.errors import Conflict, invalid_param
 from app.services.locking import lock_row
 
@@ -96,20 +96,25 @@ def update_settings(commitment: Commitment, studio: Studio, user: User,
     if new_limit is not None and new_limit < joined:
         raise Conflict(f"cannot set the limit below the {joined} participants who joined")
     if deadline is not None:
-        commitment.deadline = deadlines.revise(commitment.deadline, deadline,
-                                               cycles.zone_of(studio), commitment.closed,
-                                               "commitment")
+        revised = deadlines.revise(commitment.deadline, deadline, cycles.zone_of(studio),
+                                   commitment.closed, "commitment")
+        if revised != commitment.deadline:
+            commitment.deadline = revised
+            closing.deadline_moved(commitment)
     if title is not None:
         commitment.title = _title(title)
     if description is not None:
         commitment.description = _description(description)
         links.sync(studio, "commitment", commitment.id, commitment.description, base_url)
     commitment.critical_mass, commitment.participant_limit = new_mass, new_limit
-    if new_limit is not None and joined >= new_limit and not commitment.closed:
+    full = new_limit is not None and joined >= new_limit and not commitment.closed
+    if full:
         commitment.deadline = utcnow()  # full already: the new limit closes it
     commitment.updated_at = utcnow()
     revisions.record(studio, user, "commitment", commitment, "edit", before,
                      revisions.snapshot("commitment", commitment))
+    if full:
+        closing.settle("commitment", commitment, user, commitment.deadline)
     return commitment
 
 
@@ -145,6 +150,7 @@ def join(commitment: Commitment, user: User) -> tuple[CommitmentParticipant, boo
         return found, False
     if limit is not None and joined + 1 >= limit:
         commitment.deadline = utcnow()  # full: reaching the limit closes the commitment
+        closing.settle("commitment", commitment, user, commitment.deadline)
     return member, True
 
 

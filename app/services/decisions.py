@@ -26,7 +26,7 @@ from app.extensions import db
 from app.models import Studio, User
 from app.models.base import utcnow
 from app.models.collab import Decision, Option, Vote
-from app.services import cycles, deadlines, items, links, people, permissions, revisions
+from app.services import closing, cycles, deadlines, items, links, people, permissions, revisions
 from app.services.errors import Conflict, Forbidden, Invalid, invalid_param
 from app.services.locking import lock_row
 
@@ -101,8 +101,11 @@ def update_settings(decision: Decision, studio: Studio, user: User, question: st
     decision = lock_row(Decision, decision.id)
     before = revisions.snapshot("decision", decision)
     if deadline is not None:
-        decision.deadline = deadlines.revise(decision.deadline, deadline, cycles.zone_of(studio),
-                                             decision.closed, "decision")
+        revised = deadlines.revise(decision.deadline, deadline, cycles.zone_of(studio),
+                                   decision.closed, "decision")
+        if revised != decision.deadline:
+            decision.deadline = revised
+            closing.deadline_moved(decision)
     if question is not None:
         decision.question = _line(question, "question", QUESTION_MAX)
     if description is not None:
@@ -124,6 +127,8 @@ def close(decision: Decision, user: User) -> Decision:
         raise Conflict("this decision is already closed")
     decision.deadline = utcnow()
     decision.updated_at = decision.deadline
+    # What follows a close (its page's change, the people told, webhooks) as at its deadline.
+    closing.settle("decision", decision, user, decision.deadline)
     return decision
 
 

@@ -20,8 +20,9 @@ The pieces, each in its own module:
   same queue (``docs/WORKFLOWS.md``).
 
 The public surface for other packages, which import nothing else from here: the durable call
-queue (``enqueue_calls``, ``CallStep``, ``callable_step``, ``CallContext``), ``StepError``, and
-the catalog's ``entries`` (the playbooks listed at /workflows; search indexes them).
+queue (``enqueue_calls``, ``CallStep``, ``callable_step``, ``CallContext``), ``StepError``,
+``every`` (a task every worker runs every few seconds: ``periodic``), and the catalog's
+``entries`` (the playbooks listed at /workflows; search indexes them).
 Names load on first use, so importing one module of this package does not import the others.
 """
 
@@ -33,11 +34,14 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from app.workflows.calls import CallContext, CallStep, callable_step, enqueue_calls
     from app.workflows.catalog import entries
+    from app.workflows.periodic import every
     from app.workflows.tools import StepError
 
 _PUBLIC = {"CallContext": "calls", "CallStep": "calls", "callable_step": "calls",
-           "enqueue_calls": "calls", "StepError": "tools", "entries": "catalog"}
-__all__ = ["CallContext", "CallStep", "StepError", "callable_step", "enqueue_calls", "entries"]
+           "enqueue_calls": "calls", "StepError": "tools", "entries": "catalog",
+           "every": "periodic"}
+__all__ = ["CallContext", "CallStep", "StepError", "callable_step", "enqueue_calls", "entries",
+           "every"]
 
 
 def __getattr__(name: str) -> Any:

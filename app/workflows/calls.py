@@ -39,6 +39,7 @@ class CallStep:
     function: str  # a registered callable
     args: dict[str, Any]
     max_attempts: int | None = None
+    delay: float = 0.0  # seconds from now before it may run (the first step's counts)
 
 
 def callable_step(name: str) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
@@ -65,7 +66,7 @@ def enqueue_calls(title: str, steps: list[CallStep], user_id: uuid.UUID | None =
                 "steps": [{"name": s.name, "type": "call", "function": s.function,
                            "hidden": False, "next": [], "desc": ""} for s in steps]}
     specs = [queue.JobSpec(s.name, {"function": s.function, "args": s.args},
-                           max_attempts=s.max_attempts) for s in steps]
+                           max_attempts=s.max_attempts, delay=s.delay) for s in steps]
     first = specs[0]
     first.payload["then"] = [{"step": s.step, "payload": s.payload,
                               "max_attempts": s.max_attempts} for s in specs[1:]]

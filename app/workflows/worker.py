@@ -15,7 +15,7 @@ from typing import Any
 
 from flask import Flask, current_app, has_app_context
 
-from app.workflows import engine, queue, runner, settings, wakeup
+from app.workflows import engine, periodic, queue, runner, settings, wakeup
 
 log = logging.getLogger("harmonic.workflows")
 
@@ -28,6 +28,7 @@ class Worker:
         self.wake = threading.Event()
         self.processed = 0
         self.batch = 1  # jobs to lease next (see run_once)
+        self.clock = periodic.Clock()  # the periodic tasks (``periodic.every``) run here
 
     def run_once(self) -> bool:
         """Lease a batch of jobs and run those not completed as they were leased; False when
@@ -77,6 +78,7 @@ class Worker:
 
     def _poll(self, poll: float, max_jobs: int | None, exit_when_idle: bool) -> int:
         while not self.stop.is_set():
+            self.clock.run_due()
             try:
                 busy = self.run_once()
             except Exception:  # the database went away for a moment: wait and retry
@@ -87,7 +89,7 @@ class Worker:
             if not busy:
                 if exit_when_idle:
                     break
-                self.wake.wait(poll)
+                self.wake.wait(self.clock.next_in(poll))
                 self.wake.clear()
         return self.processed
 

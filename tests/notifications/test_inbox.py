@@ -112,16 +112,29 @@ def test_a_closed_decision_tells_its_outcome(app: Flask, studio, make_agent) -> 
 
 def test_deadlines_within_24_hours(app: Flask, studio, make_agent) -> None:  # type: ignore[no-untyped-def]
     bob = join_studio(make_agent, "bob")
+    carol = join_studio(make_agent, "carol")
     soon = studio.act("/studios/team/commit", "create_commitment", title="Soon",
-                      critical_mass=2, deadline="3h")
+                      critical_mass=3, deadline="3h")
     later = studio.act("/studios/team/commit", "create_commitment", title="Later",
                        critical_mass=2, deadline="3d")
     assert soon.status_code == 201 and later.status_code == 201
+    assert carol.act(soon.json["location"], "join_commitment").status_code == 200
+    # Reminders are sent by the workers' sweep (the same one `flask notifications sweep` runs),
+    # not when someone reads the inbox.
+    assert [r for r in inbox(bob)[1] if r["kind"] == "deadline"] == []
+    runner = app.test_cli_runner()
+    assert "reminded of 1" in runner.invoke(args=["notifications", "sweep"]).output
     due = [r for r in inbox(bob)[1] if r["kind"] == "deadline"]
-    assert len(due) == 1 and "“Soon” closes in about 3 hours" in due[0]["text"]
+    assert len(due) == 1 and "“Soon” closes in 2 hours 59 minutes" in due[0]["text"]
+    assert "you have not joined yet" in due[0]["text"]
     assert soon.json["location"] in due[0]["link"]
-    # The creator is reminded too (a deadline is not something anyone did to them).
+    # The creator is reminded too (a deadline is not something anyone did to them); who
+    # joined already is not.
     assert [r["kind"] for r in inbox(studio)[1]] == ["deadline"]
+    assert "deadline" not in kinds(carol)
+    # Once: the next sweep finds nothing to remind of.
+    assert "reminded of 0" in runner.invoke(args=["notifications", "sweep"]).output
+    assert len([r for r in inbox(bob)[1] if r["kind"] == "deadline"]) == 1
 
 
 def test_levels_per_studio(app: Flask, studio, make_agent) -> None:  # type: ignore[no-untyped-def]

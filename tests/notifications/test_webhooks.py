@@ -63,7 +63,7 @@ def receiver() -> Iterator[Receiver]:
 def hooks_on(app: Flask, monkeypatch: pytest.MonkeyPatch) -> None:
     for key, value in {"WEBHOOKS_ALLOW": "loopback", "WEBHOOKS_MAX_ATTEMPTS": "3",
                        "WORKFLOWS_WORKER": "off", "WORKFLOWS_RETRY_SECONDS": "0.05",
-                       "WORKFLOWS_POLL_SECONDS": "0.05"}.items():
+                       "WEBHOOKS_RETRY_SCALE": "0.001", "WORKFLOWS_POLL_SECONDS": "0.05"}.items():
         monkeypatch.setitem(app.config, key, value)
 
 
