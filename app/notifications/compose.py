@@ -9,6 +9,7 @@ token names the message (so the item) and its recipient, when replies by email a
 
 from __future__ import annotations
 
+from email import policy
 from email.message import EmailMessage
 from email.utils import formataddr, formatdate, make_msgid, parseaddr
 
@@ -22,10 +23,14 @@ from app.notifications.preferences import KIND_WORDS
 
 REPLY_MARKER = "-- Reply above this line to comment --"
 ALL = "*"  # an unsubscribe token for every type (a digest's)
+# Headers are folded at RFC 5322's hard limit, not at 78: a long List-Unsubscribe URL has no
+# space to fold at, and at 78 the library would wrap it in encoded words that mail programs
+# do not read as a URL.
+POLICY = policy.SMTP.clone(max_line_length=998)
 
 
 def _base(user: User, address: str, subject: str) -> EmailMessage:
-    message = EmailMessage()
+    message = EmailMessage(policy=POLICY)
     sender = settings.get("HARMONIC_MAIL_FROM")
     message["From"] = sender
     message["To"] = formataddr((user.name, address))

@@ -55,8 +55,9 @@ def stage(drafts: list[Draft]) -> list[uuid.UUID]:
         return []
     choices = preferences.chosen(users, {d.kind for d in drafts})
     studios = {d.studio_id for d in drafts if d.studio_id is not None}
-    members = set(db.session.execute(select(Membership.user_id, Membership.studio_id).where(
-        Membership.user_id.in_(users), Membership.studio_id.in_(studios))).tuples()) \
+    members = {(uid, sid) for uid, sid in db.session.execute(
+        select(Membership.user_id, Membership.studio_id).where(
+            Membership.user_id.in_(users), Membership.studio_id.in_(studios)))} \
         if studios else set()
     now = utcnow()
     rows: list[dict[str, Any]] = []
@@ -79,7 +80,7 @@ def stage(drafts: list[Draft]) -> list[uuid.UUID]:
         .on_conflict_do_nothing(index_elements=["user_id", "key"]) \
         .returning(MailMessage.id, MailMessage.status)
     with writing():
-        staged = list(db.session.execute(statement).tuples())
+        staged = [(ident, status) for ident, status in db.session.execute(statement)]
     pending = [ident for ident, status in staged if status == "pending"]
     db.session.info.setdefault(_PENDING, []).extend(pending)
     return pending
