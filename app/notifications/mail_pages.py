@@ -1,7 +1,8 @@
 """The pages an email's links open, without signing in: the signed token in the link is the
 authority. ``/mail/unsubscribe/<token>`` shows what it turns off and a button (GET), and turns
 it off (POST: that button, or a mail program's one click, RFC 8058, which sends no CSRF token
-and no cookie, hence exempt); ``/mail/confirm/<token>`` confirms an address."""
+and no cookie, hence exempt); ``/mail/confirm/<token>`` confirms an address. A link whose token does not verify is a 400 (the link, not the
+page, is wrong) and changes nothing."""
 
 from __future__ import annotations
 
@@ -28,7 +29,7 @@ def unsubscribe_page(token: str) -> ResponseReturnValue:
     found = mail_tokens.unsubscribe_read(token)
     user = db.session.get(User, found[0]) if found else None
     if found is None or user is None:
-        return render_template("notifications/unsubscribe.html.j2", state="invalid"), 404
+        return render_template("notifications/unsubscribe.html.j2", state="invalid"), 400
     return render_template("notifications/unsubscribe.html.j2", state="ask", token=token,
                            what=_what(found[1]), user=user)
 
@@ -38,11 +39,11 @@ def unsubscribe_page(token: str) -> ResponseReturnValue:
 def unsubscribe(token: str) -> ResponseReturnValue:
     found = mail_tokens.unsubscribe_read(token)
     if found is None:
-        return render_template("notifications/unsubscribe.html.j2", state="invalid"), 404
+        return render_template("notifications/unsubscribe.html.j2", state="invalid"), 400
     with writing():
         user = db.session.get(User, found[0])
         if user is None:
-            return render_template("notifications/unsubscribe.html.j2", state="invalid"), 404
+            return render_template("notifications/unsubscribe.html.j2", state="invalid"), 400
         for kind in (KINDS if found[1] == compose.ALL else (found[1],)):
             if kind in KINDS:
                 preferences.set_preference(user, kind, "email", False)
@@ -55,9 +56,9 @@ def unsubscribe(token: str) -> ResponseReturnValue:
 def confirm(token: str) -> ResponseReturnValue:
     found = mail_tokens.confirm_read(token)
     if found is None:
-        return render_template("notifications/confirm_email.html.j2", address=None), 404
+        return render_template("notifications/confirm_email.html.j2", address=None), 400
     with writing():
         user = preferences.confirm_email(*found)
         address = user.email if user is not None else None
     return render_template("notifications/confirm_email.html.j2", address=address), \
-        (200 if address else 404)
+        (200 if address else 400)
