@@ -1,8 +1,8 @@
 """The pages an email's links open, without signing in: the signed token in the link is the
 authority. ``/mail/unsubscribe/<token>`` shows what it turns off and a button (GET), and turns
 it off (POST: that button, or a mail program's one click, RFC 8058, which sends no CSRF token
-and no cookie, hence exempt); ``/mail/confirm/<token>`` confirms an address. A link whose token does not verify is a 400 (the link, not the
-page, is wrong) and changes nothing."""
+and no cookie, hence exempt); ``/mail/confirm/<token>`` confirms an address. A link whose
+token does not verify is a 400 (the link, not the page, is wrong) and changes nothing."""
 
 from __future__ import annotations
 

@@ -7,6 +7,7 @@ is down is retried."""
 
 from __future__ import annotations
 
+import json
 import socket
 import time
 from collections.abc import Iterator
@@ -128,10 +129,12 @@ def receive(app: Flask, raw: bytes) -> Any:
     return app.test_cli_runner().invoke(args=["mail", "receive"], input=raw)
 
 
-def test_a_mention_is_emailed_replied_to_and_unsubscribed(app: Flask, studio, make_agent, smtp) -> None:  # type: ignore[no-untyped-def]
+def test_a_mention_is_emailed_replied_to_and_unsubscribed(  # type: ignore[no-untyped-def]
+        app: Flask, studio, make_agent, smtp) -> None:
     bob = join_studio(make_agent, "bob")
     with_confirmed_address(app, smtp, bob, "bob@example.org")
-    note = studio.act("/studios/team/note", "create_note", title="Plan", text="@bob what do you think?")
+    note = studio.act("/studios/team/note", "create_note", title="Plan",
+                      text="@bob what do you think?")
     assert note.status_code == 201
     work_until(app, lambda: len(smtp.mailbox.to("bob@example.org")) == 2)
     email = smtp.mailbox.to("bob@example.org")[-1]
@@ -187,7 +190,8 @@ def test_a_mention_is_emailed_replied_to_and_unsubscribed(app: Flask, studio, ma
     assert "| mention | on | off | off |" in settings
 
 
-def test_email_off_sends_no_email_and_the_inbox_still_has_it(app: Flask, studio, make_agent, smtp) -> None:  # type: ignore[no-untyped-def]
+def test_email_off_sends_no_email_and_the_inbox_still_has_it(  # type: ignore[no-untyped-def]
+        app: Flask, studio, make_agent, smtp) -> None:
     bob = join_studio(make_agent, "bob")
     with_confirmed_address(app, smtp, bob, "bob@example.org")
     off = bob.act("/u/bob/settings/notifications", "set_notification_preference",
@@ -289,7 +293,8 @@ def test_the_daily_digest_is_sent_once(app: Flask, studio, make_agent, smtp) -> 
     assert len(smtp.mailbox.to("bob@example.org")) == 2
 
 
-def test_an_unconfirmed_address_gets_nothing_and_its_replies_are_refused(app: Flask, studio, make_agent, smtp) -> None:  # type: ignore[no-untyped-def]
+def test_an_unconfirmed_address_gets_nothing_and_its_replies_are_refused(  # type: ignore[no-untyped-def]
+        app: Flask, studio, make_agent, smtp) -> None:
     bob = join_studio(make_agent, "bob")
     assert bob.act("/u/bob/settings/notifications", "set_email",
                    email="bob@example.org").status_code == 200
@@ -364,3 +369,38 @@ def test_quoted_text_is_cut() -> None:
     assert strip_quoted("> only quoted\n") == ""
 
 
+
+
+def test_the_webhook_channel_sends_a_persons_notifications(  # type: ignore[no-untyped-def]
+        app: Flask, studio, make_agent, monkeypatch: pytest.MonkeyPatch) -> None:
+    from tests.notifications.test_webhooks import Receiver, verify
+
+    for key, value in {"WEBHOOKS_ALLOW": "loopback", "WORKFLOWS_WORKER": "off",
+                       "WORKFLOWS_POLL_SECONDS": "0.05"}.items():
+        monkeypatch.setitem(app.config, key, value)
+    receiver = Receiver()
+    try:
+        bob = join_studio(make_agent, "bob")
+        hook = bob.act("/u/bob/settings/webhooks", "create_webhook", url=receiver.url)
+        assert hook.status_code == 201
+        secret = hook.json["result"]["secret"]
+        assert bob.act("/u/bob/settings/notifications", "set_notification_preference",
+                       kind="mention", channel="webhook", enabled=True).status_code == 200
+        made = studio.act("/studios/team/note", "create_note", title="Hook", text="@bob look")
+        queue_idle(app)
+        sent = [json.loads(r["body"]) for r in receiver.received]
+        told = [p for p in sent if p["event"] == "notification"]
+        assert len(told) == 1 and told[0]["kind"] == "mention"
+        assert told[0]["location"].endswith(made.json["location"])
+        assert "mentioned you" in told[0]["text"]
+        got = next(r for r in receiver.received if json.loads(r["body"])["event"] == "notification")
+        assert verify(secret, got["headers"]["Harmonic-Signature"], got["body"])
+        # Without the choice, webhooks hear of the change only (the create_note event).
+        assert bob.act("/u/bob/settings/notifications", "set_notification_preference",
+                       kind="mention", channel="webhook", enabled=False).status_code == 200
+        studio.act("/studios/team/note", "create_note", title="Hook 2", text="@bob again")
+        queue_idle(app)
+        events = [json.loads(r["body"])["event"] for r in receiver.received]
+        assert events.count("notification") == 1 and events.count("create_note") == 2
+    finally:
+        receiver.close()
