@@ -31,6 +31,8 @@ from app.models.studios import Studio
 
 LEVELS = ("all", "mentions", "none")
 CHANNELS = ("inbox", "email", "webhook")
+# The types of notification (``Notification.kind``), each with its own channel preferences.
+KINDS = ("mention", "reply", "new_decision", "new_commitment", "deadline", "decision_closed")
 
 
 class Notification(IdMixin, Model):

@@ -8,7 +8,7 @@ from typing import Any
 from app.actions import rules
 from app.actions.effects import CREDENTIALS, DESTRUCTIVE, IDEMPOTENT_WRITE, WRITE
 from app.actions.registry import Context, Param, Result, action
-from app.models.notifications import CHANNELS, LEVELS
+from app.models.notifications import CHANNELS, KINDS, LEVELS
 from app.notifications import events, inbox, mailing, preferences, smtp, webhooks
 
 # Managing one's inbox or webhooks is not news for anyone's inbox or webhooks.
@@ -58,8 +58,8 @@ def set_notification_level(ctx: Context, p: dict[str, Any]) -> Result:
 @action("set_notification_preference", "Whether one type of notification reaches you by one "
                                        "channel: your inbox, email or your own webhooks",
         "notification_settings", rules.self_user,
-        params=(Param("kind", "string", "The type: " + ", ".join(inbox.KINDS), required=True,
-                      enum=inbox.KINDS),
+        params=(Param("kind", "string", "The type: " + ", ".join(KINDS), required=True,
+                      enum=KINDS),
                 Param("channel", "string", "inbox, email or webhook", required=True,
                       enum=CHANNELS),
                 Param("enabled", "boolean", "true: send it there; false: do not",

@@ -25,6 +25,7 @@ from app.models import Membership, Studio, User
 from app.models.base import utcnow
 from app.models.collab import Commitment, Decision
 from app.models.notifications import LEVELS, Notification, NotificationSetting
+from app.notifications import preferences
 from app.services import decisions, items
 from app.services.errors import invalid_param
 
@@ -32,7 +33,6 @@ PAGE_SIZE = 50
 DUE_WITHIN = timedelta(hours=24)
 CLOSED_LOOKBACK = timedelta(days=7)  # closed decisions older than this are not news any more
 PERSONAL = ("mention", "reply")  # what the "mentions" level still lets through
-KINDS = ("mention", "reply", "new_decision", "new_commitment", "deadline", "decision_closed")
 
 
 @dataclass
@@ -218,7 +218,9 @@ def sync_due(user: User, now: datetime | None = None) -> int:
                             f"Decision “{decision.question}” closed: {outcome(decision)}",
                             _path(handles[decision.studio_id], "decision", decision),
                             decision.studio_id))
-    return write(drafts)
+    # Computed for the inbox alone: the kinds the person keeps out of it are not written.
+    choices = preferences.chosen([user.id], {d.kind for d in drafts})
+    return write([d for d in drafts if preferences.wants(choices, user.id, d.kind, "inbox")])
 
 
 def outcome(decision: Decision) -> str:

@@ -12,8 +12,8 @@ from flask.typing import ResponseReturnValue
 from app.db import writing
 from app.extensions import csrf, db
 from app.models import User
+from app.models.notifications import KINDS
 from app.notifications import compose, mail_tokens, preferences
-from app.notifications.inbox import KINDS
 
 bp = Blueprint("mail", __name__)
 

@@ -22,8 +22,7 @@ from sqlalchemy import select
 from app.extensions import db
 from app.models import User
 from app.models.base import utcnow
-from app.models.notifications import CHANNELS, NotificationPreference
-from app.notifications.inbox import KINDS
+from app.models.notifications import CHANNELS, KINDS, NotificationPreference
 from app.services.errors import Conflict, invalid_param
 
 EMAILED = ("mention", "reply")  # the types emailed unless the person says otherwise

@@ -294,7 +294,7 @@ def test_the_daily_digest_is_sent_once(app: Flask, studio, make_agent, smtp) -> 
 
 
 def test_an_unconfirmed_address_gets_nothing_and_its_replies_are_refused(  # type: ignore[no-untyped-def]
-        app: Flask, studio, make_agent, smtp) -> None:
+        app: Flask, studio, make_agent, smtp, caplog: pytest.LogCaptureFixture) -> None:
     bob = join_studio(make_agent, "bob")
     assert bob.act("/u/bob/settings/notifications", "set_email",
                    email="bob@example.org").status_code == 200
@@ -307,6 +307,8 @@ def test_an_unconfirmed_address_gets_nothing_and_its_replies_are_refused(  # typ
     assert refused.exit_code == 77 and refused.stderr.startswith("refused:")
     not_a_reply = receive(app, reply("someone@example.org", "bob@example.org", "hello"))
     assert not_a_reply.exit_code == 77
+    logged = [r.getMessage() for r in caplog.records if r.name == "harmonic.mail"]
+    assert len(logged) == 2 and all(m.startswith("reply by email refused:") for m in logged)
 
 
 def test_the_settings_page_speaks_to_people(app: Flask, studio, make_agent) -> None:  # type: ignore[no-untyped-def]
@@ -404,3 +406,21 @@ def test_the_webhook_channel_sends_a_persons_notifications(  # type: ignore[no-u
         assert events.count("notification") == 1 and events.count("create_note") == 2
     finally:
         receiver.close()
+
+
+def test_a_persons_form_turns_a_channel_off_and_computed_deadlines_honour_it(  # type: ignore[no-untyped-def]
+        app: Flask, studio, make_agent) -> None:
+    bob = join_studio(make_agent, "bob")
+    # What the settings page's button posts, as a browser sends it.
+    posted = bob.client.post("/u/bob/settings/notifications/actions/set_notification_preference",
+                             data={"kind": "deadline", "channel": "inbox", "enabled": "false"},
+                             headers={"Authorization": f"Bearer {bob.token}",
+                                      "Accept": "text/html"})
+    assert posted.status_code in (200, 303), posted.get_data(as_text=True)[:300]
+    page = bob.get("/u/bob/settings/notifications").get_data(as_text=True)
+    assert "| deadline | off | off | off |" in page
+    soon = studio.act("/studios/team/commit", "create_commitment", title="Soon",
+                      critical_mass=2, deadline="3h")
+    assert soon.status_code == 201
+    assert "closes in about 3 hours" not in bob.get("/inbox").get_data(as_text=True)
+    assert "closes in about 3 hours" in studio.get("/inbox").get_data(as_text=True)
