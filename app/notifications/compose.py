@@ -29,12 +29,18 @@ ALL = "*"  # an unsubscribe token for every type (a digest's)
 POLICY = policy.SMTP.clone(max_line_length=998)
 
 
+def _one_line(text: str) -> str:
+    # A title or name is people's text: a line break in a header would end it (the library
+    # refuses one), so headers get it on one line.
+    return " ".join(text.split())
+
+
 def _base(user: User, address: str, subject: str) -> EmailMessage:
     message = EmailMessage(policy=POLICY)
     sender = settings.get("HARMONIC_MAIL_FROM")
     message["From"] = sender
-    message["To"] = formataddr((user.name, address))
-    message["Subject"] = subject
+    message["To"] = formataddr((_one_line(user.name), address))
+    message["Subject"] = _one_line(subject)
     message["Date"] = formatdate(localtime=False)
     domain = parseaddr(sender)[1].rpartition("@")[2] or "localhost"
     message["Message-ID"] = make_msgid(domain=domain)

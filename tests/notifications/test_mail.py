@@ -424,3 +424,21 @@ def test_a_persons_form_turns_a_channel_off_and_computed_deadlines_honour_it(  #
     assert soon.status_code == 201
     assert "closes in about 3 hours" not in bob.get("/inbox").get_data(as_text=True)
     assert "closes in about 3 hours" in studio.get("/inbox").get_data(as_text=True)
+
+
+def test_reply_tokens_are_bound_to_their_recipient_and_expire(app: Flask) -> None:
+    import uuid
+
+    from app.notifications import mail_tokens
+
+    ana, bob = uuid.uuid4(), uuid.uuid4()
+    now = time.time()
+    with app.app_context():
+        token = mail_tokens.reply_token("0a1b2c3d", ana, now=now)
+        assert len("reply+" + token) <= 64 and token == token.lower()
+        assert mail_tokens.reply_message(token) == "0a1b2c3d"
+        assert mail_tokens.reply_valid(token, ana, now=now) is None
+        assert mail_tokens.reply_valid(token.upper(), ana, now=now) is None  # case folded
+        assert "does not match" in str(mail_tokens.reply_valid(token, bob, now=now))
+        later = now + (mail_tokens.REPLY_DAYS + 1) * 86400
+        assert "expired" in str(mail_tokens.reply_valid(token, ana, now=later))
