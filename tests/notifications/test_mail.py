@@ -442,3 +442,34 @@ def test_reply_tokens_are_bound_to_their_recipient_and_expire(app: Flask) -> Non
         assert "does not match" in str(mail_tokens.reply_valid(token, bob, now=now))
         later = now + (mail_tokens.REPLY_DAYS + 1) * 86400
         assert "expired" in str(mail_tokens.reply_valid(token, ana, now=later))
+
+
+# A login over plain SMTP on loopback: the test server warns about it, as it should elsewhere.
+@pytest.mark.filterwarnings("ignore:Requiring AUTH while not requiring TLS")
+def test_the_urls_login_is_used(  # type: ignore[no-untyped-def]
+        app: Flask, make_agent, smtp_port, monkeypatch: pytest.MonkeyPatch) -> None:
+    from aiosmtpd.smtp import AuthResult, LoginPassword
+
+    logins: list[tuple[bytes, bytes]] = []
+
+    def authenticator(server: Any, session: Any, envelope: Any, mechanism: str,
+                      data: Any) -> AuthResult:
+        assert isinstance(data, LoginPassword)
+        logins.append((data.login, data.password))
+        return AuthResult(success=(data.login, data.password) == (b"ana@example.org", b"p:ss"))
+
+    mailbox = Mailbox()
+    controller = Controller(mailbox, hostname="127.0.0.1", port=smtp_port,
+                            authenticator=authenticator, auth_required=True,
+                            auth_require_tls=False)
+    monkeypatch.setitem(app.config, "HARMONIC_SMTP_URL",
+                        f"smtp://ana%40example.org:p%3Ass@127.0.0.1:{smtp_port}")
+    controller.start()
+    try:
+        ana = make_agent("ana")
+        assert ana.act("/u/ana/settings/notifications", "set_email",
+                       email="ana@example.org").status_code == 200
+        work_until(app, lambda: mailbox.to("ana@example.org"))
+    finally:
+        controller.stop()
+    assert logins == [(b"ana@example.org", b"p:ss")]
