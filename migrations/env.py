@@ -9,9 +9,10 @@ from flask import current_app
 # access to the values within the .ini file in use.
 config = context.config
 
-# Interpret the config file for Python logging.
-# This line sets up loggers basically.
-fileConfig(config.config_file_name)
+# Interpret the config file for Python logging. The app's own loggers stay on: migrating in a
+# process that already imported the app (bin/serve --upgrade, the tests) would otherwise
+# silence every logger made before it, the refusals of replies by email among them.
+fileConfig(config.config_file_name, disable_existing_loggers=False)
 logger = logging.getLogger('alembic.env')
 
 

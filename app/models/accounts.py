@@ -6,7 +6,7 @@ import uuid
 from datetime import datetime
 
 from flask_login import UserMixin
-from sqlalchemy import ForeignKey, String, Text
+from sqlalchemy import Boolean, ForeignKey, String, Text, false
 from sqlalchemy.orm import Mapped, mapped_column, relationship
 
 from app.models.base import Model, TimestampMixin, UTCDateTime, Uuid, utcnow
@@ -23,6 +23,12 @@ class User(UserMixin, TimestampMixin, MadeBy, Model):
     handle: Mapped[str] = mapped_column(String(40), unique=True, nullable=False)
     name: Mapped[str] = mapped_column(String(120), nullable=False)
     email: Mapped[str | None] = mapped_column(String(254), unique=True)
+    # When the person proved ``email`` is theirs (its signed confirmation link); None: not
+    # proved, so no mail is sent there and no reply from there is believed.
+    email_verified_at: Mapped[datetime | None] = mapped_column(UTCDateTime)
+    # Notifications by email once a day (``flask mail digest``) instead of one by one.
+    email_digest: Mapped[bool] = mapped_column(Boolean, default=False, server_default=false(),
+                                               nullable=False)
     password_hash: Mapped[str | None] = mapped_column(String(255))
     user_type: Mapped[str] = mapped_column(String(16), default="human", nullable=False)
     # IANA name for the times pages show this person; None: the studio's zone, else UTC.

@@ -1,5 +1,5 @@
-"""Notifications (a person's inbox), per-studio notification levels, and webhooks with their
-delivery log.
+"""Notifications (a person's inbox), per-studio notification levels, per-type channel
+preferences, the outgoing mail, and webhooks with their delivery log.
 
 A notification's ``key`` says what it is about (``mention:note:<id>``, ``deadline:decision:<id>``);
 (user, key) is unique, so the same thing never lands in an inbox twice, whichever process or
@@ -31,6 +31,10 @@ from app.models.provenance import MadeBy
 from app.models.studios import Studio
 
 LEVELS = ("all", "mentions", "none")
+CHANNELS = ("inbox", "email", "webhook")
+# The types of notification (``Notification.kind``), each with its own channel preferences.
+KINDS = ("mention", "reply", "new_decision", "new_commitment", "deadline", "decision_closed",
+         "commitment_closed")
 
 
 class Notification(IdMixin, Model):
@@ -121,3 +125,50 @@ class WebhookAttempt(Model):
     status_code: Mapped[int | None] = mapped_column(Integer)
     ok: Mapped[bool] = mapped_column(Boolean, nullable=False)
     error: Mapped[str] = mapped_column(Text, default="", nullable=False)
+
+
+class NotificationPreference(Model):
+    """Whether one type of notification (``mention``, ``reply``…) reaches one person by one
+    channel (inbox, email, webhook); a missing row means the channel's default
+    (``app.notifications.preferences``)."""
+
+    __tablename__ = "notification_preferences"
+    __table_args__ = (UniqueConstraint("user_id", "kind", "channel"),)
+
+    id: Mapped[uuid.UUID] = mapped_column(Uuid, primary_key=True, default=uuid.uuid4)
+    user_id: Mapped[uuid.UUID] = mapped_column(ForeignKey("users.id"), nullable=False)
+    kind: Mapped[str] = mapped_column(String(24), nullable=False)
+    channel: Mapped[str] = mapped_column(String(16), nullable=False)
+    enabled: Mapped[bool] = mapped_column(Boolean, nullable=False)
+
+
+class MailMessage(IdMixin, Model):
+    """One email to one person: written in the transaction that caused it, sent by the job
+    queue (``app.notifications.mailing``).
+
+    ``key`` says what it is about (``n:mention:note:<id>``, ``digest:2026-11-29``,
+    ``confirm:<address>``); (user, key) is unique, so the same thing is never mailed twice,
+    whichever process or retry stages it. A notification held for the daily digest waits with
+    status ``held`` until ``flask mail digest`` gathers it.
+    """
+
+    __tablename__ = "mail_messages"
+    __table_args__ = (UniqueConstraint("user_id", "key"),
+                      Index("ix_mail_messages_status", "status"))
+
+    user_id: Mapped[uuid.UUID] = mapped_column(ForeignKey("users.id"), nullable=False)
+    studio_id: Mapped[uuid.UUID | None] = mapped_column(ForeignKey("studios.id"))
+    key: Mapped[str] = mapped_column(String(140), nullable=False)
+    # notification (one), digest (the day's), confirm (an address's confirmation link)
+    purpose: Mapped[str] = mapped_column(String(16), nullable=False)
+    kind: Mapped[str] = mapped_column(String(24), default="", nullable=False)  # its type
+    text: Mapped[str] = mapped_column(String(500), default="", nullable=False)
+    path: Mapped[str] = mapped_column(String(300), default="", nullable=False)
+    # held (for a digest) → pending → retrying → sent | failed | dropped (no longer allowed)
+    status: Mapped[str] = mapped_column(String(16), default="pending", nullable=False)
+    attempts: Mapped[int] = mapped_column(Integer, default=0, nullable=False)
+    enqueued: Mapped[bool] = mapped_column(Boolean, default=False, nullable=False)
+    error: Mapped[str] = mapped_column(Text, default="", nullable=False)
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow, nullable=False)
+    sent_at: Mapped[datetime | None] = mapped_column(UTCDateTime)
+    digest_id: Mapped[uuid.UUID | None] = mapped_column(ForeignKey("mail_messages.id"))

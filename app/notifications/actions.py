@@ -1,19 +1,21 @@
-"""The inbox, notification-level and webhook actions (one registry, every door)."""
+"""The inbox, notification-level, channel-preference, email and webhook actions (one registry,
+every door)."""
 
 from __future__ import annotations
 
 from typing import Any
 
 from app.actions import rules
-from app.actions.effects import DESTRUCTIVE, IDEMPOTENT_WRITE, WRITE
+from app.actions.effects import CREDENTIALS, DESTRUCTIVE, IDEMPOTENT_WRITE, WRITE
 from app.actions.registry import Context, Param, Result, action
-from app.models.notifications import LEVELS
-from app.notifications import events, inbox, webhooks
+from app.models.notifications import CHANNELS, KINDS, LEVELS
+from app.notifications import events, inbox, mailing, preferences, smtp, webhooks
 
 # Managing one's inbox or webhooks is not news for anyone's inbox or webhooks.
 events.QUIET.update({"mark_read", "mark_all_read", "set_notification_level", "create_webhook",
                      "disable_webhook", "enable_webhook", "delete_webhook",
-                     "redeliver_webhook"})
+                     "redeliver_webhook", "set_notification_preference", "set_email_digest",
+                     "set_email"})
 
 
 @action("mark_read", "Mark one notification read (its id is listed in the inbox)", "inbox",
@@ -52,6 +54,62 @@ def set_notification_level(ctx: Context, p: dict[str, Any]) -> Result:
     studio = inbox.set_level(ctx.user, p["studio"], p["level"])
     return Result(f"Notifications from {studio.name}: {p['level']}.", ctx.path,
                   data={"studio": studio.handle, "level": p["level"]})
+
+
+@action("set_notification_preference", "Whether one type of notification reaches you by one "
+                                       "channel: your inbox, email or your own webhooks",
+        "notification_settings", rules.self_user,
+        params=(Param("kind", "string", "The type: " + ", ".join(KINDS), required=True,
+                      enum=KINDS),
+                Param("channel", "string", "inbox, email or webhook", required=True,
+                      enum=CHANNELS),
+                Param("enabled", "boolean", "true: send it there; false: do not",
+                      required=True)),
+        effect=IDEMPOTENT_WRITE)
+def set_notification_preference(ctx: Context, p: dict[str, Any]) -> Result:
+    preferences.set_preference(ctx.user, p["kind"], p["channel"], bool(p["enabled"]))
+    words = preferences.KIND_WORDS.get(p["kind"], p["kind"])
+    where = preferences.CHANNEL_WORDS[p["channel"]].lower()
+    return Result(f"{words}: {'sent to' if p['enabled'] else 'not sent to'} {where}.", ctx.path,
+                  data={"kind": p["kind"], "channel": p["channel"],
+                        "enabled": bool(p["enabled"])})
+
+
+@action("set_email_digest", "Get notification emails once a day, gathered in one email (true), "
+                            "or one by one as they happen (false)",
+        "notification_settings", rules.self_user,
+        params=(Param("daily", "boolean", "true: a daily digest; false: one by one",
+                      required=True),),
+        effect=IDEMPOTENT_WRITE)
+def set_email_digest(ctx: Context, p: dict[str, Any]) -> Result:
+    ctx.user.email_digest = bool(p["daily"])
+    return Result("Emails come once a day, in one digest." if p["daily"]
+                  else "Emails come one by one, as things happen.", ctx.path,
+                  data={"daily": bool(p["daily"])})
+
+
+# Credentials: a confirmed address lets replies by email comment as the person, so only the
+# person sets it, never an app they connected or an agent.
+@action("set_email", "Set the email address notifications are sent to (empty: none); a link "
+                     "to confirm it is mailed there, and nothing else is until it is opened",
+        ("notification_settings", "user_settings"), rules.self_user,
+        params=(Param("email", "string", "The address", required=False,
+                      max_length=254),),
+        effect=CREDENTIALS)
+def set_email(ctx: Context, p: dict[str, Any]) -> Result:
+    to_confirm = preferences.set_email(ctx.user, p.get("email") or "")
+    address = ctx.user.email
+    if not address:
+        message = "Email address removed: no notification is emailed."
+    elif not to_confirm:
+        message = f"{address} is your confirmed address."
+    elif mailing.stage_confirmation(ctx.user) is not None:
+        message = f"We sent a link to {address}: open it to confirm the address."
+    else:
+        message = f"{address} saved; this server sends no email, so it cannot be confirmed yet."
+    return Result(message, ctx.path, data={"email": address,
+                                           "confirmed": ctx.user.email_verified_at is not None,
+                                           "mail": smtp.enabled()})
 
 
 def _may_register(ctx: Context) -> str | None:

@@ -26,7 +26,7 @@ from app.core import changes
 from app.extensions import db
 from app.models import Membership
 from app.models.collab import CommitmentParticipant, Vote
-from app.notifications import inbox, webhooks
+from app.notifications import inbox, mailing, webhooks
 from app.notifications.notify import notify
 from app.services import closing, commitments, deadlines, items
 
@@ -86,10 +86,14 @@ def remind(moment: closing.Moment) -> None:
 
 
 def sweep() -> tuple[int, int]:
-    """Act on the closes and reminders that are due, then enqueue the webhook deliveries they
-    staged (their transactions have committed). Run by every worker, every few seconds."""
+    """Act on the closes and reminders that are due, then enqueue the webhook deliveries and
+    emails they staged (their transactions have committed). Run by every worker, every few
+    seconds."""
     done = closing.sweep()
     ids = webhooks.committed_ids()
     if ids:
         webhooks.enqueue(ids)
+    emails = mailing.committed_ids()
+    if emails:
+        mailing.enqueue(emails)
     return done

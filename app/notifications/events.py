@@ -1,12 +1,13 @@
-"""What an executed action means for inboxes and webhooks, written in the action's own
+"""What an executed action means for inboxes, email and webhooks, written in the action's own
 transaction.
 
 Design (so that no notification is lost when a process dies): the rows are created by an
 observer of the action path (``app.actions.observers``), which runs after the handler and the
-change record and before the commit. Notifications and webhook deliveries therefore commit
-atomically with the change that caused them, or not at all; there is no second step that a
-crash could skip. Only the *sending* of a webhook happens later, from the durable rows, through
-the job queue (``webhooks``).
+change record and before the commit. Notifications, emails to send and webhook deliveries therefore
+commit atomically with the change that caused them, or not at all; there is no second step that
+a crash could skip. Only the *sending* of a webhook or an email happens later, from the durable
+rows, through the job queue (``webhooks``, ``mailing``). Each notification goes to the channels
+its recipient chose (``notify``).
 
 Which items an action created or edited is read from the session itself: a flush listener
 notes new notes (and comments), decisions and commitments, and edits of their text, as the
@@ -68,8 +69,7 @@ def on_action(ctx: Context, act: Action, result: Result) -> None:
     if ctx.user is None or ctx.studio is None or not act.effect.writes or act.name in QUIET:
         return
     drafts = _drafts(ctx.studio, ctx.user, touched) if touched else []
-    if drafts:
-        notify(drafts)
+    notify(drafts)
     webhooks.stage(ctx.studio, ctx.user, act.name, ctx.path, result.location,
                    act.changed(ctx, result), result.message)
 

@@ -28,8 +28,6 @@ PAGE_SIZE = 50
 DUE_WITHIN = timedelta(hours=24)
 CLOSED_LOOKBACK = timedelta(days=7)  # closed decisions older than this are not news any more
 PERSONAL = ("mention", "reply")  # what the "mentions" level still lets through
-KINDS = ("mention", "reply", "new_decision", "new_commitment", "deadline", "decision_closed",
-         "commitment_closed")
 
 
 @dataclass

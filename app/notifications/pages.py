@@ -1,5 +1,6 @@
-"""Pages: the inbox (/inbox), notification levels and personal webhooks in a person's settings,
-a studio's webhooks, and one webhook with its delivery log."""
+"""Pages: the inbox (/inbox); in a person's settings, notification levels, channel preferences,
+email address and digest, and personal webhooks; a studio's webhooks; one webhook with its
+delivery log."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ from flask import Blueprint, request
 
 from app.actions import Context
 from app.models import User
-from app.notifications import inbox, webhooks
+from app.notifications import inbox, preferences, smtp, webhooks
 from app.services.errors import Unauthorized
 from app.web import loaders
 from app.web.core_pages import STUDIO_SECTIONS, studio_nav
@@ -43,7 +44,10 @@ def _next(after: str | None, unread_only: bool) -> str | None:
       loaders.user_page("notification_settings", "/settings/notifications"))
 def notification_settings(ctx: Context) -> Page:
     return Page(ctx, "Notification settings", "notifications/settings",
-                {"subject": ctx.item, "levels": inbox.studio_levels(ctx.item)},
+                {"subject": ctx.item, "levels": inbox.studio_levels(ctx.item),
+                 "preferences": preferences.table(ctx.item),
+                 "kind_words": preferences.KIND_WORDS, "channel_words": preferences.CHANNEL_WORDS,
+                 "mail_on": smtp.enabled()},
                 nav=_settings_nav(ctx))
 
 

@@ -26,6 +26,16 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("DEADLINES_SWEEP_SECONDS", "5",
             "how often each worker looks for deadlines that have passed and reminders due"),
     Setting("WEBHOOKS_TIMEOUT", "10", "seconds to wait for a webhook receiver to answer"),
+    Setting("HARMONIC_SMTP_URL", "",
+            "the SMTP server notifications are mailed through: smtp://host:port (plain), "
+            "smtp+starttls://… (upgraded) or smtps://… (TLS from the start), with "
+            "user:password@ when it asks for a login; empty: no email is sent"),
+    Setting("HARMONIC_MAIL_FROM", "Harmonic <harmonic@localhost>", "who emails come from"),
+    Setting("HARMONIC_MAIL_REPLY_DOMAIN", "",
+            "the domain whose reply+<token>@ addresses reach `flask mail receive`; empty: "
+            "emails carry no Reply-To and replies by email are off"),
+    Setting("MAIL_MAX_ATTEMPTS", "5", "sending attempts before an email fails"),
+    Setting("MAIL_TIMEOUT", "10", "seconds to wait for the SMTP server"),
 )
 _BY_NAME = {s.name: s for s in SETTINGS}
 

@@ -1,17 +1,27 @@
 """Wiring notifications into the app: pages and actions, the action observer, the listeners of
-closes and reminders, the header's unread badge, enqueueing committed webhook deliveries after
-each request, the queue step that sends them, the deadline sweep every worker runs, and
-``flask notifications sweep``."""
+closes and reminders, the header's unread badge, enqueueing committed webhook deliveries and
+emails after each request, the queue steps that send them, the deadline sweep every worker
+runs, ``flask notifications sweep`` and ``flask mail receive|digest|sweep``."""
 
 from __future__ import annotations
 
 import importlib
 import logging
+import sys
 
 import click
 from flask import Flask, Response, g
 
-from app.notifications import closings, inbox, pages, settings, webhooks
+from app.notifications import (
+    closings,
+    inbox,
+    mail_pages,
+    mailing,
+    pages,
+    replies,
+    settings,
+    webhooks,
+)
 from app.workflows import every
 
 log = logging.getLogger("harmonic.notifications")
@@ -26,7 +36,9 @@ def init_app(flask_app: Flask) -> None:
         importlib.import_module(name)
 
     flask_app.register_blueprint(pages.bp)
+    flask_app.register_blueprint(mail_pages.bp)
     webhooks.register_step()
+    mailing.register_step()
     # Deadlines act at their time whoever is looking: every worker looks every few seconds.
     every("notifications.deadlines", lambda: settings.get_float("DEADLINES_SWEEP_SECONDS"),
           closings.sweep)
@@ -48,6 +60,12 @@ def init_app(flask_app: Flask) -> None:
             except Exception:  # the rows are durable: `flask notifications sweep` (or the next
                 # delivery step) enqueues them later; the change itself has committed.
                 log.exception("could not enqueue %d webhook deliveries", len(ids))
+        emails = mailing.committed_ids()
+        if emails:
+            try:
+                mailing.enqueue(emails)
+            except Exception:  # durable too: `flask mail sweep` or the next sending step
+                log.exception("could not enqueue %d emails", len(emails))
         return response
 
     @flask_app.cli.group("notifications")
@@ -62,3 +80,33 @@ def init_app(flask_app: Flask) -> None:
         click.echo(f"closed {closed}, reminded of {reminded}")
         count = webhooks.sweep()
         click.echo(f"enqueued {count} webhook deliver{'y' if count == 1 else 'ies'}")
+
+    @flask_app.cli.group("mail")
+    def mail_group() -> None:
+        """Notifications by email: replies, the daily digest."""
+
+    @mail_group.command("receive")
+    @click.option("--recipient", default=None,
+                  help="The envelope recipient (Postfix's ${recipient}), if the MTA passes it.")
+    def receive(recipient: str | None) -> None:
+        """Read one email on standard input (as an MTA's pipe hands it over) and add it as a
+        comment by its sender; exit 77 with the reason on standard error when refused."""
+        try:
+            done = replies.receive(sys.stdin.buffer.read(), recipient)
+        except replies.Refused as exc:
+            click.echo(f"refused: {exc.message}", err=True)
+            sys.exit(77)  # EX_NOPERM (sysexits.h): the MTA bounces the message
+        click.echo(f"comment by @{done.handle} at {done.location}")
+
+    @mail_group.command("digest")
+    def digest() -> None:
+        """Send each person who chose the daily digest the day's notifications in one email
+        (once a day: run it daily, e.g. from cron; a second run the same day sends nothing)."""
+        count = mailing.digest()
+        click.echo(f"{count} digest{'s' if count != 1 else ''} to send")
+
+    @mail_group.command("sweep")
+    def mail_sweep() -> None:
+        """Enqueue emails that were committed but never enqueued."""
+        count = mailing.sweep()
+        click.echo(f"enqueued {count} email{'s' if count != 1 else ''}")

@@ -228,6 +228,29 @@ def stage(studio: Studio, actor: User | None, action: str, page: str, location: 
     return staged
 
 
+def stage_notification(user_id: uuid.UUID, kind: str, text: str, path: str,
+                       studio: Studio | None) -> list[uuid.UUID]:
+    """One ``notification`` delivery per active personal webhook of ``user_id`` (the webhook
+    channel of a person's notification preferences)."""
+    hooks = list(db.session.scalars(select(Webhook).where(
+        Webhook.active.is_(True), Webhook.owner_id == user_id, Webhook.studio_id.is_(None))))
+    staged: list[uuid.UUID] = []
+    for hook in hooks:
+        delivery = WebhookDelivery(webhook_id=hook.id, event="notification", status="pending",
+                                   attempts=0, enqueued=False, payload={})
+        delivery.assign_ids()
+        delivery.payload = {"id": delivery.short_id, "event": "notification", "kind": kind,
+                            "at": utcnow().isoformat(), "text": text,
+                            "studio": studio.handle if studio is not None else None,
+                            "location": base_url() + path}
+        db.session.add(delivery)
+        staged.append(delivery.id)
+    if staged:
+        db.session.flush()
+        db.session.info.setdefault(_PENDING, []).extend(staged)
+    return staged
+
+
 def committed_ids() -> list[uuid.UUID]:
     """Deliveries whose transaction has committed and are not enqueued yet (taken once)."""
     if not session_exists():  # nothing was committed through a session that was never made

@@ -45,8 +45,9 @@ ADAPTERS: dict[str, set[str]] = {
     "design_model": {"web", "rpc", "server"},
     # editing: the preview endpoint and the version pages, on the pages' blueprint.
     "floorplans": {"web", "pages", "actions", "mcp_tools", "edit_context", "editing"},
-    # web: wiring, the header badge and the CLI; pages/actions: the inbox, levels and webhooks
-    "notifications": {"web", "pages", "actions"},
+    # web: wiring, the header badge and the CLI; pages/actions: the inbox, levels, preferences
+    # and webhooks; mail_pages: the pages an email's signed links open without signing in
+    "notifications": {"web", "pages", "actions", "mail_pages"},
     # oauth: server wires Authlib's Flask integration to the request (issuer from the Host).
     "oauth": {"web", "pages", "server"},
     "playbooks": {"web", "api", "pages", "mcp_tools", "tools_bridge", "cli", "queued",

@@ -98,7 +98,9 @@ CREDENTIALS = (("tokens", "create_api_token", {"name": "forever", "expires": "ne
                ("agents", "create_agent_token", {"handle": "patbot"}),
                ("agents", "revoke_agent", {"handle": "patbot"}),
                ("apps", "disconnect_app", {"client_id": "CLIENT"}),
-               ("tokens", "revoke_api_token", {"token_id": "PREFIX"}))
+               ("tokens", "revoke_api_token", {"token_id": "PREFIX"}),
+               # A confirmed address lets replies by email comment as the person.
+               ("notifications", "set_email", {"email": "mallory@example.org"}))
 
 
 def test_only_the_person_manages_credentials(app: Flask, client: Any, make_agent: Any) -> None:
