@@ -1,7 +1,8 @@
 """A deadline acts by itself with real processes: two server processes and two ``bin/worker``
 processes share the database; a decision whose deadline is moved to a few seconds ahead closes
-when it comes, once, sending its notification and its webhook delivery once each (to a local
-receiver), and its "closes soon" reminder goes once, to the member who has not voted."""
+when it comes, once, sending its notification, its email (to an SMTP server the test starts)
+and its webhook delivery once each (to a local receiver), and its "closes soon" reminder goes
+once, to the member who has not voted."""
 
 from __future__ import annotations
 
@@ -20,6 +21,12 @@ from flask import Flask
 from tests.helpers import join_studio, parse_md
 from tests.mcp.conftest import gunicorn
 from tests.notifications.receivers import Receiver, sha256_signature_ok
+from tests.notifications.test_mail import (
+    REPLY_DOMAIN,
+    SmtpServer,
+    free_port,
+    with_confirmed_address,
+)
 from tests.workflows.workers import start_worker, stop
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(300)]  # real server and worker processes
@@ -61,14 +68,26 @@ def inbox_kinds(base: str, token: str) -> list[tuple[str, str]]:
 
 def test_a_deadline_closes_by_itself_once_across_processes(  # type: ignore[no-untyped-def]
         app: Flask, studio, make_agent, receiver, tmp_path: Path, monkeypatch) -> None:
-    monkeypatch.setitem(app.config, "WEBHOOKS_ALLOW", "loopback")
+    smtp = SmtpServer(free_port())
+    mail = {"HARMONIC_SMTP_URL": f"smtp://127.0.0.1:{smtp.port}",
+            "HARMONIC_MAIL_FROM": "Harmonic <harmonic@example.org>",
+            "HARMONIC_MAIL_REPLY_DOMAIN": REPLY_DOMAIN}
+    settings = {**SETTINGS, **mail}
+    for key, value in settings.items():
+        monkeypatch.setitem(app.config, key, value)
+    smtp.start()
     bob = join_studio(make_agent, "bob")
     hook = studio.act("/studios/team/webhooks", "create_webhook", url=receiver.url).json["result"]
+    # Bob confirms his address and wants closes by email too.
+    with_confirmed_address(app, smtp, bob, "bob@example.org")
+    chose = bob.act("/u/bob/settings/notifications", "set_notification_preference",
+                    kind="decision_closed", channel="email", enabled=True)
+    assert chose.status_code == 200, chose.get_data(as_text=True)
     alice_auth = {"Authorization": f"Bearer {studio.token}", "Accept": "application/json"}
     bob_auth = {"Authorization": f"Bearer {bob.token}", "Accept": "application/json"}
-    workers = [start_worker(app, tmp_path, f"w{i}", **SETTINGS) for i in (1, 2)]
+    workers = [start_worker(app, tmp_path, f"w{i}", **settings) for i in (1, 2)]
     try:
-        with gunicorn(app, **SETTINGS) as one, gunicorn(app, **SETTINGS) as two:
+        with gunicorn(app, **settings) as one, gunicorn(app, **settings) as two:
             made = httpx.post(one + "/studios/team/decide/actions/create_decision",
                               json={"question": "Ship it?", "options": ["Yes", "No"],
                                     "deadline": "2d"}, headers=alice_auth, timeout=30)
@@ -89,11 +108,17 @@ def test_a_deadline_closes_by_itself_once_across_processes(  # type: ignore[no-u
                 return [r for r in receiver.received
                         if json.loads(r["body"])["event"] == "decision_closed"]
 
+            def closed_emails() -> list[Any]:
+                return [m for m in smtp.mailbox.to("bob@example.org")
+                        if "Ship it?" in str(m["Subject"]) and "closed" in str(m["Subject"])]
+
             until(closed_deliveries)
             assert datetime.now(UTC) >= at
             until(lambda: ("decision_closed" in dict(inbox_kinds(two, bob.token))))
+            until(closed_emails)
             time.sleep(2.0)  # ten more sweeps of each worker: nothing more may come
             assert len(closed_deliveries()) == 1
+            assert len(closed_emails()) == 1
             sent = closed_deliveries()[0]
             assert sha256_signature_ok(hook["secret"], sent["headers"], sent["body"])
             payload = json.loads(sent["body"])
@@ -115,3 +140,4 @@ def test_a_deadline_closes_by_itself_once_across_processes(  # type: ignore[no-u
     finally:
         for proc in workers:
             stop(proc)
+        smtp.stop()
