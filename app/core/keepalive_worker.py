@@ -3,29 +3,28 @@ thread, running few requests at once, with the loaded app frozen out of garbage 
 
 gthread hands a connection back to the main thread's poller after every response. The
 client's next request on it then takes a trip through the poller, the pool's queue and a
-future's callback: three thread switches around a request that may itself take 0.2 ms, and
+future's callback: three thread switches around a request that may itself be short, and
 each switch waits for the GIL. ``KeepAliveWorker`` lets the pool thread that answered wait up
 to ``KEEPALIVE_WAIT`` for that next request and answer it itself, but only while no other
 connection is waiting for a thread (so a busy client never keeps others waiting) and while the
 worker is not stopping; otherwise the connection goes back to gunicorn's poller as before.
-Agents send call after call on one connection; this is the case it is for (measured in
-docs/PERFORMANCE.md, issue 22's eighth pass).
+Agents send call after call on one connection; this is the case it is for
+(docs/PERFORMANCE.md, "What the code does for speed").
 
 At most ``HARMONIC_RUNNING`` requests of a process run at once (two by default); a thread with
 a request beyond them waits for one of them to end, up to ``HARMONIC_RUN_WAIT_MS`` (10), and
 then runs anyway. Under the GIL only one thread runs Python at a time, and every request of
-eight running together hands the GIL to another thread at each of its system calls: measured
-with eight busy connections on one process, a call took 20–30% more CPU time with eight
-threads running than with two (issue 22's ninth pass). The wait's bound keeps a slow request
-(an upstream call, a large page) from holding the others back for longer than that, and the
-pool keeps its threads for such requests. A streamed response (an SSE answer, a
-``subscriptions/listen`` stream that lasts minutes) gives its turn back once its headers are
-out: its body comes as events happen, not as work of this thread.
+eight running together hands the GIL to another thread at each of its system calls: with
+eight busy connections on one process, a call takes more CPU time with eight threads running
+than with two. The wait's bound keeps a slow request (an upstream call, a large page) from
+holding the others back for longer than that, and the pool keeps its threads for such
+requests. A streamed response (an SSE answer, a ``subscriptions/listen`` stream that lasts
+minutes) gives its turn back once its headers are out: its body comes as events happen, not as
+work of this thread.
 
 It also freezes what loading the app created (``gc.freeze``): the app's objects (routes,
-models, templates, SQLAlchemy's metadata: about 165,000 of them) live as long as the process,
-and every full collection would walk them again, holding the GIL for tens of milliseconds, in
-the middle of a request on a loaded machine (issue 22's ninth pass in docs/PERFORMANCE.md).
+models, templates, SQLAlchemy's metadata) live as long as the process, and every full
+collection would walk them all again, holding the GIL, in the middle of a request.
 
 ``bin/serve`` runs it (through ``app.mcp.stream_worker.StreamWorker``, which adds the ``GET
 /mcp`` streams, or on its own when streams are served on a port of their own).
