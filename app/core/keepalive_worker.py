@@ -9,7 +9,8 @@ answered wait up to ``KEEPALIVE_WAIT`` for that next request and answer it itsel
 while no other connection is waiting for a thread (so a busy client never keeps others
 waiting) and while the worker is not stopping; otherwise the connection goes back to
 gunicorn's poller as before.
-Agents send call after call on one connection; this is the case it is for.
+Agents send call after call on one connection; this is the case it is for
+(docs/PERFORMANCE.md, "What the code does for speed").
 
 At most ``HARMONIC_RUNNING`` requests of a process run at once (two by default); a thread with
 a request beyond them waits for one of them to end, up to ``HARMONIC_RUN_WAIT_MS`` (10), and
