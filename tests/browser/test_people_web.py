@@ -108,6 +108,8 @@ def page_kinds(paths: dict[str, str]) -> dict[str, str]:
         "floorplan_versions": paths["floorplan"] + "/versions",
         "user": "/u/alice", "user_settings": "/u/alice/settings",
         "tokens": "/u/alice/settings/tokens", "agent_activity": "/u/alice/agent-activity",
+        "inbox": "/inbox", "notification_settings": "/u/alice/settings/notifications",
+        "studio_webhooks": "/studios/team/webhooks",
         "playbooks": "/playbooks", "playbook": paths["playbook"],
         "workflows": "/workflows", "workflow": "/workflows/studio-check", "run": paths["run"],
         "playbook_run": paths["playbook_run"],
@@ -382,7 +384,7 @@ def test_every_page_kind_in_both_themes_and_on_a_phone(  # type: ignore[no-untyp
     folder = SHOTS if os.environ.get("HARMONIC_SCREENSHOTS") else tmp_path
     folder.mkdir(parents=True, exist_ok=True)
     shots = {"studio": "studio", "decision": "decision", "floorplan": "floorplan",
-             "run": "run", "note": "note"}
+             "run": "run", "note": "note", "notification_settings": "notifications"}
     wide_view, phone = {"width": 1200, "height": 900}, {"width": 390, "height": 844}
     context = browser.new_context(base_url=live_server, viewport=wide_view)
     tab = context.new_page()
