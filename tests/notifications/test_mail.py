@@ -311,6 +311,14 @@ def test_an_unconfirmed_address_gets_nothing_and_its_replies_are_refused(  # typ
     assert len(logged) == 2 and all(m.startswith("reply by email refused:") for m in logged)
 
 
+def test_every_kind_has_its_words() -> None:
+    """The settings page and the emails name every kind of notification in words."""
+    from app.models.notifications import KINDS
+    from app.notifications.preferences import KIND_WORDS
+
+    assert set(KIND_WORDS) == set(KINDS)
+
+
 def test_the_settings_page_speaks_to_people(app: Flask, studio, make_agent) -> None:  # type: ignore[no-untyped-def]
     bob = join_studio(make_agent, "bob")
     html = bob.get("/u/bob/settings/notifications", accept="text/html").get_data(as_text=True)
