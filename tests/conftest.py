@@ -111,6 +111,11 @@ def migrated_app(database_url: str, instance: Path) -> Iterator[Flask]:
     with application.app_context():
         upgrade(revision="heads")
     yield application
+    from app.core import feed
+
+    relay = feed.running(application)
+    if relay is not None:  # before its database goes: else it logs the loss while retrying
+        relay.stop()
     with application.app_context():
         db.session.remove()
         db.engine.dispose()
