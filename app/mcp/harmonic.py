@@ -339,6 +339,8 @@ def _file_result(page: Page) -> ToolResult:
     # hints clients see say so. A call's own effect is its action's.
     effect=DESTRUCTIVE, icon="page",
     effect_of=lambda args: action_effect(args.get("action")),
+    subject_of=lambda args: args["action"].strip() if isinstance(args.get("action"), str)
+    else None,
     title="Execute action",
 )
 def execute_action(ctx: ToolContext, args: dict[str, Any]) -> ToolResult:

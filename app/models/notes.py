@@ -18,9 +18,10 @@ from app.models.base import (
     Uuid,
     utcnow,
 )
+from app.models.provenance import Represented
 
 
-class Note(IdMixin, TimestampMixin, SoftDeleteMixin, Model):
+class Note(IdMixin, TimestampMixin, SoftDeleteMixin, Represented, Model):
     __tablename__ = "notes"
     __table_args__ = (Index("ix_notes_commentable", "commentable_type", "commentable_id"),
                       # the studio lists' keyset order
@@ -38,6 +39,9 @@ class Note(IdMixin, TimestampMixin, SoftDeleteMixin, Model):
 
     created_by: Mapped[User] = relationship(foreign_keys=[created_by_id])
     updated_by: Mapped[User] = relationship(foreign_keys=[updated_by_id])
+    # Who wrote it for its author under a representation session (None: the author did).
+    representative: Mapped[User | None] = relationship(
+        primaryjoin="foreign(Note.representative_id) == User.id", viewonly=True)
 
 
 class NoteEvent(Model):

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from typing import Any
 
@@ -33,8 +33,10 @@ from app.actions.effects import READ
 from app.actions.registry import ACTIONS, IGNORED_FORM_FIELDS, check_offered, validate_params
 from app.actions.summary import action_summary, next_steps
 from app.core import changes, config, sitemap
+from app.core.authorization import runs_as
 from app.core.dispatch import BEFORE_COMMIT_KEY, FRONTMATTER_KEY
 from app.db import writing
+from app.models import provenance
 from app.services import form_receipts
 from app.services.errors import Conflict, DomainError, Invalid, Unauthorized
 from app.web import auth, forms, loaders
@@ -313,7 +315,15 @@ def execute_action(spec: PageSpec, action_name: str, args: dict[str, Any]) -> Re
     # (names are unique, so the registry knows it before the page loads): a read-only token
     # runs what only reads; only the person themselves manages credentials.
     known = ACTIONS.get(action_name)
-    authorize(known.effect if known else None, action_name)
+    studio = args.get("handle") if request.path.startswith("/studios/") else None
+    authorize(known.effect if known else None, action_name, studio)
+    # In a representation session an action of the grant runs as the principal: their rights
+    # and their name on what it makes, the representative's beside it (app.models.provenance).
+    session = runs_as(g.identity, action_name)
+    if session is not None:
+        provenance.representing(g.identity.user_id)
+        g.identity = replace(g.identity, user_id=session.principal_id)
+        g.user = None  # the principal, loaded with the page
     # A form sent before (Back, then submit again) is answered before its page loads: what it
     # deleted is gone, but the person is shown where the first submit led.
     key = _form_key(known)
