@@ -513,6 +513,19 @@ def context_resource(ctx: ToolContext) -> str:
     return "\n".join(lines) + "\n"
 
 
+@resource("harmonic://calls", "calls",
+          "Every call made for you, newest first: with your own tokens, by your agents, and by "
+          "anyone acting for you under a grant (who called, for whom, what, how it went). "
+          "Filter by reading harmonic://page/u/<your handle>/agent-activity?agent=<handle>"
+          "&day=today (or yesterday, or YYYY-MM-DD)",
+          mime_type="text/markdown", title="Calls made for you")
+def calls_resource(ctx: ToolContext) -> Any:
+    user = _caller(ctx)
+    if user is None:
+        raise Forbidden("sign in first: the call log is a person's own")
+    return _read(ctx, "harmonic://calls", f"/u/{user.handle}/agent-activity")
+
+
 def _caller(ctx: ToolContext) -> Any:
     """The caller's User (None when anonymous)."""
     return db.session.get(User, ctx.identity.user_id) if ctx.identity is not None else None

@@ -39,9 +39,6 @@ class Note(IdMixin, TimestampMixin, SoftDeleteMixin, Represented, Model):
 
     created_by: Mapped[User] = relationship(foreign_keys=[created_by_id])
     updated_by: Mapped[User] = relationship(foreign_keys=[updated_by_id])
-    # Who wrote it for its author under a representation session (None: the author did).
-    representative: Mapped[User | None] = relationship(
-        primaryjoin="foreign(Note.representative_id) == User.id", viewonly=True)
 
 
 class NoteEvent(Model):

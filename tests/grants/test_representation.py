@@ -32,7 +32,8 @@ def _agent(app: Flask, alice: Any) -> Any:
     """Alice's agent 'helper', a member of the studio, granted vote and add_comment."""
     from tests.conftest import Agent
 
-    made = alice.act("/u/alice/settings/agents", "create_agent", handle="helper")
+    made = alice.act("/u/alice/settings/agents", "create_agent", handle="helper",
+                     name="Helper")
     assert made.status_code == 201, made.get_json()
     helper = Agent(alice.client, "helper", made.get_json()["result"]["token"])
     assert helper.act("/studios/team/join", "join_studio").status_code == 200
