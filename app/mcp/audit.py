@@ -22,6 +22,7 @@ up to the commit; a call whose action fails gets its row after, like any other.
 
 from __future__ import annotations
 
+import json
 import logging
 import threading
 import time
@@ -167,6 +168,7 @@ def _values(ctx: ToolContext, tool: str, args: dict[str, Any], outcome: str,
     return {"id": uuid.uuid4(), "created_at": utcnow(),
             "user_id": identity.user_id,
             "represented_user_id": session.principal_id if session is not None else None,
+            "context": ctx.audit.get("context"),
             "token_id": identity.token_id,
             "session_id": None if ctx.session.stateless else ctx.session.id[:64],
             "transport": getattr(ctx.session, "transport", "stdio"), "tool": tool[:128],
@@ -206,6 +208,15 @@ class CallRow:
     call: McpToolCall
     caller: User | None
     principal: User | None  # the person it was made for in a representation session
+
+    @property
+    def declared(self) -> dict[str, Any] | None:
+        """The context the call declared (``app.core.declared``), if any."""
+        try:
+            found = json.loads(self.call.context) if self.call.context else None
+        except ValueError:
+            return None
+        return found if isinstance(found, dict) else None
 
 
 def day_bounds(day: str | None, now: datetime | None = None) -> tuple[datetime, datetime] | None:

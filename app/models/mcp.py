@@ -94,3 +94,5 @@ class McpToolCall(Model):
     created_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow, nullable=False)
     # The person the caller (``user_id``) acted for in a representation session, if any.
     represented_user_id: Mapped[uuid.UUID | None] = mapped_column(Uuid)
+    # The context the call declared (app.core.declared), as JSON, if it declared one.
+    context: Mapped[str | None] = mapped_column(Text)

@@ -1,5 +1,6 @@
 """grants and representation: a person lets a studio member act for them, and what is made
-or called in a representation session names both
+or called in a representation session names both; a call's declared context, and a studio's
+setting that requires one
 
 Revision ID: 0026_grants
 Revises: 0025_mail
@@ -57,13 +58,20 @@ def upgrade():
         batch.add_column(sa.Column("representative_id", sa.Uuid(), nullable=True))
     with op.batch_alter_table("mcp_tool_calls") as batch:
         batch.add_column(sa.Column("represented_user_id", sa.Uuid(), nullable=True))
+        batch.add_column(sa.Column("context", sa.Text(), nullable=True))
+    with op.batch_alter_table("studios") as batch:
+        batch.add_column(sa.Column("context_required", sa.Boolean(), nullable=False,
+                                   server_default=sa.false()))
     op.create_index("ix_mcp_tool_calls_represented_created", "mcp_tool_calls",
                     ["represented_user_id", "created_at"])
 
 
 def downgrade():
     op.drop_index("ix_mcp_tool_calls_represented_created", table_name="mcp_tool_calls")
+    with op.batch_alter_table("studios") as batch:
+        batch.drop_column("context_required")
     with op.batch_alter_table("mcp_tool_calls") as batch:
+        batch.drop_column("context")
         batch.drop_column("represented_user_id")
     with op.batch_alter_table("decision_votes") as batch:
         batch.drop_column("representative_id")
