@@ -43,8 +43,8 @@ STUDIO_POLICY = (
           "A playbook's teacher may replay their own captured session for real (after a dry "
           "run) before its recipe is approved; off: only approved recipes replay for real"),
     Param("context_required", "boolean",
-          "Every action a token runs here must declare its context (actor, on_behalf_of, "
-          "visibility, intention)"),
+          "Every action an agent or an app runs here, or anyone acting for someone, must "
+          "declare its context (actor, on_behalf_of, visibility, intention)"),
 )
 
 

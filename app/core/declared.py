@@ -7,7 +7,8 @@ for (the principal of its representation session; absent when it acts as itself)
 ``visibility`` who may see what it does (``public``, ``private`` or ``shared``) and
 ``intention`` why, in a sentence. A context is checked against the real caller and session: a
 mismatch is refused with the reason, before anything runs. A studio may require one of every
-call a token makes there (``Studio.context_required``).
+action an agent or an app runs there, and of every action run for someone
+(``Studio.context_required``).
 """
 
 from __future__ import annotations

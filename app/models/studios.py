@@ -41,7 +41,8 @@ class Studio(TimestampMixin, SoftDeleteMixin, Model):
     # (after a dry run) before its recipe is approved? (seed 000's quick start; default yes)
     teacher_replays: Mapped[bool] = mapped_column(Boolean, default=True, server_default=sa_true(),
                                                   nullable=False)
-    # Must every call a token makes here declare its context (app.core.declared)?
+    # Must agents, apps and representatives declare the context of each action here
+    # (app.core.declared)?
     context_required: Mapped[bool] = mapped_column(Boolean, default=False,
                                                    server_default=sa_false(), nullable=False)
     created_by_id: Mapped[uuid.UUID | None] = mapped_column(ForeignKey("users.id"))

@@ -403,8 +403,8 @@ def _check_context(ctx: Context, act: Action, raw: dict[str, Any], from_form: bo
                    caller_id: Any, principal: str | None) -> None:
     """Check the call's declared context (``app.core.declared``: the ``context`` of a JSON
     body, taken out of the parameters, or the header) against the real caller and session;
-    a studio that requires one refuses a token's call without it. People's forms declare
-    none."""
+    a studio that requires one refuses a call without it from an agent, an app, or anyone
+    acting for someone (a person's own forms and tokens declare none)."""
     text = request.headers.get(declared.HEADER)
     takes_context = any(param.name == "context" for param in act.params)
     value = raw.pop("context", None) if not from_form and not takes_context else None
@@ -412,7 +412,7 @@ def _check_context(ctx: Context, act: Action, raw: dict[str, Any], from_form: bo
         value = text
     if value is None:
         if ctx.studio is not None and ctx.studio.context_required \
-                and g.identity.via != "session":
+                and (not g.identity.is_person or principal is not None):
             raise Forbidden(f"{ctx.studio.name} asks every call to declare its context: send "
                             f"context {{actor, visibility, intention}} (and on_behalf_of when "
                             f"acting for someone)", reason="context_required")

@@ -94,6 +94,8 @@ def test_a_studio_may_require_a_context(app: Flask, studio) -> None:  # type: ig
     assert refused.status_code == 403
     error = refused.get_json()["error"]
     assert error["reason"] == "context_required" and "declare its context" in error["message"]
+    # The person's own token declares none.
+    assert alice.act(decision, "vote", votes=vote).status_code == 200
     header = json.dumps(_context(on_behalf_of=None, visibility="public"))
     ok = helper.client.post(f"{decision}/actions/vote", json={"votes": vote},
                             headers={**helper.headers("application/json"),
