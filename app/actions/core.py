@@ -42,6 +42,9 @@ STUDIO_POLICY = (
     Param("teacher_replays", "boolean",
           "A playbook's teacher may replay their own captured session for real (after a dry "
           "run) before its recipe is approved; off: only approved recipes replay for real"),
+    Param("context_required", "boolean",
+          "Every action an agent or an app runs here, or anyone acting for someone, must "
+          "declare its context (actor, on_behalf_of, visibility, intention)"),
 )
 
 

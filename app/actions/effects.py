@@ -98,6 +98,9 @@ IDEMPOTENT_DESTRUCTIVE = Effect("destructive", idempotent=True)
 # What makes or ends a way into the account (a token, an agent, a connected app).
 CREDENTIALS = Effect("write", credentials=True)
 REVOKE_CREDENTIALS = Effect("destructive", idempotent=True, credentials=True)
+# The actions a representative runs as themselves during a representation session (starting
+# and ending one): every other action that writes runs for the principal, if the grant has it.
+SESSION_ACTIONS = frozenset({"start_representation", "end_representation"})
 
 
 def needs_write(effect: Effect | None) -> bool:

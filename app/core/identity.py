@@ -11,8 +11,11 @@ run later) and what holds the credential (``kind``):
 ``grant``   an access token an app got through OAuth (``ApiToken.oauth_grant_id``): the app
             the person connected, not the person.
 
-The kind comes from the token row (``from_token``), so the per-process token cache carries it
-with the rest; a workflow run or an MCP task acts with the kind and token of whoever started
+An identity in a representation session (``app.models.grants``) carries it in
+``representing``: its actions within the grant then run as the principal
+(``app.core.authorization``). The kind comes from the token row (``from_token``), so the
+per-process token cache carries it with the rest (and forgets it when a session starts or
+ends); a workflow run or an MCP task acts with the kind and token of whoever started
 it. What an identity may run is decided in one place, ``app.core.authorization``.
 Web, MCP, playbooks, workflows and the design model all read this one type; the Flask glue
 that finds it on a request lives in ``app.web.auth``.
@@ -26,12 +29,14 @@ from __future__ import annotations
 
 import uuid
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from typing import TYPE_CHECKING
 
 from app.models import provenance
 
 if TYPE_CHECKING:
     from app.models import ApiToken
+    from app.models.grants import Representation
 
 IDENTITY_KEY = "harmonic.identity"
 # Blueprints whose views read only the identity, never the person's row (``identity_only``).
@@ -48,6 +53,33 @@ KINDS = ("person", "agent", "grant")
 
 
 @dataclass(frozen=True)
+class Representing:
+    """A representation session the caller is in: for whom, under which grant's terms."""
+
+    session_id: uuid.UUID
+    principal_id: uuid.UUID
+    principal_handle: str
+    principal_name: str
+    grant_id: uuid.UUID
+    studio_handle: str
+    actions: tuple[str, ...]
+    grant_until: datetime
+    until: datetime  # the session's end (an hour at most, never after the grant's)
+
+    def active(self, now: datetime | None = None) -> bool:
+        return (now or datetime.now(UTC)) < self.until
+
+    @classmethod
+    def of(cls, session: Representation) -> Representing:
+        grant = session.grant
+        return cls(session_id=session.id, principal_id=session.principal_id,
+                   principal_handle=session.principal.handle,
+                   principal_name=session.principal.name, grant_id=grant.id,
+                   studio_handle=grant.studio.handle, actions=tuple(grant.action_names),
+                   grant_until=grant.expires_at, until=session.ends_at)
+
+
+@dataclass(frozen=True)
 class Identity:
     user_id: uuid.UUID
     scopes: tuple[str, ...] = ("read", "write")
@@ -58,6 +90,12 @@ class Identity:
     audience: str | None = None
     kind: str = "person"  # person | agent | grant: who holds the credential (module docstring)
     grant_id: uuid.UUID | None = None  # the OAuth grant of a grant's token
+    representing: Representing | None = None  # a representation session it is in
+
+    def acting_for(self) -> Representing | None:
+        """The session it acts in now (None once it ended, or outside one)."""
+        found = self.representing
+        return found if found is not None and found.active() else None
 
     def __post_init__(self) -> None:
         if self.kind not in KINDS:
@@ -85,11 +123,11 @@ def kind_of(token: ApiToken) -> str:
     return "agent" if token.user.user_type == "ai_agent" else "person"
 
 
-def from_token(token: ApiToken) -> Identity:
+def from_token(token: ApiToken, representing: Representing | None = None) -> Identity:
     """The identity of an already resolved token (its person loaded with it)."""
     return Identity(user_id=token.user_id, scopes=tuple(token.scope_list), token_id=token.id,
                     via="token", audience=token.audience, kind=kind_of(token),
-                    grant_id=token.oauth_grant_id)
+                    grant_id=token.oauth_grant_id, representing=representing)
 
 
 def bearer_token(authorization: str | None) -> str | None:

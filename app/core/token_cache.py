@@ -6,6 +6,9 @@ revocation, a deletion with its OAuth grant, a bulk update) says so in its own t
 (``kept.changed``), is forgotten by its process when flushed and by every other one through
 the change feed; ``HARMONIC_CACHE_SECONDS`` bounds a change made by hand in the database.
 Expiry is checked on every hit, against the clock. Only tokens that resolved are kept.
+
+A token's identity carries the representation session its holder is in (``Identity.
+representing``), so a grant or a session that starts, ends or is revoked is such a change too.
 """
 
 from __future__ import annotations
@@ -20,9 +23,10 @@ from sqlalchemy import event
 from sqlalchemy.orm import ORMExecuteState, Session
 
 from app.core import kept
-from app.core.identity import Identity, from_token
+from app.core.identity import Identity, Representing, from_token, kind_of
 from app.models import ApiToken, User
-from app.services import tokens
+from app.models.grants import Grant, Representation
+from app.services import grants, tokens
 from app.services.errors import Unauthorized
 
 TOPIC = "api-tokens"  # keyed by the token's digest; any change forgets them all
@@ -63,17 +67,25 @@ def resolve(plaintext: str) -> tuple[Identity, User | None]:
             return cached, None
     fetched = time.monotonic()
     token = tokens.resolve(plaintext)
-    identity = from_token(token)
+    identity = from_token(token, representing_of(token.user_id)
+                          if kind_of(token) != "grant" else None)
     if copies is not None:
         copies.put(digest, _Entry(identity, token.expires_at), fetched)
     return identity, token.user
+
+
+def representing_of(user_id: Any) -> Representing | None:
+    """The representation session ``user_id`` is in now, as an identity carries it."""
+    session = grants.active_for(user_id)
+    return Representing.of(session) if session is not None else None
 
 
 # -- a change to a token row, by the ORM or by a bulk statement: said in its transaction ------
 
 @event.listens_for(Session, "before_flush")
 def _on_flush(session: Session, _context: Any, _instances: Any) -> None:
-    if any(isinstance(o, ApiToken) for o in (*session.dirty, *session.deleted)):
+    if any(isinstance(o, ApiToken | Grant) for o in (*session.dirty, *session.deleted)) \
+            or any(isinstance(o, Representation) for o in (*session.new, *session.dirty)):
         kept.changed(TOPIC)
 
 

@@ -1,5 +1,7 @@
 """The tool-call audit log: who called which tool where, with which parameter names, and how
-it went. Values are never stored; the owner of the token reads it at /u/<handle>/agent-activity.
+it went, and for whom when the caller was in a representation session. Values are never
+stored; the person reads every call made for them (by their tokens, their agents, and those
+acting for them) at /u/<handle>/agent-activity (``calls_for``).
 
 Rows are written by group commit: a call returns only once its row is committed, but calls
 finishing at the same time in one process share one transaction, so under load one commit
@@ -20,15 +22,18 @@ up to the commit; a call whose action fails gets its row after, like any other.
 
 from __future__ import annotations
 
+import json
 import logging
 import threading
 import time
 import uuid
 from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
 from typing import Any, cast
 
 from flask import current_app
-from sqlalchemy import Table, insert, select, update
+from sqlalchemy import Table, insert, or_, select, update
 from sqlalchemy.engine import Engine
 
 from app.actions.effects import needs_write
@@ -36,6 +41,7 @@ from app.extensions import db
 from app.mcp import audit_rows
 from app.mcp.context import ToolContext
 from app.mcp.registry import call_observer
+from app.models import User
 from app.models.base import utcnow
 from app.models.mcp import McpToolCall
 
@@ -158,8 +164,11 @@ def _values(ctx: ToolContext, tool: str, args: dict[str, Any], outcome: str,
     names = sorted(params) if isinstance(params, dict) else sorted(args)
     path = ctx.audit.get("path") or _text(args.get("path"))
     action = ctx.audit.get("action") or _text(args.get("action"))
+    session = identity.acting_for()  # a call in a representation session: for whom
     return {"id": uuid.uuid4(), "created_at": utcnow(),
             "user_id": identity.user_id,
+            "represented_user_id": session.principal_id if session is not None else None,
+            "context": ctx.audit.get("context"),
             "token_id": identity.token_id,
             "session_id": None if ctx.session.stateless else ctx.session.id[:64],
             "transport": getattr(ctx.session, "transport", "stdio"), "tool": tool[:128],
@@ -192,6 +201,58 @@ def _text(value: Any) -> str | None:
     return value if isinstance(value, str) and value else None
 
 
-def recent_calls(user_id: Any, limit: int = 100) -> list[McpToolCall]:
-    return list(db.session.scalars(select(McpToolCall).where(McpToolCall.user_id == user_id)
-                                   .order_by(McpToolCall.created_at.desc()).limit(limit)))
+@dataclass(frozen=True)
+class CallRow:
+    """One call of a person's call log: who made it, and for whom when not for themselves."""
+
+    call: McpToolCall
+    caller: User | None
+    principal: User | None  # the person it was made for in a representation session
+
+    @property
+    def declared(self) -> dict[str, Any] | None:
+        """The context the call declared (``app.core.declared``), if any."""
+        try:
+            found = json.loads(self.call.context) if self.call.context else None
+        except ValueError:
+            return None
+        return found if isinstance(found, dict) else None
+
+
+def day_bounds(day: str | None, now: datetime | None = None) -> tuple[datetime, datetime] | None:
+    """The UTC day ``day`` names (``today``, ``yesterday`` or YYYY-MM-DD), or None for any
+    day; ValueError for anything else."""
+    text = (day or "").strip().lower()
+    if not text:
+        return None
+    today = (now or datetime.now(UTC)).replace(hour=0, minute=0, second=0, microsecond=0)
+    if text == "today":
+        start = today
+    elif text == "yesterday":
+        start = today - timedelta(days=1)
+    else:
+        start = datetime.strptime(text, "%Y-%m-%d").replace(tzinfo=UTC)
+    return start, start + timedelta(days=1)
+
+
+def calls_for(person: User, agent: User | None = None, day: str | None = None,
+              limit: int = 200) -> list[CallRow]:
+    """Every call made for ``person``, newest first: with their own tokens, by their agents,
+    and by anyone acting for them in a representation session; only ``agent``'s (one of
+    their agents, or a representative) and only on ``day`` (``day_bounds``) when given."""
+    table = McpToolCall
+    agents = select(User.id).where(User.owner_id == person.id).scalar_subquery()
+    query = select(table).where(or_(table.user_id == person.id, table.user_id.in_(agents),
+                                    table.represented_user_id == person.id))
+    if agent is not None:
+        query = query.where(table.user_id == agent.id)
+    bounds = day_bounds(day)
+    if bounds is not None:
+        query = query.where(table.created_at >= bounds[0], table.created_at < bounds[1])
+    calls = list(db.session.scalars(query.order_by(table.created_at.desc()).limit(limit)))
+    ids = {c.user_id for c in calls} | {c.represented_user_id for c in calls}
+    people = {u.id: u for u in db.session.scalars(select(User).where(
+        User.id.in_([i for i in ids if i is not None])))} if calls else {}
+    return [CallRow(c, people.get(c.user_id) if c.user_id else None,
+                    people.get(c.represented_user_id) if c.represented_user_id else None)
+            for c in calls]

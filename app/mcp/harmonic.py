@@ -26,7 +26,7 @@ from flask import current_app
 from app.actions.effects import DESTRUCTIVE, READ, Effect
 from app.actions.registry import ACTIONS
 from app.actions.summary import action_summary
-from app.core import agent_guide, changes, config
+from app.core import agent_guide, changes, config, declared
 from app.core.dispatch import dispatch
 from app.extensions import db
 from app.mcp import audit, content
@@ -318,6 +318,7 @@ def _file_result(page: Page) -> ToolResult:
                      "description": "The page offering the action (as navigate returned it). "
                                     "Required on a stateless (2026-07-28) connection; in a "
                                     "2025 session the default is the last page navigated to"},
+            "context": declared.SCHEMA,
         },
         "required": ["action"],
         "additionalProperties": False,
@@ -339,6 +340,8 @@ def _file_result(page: Page) -> ToolResult:
     # hints clients see say so. A call's own effect is its action's.
     effect=DESTRUCTIVE, icon="page",
     effect_of=lambda args: action_effect(args.get("action")),
+    subject_of=lambda args: args["action"].strip() if isinstance(args.get("action"), str)
+    else None,
     title="Execute action",
 )
 def execute_action(ctx: ToolContext, args: dict[str, Any]) -> ToolResult:
@@ -359,6 +362,10 @@ def execute_action(ctx: ToolContext, args: dict[str, Any]) -> ToolResult:
     # (404 or 409, naming those it does) before it reads any parameter or changes anything.
     ctx.progress(1, 2, f"running {action} at {path}")
     ctx.check_cancelled()  # last moment to stop before anything changes
+    if args.get("context") is not None:
+        # Checked by the action POST against the caller and its session; kept with the call.
+        ctx.audit["context"] = declared.parse(args["context"]).record()
+        params = {**params, "context": args["context"]}
     for _ in range(MAX_REDIRECTS):
         target = f"{path.rstrip('/')}/actions/{action}"
         result = dispatch("POST", target, ctx.identity, json=params, accept="application/json",
@@ -509,6 +516,19 @@ def context_resource(ctx: ToolContext) -> str:
     if ctx.session.current_path:
         lines += ["", f"Your current page: `{ctx.session.current_path}`"]
     return "\n".join(lines) + "\n"
+
+
+@resource("harmonic://calls", "calls",
+          "Every call made for you, newest first: with your own tokens, by your agents, and by "
+          "anyone acting for you under a grant (who called, for whom, what, how it went). "
+          "Filter by reading harmonic://page/u/<your handle>/agent-activity?agent=<handle>"
+          "&day=today (or yesterday, or YYYY-MM-DD)",
+          mime_type="text/markdown", title="Calls made for you")
+def calls_resource(ctx: ToolContext) -> Any:
+    user = _caller(ctx)
+    if user is None:
+        raise Forbidden("sign in first: the call log is a person's own")
+    return _read(ctx, "harmonic://calls", f"/u/{user.handle}/agent-activity")
 
 
 def _caller(ctx: ToolContext) -> Any:

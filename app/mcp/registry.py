@@ -48,6 +48,16 @@ class Tool:
     # Runs in the tools/call request before a task is created: questions it asks are answered
     # there (an input-required result), and the answers go into the task.
     task_prepare: Handler | None = None
+    # What one call runs, by name, when the tool runs something named (an action): what the
+    # authorization question is asked about (a grant lists actions, not tools).
+    subject_of: Callable[[dict[str, Any]], str | None] | None = None
+
+    def call_subject(self, args: Any) -> str:
+        """The name the authorization question asks about for this call: the action it runs,
+        else the tool's own name."""
+        found = self.subject_of(args) if self.subject_of is not None \
+            and isinstance(args, dict) else None
+        return found or self.name
 
     def call_effect(self, args: Any) -> Effect:
         """What a call with these arguments does (the declared effect when they do not say)."""
@@ -226,15 +236,16 @@ class Registry:
              output_schema: dict[str, Any] | None = None, *, effect: Effect,
              title: str | None = None, effect_of: EffectOf | None = None,
              icon: str = "harmonic", meta: dict[str, Any] | None = None,
-             task_support: str = "forbidden",
-             task_prepare: Handler | None = None) -> Callable[[Handler], Handler]:
+             task_support: str = "forbidden", task_prepare: Handler | None = None,
+             subject_of: Callable[[dict[str, Any]], str | None] | None = None
+             ) -> Callable[[Handler], Handler]:
         icons(icon)  # an unknown icon fails at import, not in a client's tools/list
         if task_support not in ("forbidden", "optional", "required"):
             raise ValueError(f"task_support of {name}: forbidden, optional or required")
         def decorate(handler: Handler) -> Handler:
             self.add(Tool(name, description, handler, effect, input_schema or dict(EMPTY_OBJECT),
                           output_schema, title, effect_of, icon, meta, task_support,
-                          task_prepare))
+                          task_prepare, subject_of))
             return handler
         return decorate
 

@@ -351,7 +351,8 @@ class McpServer:
         # The one authorization question, from the effect of this very call (the action
         # execute_action runs, the method upstream_call calls, whether replay writes), before
         # the arguments are validated or anything runs; nothing is recorded for a refusal.
-        refused = authorization.refusal(ctx.identity, tool.call_effect(args), name)
+        refused = authorization.refusal(ctx.identity, tool.call_effect(args),
+                                        tool.call_subject(args))
         if refused is not None:
             return error_result(f"{refused.kind} ({refused.http_status}): {refused.message}",
                                 {"error": refused.data()}).to_dict()

@@ -32,6 +32,7 @@ from app.models.base import (
     Uuid,
     utcnow,
 )
+from app.models.provenance import Represented
 
 # "No deadline" is stored as a deadline this far away: the item closes when its creator says so.
 MANUAL_CLOSE = timedelta(days=365 * 100)
@@ -103,7 +104,7 @@ class Option(SoftDeleteMixin, Model):
     created_by: Mapped[User] = relationship()
 
 
-class Vote(Model):
+class Vote(Represented, Model):
     """One voter's stance on one option; voting again updates this row (an upsert)."""
 
     __tablename__ = "decision_votes"

@@ -75,7 +75,9 @@ class McpToolCall(Model):
     """
 
     __tablename__ = "mcp_tool_calls"
-    __table_args__ = (Index("ix_mcp_tool_calls_user_created", "user_id", "created_at"),)
+    __table_args__ = (Index("ix_mcp_tool_calls_user_created", "user_id", "created_at"),
+                      Index("ix_mcp_tool_calls_represented_created", "represented_user_id",
+                            "created_at"))
 
     id: Mapped[uuid.UUID] = mapped_column(Uuid, primary_key=True, default=uuid.uuid4)
     user_id: Mapped[uuid.UUID | None] = mapped_column(ForeignKey("users.id"))
@@ -90,3 +92,7 @@ class McpToolCall(Model):
     message: Mapped[str | None] = mapped_column(Text)
     duration_ms: Mapped[int] = mapped_column(Integer, nullable=False)
     created_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow, nullable=False)
+    # The person the caller (``user_id``) acted for in a representation session, if any.
+    represented_user_id: Mapped[uuid.UUID | None] = mapped_column(Uuid)
+    # The context the call declared (app.core.declared), as JSON, if it declared one.
+    context: Mapped[str | None] = mapped_column(Text)

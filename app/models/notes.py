@@ -18,9 +18,10 @@ from app.models.base import (
     Uuid,
     utcnow,
 )
+from app.models.provenance import Represented
 
 
-class Note(IdMixin, TimestampMixin, SoftDeleteMixin, Model):
+class Note(IdMixin, TimestampMixin, SoftDeleteMixin, Represented, Model):
     __tablename__ = "notes"
     __table_args__ = (Index("ix_notes_commentable", "commentable_type", "commentable_id"),
                       # the studio lists' keyset order

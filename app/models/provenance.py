@@ -10,6 +10,11 @@ sessions, workflow runs) read ``maker()`` themselves.
 Revoking a grant or an agent ends what its tokens made by following these columns
 (``app.services.revocation``). The grant is kept beside the token because a grant's expired
 access tokens are pruned, while what they made must still be found from the grant.
+
+A row a representative makes for its principal (a comment, a vote, under a representation
+session: ``app.models.grants``) names the principal as its author and carries the
+representative in ``representative_id`` (``Represented``), stamped the same way from
+``representing``.
 """
 
 from __future__ import annotations
@@ -33,12 +38,25 @@ class Maker:
 
 NOBODY = Maker()
 _acting: ContextVar[Maker] = ContextVar("harmonic_maker", default=NOBODY)
+_representative: ContextVar[uuid.UUID | None] = ContextVar("harmonic_representative",
+                                                            default=None)
 
 
 def acting(token_id: uuid.UUID | None, grant_id: uuid.UUID | None) -> None:
     """Who acts from now on in this context (a request, a message, a job): every context sets
     it before it writes, so nothing is carried over from the one before."""
     _acting.set(Maker(token_id, grant_id) if token_id or grant_id else NOBODY)
+    _representative.set(None)
+
+
+def representing(representative_id: uuid.UUID | None) -> None:
+    """Rows written from now on in this context are made by this representative for the
+    person they name (None: by that person themselves)."""
+    _representative.set(representative_id)
+
+
+def representative() -> uuid.UUID | None:
+    return _representative.get()
 
 
 def maker() -> Maker:
@@ -57,8 +75,21 @@ class MadeBy:
         return mapped_column(Uuid, index=True)
 
 
+class Represented:
+    """The column of a row a representative made for the person it names."""
+
+    @declared_attr
+    def representative_id(cls) -> Mapped[uuid.UUID | None]:  # noqa: N805
+        return mapped_column(Uuid)
+
+
 @event.listens_for(Session, "before_flush")
 def _stamp(session: Session, _context: Any, _instances: Any) -> None:
+    for_whom = _representative.get()
+    if for_whom is not None:
+        for row in session.new:
+            if isinstance(row, Represented) and row.representative_id is None:
+                row.representative_id = for_whom
     who = _acting.get()
     if who is NOBODY:
         return

@@ -7,6 +7,7 @@ from datetime import datetime
 from typing import Any
 
 from sqlalchemy import Boolean, ForeignKey, Integer, String, Text, UniqueConstraint
+from sqlalchemy import false as sa_false
 from sqlalchemy import true as sa_true
 from sqlalchemy.orm import Mapped, mapped_column, relationship
 
@@ -40,6 +41,10 @@ class Studio(TimestampMixin, SoftDeleteMixin, Model):
     # (after a dry run) before its recipe is approved? (seed 000's quick start; default yes)
     teacher_replays: Mapped[bool] = mapped_column(Boolean, default=True, server_default=sa_true(),
                                                   nullable=False)
+    # Must agents, apps and representatives declare the context of each action here
+    # (app.core.declared)?
+    context_required: Mapped[bool] = mapped_column(Boolean, default=False,
+                                                   server_default=sa_false(), nullable=False)
     created_by_id: Mapped[uuid.UUID | None] = mapped_column(ForeignKey("users.id"))
     # Deleting a studio takes two steps: an admin asks (this is set), then confirms (deleted_at).
     deletion_requested_at: Mapped[datetime | None] = mapped_column(UTCDateTime)

@@ -53,7 +53,7 @@ def call(name: str, args: Any, identity: Identity | None) -> tuple[bool, Any, st
     if not isinstance(args, dict):
         return False, None, "tool arguments must be an object"
     # The one authorization question, as at tools/call: a step runs only what its caller may.
-    refused = authorization.refusal(identity, tool.call_effect(args), name)
+    refused = authorization.refusal(identity, tool.call_effect(args), tool.call_subject(args))
     if refused is not None:
         return False, None, f"{refused.kind}: {refused.message}"
     problems = _schema_problems(tool.input_schema, args)

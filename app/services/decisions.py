@@ -23,7 +23,7 @@ from sqlalchemy.exc import IntegrityError
 from app.db import Query
 from app.db.reads import known
 from app.extensions import db
-from app.models import Studio, User
+from app.models import Studio, User, provenance
 from app.models.base import utcnow
 from app.models.collab import Decision, Option, Vote
 from app.services import closing, cycles, deadlines, items, links, people, permissions, revisions
@@ -226,15 +226,18 @@ def vote(decision: Decision, user: User, votes: list[Ballot], listed: bool = Fal
             for i, title in missing])
     insert = pg_insert if db.session.get_bind().dialect.name == "postgresql" else sqlite_insert
     now = utcnow()
+    representative = provenance.representative()  # a representative voting for ``user``
     for ballot in votes:
         option = by_title[ballot.option_title]
         stmt = insert(Vote).values(id=uuid.uuid4(), decision_id=decision.id, option_id=option.id,
                                    user_id=user.id, accepted=ballot.accept,
-                                   preferred=ballot.prefer, created_at=now, updated_at=now)
+                                   preferred=ballot.prefer, created_at=now, updated_at=now,
+                                   representative_id=representative)
         # One row per (option, voter) whatever the interleaving: the database decides.
         db.session.execute(stmt.on_conflict_do_update(
             index_elements=["option_id", "user_id"],
-            set_={"accepted": ballot.accept, "preferred": ballot.prefer, "updated_at": now}))
+            set_={"accepted": ballot.accept, "preferred": ballot.prefer, "updated_at": now,
+                  "representative_id": representative}))
     return [by_title[b.option_title] for b in votes]
 
 

@@ -8,7 +8,7 @@ from datetime import UTC, datetime
 from typing import Any, NamedTuple
 
 from sqlalchemy import bindparam, func, select
-from sqlalchemy.orm import joinedload
+from sqlalchemy.orm import aliased, joinedload
 
 from app.db import Query, read
 from app.db.reads import first_value, known
@@ -210,6 +210,8 @@ class Comment(NamedTuple):
     updated_at: datetime
     created_by_id: uuid.UUID
     created_by: people.Person
+    # Who wrote it for its author in a representation session ("Helper for Alice"), or None.
+    representative: people.Person | None = None
 
 
 def comments(item_type: str, item_id: uuid.UUID) -> Query[list[Comment]]:
@@ -218,9 +220,13 @@ def comments(item_type: str, item_id: uuid.UUID) -> Query[list[Comment]]:
 
 
 def _comments(rows: Any) -> list[Comment]:
-    return [Comment(note_id, short_id, text, created, updated, author_id,
-                    people.Person(*person))
-            for note_id, short_id, text, created, updated, author_id, *person in rows]
+    found = []
+    for note_id, short_id, text, created, updated, author_id, *columns in rows:
+        person, representative = columns[:3], columns[3:]
+        found.append(Comment(note_id, short_id, text, created, updated, author_id,
+                             people.Person(*person),
+                             people.Person(*representative) if representative[0] else None))
+    return found
 
 
 def has_comments(item_type: str, item_id: uuid.UUID, author_id: uuid.UUID | None = None) -> bool:
@@ -235,9 +241,13 @@ def has_comments(item_type: str, item_id: uuid.UUID, author_id: uuid.UUID | None
 # Every item page reads these (offered actions ask has_comments): built once, bound per call.
 _ON_ITEM = (Note.commentable_type == bindparam("item_type"),
             Note.commentable_id == bindparam("item_id"), Note.deleted_at.is_(None))
+_REPRESENTATIVE = aliased(User)
 _COMMENTS = (select(Note.id, Note.short_id, Note.text, Note.created_at, Note.updated_at,
-                    Note.created_by_id, *people.COLUMNS)
-             .join(User, User.id == Note.created_by_id).where(*_ON_ITEM)
+                    Note.created_by_id, *people.COLUMNS, _REPRESENTATIVE.id,
+                    _REPRESENTATIVE.handle, _REPRESENTATIVE.name)
+             .join(User, User.id == Note.created_by_id)
+             .outerjoin(_REPRESENTATIVE, _REPRESENTATIVE.id == Note.representative_id)
+             .where(*_ON_ITEM)
              .order_by(Note.created_at, Note.id).limit(COMMENTS_SHOWN))
 _HAS_COMMENTS = select(Note.id).where(*_ON_ITEM).limit(1)
 _HAS_COMMENTS_BY = (select(Note.id).where(*_ON_ITEM, Note.created_by_id == bindparam("author_id"))

@@ -8,6 +8,7 @@ from jinja2 import select_autoescape
 import app.actions.collab  # noqa: F401  registers decisions, commitments, heartbeats
 import app.actions.core  # noqa: F401  registers the core actions
 import app.actions.edit_delete  # noqa: F401  registers editing, deleting and restoring
+import app.actions.grants  # noqa: F401  registers grants and representation sessions
 import app.actions.membership  # noqa: F401  registers roles, invites and agent accounts
 from app.actions import Context, offered_actions
 from app.actions.registry import ACTIONS
@@ -23,6 +24,7 @@ from app.web import (
     core_pages,
     forms,
     framing,
+    grant_pages,
     health,
     list_pages,
     markdown,
@@ -69,6 +71,7 @@ def init_app(app: Flask) -> None:
     app.register_blueprint(agent_web.bp)
     app.register_blueprint(previews.bp)
     app.register_blueprint(membership_pages.bp)
+    app.register_blueprint(grant_pages.bp)
 
     @app.context_processor
     def _globals() -> dict[str, object]:

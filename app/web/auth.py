@@ -82,9 +82,13 @@ def load_identity() -> None:
         ctx.identity, ctx.user = token_cache.resolve(plaintext)
         _limit(ctx.identity)
     elif _may_have_login() and current_user.is_authenticated:
+        # A person's form post may run in a representation session they are in (only what
+        # writes asks: a page read runs as themselves).
         ctx.identity = Identity(user_id=current_user.id, via="session",
                                 kind="agent" if current_user.user_type == "ai_agent"
-                                else "person")
+                                else "person",
+                                representing=token_cache.representing_of(current_user.id)
+                                if req.method == "POST" else None)
     identity = ctx.identity
     core_identity.act_as(identity)  # what this request makes is recorded as made by its token
     if identity is not None and ctx.user is None and (
@@ -106,7 +110,7 @@ def load_identity() -> None:
                 csrf.protect()
 
 
-def authorize(effect: Effect | None, what: str | None = None) -> None:
+def authorize(effect: Effect | None, what: str | None = None, studio: str | None = None) -> None:
     """The one authorization question (``app.core.authorization``) for this request's caller;
     anonymous callers meet the page's own rules."""
-    authorization.authorize(g.get("identity"), effect, what)
+    authorization.authorize(g.get("identity"), effect, what, studio)

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from typing import Any
 
@@ -32,11 +32,14 @@ from app.actions import Action, Context, observers, offered_actions
 from app.actions.effects import READ
 from app.actions.registry import ACTIONS, IGNORED_FORM_FIELDS, check_offered, validate_params
 from app.actions.summary import action_summary, next_steps
-from app.core import changes, config, sitemap
+from app.core import changes, config, declared, sitemap
+from app.core.authorization import runs_as
 from app.core.dispatch import BEFORE_COMMIT_KEY, FRONTMATTER_KEY
 from app.db import writing
+from app.extensions import db
+from app.models import User, provenance
 from app.services import form_receipts
-from app.services.errors import Conflict, DomainError, Invalid, Unauthorized
+from app.services.errors import Conflict, DomainError, Forbidden, Invalid, Unauthorized
 from app.web import auth, forms, loaders
 from app.web.auth import authorize
 from app.web.chrome import header_links, humane
@@ -313,7 +316,16 @@ def execute_action(spec: PageSpec, action_name: str, args: dict[str, Any]) -> Re
     # (names are unique, so the registry knows it before the page loads): a read-only token
     # runs what only reads; only the person themselves manages credentials.
     known = ACTIONS.get(action_name)
-    authorize(known.effect if known else None, action_name)
+    studio = args.get("handle") if request.path.startswith("/studios/") else None
+    authorize(known.effect if known else None, action_name, studio)
+    # In a representation session an action of the grant runs as the principal: their rights
+    # and their name on what it makes, the representative's beside it (app.models.provenance).
+    session = runs_as(g.identity, action_name)
+    caller_id = g.identity.user_id
+    if session is not None:
+        provenance.representing(caller_id)
+        g.identity = replace(g.identity, user_id=session.principal_id)
+        g.user = None  # the principal, loaded with the page
     # A form sent before (Back, then submit again) is answered before its page loads: what it
     # deleted is gone, but the person is shown where the first submit led.
     key = _form_key(known)
@@ -325,6 +337,8 @@ def execute_action(spec: PageSpec, action_name: str, args: dict[str, Any]) -> Re
     ctx.identity = g.identity
     act = check_offered(ctx, action_name)
     raw, from_form = request_params()
+    _check_context(ctx, act, raw, from_form, caller_id,
+                   session.principal_handle if session is not None else None)
     try:
         params = validate_params(act, forms.nest(act, raw, ctx) if from_form else raw,
                                  from_form)
@@ -383,6 +397,31 @@ def execute_action(spec: PageSpec, action_name: str, args: dict[str, Any]) -> Re
     if result.location:
         response.headers["Location"] = _absolute(result.location)
     return response
+
+
+def _check_context(ctx: Context, act: Action, raw: dict[str, Any], from_form: bool,
+                   caller_id: Any, principal: str | None) -> None:
+    """Check the call's declared context (``app.core.declared``: the ``context`` of a JSON
+    body, taken out of the parameters, or the header) against the real caller and session;
+    a studio that requires one refuses a call without it from an agent, an app, or anyone
+    acting for someone (a person's own forms and tokens declare none)."""
+    text = request.headers.get(declared.HEADER)
+    takes_context = any(param.name == "context" for param in act.params)
+    value = raw.pop("context", None) if not from_form and not takes_context else None
+    if value is None and text:
+        value = text
+    if value is None:
+        if ctx.studio is not None and ctx.studio.context_required \
+                and (not g.identity.is_person or principal is not None):
+            raise Forbidden(f"{ctx.studio.name} asks every call to declare its context: send "
+                            f"context {{actor, visibility, intention}} (and on_behalf_of when "
+                            f"acting for someone)", reason="context_required")
+        return
+    found = declared.parse(value)
+    caller = db.session.get(User, caller_id)
+    refused = declared.mismatch(found, caller.handle if caller is not None else "", principal)
+    if refused is not None:
+        raise refused
 
 
 # Forms ---------------------------------------------------------------------------------------

@@ -4,10 +4,11 @@ every process and host.
 
 Every request that arrives with a Bearer token (pages, actions, ``/mcp``, ``/rpc``,
 ``/design-model/rpc``) spends one unit of its token's budget and one of its person's (all of
-their tokens together). A request whose path names a studio (``/studios/<handle>/...``) also
-spends one unit of that studio's budget, counted on in-process hops too (an MCP tool calling a
-studio's page), since that is how MCP agents reach a studio. An exhausted budget answers 429
-with ``Retry-After``.
+their tokens together); in a representation session it spends one of its principal's too (the
+person acted for: their own tokens and everyone acting for them together). A request whose
+path names a studio (``/studios/<handle>/...``) also spends one unit of that studio's budget,
+counted on in-process hops too (an MCP tool calling a studio's page), since that is how MCP
+agents reach a studio. An exhausted budget answers 429 with ``Retry-After``.
 
 Each tier is a rate per minute and a burst (``HARMONIC_RATE_LIMIT[_PERSON|_STUDIO]`` and
 ``HARMONIC_RATE_BURST[_PERSON|_STUDIO]``), kept as a sliding window: at most ``burst`` requests
@@ -51,7 +52,7 @@ class Tier:
 
 TOKEN = Tier("token", "HARMONIC_RATE_LIMIT", "HARMONIC_RATE_BURST", "for this token")
 PERSON = Tier("person", "HARMONIC_RATE_LIMIT_PERSON", "HARMONIC_RATE_BURST_PERSON",
-              "for this person (all of their tokens)")
+              "for this person (all of their tokens, and everyone acting for them)")
 STUDIO = Tier("studio", "HARMONIC_RATE_LIMIT_STUDIO", "HARMONIC_RATE_BURST_STUDIO",
               "in this studio")
 TIERS = (TOKEN, PERSON, STUDIO)
@@ -239,6 +240,9 @@ def check(config: Any, limiter: Limiter, identity: Any, path: str, *,
     if outer:
         _spend(config, limiter, TOKEN, str(identity.token_id))
         _spend(config, limiter, PERSON, str(identity.user_id))
+        session = identity.acting_for()
+        if session is not None:
+            _spend(config, limiter, PERSON, str(session.principal_id))
     studio = studio_of(path)
     if studio is not None:
         _spend(config, limiter, STUDIO, studio)
