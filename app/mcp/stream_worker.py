@@ -87,12 +87,14 @@ class StreamWorker(KeepAliveWorker):
         """This process's stream loop (started with the first stream, on its own thread)."""
         with self._start_lock:
             if self._loop is None:
-                # The app gunicorn loaded (``wsgi:app``): its pool, its change feed. This
-                # module sits below the app's factory, so it never builds one of its own.
-                if not isinstance(self.wsgi, Flask):
+                # The app gunicorn loaded (``wsgi:app``; ``self.wsgi`` is it wrapped by the
+                # keep-alive worker): its pool, its change feed. This module sits below the
+                # app's factory, so it never builds one of its own.
+                loaded = self.app.wsgi()
+                if not isinstance(loaded, Flask):
                     raise TypeError(f"the stream worker serves a Flask app (wsgi:app), not "
-                                    f"{type(self.wsgi).__name__}")
-                self._stream_app = StreamApp(self.wsgi)
+                                    f"{type(loaded).__name__}")
+                self._stream_app = StreamApp(loaded)
                 loop = asyncio.new_event_loop()
                 threading.Thread(target=loop.run_forever, name="harmonic-streams",
                                  daemon=True).start()
