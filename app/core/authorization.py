@@ -25,7 +25,8 @@ from app.actions.effects import Effect, needs_write
 from app.core.identity import Identity
 from app.services.errors import Forbidden
 
-HOLDERS = {"agent": "an agent's token", "grant": "an app you connected (an OAuth grant's token)"}
+HOLDERS = {"agent": "an agent's token", "grant": "an app you connected (an OAuth grant's token)",
+           "automation": "an automation"}
 
 
 def scope_needed(effect: Effect | None) -> str:

@@ -9,7 +9,8 @@ run later) and what holds the credential (``kind``):
             themselves;
 ``agent``   an agent account's token (``User.user_type == "ai_agent"``);
 ``grant``   an access token an app got through OAuth (``ApiToken.oauth_grant_id``): the app
-            the person connected, not the person.
+            the person connected, not the person;
+``automation`` a studio's automation acting as its owner (``app.automations``).
 
 The kind comes from the token row (``from_token``), so the per-process token cache carries it
 with the rest; a workflow run or an MCP task acts with the kind and token of whoever started
@@ -44,7 +45,7 @@ def identity_only(blueprint_name: str) -> None:
     IDENTITY_ONLY.add(blueprint_name)
 
 
-KINDS = ("person", "agent", "grant")
+KINDS = ("person", "agent", "grant", "automation")
 
 
 @dataclass(frozen=True)
@@ -58,6 +59,11 @@ class Identity:
     audience: str | None = None
     kind: str = "person"  # person | agent | grant: who holds the credential (module docstring)
     grant_id: uuid.UUID | None = None  # the OAuth grant of a grant's token
+    # An automation's effect acts as its owner with kind ``automation`` and how many automation
+    # effects led here (``depth``); a workflow run's steps carry the run (``run_id``), so what
+    # they cause is traced to the automation that started the run, if one did.
+    depth: int = 0
+    run_id: uuid.UUID | None = None
 
     def __post_init__(self) -> None:
         if self.kind not in KINDS:
