@@ -11,6 +11,7 @@ import time
 import uuid
 from typing import Any
 
+from sqlalchemy import delete as sa_delete
 from sqlalchemy import select
 
 from app.automations import firing, schedule, settings
@@ -135,13 +136,14 @@ def receive(ident: str, headers: dict[str, str], body: bytes) -> AutomationFirin
     if not isinstance(data, dict):
         data = {"body": data}
     # A call made by one of our automations' webhooks carries how deep it already is.
-    caused = data.get("automation") if isinstance(data.get("automation"), dict) else {}
-    depth = caused.get("depth") if isinstance(caused.get("depth"), int) else 0
+    caused = data.get("automation")
+    depth = caused.get("depth") if isinstance(caused, dict) else None
+    depth = depth if isinstance(depth, int) else 0
     return firing.fire(rule, f"webhook:{sent[7:]}", "a call to its webhook",
                        {**data, "event": "webhook", "studio": rule.studio.handle}, depth)
 
 
 def delete(rule: Automation) -> None:
-    db.session.execute(AutomationFiring.__table__.delete().where(
+    db.session.execute(sa_delete(AutomationFiring).where(
         AutomationFiring.automation_id == rule.id))
     db.session.delete(rule)

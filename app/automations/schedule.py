@@ -104,8 +104,9 @@ def parse(text: str) -> Cron:
     if len(fields) != 5:
         raise _bad("write five cron fields (minute hour day month weekday) or words such as "
                    "'every day at 09:00'")
-    parsed = [_field(f, i) for i, f in enumerate(fields)]
-    return Cron(*parsed, any_day=fields[2] == "*", any_weekday=fields[4] == "*")
+    minutes, hours, days, months, weekdays = (_field(f, i) for i, f in enumerate(fields))
+    return Cron(minutes, hours, days, months, weekdays, any_day=fields[2] == "*",
+                any_weekday=fields[4] == "*")
 
 
 def zone(name: str | None) -> ZoneInfo:
