@@ -87,14 +87,15 @@ def depth_of(identity: Any) -> int:
     person, an agent, an app or a deadline."""
     if identity is None:
         return 0
+    run_id: uuid.UUID | None = getattr(identity, "run_id", None)
+    if run_id is not None:  # a step of a run (whose kind is its starter's): a run a firing
+        # started has the firing's id (``effects``), known before the run's first step
+        started = db.session.scalar(select(AutomationFiring.depth).where(
+            AutomationFiring.id == run_id))
+        return 0 if started is None else int(started) + 1
     if getattr(identity, "kind", None) == "automation":
         return int(identity.depth)
-    run_id: uuid.UUID | None = getattr(identity, "run_id", None)
-    if run_id is None:
-        return 0
-    started = db.session.scalar(select(AutomationFiring.depth).where(
-        AutomationFiring.run_id == run_id).limit(1))
-    return 0 if started is None else int(started) + 1
+    return 0
 
 
 def live_rules(studio_id: uuid.UUID, trigger: str, event: str | None = None) -> list[Automation]:

@@ -210,3 +210,18 @@ def test_schedules_read_cron_and_words_in_the_studio_time_zone() -> None:
     for wrong in ("every blue moon", "61 * * * *", "* * *"):
         with pytest.raises(Invalid):
             schedule.parse(wrong)
+
+
+def test_a_workflow_started_by_a_rule_carries_its_depth(auto: Flask, studio,  # type: ignore[no-untyped-def]
+                                                        monkeypatch) -> None:
+    monkeypatch.setitem(auto.config, "AUTOMATIONS_MAX_DEPTH", "1")
+    rule = add_rule(studio, name="Note begets note", trigger="event", event="note_created",
+                    effect="workflow", workflow="auto-note")
+    assert studio.act("/studios/team/note", "create_note", title="seed",
+                      text="hello").status_code == 201
+    work(auto, rounds=40)
+    rows = sorted(firings(studio, rule), key=lambda r: r["depth"])
+    # The person's note starts a run (0); the run's note starts another (1); the next is
+    # refused (2): the depth went through the runs.
+    assert [(r["depth"], r["status"]) for r in rows] == [("0", "done"), ("1", "done"),
+                                                         ("2", "refused")], rows
