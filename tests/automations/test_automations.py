@@ -225,3 +225,41 @@ def test_a_workflow_started_by_a_rule_carries_its_depth(auto: Flask, studio,  # 
     # refused (2): the depth went through the runs.
     assert [(r["depth"], r["status"]) for r in rows] == [("0", "done"), ("1", "done"),
                                                          ("2", "refused")], rows
+
+
+def test_a_mention_tells_the_members_and_a_webhook_effect_is_signed(auto: Flask, studio,  # type: ignore[no-untyped-def]
+                                                                     make_agent,
+                                                                     monkeypatch) -> None:
+    from tests.helpers import join_studio
+    from tests.notifications.receivers import Receiver, sha256_signature_ok
+
+    monkeypatch.setitem(auto.config, "WEBHOOKS_ALLOW", "loopback")
+    join_studio(make_agent, "bob")
+    told = add_rule(studio, name="Mentions", trigger="event", event="mention",
+                    effect="notify", text="{{ by }} mentioned @{{ handle }}")
+    receiver = Receiver()
+    try:
+        hook = studio.act("/studios/team/webhooks", "create_webhook",
+                          url=receiver.url).json["result"]
+        called = add_rule(studio, name="Call out", trigger="manual", effect="webhook",
+                          webhook=hook["id"])
+        assert studio.act("/studios/team/note", "create_note", title="Plan",
+                          text="@bob and @nobody, look").status_code == 201
+        assert studio.act(f"/studios/team/automations/{called['id']}",
+                          "run_automation").status_code == 200
+        work(auto)
+        rows = firings(studio, told)
+        assert len(rows) == 1 and rows[0]["status"] == "done", rows  # @nobody is no member
+        assert "alice mentioned @bob" in studio.get("/inbox").get_data(as_text=True)
+        deadline = time.monotonic() + 20
+        while not any(json.loads(r["body"]).get("event") == "automation"
+                      for r in receiver.received):
+            assert time.monotonic() < deadline, receiver.received
+            work(auto, rounds=2)
+        got = next(r for r in receiver.received if json.loads(r["body"])["event"] == "automation")
+        assert sha256_signature_ok(hook["secret"], got["headers"], got["body"])
+        body = json.loads(got["body"])
+        assert body["automation"] == {"id": called["id"], "name": "Call out", "depth": 1}
+        assert body["data"]["by"] == "alice"
+    finally:
+        receiver.close()
