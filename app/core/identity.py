@@ -3,7 +3,7 @@
 An identity is the person behind a request (``user_id``), what they may do (``scopes``), the
 token they came with (``token_id``), through which door (``via``: ``session`` for a browser
 cookie, ``token`` for a Bearer token, ``workflow`` for a workflow run, ``task`` for an MCP task
-run later) and what holds the credential (``kind``):
+run later, ``automation`` for an automation's effect) and what holds the credential (``kind``):
 
 ``person``  the person themselves: their browser session, or an API token they made for
             themselves;
@@ -53,7 +53,7 @@ class Identity:
     user_id: uuid.UUID
     scopes: tuple[str, ...] = ("read", "write")
     token_id: uuid.UUID | None = None
-    via: str = "session"  # session (cookie) | token (Bearer) | workflow (a run) | task (MCP)
+    via: str = "session"  # session (cookie) | token (Bearer) | workflow | task | automation
     # The resource an OAuth access token was minted for (RFC 8707), None for a pasted API
     # token: /mcp refuses a token whose audience is not its own URL.
     audience: str | None = None

@@ -263,3 +263,17 @@ def test_a_mention_tells_the_members_and_a_webhook_effect_is_signed(auto: Flask,
         assert body["data"]["by"] == "alice"
     finally:
         receiver.close()
+
+
+def test_a_close_at_the_deadline_fires_the_rule_once(auto: Flask, studio) -> None:  # type: ignore[no-untyped-def]
+    from tests.notifications.test_deadlines import pass_deadline
+
+    rule = add_rule(studio, name="Tell closes", trigger="event", event="decision_closed",
+                    effect="notify", text="“{{ question }}” closed: {{ outcome }}")
+    path = studio.act("/studios/team/decide", "create_decision", question="Lunch?",
+                      options=["Soup"], deadline="2h").json["location"]
+    pass_deadline(auto, path)
+    work(auto)  # the deadline sweep closes it, then the automations' sweep acts
+    rows = firings(studio, rule)
+    assert len(rows) == 1 and rows[0]["status"] == "done" and rows[0]["depth"] == "0", rows
+    assert "“Lunch?” closed:" in studio.get("/inbox").get_data(as_text=True)
