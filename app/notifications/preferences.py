@@ -34,7 +34,7 @@ KIND_WORDS = {
     "new_commitment": "A new commitment is started",
     "deadline": "A deadline is less than a day away",
     "decision_closed": "A decision closes",
-    "automation": "An automation of yours needs you (it was paused)",
+    "automation": "An automation tells you something, or one of yours was paused",
 }
 CHANNEL_WORDS = {"inbox": "Inbox", "email": "Email", "webhook": "Your webhooks"}
 
