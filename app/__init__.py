@@ -24,6 +24,7 @@ FEATURES: tuple[str, ...] = (
     "app.floorplans.web",
     "app.mcp.web",
     "app.notifications.web",
+    "app.automations.web",
     "app.oauth.web",
     "app.playbooks.web",
     "app.workflows.web",

@@ -30,7 +30,8 @@ from app.actions.effects import SESSION_ACTIONS, Effect, needs_write
 from app.core.identity import Identity, Representing
 from app.services.errors import Forbidden
 
-HOLDERS = {"agent": "an agent's token", "grant": "an app you connected (an OAuth grant's token)"}
+HOLDERS = {"agent": "an agent's token", "grant": "an app you connected (an OAuth grant's token)",
+           "automation": "an automation"}
 
 
 def scope_needed(effect: Effect | None) -> str:

@@ -3,13 +3,14 @@
 An identity is the person behind a request (``user_id``), what they may do (``scopes``), the
 token they came with (``token_id``), through which door (``via``: ``session`` for a browser
 cookie, ``token`` for a Bearer token, ``workflow`` for a workflow run, ``task`` for an MCP task
-run later) and what holds the credential (``kind``):
+run later, ``automation`` for an automation's effect) and what holds the credential (``kind``):
 
 ``person``  the person themselves: their browser session, or an API token they made for
             themselves;
 ``agent``   an agent account's token (``User.user_type == "ai_agent"``);
 ``grant``   an access token an app got through OAuth (``ApiToken.oauth_grant_id``): the app
-            the person connected, not the person.
+            the person connected, not the person;
+``automation`` a studio's automation acting as its owner (``app.automations``).
 
 An identity in a representation session (``app.models.grants``) carries it in
 ``representing``: its actions within the grant then run as the principal
@@ -49,7 +50,7 @@ def identity_only(blueprint_name: str) -> None:
     IDENTITY_ONLY.add(blueprint_name)
 
 
-KINDS = ("person", "agent", "grant")
+KINDS = ("person", "agent", "grant", "automation")
 
 
 @dataclass(frozen=True)
@@ -84,12 +85,17 @@ class Identity:
     user_id: uuid.UUID
     scopes: tuple[str, ...] = ("read", "write")
     token_id: uuid.UUID | None = None
-    via: str = "session"  # session (cookie) | token (Bearer) | workflow (a run) | task (MCP)
+    via: str = "session"  # session (cookie) | token (Bearer) | workflow | task | automation
     # The resource an OAuth access token was minted for (RFC 8707), None for a pasted API
     # token: /mcp refuses a token whose audience is not its own URL.
     audience: str | None = None
     kind: str = "person"  # person | agent | grant: who holds the credential (module docstring)
     grant_id: uuid.UUID | None = None  # the OAuth grant of a grant's token
+    # An automation's effect acts as its owner with kind ``automation`` and how many automation
+    # effects led here (``depth``); a workflow run's steps carry the run (``run_id``), so what
+    # they cause is traced to the automation that started the run, if one did.
+    depth: int = 0
+    run_id: uuid.UUID | None = None
     representing: Representing | None = None  # a representation session it is in
 
     def acting_for(self) -> Representing | None:

@@ -9,6 +9,7 @@ __all__ = ["db", "ApiToken", "User", "Note", "NoteEvent", "Invite", "Link", "Mem
            "Studio"]
 
 # Feature packages register their tables by adding an import here, one line each.
+import app.models.automations  # noqa: E402,F401  (automations and their firings)
 import app.models.captures  # noqa: E402,F401  (playbook captures in the database store)
 import app.models.changes  # noqa: E402,F401  (the change-event outbox)
 import app.models.collab  # noqa: E402,F401  (decisions, commitments, heartbeats)

@@ -32,3 +32,14 @@ def notify(drafts: list[Draft]) -> int:
                     if d.studio_id is not None else None
             webhooks.stage_notification(d.user_id, d.kind, d.text, d.path, studios[d.studio_id])
     return new
+
+
+def send_committed() -> None:
+    """Enqueue the webhook deliveries and emails that committed transactions of this session
+    staged (for work outside a request, whose responses enqueue them)."""
+    ids = webhooks.committed_ids()
+    if ids:
+        webhooks.enqueue(ids)
+    emails = mailing.committed_ids()
+    if emails:
+        mailing.enqueue(emails)

@@ -35,6 +35,7 @@ KIND_WORDS = {
     "deadline": "A deadline is less than a day away",
     "decision_closed": "A decision closes",
     "commitment_closed": "A commitment closes",
+    "automation": "An automation tells you something, or one of yours was paused",
 }
 CHANNEL_WORDS = {"inbox": "Inbox", "email": "Email", "webhook": "Your webhooks"}
 

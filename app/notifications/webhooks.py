@@ -251,6 +251,26 @@ def stage_notification(user_id: uuid.UUID, kind: str, text: str, path: str,
     return staged
 
 
+def stage_to(studio: Studio, ident: str, event: str, body: dict[str, Any]) -> str:
+    """One delivery of ``body`` (with ``id``, ``event`` and ``at`` added) to the studio's active
+    webhook ``ident`` (its short id), in this transaction; its delivery's short id. NotFound
+    when the studio has no such active webhook."""
+    hook = db.session.scalar(select(Webhook).where(
+        Webhook.studio_id == studio.id, Webhook.short_id == (ident or "").strip().lower(),
+        Webhook.active.is_(True)))
+    if hook is None:
+        raise NotFound(f"the studio has no active webhook {ident!r}")
+    delivery = WebhookDelivery(webhook_id=hook.id, event=event[:80], status="pending",
+                               attempts=0, enqueued=False, payload={})
+    delivery.assign_ids()
+    delivery.payload = {"id": delivery.short_id, "event": event, "at": utcnow().isoformat(),
+                        "studio": studio.handle, **body}
+    db.session.add(delivery)
+    db.session.flush()
+    db.session.info.setdefault(_PENDING, []).append(delivery.id)
+    return delivery.short_id
+
+
 def committed_ids() -> list[uuid.UUID]:
     """Deliveries whose transaction has committed and are not enqueued yet (taken once)."""
     if not session_exists():  # nothing was committed through a session that was never made

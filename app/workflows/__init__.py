@@ -21,8 +21,9 @@ The pieces, each in its own module:
 
 The public surface for other packages, which import nothing else from here: the durable call
 queue (``enqueue_calls``, ``CallStep``, ``callable_step``, ``CallContext``), ``StepError``,
-``every`` (a task every worker runs every few seconds: ``periodic``), and the catalog's
-``entries`` (the playbooks listed at /workflows; search indexes them).
+``every`` (a task every worker runs every few seconds: ``periodic``), the catalog's
+``entries`` (the playbooks listed at /workflows; search indexes them), and ``start_compiled``
+(start a run of one of them for someone: automations do).
 Names load on first use, so importing one module of this package does not import the others.
 """
 
@@ -35,13 +36,14 @@ if TYPE_CHECKING:
     from app.workflows.calls import CallContext, CallStep, callable_step, enqueue_calls
     from app.workflows.catalog import entries
     from app.workflows.periodic import every
+    from app.workflows.runs import start_compiled
     from app.workflows.tools import StepError
 
 _PUBLIC = {"CallContext": "calls", "CallStep": "calls", "callable_step": "calls",
            "enqueue_calls": "calls", "StepError": "tools", "entries": "catalog",
-           "every": "periodic"}
+           "every": "periodic", "start_compiled": "runs"}
 __all__ = ["CallContext", "CallStep", "StepError", "callable_step", "enqueue_calls", "entries",
-           "every"]
+           "every", "start_compiled"]
 
 
 def __getattr__(name: str) -> Any:

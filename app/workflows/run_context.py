@@ -17,7 +17,7 @@ def identity_for(run: dict[str, Any]) -> Identity | None:
     # The kind, token and grant of whoever started it: a run never acts as more than they may.
     return Identity(user_id=run["user_id"], scopes=("read", "write"), via="workflow",
                     kind=run.get("caller_kind") or "person", token_id=run.get("made_by_token_id"),
-                    grant_id=run.get("made_by_grant_id"))
+                    grant_id=run.get("made_by_grant_id"), run_id=run.get("id"))
 
 
 def build_context(run: dict[str, Any], done: list[dict[str, Any]]) -> dict[str, Any]:

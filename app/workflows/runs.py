@@ -35,9 +35,10 @@ def start(text: str, inputs: dict[str, Any] | None = None,
 
 def start_compiled(compiled: dict[str, Any], inputs: dict[str, Any],
                    user_id: uuid.UUID | None, by: Identity | None = None, *,
-                   operator: bool = False) -> uuid.UUID:
+                   operator: bool = False, run_id: uuid.UUID | None = None) -> uuid.UUID:
     """Enqueue a run of a compiled workflow with ``inputs`` (checked first: Invalid names each
-    input that is unknown, missing, or one the caller may not set)."""
+    input that is unknown, missing, or one the caller may not set). ``run_id``: the id to give
+    it; a run with that id already there is that run (a retried start starts nothing more)."""
     admission.check_inputs(compiled, inputs, user_id, by, operator)
     limits = {s["name"]: s["retries"] + 1 for s in compiled["steps"]
               if s.get("retries") is not None}
@@ -47,7 +48,7 @@ def start_compiled(compiled: dict[str, Any], inputs: dict[str, Any],
         first=[JobSpec(compiled["entry"],
                        {"kind": admission.step_kind(compiled, compiled["entry"])},
                        max_attempts=limits.get(compiled["entry"]))],
-        max_attempts=settings.get_int("WORKFLOWS_MAX_ATTEMPTS"))
+        max_attempts=settings.get_int("WORKFLOWS_MAX_ATTEMPTS"), run_id=run_id)
 
     worker.kick()
     return run_id

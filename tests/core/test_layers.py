@@ -32,7 +32,7 @@ LAYERS: dict[str, int] = {
     "mcp": 4,
     "web": 5,
     "design_model": 6, "floorplans": 6, "notifications": 6, "oauth": 6, "playbooks": 6,
-    "search": 6, "workflows": 6,
+    "search": 6, "workflows": 6, "automations": 6,
     # app/__init__.py (create_app), app/cli.py and app/entrypoints.py (what builds an app for
     # one door) sit on top
     "cli": 7, "entrypoints": 7, "": 7,
@@ -48,6 +48,9 @@ ADAPTERS: dict[str, set[str]] = {
     # web: wiring, the header badge and the CLI; pages/actions: the inbox, levels, preferences
     # and webhooks; mail_pages: the pages an email's signed links open without signing in
     "notifications": {"web", "pages", "actions", "mail_pages"},
+    # web: wiring, the inbound webhook endpoint, the worker's sweep, the CLI; pages/actions:
+    # the rules and their firings
+    "automations": {"web", "pages", "actions"},
     # oauth: server wires Authlib's Flask integration to the request (issuer from the Host).
     "oauth": {"web", "pages", "server"},
     "playbooks": {"web", "api", "pages", "mcp_tools", "tools_bridge", "cli", "queued",

@@ -144,6 +144,9 @@ def seed(app: Flask, make_agent: Any) -> Studio:
     floorplan = made("/studios/team/floorplans", "create_floorplan", name="matrix")
     playbook = made("/playbooks", "start_teach", name="matrix")
     assert carol.act(playbook, "stop_teach").status_code == 200
+    rule = agents["admin"].act("/studios/team/automations", "create_automation",
+                               name="Matrix", trigger="manual", effect="notify", text="hi")
+    assert rule.status_code == 201, rule.get_data(as_text=True)
     with app.app_context():
         workflow = catalog.entries()[0].name
         hook = _webhook_of(app, "carol")
@@ -152,6 +155,7 @@ def seed(app: Flask, make_agent: Any) -> Studio:
             "commitment_id": commitment.rsplit("/", 1)[1], "cycle_name": "today",
             "name": floorplan.rsplit("/", 1)[1], "playbook_id": playbook.rsplit("/", 1)[1],
             "hook_id": hook, "code": invite.json["result"]["code"],
+            "rule_id": rule.json["result"]["id"],
             "int:number": "1"}  # a floorplan's first version
     result = Studio()
     for name, spec in PAGES.items():
