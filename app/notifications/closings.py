@@ -26,8 +26,8 @@ from app.core import changes
 from app.extensions import db
 from app.models import Membership
 from app.models.collab import CommitmentParticipant, Vote
-from app.notifications import inbox, mailing, webhooks
-from app.notifications.notify import notify
+from app.notifications import inbox, webhooks
+from app.notifications.notify import notify, send_committed
 from app.services import closing, commitments, deadlines, items
 
 
@@ -90,10 +90,5 @@ def sweep() -> tuple[int, int]:
     emails they staged (their transactions have committed). Run by every worker, every few
     seconds."""
     done = closing.sweep()
-    ids = webhooks.committed_ids()
-    if ids:
-        webhooks.enqueue(ids)
-    emails = mailing.committed_ids()
-    if emails:
-        mailing.enqueue(emails)
+    send_committed()
     return done

@@ -7,12 +7,12 @@ from __future__ import annotations
 import time
 from datetime import timedelta
 from pathlib import Path
-from typing import Any
 
 import pytest
 from flask import Flask
 
 from tests.automations.test_automations import add_rule, firings
+from tests.notifications.test_deadlines_live import until
 from tests.workflows.workers import start_worker, stop
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(300)]  # real worker processes
@@ -20,15 +20,6 @@ pytestmark = [pytest.mark.slow, pytest.mark.timeout(300)]  # real worker process
 SETTINGS = {"AUTOMATIONS_SWEEP_SECONDS": "0.1", "WORKFLOWS_WORKER": "off"}
 
 
-def until(check: Any, seconds: float = 60.0) -> Any:
-    deadline = time.monotonic() + seconds
-    while True:
-        found = check()
-        if found:
-            return found
-        if time.monotonic() > deadline:
-            raise AssertionError("not reached in time")
-        time.sleep(0.1)
 
 
 def test_a_schedule_fires_once_per_period_across_two_workers(  # type: ignore[no-untyped-def]
