@@ -97,11 +97,23 @@ class Identity:
     depth: int = 0
     run_id: uuid.UUID | None = None
     representing: Representing | None = None  # a representation session it is in
+    owner_id: uuid.UUID | None = None  # an agent account's person (its ``User.owner_id``)
 
     def acting_for(self) -> Representing | None:
         """The session it acts in now (None once it ended, or outside one)."""
         found = self.representing
         return found if found is not None and found.active() else None
+
+    def made_for(self) -> tuple[uuid.UUID, ...]:
+        """The people a call by this identity is made for, whose budgets it spends: the
+        person behind the credential (an agent's owner; the person themselves for their own
+        tokens and the apps they connected) and, in a representation session, its
+        principal."""
+        people = [self.owner_id or self.user_id]
+        session = self.acting_for()
+        if session is not None and session.principal_id not in people:
+            people.append(session.principal_id)
+        return tuple(people)
 
     def __post_init__(self) -> None:
         if self.kind not in KINDS:
@@ -133,7 +145,9 @@ def from_token(token: ApiToken, representing: Representing | None = None) -> Ide
     """The identity of an already resolved token (its person loaded with it)."""
     return Identity(user_id=token.user_id, scopes=tuple(token.scope_list), token_id=token.id,
                     via="token", audience=token.audience, kind=kind_of(token),
-                    grant_id=token.oauth_grant_id, representing=representing)
+                    grant_id=token.oauth_grant_id, representing=representing,
+                    owner_id=token.user.owner_id if token.user.user_type == "ai_agent"
+                    else None)
 
 
 def bearer_token(authorization: str | None) -> str | None:
