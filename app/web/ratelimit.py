@@ -8,9 +8,8 @@ person it is made for (``Identity.made_for``): the person behind the token (an a
 so all of a person's tokens, agents and connected apps share one budget) and, in a
 representation session, its principal (so everyone acting for a person shares theirs too).
 A request whose path names a studio (``/studios/<handle>/...``) also spends one unit of that
-studio's budget,
-counted on in-process hops too (an MCP tool calling a studio's page), since that is how MCP
-agents reach a studio. An exhausted budget answers 429 with ``Retry-After``.
+studio's budget, counted on in-process hops too (an MCP tool calling a studio's page), since
+that is how MCP agents reach a studio. An exhausted budget answers 429 with ``Retry-After``.
 
 Each tier is a rate per minute and a burst (``HARMONIC_RATE_LIMIT[_PERSON|_STUDIO]`` and
 ``HARMONIC_RATE_BURST[_PERSON|_STUDIO]``), kept as a sliding window: at most ``burst`` requests
