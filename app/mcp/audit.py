@@ -1,7 +1,8 @@
 """The tool-call audit log: who called which tool where, with which parameter names, and how
 it went, and for whom when the caller was in a representation session. Values are never
 stored; the person reads every call made for them (by their tokens, their agents, and those
-acting for them) at /u/<handle>/agent-activity (``calls_for``).
+acting for them) at /u/<handle>/agent-activity (``calls_for``). A row is ``row``, whatever the
+door: the action POSTs of the other doors write the same (``app.web.call_log``).
 
 Rows are written by group commit: a call returns only once its row is committed, but calls
 finishing at the same time in one process share one transaction, so under load one commit
