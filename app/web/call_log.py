@@ -68,6 +68,12 @@ def store(call: DoorCall | None) -> None:
     """The row of an action that succeeded, in its transaction (just before its commit)."""
     if call is not None:
         audit.insert_row(_values(call, "ok", None))
+
+
+def committed(call: DoorCall | None) -> None:
+    """The action's transaction, its row with it, committed: nothing more to record (a commit
+    that failed took the row with it, and ``refused`` writes one after)."""
+    if call is not None:
         call.stored = True
 
 

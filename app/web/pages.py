@@ -379,6 +379,7 @@ def execute_action(spec: PageSpec, action_name: str, args: dict[str, Any],
         if first is None:
             raise
         return _already_sent(first)
+    call_log.committed(call)
     status = 201 if result.created else 200
     fmt = wants()
     if fmt == "html":
