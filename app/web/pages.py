@@ -329,7 +329,10 @@ def execute_action(spec: PageSpec, action_name: str, args: dict[str, Any],
     # In a representation session an action of the grant runs as the principal: their rights
     # and their name on what it makes, the representative's beside it (app.models.provenance).
     session = runs_as(g.identity, action_name)
-    caller_id = g.identity.user_id
+    # The representative, even in a request made inside one that already runs as the principal
+    # (a replay's steps, dispatched in process with the identity it runs as).
+    caller_id = (session.representative_id if session is not None else None) \
+        or g.identity.user_id
     if session is not None:
         provenance.representing(caller_id)
         g.identity = replace(g.identity, user_id=session.principal_id)
