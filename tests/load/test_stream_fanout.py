@@ -30,10 +30,12 @@ from sqlalchemy import select
 from tests.load.harness import LONG, McpSession, Server, Stats, populate, serve_app
 from tests.mcp.conftest import free_port
 
-pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("load")]
-
 SESSIONS = int(os.environ.get("HARMONIC_LOAD_SESSIONS", "1000")) if LONG else 40
 SOAK_SECONDS = float(os.environ.get("HARMONIC_LOAD_SECONDS", "1800")) if LONG else 0.0
+# The long form's soak alone outlasts the suite's per-test timeout (pyproject.toml): its own is
+# the soak plus time to set up its sessions and to drain.
+pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("load"),
+              *([pytest.mark.timeout(SOAK_SECONDS + 900)] if LONG else [])]
 EVERY = float(os.environ.get("HARMONIC_LOAD_EVERY", "2"))
 CHANGES = 5  # the short form's changes (the long form changes until the soak ends)
 PAGE = "/studios/load/note"
@@ -100,7 +102,11 @@ class Subscriber:
 async def _scenario(servers: list[Server], streams: list[str], tokens: list[str],
                     changer: str) -> tuple[list[Subscriber], dict[int, float], Stats]:
     stats = Stats()
-    limits = httpx.Limits(max_connections=None, max_keepalive_connections=None)
+    # An idle connection is dropped well before the servers' keep-alive (HARMONIC_KEEPALIVE, 5 s)
+    # ends: a change's POST sent on a connection the server is closing that moment fails
+    # (httpx.ReadError), and a POST is not retried.
+    limits = httpx.Limits(max_connections=None, max_keepalive_connections=None,
+                          keepalive_expiry=1.0)
     timeout = httpx.Timeout(120, read=None)
     async with httpx.AsyncClient(limits=limits, timeout=timeout) as http:
         urls = [s.url for s in servers]
