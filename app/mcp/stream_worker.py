@@ -6,7 +6,7 @@ socket is taken from gunicorn (the pool thread returns at once) and served by th
 app (``app.mcp.stream``) on one asyncio event loop thread per worker process, so the stream of
 an MCP session is on the app's own port, where the official SDK clients look for it (they
 follow no redirect to another origin), and an open stream costs a coroutine and a socket, not
-a pool thread. h11 speaks its HTTP: gunicorn's parse of the request is written out by an h11
+a pool thread. Its HTTP is h11's: gunicorn's parse of the request is written out by an h11
 client and read by an h11 server connection, which frames the response (chunked, ``Connection:
 close``: the socket never goes back to gunicorn). A request h11 will not carry (HTTP/1.0, a
 body, no ``Host``) and TLS sockets (gunicorn's own ``--certfile``; a TLS front end terminates
@@ -26,7 +26,7 @@ import logging
 import socket
 import threading
 from typing import Any
-from urllib.parse import unquote
+from urllib.parse import unquote, urlsplit
 
 import h11
 from flask import Flask
@@ -54,11 +54,11 @@ def received(req: Any) -> tuple[h11.Connection, h11.Request] | None:
             method=req.method, target=req.uri, http_version=".".join(map(str, req.version)),
             headers=[(k.encode("latin-1"), v.encode("latin-1")) for k, v in req.headers]))
         data += client.send(h11.EndOfMessage())  # refuses when a body was declared
-    except h11.LocalProtocolError:
+        server = h11.Connection(h11.SERVER)
+        server.receive_data(data)
+        request, _ = server.next_event(), server.next_event()  # the request, then its end
+    except h11.ProtocolError:
         return None
-    server = h11.Connection(h11.SERVER)
-    server.receive_data(data)
-    request, _ = server.next_event(), server.next_event()  # the request, then its end
     return (server, request) if isinstance(request, h11.Request) else None
 
 
@@ -135,7 +135,8 @@ class StreamWorker(KeepAliveWorker):
 
 
 def _scope(request: h11.Request, sock: socket.socket) -> dict[str, Any]:
-    path, _, query = request.target.partition(b"?")
+    target = urlsplit(request.target)  # origin-form, or absolute-form through a proxy
+    path, query = target.path, target.query
     peer, own = sock.getpeername(), sock.getsockname()
     return {"type": "http", "asgi": {"version": "3.0", "spec_version": "2.3"},
             "http_version": request.http_version.decode(), "method": request.method.decode(),
