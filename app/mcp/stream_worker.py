@@ -1,19 +1,22 @@
 """The gunicorn worker of ``bin/serve``: gthread, plus ``GET /mcp`` streams on an event loop.
 
-``StreamWorker`` is ``app.core.keepalive_worker.KeepAliveWorker`` (gunicorn's threaded worker,
-answering a kept-alive connection's next request on the same thread) for every request but
-one: a parsed ``GET /mcp`` asking for ``text/event-stream``. That request's socket is taken
-from gunicorn (the pool thread returns at once, gunicorn forgets the connection) and served by
-the stream ASGI app (``app.mcp.stream``) on one asyncio event loop thread per worker process,
-through the minimal HTTP/1.1 adapter below (``serve_socket``). So the standalone stream of an
-MCP session is on the app's own port, where the official SDK clients look for it (they follow
-no redirect to another origin), and an open stream costs a coroutine and a socket, not a pool
-thread.
+``StreamWorker`` is ``app.core.keepalive_worker.KeepAliveWorker`` (gunicorn's threaded worker)
+for every request but a parsed ``GET /mcp`` asking for ``text/event-stream``. That request's
+socket is taken from gunicorn (the pool thread returns at once) and served by the stream ASGI
+app (``app.mcp.stream``) on one asyncio event loop thread per worker process, so the stream of
+an MCP session is on the app's own port, where the official SDK clients look for it (they
+follow no redirect to another origin), and an open stream costs a coroutine and a socket, not
+a pool thread. Its HTTP is h11's: gunicorn's parse of the request is written out by an h11
+client and read by an h11 server connection, which frames the response (chunked, ``Connection:
+close``: the socket never goes back to gunicorn). A request h11 will not carry (HTTP/1.0, a
+body, no ``Host``) and TLS sockets (gunicorn's own ``--certfile``; a TLS front end terminates
+TLS in every deployment ``bin/serve`` describes) stay with Flask, which answers 405.
 
 Why not an ASGI server for everything: the Flask app and its tests are WSGI, gunicorn's gthread
-path is measured and tuned (docs/PERFORMANCE.md), and only this one long-lived request needs an
-event loop. TLS sockets (gunicorn's own ``--certfile``) are not handed over: a TLS front end
-terminates TLS in every deployment ``bin/serve`` describes, and the stream then answers 405.
+path is tuned (docs/PERFORMANCE.md), and only this one long-lived request needs an event loop.
+The hand-over uses gthread's internals (``handle_request``, ``finish_request``, ``nr_conns``,
+the connection's ``sock``): pyproject.toml bounds gunicorn, tests/mcp/test_stream_worker.py is
+their canary.
 """
 
 from __future__ import annotations
@@ -22,9 +25,10 @@ import asyncio
 import logging
 import socket
 import threading
-from http import HTTPStatus
 from typing import Any
+from urllib.parse import unquote, urlsplit
 
+import h11
 from flask import Flask
 
 from app.core.keepalive_worker import KeepAliveWorker
@@ -35,11 +39,27 @@ log = logging.getLogger("harmonic.mcp.stream")
 STOP_SECONDS = 2.0  # a stopping worker ends its streams (cleanly) within this
 
 
-def wants_stream(method: str, path: str, headers: list[tuple[str, str]]) -> bool:
-    """Whether a request is one for the evented path: ``GET /mcp`` accepting an event stream."""
-    return method == "GET" and path == "/mcp" and any(
-        name.lower() == "accept" and "text/event-stream" in value.lower()
-        for name, value in headers)
+def received(req: Any) -> tuple[h11.Connection, h11.Request] | None:
+    """For gunicorn's request ``req`` when it is one for the evented path (``GET /mcp``
+    accepting an event stream): an h11 server connection that has received it whole (written
+    out by an h11 client), ready for its response, and the request as h11 read it; None for
+    any other request, and for one h11 will not carry."""
+    if req.method != "GET" or req.path != "/mcp" or not any(
+            name.lower() == "accept" and "text/event-stream" in value.lower()
+            for name, value in req.headers):
+        return None
+    client = h11.Connection(h11.CLIENT)
+    try:
+        data = client.send(h11.Request(
+            method=req.method, target=req.uri, http_version=".".join(map(str, req.version)),
+            headers=[(k.encode("latin-1"), v.encode("latin-1")) for k, v in req.headers]))
+        data += client.send(h11.EndOfMessage())  # refuses when a body was declared
+        server = h11.Connection(h11.SERVER)
+        server.receive_data(data)
+        request, _ = server.next_event(), server.next_event()  # the request, then its end
+    except h11.ProtocolError:
+        return None
+    return (server, request) if isinstance(request, h11.Request) else None
 
 
 class StreamWorker(KeepAliveWorker):
@@ -54,32 +74,19 @@ class StreamWorker(KeepAliveWorker):
     # -- handing a request over (runs on a pool thread) ----------------------------------------
 
     def handle_request(self, req: Any, conn: Any) -> bool:
-        # HTTP/1.0 has no chunked bodies: such a client gets Flask's 405, as over TLS.
-        if (self.cfg.is_ssl or tuple(req.version) < (1, 1)
-                or not wants_stream(req.method, req.path, req.headers)):
+        ours = None if self.cfg.is_ssl else received(req)
+        if ours is None:
             return bool(super().handle_request(req, conn))
         loop = self._event_loop()
-        client = conn.client if isinstance(conn.client, tuple) else None
-        server = conn.server if isinstance(conn.server, tuple) else None
-        scope = {"type": "http", "asgi": {"version": "3.0", "spec_version": "2.3"},
-                 "http_version": "1.1", "method": req.method, "scheme": "http",
-                 "path": req.path, "raw_path": req.path.encode("latin-1"),
-                 "query_string": (req.query or "").encode("latin-1"), "root_path": "",
-                 "headers": [(k.lower().encode("latin-1"), v.encode("latin-1"))
-                             for k, v in req.headers],
-                 "client": client[:2] if client else None,
-                 "server": server[:2] if server else None}
         # The socket becomes the loop's: detached, gunicorn's object no longer owns the file
         # descriptor (finish_request below forgets the connection instead of closing it).
         sock = socket.socket(fileno=conn.sock.detach())
-        conn.handed_off = True
-        asyncio.run_coroutine_threadsafe(serve_socket(self._stream_app, sock, scope), loop)
-        self.nr += 1
+        asyncio.run_coroutine_threadsafe(serve(self._stream_app, sock, *ours), loop)
         return False  # no keep-alive: the stream's response says Connection: close
 
     def finish_request(self, conn: Any, fs: Any) -> None:
-        if getattr(conn, "handed_off", False):
-            self.nr_conns -= 1  # the loop holds the socket now; nothing to close here
+        if conn.sock.fileno() < 0:
+            self.nr_conns -= 1  # detached (the loop holds the socket now): nothing to close
             return
         super().finish_request(conn, fs)
 
@@ -127,16 +134,35 @@ class StreamWorker(KeepAliveWorker):
             log.debug("streams did not all end in time", exc_info=True)
 
 
-async def serve_socket(app: Any, sock: socket.socket, scope: dict[str, Any]) -> None:
-    """Run the ASGI ``app`` for one parsed HTTP/1.1 request on ``sock``: the response goes out
-    as it comes (chunked, ``Connection: close``); ``receive`` reports the client's disconnect."""
-    sock.setblocking(False)
-    reader, writer = await asyncio.open_connection(sock=sock)
-    state = {"request": False, "started": False, "ended": False}
+def _scope(request: h11.Request, sock: socket.socket) -> dict[str, Any]:
+    target = urlsplit(request.target)  # origin-form, or absolute-form through a proxy
+    path, query = target.path, target.query
+    peer, own = sock.getpeername(), sock.getsockname()
+    return {"type": "http", "asgi": {"version": "3.0", "spec_version": "2.3"},
+            "http_version": request.http_version.decode(), "method": request.method.decode(),
+            "scheme": "http", "path": unquote(path.decode("latin-1")), "raw_path": path,
+            "query_string": query, "root_path": "", "headers": list(request.headers),
+            "client": peer[:2] if isinstance(peer, tuple) else None,
+            "server": own[:2] if isinstance(own, tuple) else None}
+
+
+async def serve(app: Any, sock: socket.socket, connection: h11.Connection,
+                request: h11.Request) -> None:
+    """Run the ASGI ``app`` for the ``request`` that ``connection`` has received, answering on
+    ``sock`` as h11 frames it, event by event; ``receive`` reports the client's disconnect."""
+    try:
+        scope = _scope(request, sock)
+        sock.setblocking(False)
+        reader, writer = await asyncio.open_connection(sock=sock)
+    except OSError:
+        sock.close()  # the client is gone already
+        return
+    asked = False
 
     async def receive() -> dict[str, Any]:
-        if not state["request"]:
-            state["request"] = True  # a GET: no body
+        nonlocal asked
+        if not asked:
+            asked = True  # the request has no body
             return {"type": "http.request", "body": b"", "more_body": False}
         try:
             while await reader.read(65536):
@@ -146,36 +172,33 @@ async def serve_socket(app: Any, sock: socket.socket, scope: dict[str, Any]) -> 
         return {"type": "http.disconnect"}
 
     async def send(message: dict[str, Any]) -> None:
+        events: list[h11.Response | h11.Data | h11.EndOfMessage] = []
         if message["type"] == "http.response.start":
-            status = int(message["status"])
-            lines = [f"HTTP/1.1 {status} {HTTPStatus(status).phrase}".encode()]
-            lines += [name + b": " + value for name, value in message.get("headers", [])]
-            lines += [b"transfer-encoding: chunked", b"connection: close", b"", b""]
-            writer.write(b"\r\n".join(lines))
-            state["started"] = True
-        elif message["type"] == "http.response.body" and not state["ended"]:
-            body = bytes(message.get("body", b""))
-            if body:
-                writer.write(b"%x\r\n%s\r\n" % (len(body), body))
+            events.append(h11.Response(status_code=int(message["status"]), headers=[
+                *message.get("headers", []), (b"connection", b"close")]))
+        elif message["type"] == "http.response.body" and connection.our_state is h11.SEND_BODY:
+            if message.get("body"):
+                events.append(h11.Data(data=bytes(message["body"])))
             if not message.get("more_body", False):
-                writer.write(b"0\r\n\r\n")
-                state["ended"] = True
-            await writer.drain()
+                events.append(h11.EndOfMessage())
+        for event in events:
+            writer.write(connection.send(event))
+        await writer.drain()
 
     try:
         await app(scope, receive, send)
     except asyncio.CancelledError:
         pass  # the worker is stopping: end the response below so the client sees a clean end
     except OSError:
-        state["ended"] = True  # the client went away mid-write
+        connection.send_failed()  # the client went away mid-write: nothing more to send
     except Exception:
         log.exception("GET /mcp stream failed")
     try:
-        if not state["started"]:
+        if connection.our_state is h11.SEND_RESPONSE:
             await send({"type": "http.response.start", "status": 500,
                         "headers": [(b"content-type", b"text/plain; charset=utf-8")]})
             await send({"type": "http.response.body", "body": b"the stream failed"})
-        elif not state["ended"]:
+        elif connection.our_state is h11.SEND_BODY:
             await send({"type": "http.response.body", "body": b"", "more_body": False})
     except OSError:
         pass

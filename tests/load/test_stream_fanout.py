@@ -30,10 +30,12 @@ from sqlalchemy import select
 from tests.load.harness import LONG, McpSession, Server, Stats, populate, serve_app
 from tests.mcp.conftest import free_port
 
-pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("load")]
-
 SESSIONS = int(os.environ.get("HARMONIC_LOAD_SESSIONS", "1000")) if LONG else 40
 SOAK_SECONDS = float(os.environ.get("HARMONIC_LOAD_SECONDS", "1800")) if LONG else 0.0
+# The long form's soak alone outlasts the suite's per-test timeout (pyproject.toml): its own is
+# the soak plus time to set up its sessions and to drain.
+pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("load"),
+              *([pytest.mark.timeout(SOAK_SECONDS + 900)] if LONG else [])]
 EVERY = float(os.environ.get("HARMONIC_LOAD_EVERY", "2"))
 CHANGES = 5  # the short form's changes (the long form changes until the soak ends)
 PAGE = "/studios/load/note"
@@ -102,7 +104,12 @@ async def _scenario(servers: list[Server], streams: list[str], tokens: list[str]
     stats = Stats()
     limits = httpx.Limits(max_connections=None, max_keepalive_connections=None)
     timeout = httpx.Timeout(120, read=None)
-    async with httpx.AsyncClient(limits=limits, timeout=timeout) as http:
+    # The changes come seconds apart, a server's keep-alive (HARMONIC_KEEPALIVE) may end just
+    # as one is sent on its idle connection, and a POST is not retried (httpx.ReadError): each
+    # change opens a connection of its own.
+    fresh = httpx.Limits(max_keepalive_connections=0)
+    async with httpx.AsyncClient(limits=limits, timeout=timeout) as http, \
+            httpx.AsyncClient(limits=fresh, timeout=timeout) as changes:
         urls = [s.url for s in servers]
         sessions = [McpSession(http, urls, tokens[i], f"load-{i:04d}", stats, first=i)
                     for i in range(SESSIONS)]
@@ -123,8 +130,9 @@ async def _scenario(servers: list[Server], streams: list[str], tokens: list[str]
         n = 0
         while n < CHANGES or time.monotonic() < deadline:
             sent[n] = time.perf_counter()
-            made = await http.post(f"{urls[n % len(urls)]}{PAGE}/actions/create_note",
-                                   json={"title": f"change {n}", "text": "x"}, headers=headers)
+            made = await changes.post(f"{urls[n % len(urls)]}{PAGE}/actions/create_note",
+                                      json={"title": f"change {n}", "text": "x"},
+                                      headers=headers)
             assert made.status_code == 201, made.text
             n += 1
             await asyncio.sleep(EVERY if LONG else 0.2)
@@ -148,8 +156,12 @@ def test_every_subscriber_hears_every_change_exactly_once(app: Flask, tmp_path: 
         pytest.skip("the load suite runs as production does: many processes on PostgreSQL")
     population = populate(app, SESSIONS + 1, 0)
     changer, tokens = population.tokens[-1], population.tokens[:-1]
+    # A server keeps an idle connection longer than the client does (httpx: 5 s), so the client
+    # ends it: a server ending it as the client sends a request on it fails that request
+    # (httpx.ReadError; a POST is not retried), as the long form's setup showed.
     settings = {"HARMONIC_RATE_LIMIT": "0", "HARMONIC_RATE_LIMIT_PERSON": "0",
-                "HARMONIC_RATE_LIMIT_STUDIO": "0", "HARMONIC_DB_MAX_OVERFLOW": "3"}
+                "HARMONIC_RATE_LIMIT_STUDIO": "0", "HARMONIC_DB_MAX_OVERFLOW": "3",
+                "HARMONIC_KEEPALIVE": "30"}
     ports = [free_port(), free_port()] if where == "stream_port" else []
     own = [{"HARMONIC_STREAM_PORT": str(port)} for port in ports] or [{}, {}]
     with serve_app(app, tmp_path, workers=2, **own[0], **settings) as a, \

@@ -6,6 +6,8 @@ with two pool threads leave the threads free for every other request."""
 from __future__ import annotations
 
 import asyncio
+import json
+import socket
 from pathlib import Path
 from typing import Any
 
@@ -15,6 +17,7 @@ from flask import Flask
 
 from tests.load.harness import Server, serve_app
 from tests.mcp.conftest import Http
+from tests.mcp.test_http import _FlaskClient
 
 pytestmark = pytest.mark.slow
 
@@ -143,3 +146,68 @@ def test_a_get_without_event_stream_and_other_paths_stay_with_flask(
         health = httpx.get(server.url + "/healthz", headers={"Accept": "text/event-stream"})
         assert health.status_code == 200  # only /mcp is handed over
         assert health.json()
+
+
+def _raw_exchange(url: str, request: bytes) -> bytes:
+    """Send ``request`` on a new connection; everything the server sends until it closes."""
+    host, port = url.removeprefix("http://").split(":")
+    with socket.create_connection((host, int(port)), timeout=30) as sock:
+        sock.sendall(request)
+        answer = b""
+        while chunk := sock.recv(65536):
+            answer += chunk
+    return answer
+
+
+def test_a_handed_over_stream_is_framed_as_http_1_1_and_closed(
+        app: Flask, studio, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    """Read by h11 as a client reads it: a chunked response, Connection: close, a whole body,
+    then the server closes the connection. An HTTP/1.0 client reads no chunked body: its
+    GET /mcp stays with Flask (405)."""
+    import h11
+
+    with serve_app(app, tmp_path, threads=2) as server:
+        client = h11.Connection(h11.CLIENT)
+        host = server.url.removeprefix("http://")
+        request = client.send(h11.Request(method="GET", target="/mcp", headers=[
+            ("Host", host), ("Accept", "text/event-stream"),
+            ("Authorization", f"Bearer {studio.token}")]))
+        client.receive_data(_raw_exchange(server.url, request))
+        client.receive_data(b"")  # the server closed the connection
+        response = client.next_event()
+        assert isinstance(response, h11.Response)
+        headers = dict(response.headers)
+        assert (response.status_code, headers[b"transfer-encoding"], headers[b"connection"]) \
+            == (400, b"chunked", b"close")  # no Mcp-Session-Id: the stream app's refusal
+        body = b""
+        while isinstance(event := client.next_event(), h11.Data):
+            body += event.data
+        assert isinstance(event, h11.EndOfMessage)
+        assert json.loads(body)["error"]["data"]["reason"] == "no_session"
+        assert isinstance(client.next_event(), h11.ConnectionClosed)
+
+        old = _raw_exchange(server.url, (
+            f"GET /mcp HTTP/1.0\r\nHost: {host}\r\nAccept: text/event-stream\r\n"
+            f"Authorization: Bearer {studio.token}\r\n\r\n").encode())
+        assert old.startswith(b"HTTP/1.0 405 "), old[:200]
+
+
+def test_handed_over_streams_leave_gunicorns_count_of_connections(
+        app: Flask, studio, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    """The canary of the gthread internals the hand-over uses (pyproject.toml bounds gunicorn
+    for them): a worker that may hold 3 connections at once still answers after 4 streams came
+    and went one after another (each handed-over connection left gunicorn's count)."""
+    sessions = []
+    for _ in range(4):  # made in this process: the server sees only the streams
+        http = Http("http://localhost", studio.token, _FlaskClient(studio.client))
+        http.initialize()
+        sessions.append(str(http.session_id))
+    headers = {"Accept": "text/event-stream", "Authorization": f"Bearer {studio.token}",
+               "MCP-Protocol-Version": "2025-11-25"}
+    with serve_app(app, tmp_path, threads=2,
+                   GUNICORN_CMD_ARGS="--worker-connections 3") as server:
+        for sid in sessions:
+            with httpx.stream("GET", server.url + "/mcp", timeout=30,
+                              headers={**headers, "Mcp-Session-Id": sid}) as stream:
+                assert stream.status_code == 200
+        assert httpx.get(server.url + "/healthz", timeout=30).status_code == 200
