@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from app.actions import ballot_secrecy
 from app.actions.collab import (
     BALLOT_ACTIONS,
     decision_has_options,
@@ -77,6 +78,7 @@ def _run(ctx: Context, p: dict[str, Any]) -> Result:
 def ballot_action(kind: str, name: str, description: str, params: tuple[Param, ...]) -> None:
     """Register ``name``: ``kind``'s ballot, offered on that kind's decisions only."""
     reason = _unavailable(kind)
+    ballot_secrecy.BALLOT_ACTIONS.add(name)
     action(name, description, "decision", voter,
            available=lambda ctx: reason(ctx) is None, unavailable_reason=reason,
            params=params, effect=IDEMPOTENT_WRITE)(_run)

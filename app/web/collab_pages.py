@@ -127,7 +127,8 @@ def kind_shown(ctx: Context, took_part: bool) -> dict[str, Any]:
         "standing": standing, "settings": settings,
         "anonymous": ballots.anonymous(decision),
         "took_part": took_part,
-        "my_ballot": (ballots.in_titles(mine, standing.titles) if mine else None),
+        "my_ballot": (json.dumps(ballots.in_titles(mine, standing.titles), ensure_ascii=False)
+                      if mine else None),
         "who_votes": eligibility.describe(settings.get("voters")),
         "who_proposes": (eligibility.describe(settings["proposers"]) + " and its creator"
                          if settings.get("proposers") else None),

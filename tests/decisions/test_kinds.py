@@ -136,6 +136,9 @@ def test_ranked_choice_counts_rounds_and_closes_with_the_winner(studio, make_age
     _front, body = page(studio, path)
     outcome = section(body, "Outcome")
     assert "Park" in outcome and "5 of 5 eligible took part." in outcome
+    # The people told of the close read the winner too.
+    told = voters[1].get("/inbox").get_data(as_text=True)
+    assert "closed (@alice closed it): Park" in told, told
 
 
 def test_eligibility_and_quorum(studio, make_agent) -> None:  # type: ignore[no-untyped-def]
