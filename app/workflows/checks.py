@@ -39,6 +39,33 @@ def declared_names(items: list[dict[str, Any]], base: str, what: str,
     return seen
 
 
+def path_of(parts: Iterable[Any]) -> str:
+    """A JSON Schema error's path as problems name it (``workflow[2].next``)."""
+    path = ""
+    for part in parts:
+        path = join(path, part)
+    return path or "(document)"
+
+
+def sorted_errors(validator: Any, doc: dict[str, Any]) -> list[Any]:
+    """A document's schema errors in the order of their paths (problems read top to bottom)."""
+    return sorted(validator.iter_errors(doc), key=lambda e: list(map(str, e.path)))
+
+
+def shared_schema_problem(err: Any, where: str) -> Problem | None:
+    """The words for a schema error both document forms say alike (a missing key, a value
+    outside its enum); None for the others, which each form words itself."""
+    if err.validator == "required":
+        missing = err.message.split("'")[1] if "'" in err.message else err.message
+        present = ", ".join(sorted(err.instance)) if isinstance(err.instance, dict) else ""
+        return Problem(join("" if where == "(document)" else where, missing),
+                       f"required (present: {present or 'nothing'})")
+    if err.validator == "enum":
+        allowed = ", ".join(map(str, err.validator_value))
+        return Problem(where, f"{err.instance!r} is not one of: {allowed}")
+    return None
+
+
 def defined(names: Iterable[str]) -> str:
     listed = ", ".join(names)
     return f"(defined: {listed})" if listed else "(none defined)"

@@ -10,8 +10,8 @@ tool, resource, prompt, task, turn and step references; duplicate names in a sec
 
 from __future__ import annotations
 
+import functools
 import re
-from collections.abc import Iterable
 from typing import Any
 
 from jsonschema import Draft202012Validator
@@ -21,6 +21,9 @@ from app.workflows.checks import (
     defined,
     find_cycle,
     mcp_problems,
+    path_of,
+    shared_schema_problem,
+    sorted_errors,
     template_problems,
     tool_spec_problems,
 )
@@ -29,38 +32,20 @@ from app.workflows.schema import SCHEMA, V2_VERSIONS
 from app.workflows.templating import expand
 from app.workflows.v2.validate import validate_v2
 
-_validator: Any = None
-
-
-def _schema_validator() -> Any:
-    global _validator
-    if _validator is None:
-        _validator = Draft202012Validator(SCHEMA)
-    return _validator
-
-
-def _path_of(parts: Iterable[Any]) -> str:
-    path = ""
-    for part in parts:
-        path = join(path, part)
-    return path or "(document)"
+# Built at the first validation, not at import: most processes never validate a document.
+_validator = functools.cache(lambda: Draft202012Validator(SCHEMA))
 
 
 def schema_problems(doc: dict[str, Any]) -> list[Problem]:
     problems = []
-    for err in sorted(_schema_validator().iter_errors(doc), key=lambda e: list(map(str, e.path))):
-        where = _path_of(err.path)
-        if err.validator == "required":
-            missing = err.message.split("'")[1] if "'" in err.message else err.message
-            present = ", ".join(sorted(err.instance)) if isinstance(err.instance, dict) else ""
-            problems.append(Problem(join("" if where == "(document)" else where, missing),
-                                    f"required (present: {present or 'nothing'})"))
+    for err in sorted_errors(_validator(), doc):
+        where = path_of(err.path)
+        shared = shared_schema_problem(err, where)
+        if shared is not None:
+            problems.append(shared)
         elif err.validator == "additionalProperties":
             allowed = ", ".join(err.schema.get("properties", {}))
             problems.append(Problem(where, f"{err.message} (allowed: {allowed})"))
-        elif err.validator == "enum":
-            allowed = ", ".join(map(str, err.validator_value))
-            problems.append(Problem(where, f"{err.instance!r} is not one of: {allowed}"))
         elif err.validator == "not" and err.schema_path and "task" in str(err.validator_value):
             problems.append(Problem(where, "a step has either task or turn, not both"))
         elif err.validator == "oneOf" and where.endswith(".task"):

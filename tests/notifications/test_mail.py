@@ -23,7 +23,7 @@ from flask import Flask
 from sqlalchemy import select
 
 from tests.helpers import join_studio
-from tests.notifications.test_webhooks import work_until
+from tests.notifications.receivers import work_until
 
 REPLY_DOMAIN = "mail.example.org"
 
@@ -383,7 +383,8 @@ def test_quoted_text_is_cut() -> None:
 
 def test_the_webhook_channel_sends_a_persons_notifications(  # type: ignore[no-untyped-def]
         app: Flask, studio, make_agent, monkeypatch: pytest.MonkeyPatch) -> None:
-    from tests.notifications.test_webhooks import Receiver, verify
+    from tests.notifications.receivers import Receiver
+    from tests.notifications.test_webhooks import verify
 
     for key, value in {"WEBHOOKS_ALLOW": "loopback", "WORKFLOWS_WORKER": "off",
                        "WORKFLOWS_POLL_SECONDS": "0.05"}.items():

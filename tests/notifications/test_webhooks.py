@@ -8,48 +8,15 @@ from __future__ import annotations
 import hashlib
 import hmac
 import json
-import threading
 import time
 from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 import pytest
 from flask import Flask
 
 from tests.helpers import join_studio, open_studio
-
-
-class Receiver:
-    """A tiny HTTP server that records each POST and answers with the next scripted status."""
-
-    def __init__(self, statuses: list[int] | None = None) -> None:
-        self.received: list[dict[str, Any]] = []
-        self.statuses = list(statuses or [])
-        receiver = self
-
-        class Handler(BaseHTTPRequestHandler):
-            def do_POST(self) -> None:  # noqa: N802 (the standard library's name)
-                body = self.rfile.read(int(self.headers.get("Content-Length", "0")))
-                receiver.received.append({"headers": dict(self.headers), "body": body,
-                                          "path": self.path})
-                status = receiver.statuses.pop(0) if receiver.statuses else 200
-                self.send_response(status)
-                self.send_header("Content-Length", "2")
-                self.end_headers()
-                self.wfile.write(b"ok")
-
-            def log_message(self, *args: Any) -> None:
-                pass
-
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.url = f"http://127.0.0.1:{self.server.server_port}/hook"
-        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
-        self.thread.start()
-
-    def close(self) -> None:
-        self.server.shutdown()
-        self.server.server_close()
+from tests.notifications.receivers import Receiver, work_until
 
 
 @pytest.fixture
@@ -65,19 +32,6 @@ def hooks_on(app: Flask, monkeypatch: pytest.MonkeyPatch) -> None:
                        "WORKFLOWS_WORKER": "off", "WORKFLOWS_RETRY_SECONDS": "0.05",
                        "WEBHOOKS_RETRY_SCALE": "0.001", "WORKFLOWS_POLL_SECONDS": "0.05"}.items():
         monkeypatch.setitem(app.config, key, value)
-
-
-def work_until(app: Flask, done: Any, timeout: float = 30.0) -> None:
-    """Run the queue's worker in this thread until ``done()`` is true."""
-    from app.workflows.worker import Worker
-
-    worker = Worker(app, "test-worker")
-    deadline = time.monotonic() + timeout
-    while not done():
-        if time.monotonic() > deadline:
-            raise AssertionError("the worker did not get there in time")
-        if not worker.run_once():
-            time.sleep(0.02)
 
 
 def verify(secret: str, header: str, body: bytes) -> bool:

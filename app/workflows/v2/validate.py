@@ -11,19 +11,27 @@ section, checked as in our own documents.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Iterable
 from typing import Any
 
 from jinja2 import TemplateError, meta
 from jsonschema import Draft202012Validator
 
-from app.workflows.checks import defined, find_cycle, mcp_problems, mcp_tool_names
+from app.workflows.checks import (
+    defined,
+    find_cycle,
+    mcp_problems,
+    mcp_tool_names,
+    path_of,
+    shared_schema_problem,
+    sorted_errors,
+)
 from app.workflows.document import Problem, join
 from app.workflows.templating import RESULTS_ENV, keys_read, parse, strings_of
 from app.workflows.v2.schema import HINTS, KEYCHAIN_MATERIAL, KINDS, SCHEMA
 from app.workflows.v2.scope import JINJA_GLOBALS, RESERVED
 
-_validator: Any = None
 SQL_KEYS = ("command", "commands", "query", "queries", "cmd", "cmds", "sql")
 PYTHON_CODE = ("code", "code_b64", "code_base64")
 # What each kind needs (one of the keys of each tuple).
@@ -43,34 +51,21 @@ NEEDS: dict[str, tuple[tuple[str, ...], ...]] = {
 NOT_RENDERED = ("kind", "name", "spec", "set", "code", "output", "libs")
 
 
-def _schema_validator() -> Any:
-    global _validator
-    if _validator is None:
-        _validator = Draft202012Validator(SCHEMA)
-    return _validator
-
-
-def _path(parts: Iterable[Any]) -> str:
-    path = ""
-    for part in parts:
-        path = join(path, part)
-    return path or "(document)"
+# Built at the first validation, not at import: most processes never validate a document.
+_validator = functools.cache(lambda: Draft202012Validator(SCHEMA))
 
 
 def schema_problems(doc: dict[str, Any]) -> list[Problem]:
-    errors = sorted(_schema_validator().iter_errors(doc), key=lambda e: list(map(str, e.path)))
-    return schema_problems_of(errors, doc)
+    return schema_problems_of(sorted_errors(_validator(), doc), doc)
 
 
 def schema_problems_of(errors: list[Any], doc: dict[str, Any]) -> list[Problem]:
     problems: list[Problem] = []
     for err in errors:
-        where = _path(err.absolute_path)
-        if err.validator == "required":
-            missing = err.message.split("'")[1] if "'" in err.message else err.message
-            present = ", ".join(sorted(err.instance)) if isinstance(err.instance, dict) else ""
-            problems.append(Problem(join("" if where == "(document)" else where, missing),
-                                    f"required (present: {present or 'nothing'})"))
+        where = path_of(err.absolute_path)
+        shared = shared_schema_problem(err, where)
+        if shared is not None:
+            problems.append(shared)
         elif err.validator == "additionalProperties":
             extra = sorted(set(err.instance) - set(err.schema.get("properties", {})))
             for key in extra:
@@ -79,9 +74,6 @@ def schema_problems_of(errors: list[Any], doc: dict[str, Any]) -> list[Problem]:
                 problems.append(Problem(join("" if where == "(document)" else where, key),
                                         f"not allowed here: {hint}" if hint else
                                         f"not allowed here (allowed: {allowed})"))
-        elif err.validator == "enum":
-            allowed = ", ".join(map(str, err.validator_value))
-            problems.append(Problem(where, f"{err.instance!r} is not one of: {allowed}"))
         elif err.validator == "oneOf" and where.endswith(".tool") and isinstance(
                 err.instance, dict | list):
             # Say what is wrong inside the task (the branch of its own type), not only that
