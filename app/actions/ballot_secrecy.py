@@ -4,9 +4,9 @@ An anonymous ballot is stored unlinked (``app.services.ballots``); a call that c
 passes places that record calls with their caller: a teaching session's capture, the MCP audit
 log's message of a refused call, an MCP task's stored arguments, an automation's configured
 effect, a workflow run's steps. Each of them asks here: the first two withhold the ballot, the
-others refuse to cast one (a ballot is cast by its voter, at once). The ballot actions (every kind's but acceptance's ``vote``,
-whose votes name their voter anyway) are named by ``app.actions.ballots`` when it registers
-them: the layers above read it here.
+others refuse to cast one (a ballot is cast by its voter, at once). The ballot actions (every
+kind's but acceptance's ``vote``, whose votes name their voter anyway) are named by
+``app.actions.ballots`` when it registers them: the layers above read it here.
 
 Which decision a call votes on is not looked up (a refused call may name none): the
 parameters of every ballot action are withheld alike, anonymous or not.

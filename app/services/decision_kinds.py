@@ -26,11 +26,11 @@ LABELS = {"acceptance": "Acceptance vote", "consent": "Proposal", "sense_check":
           "single_choice": "Poll", "score": "Score poll", "dot_vote": "Dot vote",
           "ranked_choice": "Ranked choice", "time_poll": "Time poll"}
 # Kinds decided by fixed stances: no options to add.
-STANCE_KINDS = ("consent", "sense_check")
+STANCE_KINDS = tuple(tallies.STANCES)
 # Kinds whose options are time slots (added as a start and a length).
 SLOT_KINDS = ("time_poll",)
-NONE_OF_THE_ABOVE_KINDS = ("single_choice", "ranked_choice", "score", "dot_vote")
-REQUIRED_SHARE_KINDS = ("consent", "single_choice", "ranked_choice")
+NONE_OF_THE_ABOVE_KINDS = tallies.NONE_OF_THE_ABOVE_KINDS
+REQUIRED_SHARE_KINDS = tallies.REQUIRED_SHARE_KINDS
 # Acceptance votes keep their own storage, one row per (option, voter) with the voter on it:
 # they cannot be anonymous, nor hide what every voter's row already shows.
 BALLOT_KINDS = tuple(k for k in KINDS if k != "acceptance")
