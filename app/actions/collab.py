@@ -14,7 +14,16 @@ from app.actions.core import pin_actions
 from app.actions.effects import DESTRUCTIVE, IDEMPOTENT_WRITE, WRITE
 from app.actions.registry import Context, Param, Result, action
 from app.db import read
-from app.services import commitments, cycles, decisions, heartbeats, items
+from app.services import (
+    ballots,
+    commitments,
+    cycles,
+    decision_kinds,
+    decisions,
+    eligibility,
+    heartbeats,
+    items,
+)
 
 _WHEN = ("Optional: ISO 8601 (without an offset it is the studio's local time), a unix "
          "timestamp, relative like 30m, 3h, 7d, 1w, or 'none'")
@@ -56,6 +65,54 @@ VOTE_ITEM = {
 }
 
 
+_WHO = {"type": "object", "minProperties": 1, "maxProperties": 1,
+        "properties": {"role": {"type": "string", "enum": list(decision_kinds.VOTER_ROLES)},
+                       "handles": {"type": "array", "minItems": 1,
+                                   "maxItems": decision_kinds.HANDLES_MAX,
+                                   "items": {"type": "string", "minLength": 1,
+                                             "maxLength": 40}}},
+        "additionalProperties": False}
+SLOT_ITEM = {"type": "object",
+             "properties": {
+                 "starts_at": {"type": "string", "minLength": 1,
+                               "description": "When the slot starts: ISO 8601 (without an "
+                                              "offset it is the studio's local time)"},
+                 "minutes": {"type": "integer", "minimum": 1,
+                             "maximum": decision_kinds.SLOT_MINUTES_MAX,
+                             "description": "How long it lasts, in minutes"}},
+             "required": ["starts_at", "minutes"], "additionalProperties": False}
+KIND = Param("kind", "string", "How it is decided: acceptance (accept and prefer options; the "
+             "default), consent (a proposal: agree / abstain / disagree / block), sense_check, "
+             "single_choice, score (0-5 per option), dot_vote, ranked_choice (instant runoff), "
+             "time_poll (yes / maybe / no per time slot)", enum=decision_kinds.KINDS,
+             default=decision_kinds.DEFAULT)
+KIND_SETTINGS = (
+    Param("slots", "array", "time_poll: the time slots, [{starts_at, minutes}] (add more "
+          "later with add_slot)",
+          schema={"type": "array", "maxItems": decision_kinds.SLOTS_MAX, "items": SLOT_ITEM},
+          example=[{"starts_at": "2030-01-07T10:00", "minutes": 60}]),
+    Param("dots", "integer", f"dot_vote: the dots each voter places (default "
+          f"{decision_kinds.DOTS_DEFAULT})", minimum=1, maximum=decision_kinds.DOTS_MAX),
+    Param("voters", "object", "Who may vote: {\"role\": \"admin\"} or {\"handles\": [...]} "
+          "(left out: every member)", schema=_WHO),
+    Param("proposers", "object", "Who may add options: {\"role\": ...} or {\"handles\": "
+          "[...]} (left out: as options_open says); the creator always may", schema=_WHO),
+    Param("quorum", "integer", "How many must take part for the outcome to count", minimum=1),
+    Param("quorum_share", "number", "The share of those who may vote who must take part "
+          "(0.5: half); with quorum too, the larger", minimum=0, maximum=1),
+    Param("required_share", "number", "consent: the share of agree among agree, disagree "
+          "and block; single_choice, ranked_choice: the winner's share of the ballots "
+          "(0.5: half)", minimum=0, maximum=1),
+    Param("none_of_the_above", "boolean", "single_choice, ranked_choice, score, dot_vote: "
+          "voters may choose none of the above"),
+    Param("anonymous", "boolean", "Anonymous ballots: who voted is shown, how is stored "
+          "unlinked and cannot be changed once cast (not for acceptance; set at creation "
+          "only)"),
+    Param("hide_results", "boolean", "Hide the results until the decision closes (not for "
+          "acceptance)"),
+)
+
+
 def _optional(param: Param) -> Param:
     return dataclasses.replace(param, required=False)
 
@@ -91,11 +148,12 @@ def decision_has_options(ctx: Context) -> bool:
     return bool(ctx.extra[key])
 
 
-def known_options(ctx: Context, tally: list[Any]) -> None:
+def known_options(ctx: Context, tally: list[Any], ballots_cast: bool = False) -> None:
     """The page read the decision's tally itself (its rows in the order the options were
-    added): no query for decision_has_options, nor for which options may still change."""
+    added) and whether any ballot was cast: no query for decision_has_options, nor for which
+    options may still change."""
     ctx.extra[f"has_options:{ctx.item.id}"] = bool(tally)
-    ctx.extra[f"unvoted:{ctx.item.id}"] = _unvoted(tally)
+    ctx.extra[f"unvoted:{ctx.item.id}"] = [] if ballots_cast else _unvoted(tally)
 
 
 def _unvoted(tally: list[Any]) -> list[str]:
@@ -108,7 +166,9 @@ def unvoted_options(ctx: Context) -> list[str]:
     read (an action's own page, a form post)."""
     key = f"unvoted:{ctx.item.id}"
     if key not in ctx.extra:
-        ctx.extra[key] = _unvoted(decisions.in_order_added(read(decisions.results(ctx.item))))
+        # A ballot names options by id: once one is cast, none of them changes.
+        ctx.extra[key] = [] if ballots.any_cast(ctx.item) else \
+            _unvoted(decisions.in_order_added(read(decisions.results(ctx.item))))
     return list(ctx.extra[key])
 
 
@@ -132,6 +192,9 @@ def _joined(ctx: Context) -> bool:
 
 
 def _vote_unavailable(ctx: Context) -> str | None:
+    wrong = of_kind(ctx, "acceptance")
+    if wrong:
+        return wrong
     if not decision_has_options(ctx):
         return "the decision has no options yet: add one with add_option, then vote"
     return _decision_closed(ctx)
@@ -154,37 +217,81 @@ def _path(ctx: Context, item_type: str, item: Any) -> str:
 
 # Decisions -----------------------------------------------------------------------------------
 
-@action("create_decision", "Ask the studio a question to decide by acceptance voting",
+# The action a person takes to vote on each kind of decision (app.actions.ballots).
+BALLOT_ACTIONS = {"acceptance": "vote", "consent": "respond_to_proposal",
+                  "sense_check": "check_sense", "single_choice": "choose",
+                  "score": "score_options", "dot_vote": "place_dots",
+                  "ranked_choice": "rank_options", "time_poll": "mark_availability"}
+
+
+def _first_steps(ctx: Context, result: Result) -> list[str]:
+    """With options (or none needed) it is ready for ballots; without, options first."""
+    kind = result.data.get("kind", decision_kinds.DEFAULT)
+    if decision_kinds.has_options(kind) and not result.data.get("options"):
+        return ["add_slot" if kind in decision_kinds.SLOT_KINDS else "add_option"]
+    return [BALLOT_ACTIONS[kind]]
+
+
+@action("create_decision", "Ask the studio a question to decide: by acceptance voting (the "
+        "default) or another kind (consent, sense_check, single_choice, score, dot_vote, "
+        "ranked_choice, time_poll) with its settings",
         ("decision_new", "cycle"), rules.member,
         params=(QUESTION, DESCRIPTION, dataclasses.replace(OPTIONS_OPEN, default=True),
-                DEADLINE, OPTIONS), effect=WRITE,
-        # With options it is ready for votes; without, it needs options first.
-        next_steps=lambda ctx, result: ["vote"] if result.data.get("options") else ["add_option"])
+                DEADLINE, OPTIONS, KIND, *KIND_SETTINGS), effect=WRITE,
+        next_steps=_first_steps)
 def create_decision(ctx: Context, p: dict[str, Any]) -> Result:
     decision = decisions.create_decision(ctx.studio, ctx.user, base_url=ctx.base_url, **p)
-    titles = decisions.option_titles(p.get("options") or [])
+    titles = decisions.option_titles_of(decision)
     with_options = f" with {len(titles)} options" if titles else ""
-    return Result(f"Created decision “{decision.question}”{with_options}.",
+    label = decision_kinds.LABELS[decision.kind].lower()
+    return Result(f"Created {label} “{decision.question}”{with_options}.",
                   _path(ctx, "decision", decision), created=True,
                   data={"id": decision.short_id, "question": decision.question,
-                        "options": titles})
+                        "kind": decision.kind, "options": titles})
 
 
-def _option_proposer(ctx: Context) -> str | None:
+def option_proposer(ctx: Context) -> str | None:
+    """Who may add options to the page's decision (``eligibility.may_propose``)."""
     reason = rules.member(ctx)
-    if reason:
+    if reason or ctx.member.role == "guest":  # a guest is told so by the registry's rule
         return reason
-    if decisions.can_add_options(ctx.item, ctx.user):
+    return eligibility.may_propose(ctx.item, ctx.user.id, ctx.member.role)
+
+
+def voter(ctx: Context) -> str | None:
+    """Who may vote on the page's decision (``eligibility.may_vote``)."""
+    reason = rules.member(ctx)
+    if reason or ctx.member.role == "guest":  # a guest is told so by the registry's rule
+        return reason
+    return eligibility.may_vote(ctx.item, ctx.user.id, ctx.member.role)
+
+
+def of_kind(ctx: Context, *kinds: str) -> str | None:
+    """Why an action of ``kinds`` is not for the page's decision (None: it is)."""
+    kind = ctx.item.kind
+    if kind in kinds:
         return None
-    return "only the decision's creator can add options to it"
+    label = decision_kinds.LABELS[kind].lower()
+    if not decision_kinds.has_options(kind):
+        return f"this decision is a {label}: it has no options; answer with " \
+               f"{BALLOT_ACTIONS[kind]}"
+    if kind in decision_kinds.SLOT_KINDS and "time_poll" not in kinds:
+        return f"this decision is a {label}: its options are slots; add one with add_slot"
+    return f"this decision is a {label}: not for {', '.join(kinds)}"
+
+
+def _add_option_unavailable(ctx: Context) -> str | None:
+    return of_kind(ctx, *(k for k in decision_kinds.KINDS if decision_kinds.has_options(k)
+                          and k not in decision_kinds.SLOT_KINDS)) or _decision_closed(ctx)
 
 
 @action("add_option", "Add an option to this decision (titles are unique)", "decision",
-        _option_proposer, available=lambda ctx: not ctx.item.closed,
-        unavailable_reason=_decision_closed,
+        option_proposer,
+        available=lambda ctx: not ctx.item.closed and _add_option_unavailable(ctx) is None,
+        unavailable_reason=_add_option_unavailable,
         params=(Param("title", "string", "The option's title", required=True,
                       max_length=decisions.OPTION_MAX),),
-        effect=WRITE, next_steps=lambda ctx, result: ["vote"])
+        effect=WRITE, next_steps=lambda ctx, result: [BALLOT_ACTIONS[ctx.item.kind]])
 def add_option(ctx: Context, p: dict[str, Any]) -> Result:
     option = decisions.add_option(ctx.item, ctx.user, p["title"])
     return Result(f"Added option “{option.title}”.", ctx.path, created=True,
@@ -194,8 +301,9 @@ def add_option(ctx: Context, p: dict[str, Any]) -> Result:
 @action("vote", "Vote on several options in one call (votes: [{option_title, accept, "
                 "prefer}], each option at most once) or on one (option_title, accept, prefer); "
                 "voting again changes your vote; the decision page shows a worked example",
-        "decision", rules.member,
-        available=lambda ctx: not ctx.item.closed and decision_has_options(ctx),
+        "decision", voter,
+        available=lambda ctx: (ctx.item.kind == "acceptance" and not ctx.item.closed
+                               and decision_has_options(ctx)),
         unavailable_reason=_vote_unavailable,
         params=(Param("option_title", "string", "The option's title (single vote)",
                       max_length=decisions.OPTION_MAX),

@@ -128,6 +128,17 @@ def _options_open(ctx: Context) -> bool:
     return not ctx.item.closed and bool(unvoted_options(ctx))
 
 
+def _renamable(ctx: Context) -> bool:
+    """A time slot's title is its time: slots are deleted and added, never renamed."""
+    return ctx.item.kind != "time_poll" and _options_open(ctx)
+
+
+def _not_renamable(ctx: Context) -> str:
+    if ctx.item.kind == "time_poll":
+        return "a time slot's title is its time: delete it and add the slot you mean"
+    return _options_fixed(ctx)
+
+
 def _options_fixed(ctx: Context) -> str:
     if ctx.item.closed:
         return "the decision is closed: its options can no longer change"
@@ -137,7 +148,7 @@ def _options_fixed(ctx: Context) -> str:
 
 
 @action("update_option", f"Rename an option ({deletion.OPTION_RULE})", "decision", rules.member,
-        available=_options_open, unavailable_reason=_options_fixed, choices=option_choices,
+        available=_renamable, unavailable_reason=_not_renamable, choices=option_choices,
         params=(OPTION_TITLE, Param("new_title", "string", "The option's new title",
                                     required=True, max_length=decisions.OPTION_MAX)),
         effect=IDEMPOTENT_WRITE)

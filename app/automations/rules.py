@@ -14,6 +14,7 @@ from typing import Any
 from sqlalchemy import delete as sa_delete
 from sqlalchemy import select
 
+from app.actions import ballot_secrecy
 from app.automations import firing, schedule, settings
 from app.extensions import db
 from app.models import Studio, User
@@ -60,6 +61,9 @@ def _config(effect: str, p: dict[str, Any]) -> dict[str, Any]:
     if effect == "action":
         if not p.get("do"):
             raise invalid_param("do", "name the action to run")
+        if ballot_secrecy.is_ballot(p["do"].strip()):
+            # A rule keeps its parameters with its owner: a ballot is cast by its voter.
+            raise invalid_param("do", "a ballot is cast by its voter, not by an automation")
         path = (p.get("at") or "").strip()
         if path and not path.startswith("/"):
             raise invalid_param("at", "a page path such as /studios/team/note")

@@ -37,6 +37,7 @@ from flask import current_app
 from sqlalchemy import Table, insert, or_, select, update
 from sqlalchemy.engine import Engine
 
+from app.actions import ballot_secrecy
 from app.actions.effects import needs_write
 from app.core.identity import Identity
 from app.extensions import db
@@ -115,6 +116,8 @@ def record(ctx: ToolContext, tool: str, args: dict[str, Any], result: dict[str, 
            seconds: float) -> None:
     """A call observer: one McpToolCall row per call, on both transports."""
     outcome, message = _outcome(result)
+    if message is not None and ballot_secrecy.casts_a_ballot(tool, args):
+        message = ballot_secrecy.WITHHELD  # a refusal names the ballot's options and values
     stored = ctx.audit.get(STORED)
     # Inserted with the action's change (``with_the_change``): nothing to add if it went well;
     # otherwise the row says how it ended (cancelled after the commit), or, when the commit

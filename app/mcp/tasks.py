@@ -46,6 +46,7 @@ from typing import Any
 
 from sqlalchemy import delete, update
 
+from app.actions import ballot_secrecy
 from app.core import token_cache
 from app.core.identity import Identity, act_as
 from app.core.jsonrpc import INTERNAL_ERROR, INVALID_PARAMS, RpcError
@@ -188,6 +189,10 @@ def create(ctx: ToolContext, tool_name: str, args: dict[str, Any]) -> dict[str, 
     """Store the task (committed before we answer: an immediate tasks/get finds it), queue its
     run and answer the CreateTaskResult. A backed tool starts its own work first: refused, it
     answers the tool error and no task exists."""
+    if ballot_secrecy.casts_a_ballot(tool_name, args):
+        # A task keeps its arguments with its caller until it runs: a ballot is cast at once.
+        return error_result("a ballot is cast at once, not as a task: call execute_action "
+                            "without task").to_dict()
     backing = _backings.get(tool_name)
     work_id: uuid.UUID | None = None
     if backing is not None:

@@ -1,4 +1,4 @@
-"""Decisions (acceptance voting), commitments (critical mass) and heartbeats.
+"""Decisions (acceptance voting and the other kinds), commitments (critical mass) and heartbeats.
 
 Uniqueness that concurrent agents could break lives in the database, not in Python: one option
 title per decision, one vote per (option, voter), one participant per (commitment, user), one
@@ -9,9 +9,10 @@ from __future__ import annotations
 
 import uuid
 from datetime import datetime, timedelta
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from sqlalchemy import (
+    JSON,
     Boolean,
     ForeignKey,
     Index,
@@ -82,6 +83,14 @@ class Decision(IdMixin, TimestampMixin, DeadlineMixin, SoftDeleteMixin, Model):
     description: Mapped[str] = mapped_column(Text, default="", nullable=False)
     options_open: Mapped[bool] = mapped_column(Boolean, default=True, nullable=False)
     created_by_id: Mapped[uuid.UUID] = mapped_column(ForeignKey("users.id"), nullable=False)
+    # How it is decided (``app.services.tallies.KINDS``): acceptance keeps its votes in
+    # decision_votes, every other kind one ballot per voter in decision_ballots.
+    kind: Mapped[str] = mapped_column(String(20), default="acceptance",
+                                      server_default="acceptance", nullable=False)
+    # The kind's settings as ``app.services.decision_kinds`` validated them at creation: dots,
+    # who votes and proposes, quorum, required share, none of the above, anonymous, hidden
+    # results.
+    settings: Mapped[dict[str, Any]] = mapped_column(JSON, default=dict, nullable=False)
 
     created_by: Mapped[User] = relationship()
     options: Mapped[list[Option]] = relationship(back_populates="decision",
@@ -99,6 +108,10 @@ class Option(SoftDeleteMixin, Model):
     random_id: Mapped[int] = mapped_column(Integer, nullable=False)
     created_by_id: Mapped[uuid.UUID] = mapped_column(ForeignKey("users.id"), nullable=False)
     created_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow, nullable=False)
+    # A time poll's slot: when it starts and how long it lasts (its title says both, in the
+    # studio's time zone). None for every other kind.
+    starts_at: Mapped[datetime | None] = mapped_column(UTCDateTime, default=None)
+    minutes: Mapped[int | None] = mapped_column(Integer, default=None)
 
     decision: Mapped[Decision] = relationship(back_populates="options")
     created_by: Mapped[User] = relationship()
@@ -128,6 +141,44 @@ class Vote(Represented, Model):
     updated_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow, nullable=False)
 
     user: Mapped[User] = relationship()
+
+
+class DecisionBallot(Model):
+    """One voter's whole ballot on a decision of any kind but acceptance (``choices`` as
+    ``app.services.tallies`` reads them); voting again replaces it.
+
+    An anonymous decision's ballot is stored unlinked: no voter, no representative, no time,
+    and its id is drawn anew each time the decision's anonymous ballots are rewritten in a
+    random order (``app.services.ballots``); who voted is in ``decision_participants``.
+    """
+
+    __tablename__ = "decision_ballots"
+    __table_args__ = (UniqueConstraint("decision_id", "user_id"),)
+
+    id: Mapped[uuid.UUID] = mapped_column(Uuid, primary_key=True, default=uuid.uuid4)
+    decision_id: Mapped[uuid.UUID] = mapped_column(ForeignKey("decisions.id"), index=True,
+                                                   nullable=False)
+    user_id: Mapped[uuid.UUID | None] = mapped_column(ForeignKey("users.id"))
+    # Set explicitly (not ``Represented``, whose stamp would link an anonymous ballot).
+    representative_id: Mapped[uuid.UUID | None] = mapped_column(Uuid)
+    choices: Mapped[dict[str, Any]] = mapped_column(JSON, nullable=False)
+    created_at: Mapped[datetime | None] = mapped_column(UTCDateTime)
+    updated_at: Mapped[datetime | None] = mapped_column(UTCDateTime)
+
+
+class DecisionParticipant(Model):
+    """Who took part in a decision of a kind with ballots (anonymous or not): the voter and
+    the representative who voted for them, with no time, so nothing orders them beside the
+    ballots."""
+
+    __tablename__ = "decision_participants"
+    __table_args__ = (UniqueConstraint("decision_id", "user_id"),)
+
+    id: Mapped[uuid.UUID] = mapped_column(Uuid, primary_key=True, default=uuid.uuid4)
+    decision_id: Mapped[uuid.UUID] = mapped_column(ForeignKey("decisions.id"), index=True,
+                                                   nullable=False)
+    user_id: Mapped[uuid.UUID] = mapped_column(ForeignKey("users.id"), nullable=False)
+    representative_id: Mapped[uuid.UUID | None] = mapped_column(Uuid)
 
 
 class Commitment(IdMixin, TimestampMixin, DeadlineMixin, SoftDeleteMixin, Model):

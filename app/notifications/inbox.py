@@ -21,7 +21,7 @@ from app.models import Membership, Studio, User
 from app.models.base import utcnow
 from app.models.collab import Decision
 from app.models.notifications import LEVELS, Notification, NotificationSetting
-from app.services import decisions, items
+from app.services import decisions, items, standings
 from app.services.errors import invalid_param
 
 PAGE_SIZE = 50
@@ -167,6 +167,8 @@ def mark_all_read(user: User) -> int:
 # Outcomes ------------------------------------------------------------------------------------
 
 def outcome(decision: Decision) -> str:
+    if decision.kind != "acceptance":
+        return standings.outcome(decision)
     rows = read(decisions.results(decision))
     if not rows or rows[0].accepted == 0:
         return "no option was accepted"

@@ -22,6 +22,7 @@ import uuid
 from collections.abc import Callable
 from typing import Any
 
+from app.actions import ballot_secrecy
 from app.actions.effects import IDEMPOTENT_WRITE, WRITE, Effect
 from app.mcp.content import ToolError, ToolResult, text
 from app.mcp.context import ClientRequestFailed, ToolContext
@@ -46,11 +47,16 @@ def capture_tool_call(ctx: ToolContext, name: str, args: dict[str, Any],
     """A call observer: record a teaching session's tool call (never raises)."""
     if name in NOT_CAPTURED or result is None or not teach.anyone_teaching():
         return  # (checked first: while nobody teaches, a call costs no more than this)
-    line: dict[str, Any] = {"t": int(time.time() * 1000), "tool": name, "params": args}
+    # A ballot's choices are never kept beside who cast them (app.actions.ballot_secrecy).
+    secret = ballot_secrecy.casts_a_ballot(name, args)
+    line: dict[str, Any] = {"t": int(time.time() * 1000), "tool": name,
+                            "params": ballot_secrecy.redacted(name, args)}
     structured = result.get("structuredContent")
     texts = "\n".join(b.get("text", "") for b in result.get("content") or []
                       if isinstance(b, dict) and b.get("type") == "text")
-    if result.get("isError"):
+    if secret:
+        line["error" if result.get("isError") else "result"] = {"message": ballot_secrecy.WITHHELD}
+    elif result.get("isError"):
         line["error"] = {"message": texts or f"{name} failed",
                          **({"data": structured} if structured is not None else {})}
     else:

@@ -1,9 +1,11 @@
-"""Decisions by acceptance voting: questions, options, votes, results and closing.
+"""Decisions: questions, options, acceptance votes, results and closing.
 
-Rules: option titles are unique per decision; a vote is an upsert per (option, voter); a closed
-decision refuses options and votes; only the creator edits settings or closes it, and a closed
-decision's deadline can't change. Votes hold a shared lock on the decision and closing an
-exclusive one, so no vote slips in after a decision has closed.
+A decision is of one kind (``decision_kinds``); this module keeps what every kind shares and
+acceptance voting's own votes; the other kinds' ballots are ``ballots``. Rules: option titles
+are unique per decision; a vote is an upsert per (option, voter); a closed decision refuses
+options and votes; only the creator edits settings or closes it, and a closed decision's
+deadline can't change. Votes hold a shared lock on the decision and closing an exclusive one,
+so no vote slips in after a decision has closed.
 """
 
 from __future__ import annotations
@@ -19,14 +21,26 @@ from sqlalchemy import bindparam, case, func, select
 from sqlalchemy.dialects.postgresql import insert as pg_insert
 from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 from sqlalchemy.exc import IntegrityError
+from sqlalchemy.orm import aliased
 
 from app.db import Query
 from app.db.reads import known
 from app.extensions import db
-from app.models import Studio, User, provenance
+from app.models import Membership, Studio, User, provenance
 from app.models.base import utcnow
 from app.models.collab import Decision, Option, Vote
-from app.services import closing, cycles, deadlines, items, links, people, permissions, revisions
+from app.services import (
+    closing,
+    cycles,
+    deadlines,
+    decision_kinds,
+    eligibility,
+    items,
+    links,
+    people,
+    permissions,
+    revisions,
+)
 from app.services.errors import Conflict, Forbidden, Invalid, invalid_param
 from app.services.locking import lock_row
 
@@ -71,27 +85,75 @@ def option_titles(values: list[Any]) -> list[str]:
     return titles
 
 
+def _members(studio: Studio) -> dict[str, tuple[str, str]]:
+    """The studio's members by handle, as (user id, role): what a rule naming handles needs."""
+    rows = db.session.execute(select(User.handle, User.id, Membership.role)
+                              .join(Membership, Membership.user_id == User.id)
+                              .where(Membership.studio_id == studio.id))
+    return {handle.lower(): (str(ident), role) for handle, ident, role in rows}
+
+
 def create_decision(studio: Studio, user: User, question: str, description: str | None = None,
                     options_open: bool | None = None, deadline: Any = None,
-                    base_url: str = "", options: list[Any] | None = None) -> Decision:
-    """A new decision; ``options`` (titles) are added at once, in the order given."""
-    titles = option_titles(options or [])
-    decision = Decision(studio_id=studio.id, question=_line(question, "question", QUESTION_MAX),
-                        description=_description(description),
+                    base_url: str = "", options: list[Any] | None = None,
+                    **settings: Any) -> Decision:
+    """A new decision of ``settings["kind"]`` (acceptance when not given) with that kind's
+    settings; ``options`` (titles) or, for a time poll, ``slots`` are added at once, in the
+    order given. Invalid names every problem of the question, options and settings at once."""
+    errors: list[dict[str, Any]] = []
+    zone = cycles.zone_of(studio)
+    text = titles = when = None
+    try:
+        text = _line(question, "question", QUESTION_MAX)
+    except Invalid as exc:
+        errors += exc.errors or []
+    try:
+        titles = option_titles(options or [])
+    except Invalid as exc:
+        errors += exc.errors or []
+    try:
+        _description(description)
+    except Invalid as exc:
+        errors += exc.errors or []
+    try:
+        when = deadlines.parse(deadline, zone)
+    except Invalid as exc:
+        errors += exc.errors or []
+    needs_members = any(isinstance(settings.get(w), dict) and "handles" in settings[w]
+                        for w in ("voters", "proposers"))
+    try:
+        chosen = decision_kinds.settings_of(studio, {"options": options, **settings},
+                                            _members(studio) if needs_members else {})
+    except Invalid as exc:
+        errors += exc.errors or []
+    if errors or text is None or titles is None or when is None:
+        raise Invalid("invalid parameters for create_decision", errors=errors)
+    decision = Decision(studio_id=studio.id, question=text, description=description or "",
                         options_open=True if options_open is None else options_open,
-                        deadline=deadlines.parse(deadline, cycles.zone_of(studio)),
-                        created_by_id=user.id)
+                        deadline=when, created_by_id=user.id, kind=chosen.kind,
+                        settings=chosen.settings)
     decision.assign_ids()
     db.session.add(decision)
     db.session.flush()
     now = utcnow()
-    for index, title in enumerate(titles):
+    added = [(title, None) for title in titles] + [
+        (decision_kinds.slot_title(slot, zone), slot) for slot in chosen.slots]
+    for index, (title, slot) in enumerate(added):
         # A microsecond apart: the page lists options by creation, so they keep this order.
         db.session.add(Option(decision_id=decision.id, title=title, created_by_id=user.id,
                               random_id=secrets.randbelow(2**31),
-                              created_at=now + timedelta(microseconds=index)))
+                              created_at=now + timedelta(microseconds=index),
+                              starts_at=slot.starts_at if slot else None,
+                              minutes=slot.minutes if slot else None))
     links.sync(studio, "decision", decision.id, decision.description, base_url)
     return decision
+
+
+def option_titles_of(decision: Decision) -> list[str]:
+    """The decision's live options' titles, in the order they were added."""
+    return list(db.session.scalars(select(Option.title).where(
+        Option.decision_id == decision.id, Option.deleted_at.is_(None))
+        .order_by(Option.created_at, Option.title)))
 
 
 def update_settings(decision: Decision, studio: Studio, user: User, question: str | None = None,
@@ -140,17 +202,34 @@ def _open_for_writes(decision: Decision) -> Decision:
     return decision
 
 
-def can_add_options(decision: Decision, user: User | None) -> bool:
-    return user is not None and (decision.options_open or decision.created_by_id == user.id)
+def can_add_options(decision: Decision, user: User | None, role: str | None) -> bool:
+    return user is not None and decision_kinds.has_options(decision.kind) and \
+        eligibility.may_propose(decision, user.id, role) is None
 
 
-def add_option(decision: Decision, user: User, title: str) -> Option:
+def _role(studio_id: Any, user: User) -> str | None:
+    return db.session.scalar(select(Membership.role).where(
+        Membership.studio_id == studio_id, Membership.user_id == user.id))
+
+
+def add_option(decision: Decision, user: User, title: str,
+               slot: decision_kinds.Slot | None = None) -> Option:
+    """A new option (a time poll's: a slot, titled by its start and length)."""
+    if not decision_kinds.has_options(decision.kind):
+        raise Conflict(f"a {decision_kinds.LABELS[decision.kind].lower()} has no options: "
+                       "people answer with a stance")
+    if (slot is None) != (decision.kind not in decision_kinds.SLOT_KINDS):
+        raise Conflict("a time poll's options are slots: add one with add_slot" if slot is None
+                       else "only a time poll has slots: add an option with add_option")
     title = _line(title, "title", OPTION_MAX)
-    if not can_add_options(decision, user):
-        raise Forbidden("only the decision's creator can add options to it")
+    reason = eligibility.may_propose(decision, user.id, _role(decision.studio_id, user))
+    if reason:
+        raise Forbidden(reason)
     decision = _open_for_writes(decision)
     option = Option(decision_id=decision.id, title=title, created_by_id=user.id,
-                    random_id=secrets.randbelow(2**31))
+                    random_id=secrets.randbelow(2**31),
+                    starts_at=slot.starts_at if slot else None,
+                    minutes=slot.minutes if slot else None)
     try:
         with db.session.begin_nested():  # a savepoint: a taken title undoes only this insert
             db.session.add(option)
@@ -162,7 +241,8 @@ def add_option(decision: Decision, user: User, title: str) -> Option:
             raise Conflict(f"an option titled '{title}' was deleted from this decision; restore "
                            f"it (restore_item with item_type option, id {deleted.id}) or pick "
                            f"another title") from None
-        raise Conflict(f"an option titled '{title}' already exists on this decision") from None
+        what = "this slot" if slot else f"an option titled '{title}'"
+        raise Conflict(f"{what} already exists on this decision") from None
     return option
 
 
@@ -211,7 +291,13 @@ def vote(decision: Decision, user: User, votes: list[Ballot], listed: bool = Fal
          ) -> list[Option]:
     """Record each ballot as an upsert; the options voted on, in ballot order. ``listed``: the
     ballots came as ``votes`` (a refusal names each unknown title by its place in it)."""
+    if decision.kind != "acceptance":
+        raise Conflict(f"this decision is a {decision_kinds.LABELS[decision.kind].lower()}, "
+                       "not an acceptance vote")
     decision = _open_for_writes(decision)
+    reason = eligibility.may_vote(decision, user.id, _role(decision.studio_id, user))
+    if reason:
+        raise Forbidden(reason)
     by_title = {o.title: o for o in db.session.scalars(
         select(Option).where(Option.decision_id == decision.id, Option.deleted_at.is_(None)))}
     missing = [(i, b.option_title) for i, b in enumerate(votes) if b.option_title not in by_title]
@@ -293,9 +379,10 @@ def my_votes(decision: Decision, user: User | None) -> Query[dict[uuid.UUID, MyV
                  lambda rows: {row[0]: MyVote(*row) for row in rows})
 
 
-def voters(decision: Decision) -> Query[list[people.Person]]:
-    """Everyone who voted, in the order of their first vote (plain rows: a page links each)."""
-    return Query(_VOTERS, {"decision_id": decision.id}, people.from_rows)
+def voters(decision: Decision) -> Query[list[people.Voter]]:
+    """Everyone who voted, in the order of their first vote, each with the representative who
+    cast their newest vote for them, if one did (plain rows: a page links each)."""
+    return Query(_VOTERS, {"decision_id": decision.id}, people.voters_from)
 
 
 # The decision page runs all of these on every view: built once, bound per call. The tally and
@@ -324,7 +411,15 @@ def _voters() -> Any:
     first = (select(Vote.user_id, func.min(Vote.created_at).label("first"))
              .where(Vote.decision_id == bindparam("decision_id"))
              .group_by(Vote.user_id).subquery())
-    return (select(*people.COLUMNS).join(first, first.c.user_id == User.id)
+    newest = (select(Vote.representative_id)
+              .where(Vote.decision_id == bindparam("decision_id"),
+                     Vote.user_id == first.c.user_id)
+              .order_by(Vote.updated_at.desc()).limit(1).scalar_subquery())
+    representative = aliased(User)
+    return (select(*people.COLUMNS, representative.id, representative.handle,
+                   representative.name)
+            .join(first, first.c.user_id == User.id)
+            .outerjoin(representative, representative.id == newest)
             .order_by(first.c.first, User.id))
 
 

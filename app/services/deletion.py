@@ -25,7 +25,7 @@ from sqlalchemy.orm import joinedload
 from app.extensions import db
 from app.models import Note, Studio, User
 from app.models.base import find_by_id, utcnow
-from app.models.collab import Commitment, Decision, Option, Vote
+from app.models.collab import Commitment, Decision, DecisionBallot, Option, Vote
 from app.services import decisions, permissions, restore_window, revisions
 from app.services.errors import Conflict, Forbidden, Invalid, NotFound
 
@@ -170,8 +170,12 @@ OPTION_RULE = ("an option can be renamed or deleted by whoever proposed it, the 
 
 
 def option_has_votes(option: Option) -> bool:
-    return db.session.scalar(select(Vote.id).where(Vote.option_id == option.id)
-                             .limit(1)) is not None
+    """Whether someone voted on it: an acceptance vote on it, or (a ballot names options by
+    id, anonymously too) any ballot on its decision."""
+    if db.session.scalar(select(Vote.id).where(Vote.option_id == option.id).limit(1)):
+        return True
+    return db.session.scalar(select(DecisionBallot.id).where(
+        DecisionBallot.decision_id == option.decision_id).limit(1)) is not None
 
 
 def _check_option_change(studio: Studio, user: User, option: Option, verb: str) -> None:
@@ -202,6 +206,9 @@ def find_option(decision: Decision, title: str) -> Option:
 
 def rename_option(studio: Studio, user: User, option: Option, new_title: str) -> Option:
     _check_option_change(studio, user, option, "rename")
+    if option.starts_at is not None:
+        raise Conflict("a time slot's title is its time: delete it and add the slot you mean "
+                       "with add_slot")
     title = decisions.option_titles([new_title])[0] if new_title.strip() else ""
     if not title:
         raise Invalid("new_title is required", errors=[{"param": "new_title",

@@ -26,3 +26,29 @@ COLUMNS: tuple[Any, ...] = (User.id, User.handle, User.name)
 
 def from_rows(rows: Any) -> list[Person]:
     return [Person(*row) for row in rows]
+
+
+class Voter(NamedTuple):
+    """Someone who took part in a decision, and the representative who voted for them in a
+    representation session ("Helper for Alice"), or None."""
+
+    person: Person
+    representative: Person | None = None
+
+    @property
+    def id(self) -> uuid.UUID:
+        return self.person.id
+
+    @property
+    def handle(self) -> str:
+        return self.person.handle
+
+    @property
+    def name(self) -> str:
+        return self.person.name
+
+
+def voters_from(rows: Any) -> list[Voter]:
+    """Rows of a person's columns then their representative's (NULLs when none)."""
+    return [Voter(Person(*row[:3]), Person(*row[3:6]) if row[3] is not None else None)
+            for row in rows]

@@ -5,6 +5,7 @@ from __future__ import annotations
 from flask import Flask, Response, g
 from jinja2 import select_autoescape
 
+import app.actions.ballots  # noqa: F401  registers the ballots of each kind of decision
 import app.actions.collab  # noqa: F401  registers decisions, commitments, heartbeats
 import app.actions.core  # noqa: F401  registers the core actions
 import app.actions.edit_delete  # noqa: F401  registers editing, deleting and restoring

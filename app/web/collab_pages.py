@@ -6,16 +6,30 @@ import json
 from typing import Any
 from urllib.parse import urlencode
 
-from flask import Blueprint, request
+from flask import Blueprint, Response, g, request
 
 from app.actions import Context
-from app.actions.collab import known_options, known_participation
+from app.actions.ballots import known_part
+from app.actions.collab import BALLOT_ACTIONS, known_options, known_participation
+from app.actions.effects import READ
 from app.actions.registry import ACTIONS
 from app.db import read, read_many
 from app.models.base import utcnow
-from app.services import commitments, cycles, decisions, heartbeats, studios
-from app.services.errors import Forbidden
+from app.services import (
+    ballots,
+    commitments,
+    cycles,
+    decision_calendar,
+    decision_kinds,
+    decisions,
+    eligibility,
+    heartbeats,
+    standings,
+    studios,
+)
+from app.services.errors import Forbidden, Unauthorized
 from app.web import chrome, core_pages, loaders
+from app.web.auth import authorize
 from app.web.pages import Page, page
 
 bp = Blueprint("collab", __name__)
@@ -68,30 +82,57 @@ def decision_new(ctx: Context) -> Page:
       loaders.item_page("decision", "decision", "decision_id"))
 def decision_show(ctx: Context) -> Page:
     decision = ctx.item
+    acceptance = decision.kind == "acceptance"
+    voters_read = (decisions.voters(decision) if acceptance
+                   else ballots.participants(decision))
     results, mine, voters, pinned, comments, backlinks = read_many(
-        decisions.results(decision), decisions.my_votes(decision, ctx.user),
-        decisions.voters(decision), studios.is_pinned(ctx.studio, "decision", decision.id),
-        *core_pages.discussion(ctx))
+        decisions.results(decision), decisions.my_votes(decision, ctx.user), voters_read,
+        studios.is_pinned(ctx.studio, "decision", decision.id), *core_pages.discussion(ctx))
     in_order = decisions.in_order_added(results)
     options = [row.option for row in in_order]
-    known_options(ctx, in_order)  # the vote and option actions ask the database nothing
+    # The vote and option actions ask the database nothing.
+    known_options(ctx, in_order, ballots_cast=not acceptance and bool(voters))
+    took_part = ctx.user is not None and any(v.id == ctx.user.id for v in voters)
+    if not acceptance:
+        known_part(ctx, took_part)
     shown = {
         "decision": decision,
         "closed": decision.closed,
         "deadline": chrome.deadline_text(decision, ctx.studio),
         "options": options,
-        "vote_example": vote_example(ctx.path, options),
+        "vote_example": vote_example(ctx.path, options) if acceptance else None,
         "mine": mine,
         "results": results,
         "voters": voters,
-        "can_add_options": decisions.can_add_options(decision, ctx.user),
+        "can_add_options": decisions.can_add_options(
+            decision, ctx.user, getattr(ctx.member, "role", None)),
         "pinned": pinned,
         **core_pages.discussed(ctx, comments, backlinks),
-        # Which ballot and results the page draws (decisions/ballots/<kind>.html.j2): one
-        # kind today, acceptance voting.
-        "ballot_kind": "acceptance", "kind_label": "Acceptance vote",
+        **kind_shown(ctx, took_part),
     }
     return Page(ctx, decision.question, "decisions/show", shown, nav=core_pages.studio_nav(ctx))
+
+
+def kind_shown(ctx: Context, took_part: bool) -> dict[str, Any]:
+    """What a decision's page shows of its kind: the ballot and results it draws
+    (decisions/ballots/<kind>, decisions/results/<kind>), its settings in words, where it
+    stands, and the caller's own ballot."""
+    decision = ctx.item
+    settings = decision.settings or {}
+    mine = read(ballots.mine(decision, ctx.user)) if decision.kind != "acceptance" else None
+    standing = standings.standing(decision)
+    return {
+        "ballot_kind": decision.kind, "kind_label": decision_kinds.LABELS[decision.kind],
+        "ballot_action": BALLOT_ACTIONS[decision.kind],
+        "standing": standing, "settings": settings,
+        "anonymous": ballots.anonymous(decision),
+        "took_part": took_part,
+        "my_ballot": (json.dumps(ballots.in_titles(mine, standing.titles), ensure_ascii=False)
+                      if mine else None),
+        "who_votes": eligibility.describe(settings.get("voters")),
+        "who_proposes": (eligibility.describe(settings["proposers"]) + " and its creator"
+                         if settings.get("proposers") else None),
+    }
 
 
 @page(bp, "decision_close", "/studios/<handle>/d/<decision_id>/close",
@@ -99,12 +140,31 @@ def decision_show(ctx: Context) -> Page:
 def decision_close(ctx: Context) -> Page:
     """The confirmation step before close_decision: what closing now would decide."""
     decision = ctx.item
-    results, voters = read_many(decisions.results(decision), decisions.voters(decision))
+    results, voters = read_many(decisions.results(decision), decisions.voters(decision)
+                                if decision.kind == "acceptance"
+                                else ballots.participants(decision))
     return Page(ctx, f"Close: {decision.question}", "decisions/close",
                 {"decision": decision, "decision_path": ctx.path.removesuffix("/close"),
                  "results": results, "voters": voters,
+                 "standing": standings.standing(decision),
                  "can_close": ACTIONS["close_decision"].refusal(ctx) is None},
                 nav=_item_nav(ctx, f"Decision: {decision.question}"), show_actions=False)
+
+
+@bp.get("/studios/<handle>/d/<decision_id>/calendar.ics")
+def decision_calendar_file(handle: str, decision_id: str) -> Response:
+    """A closed time poll's chosen time as an iCalendar file: the same checks as its page."""
+    if g.get("user") is None:
+        raise Unauthorized("sign in or send 'Authorization: Bearer <token>'")
+    authorize(READ)
+    ctx = loaders.item_page("decision", "decision", "decision_id")(
+        user=g.user, handle=handle, decision_id=decision_id)
+    body = decision_calendar.ics(ctx.item, request.host_url.rstrip("/") + ctx.path)
+    response = Response(body, mimetype="text/calendar")
+    response.headers["Content-Disposition"] = \
+        f'attachment; filename="decision-{ctx.item.short_id}.ics"'
+    response.headers["Cache-Control"] = "private, no-cache"
+    return response
 
 
 @page(bp, "decision_settings", "/studios/<handle>/d/<decision_id>/settings",

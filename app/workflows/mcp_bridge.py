@@ -11,6 +11,7 @@ from __future__ import annotations
 import itertools
 from typing import Any
 
+from app.actions import ballot_secrecy
 from app.core.identity import Identity
 from app.mcp import harmonic  # noqa: F401  (registers navigate, execute_action, ...)
 from app.mcp.context import ClientRequestFailed, SessionState, ToolContext
@@ -58,6 +59,9 @@ def call_tool(name: str, arguments: dict[str, Any], identity: Identity | None,
 
     Raises LookupError for an unknown tool and ValueError for a protocol-level error.
     """
+    if ballot_secrecy.casts_a_ballot(name, arguments):
+        # A run keeps its steps' arguments with whoever started it: a ballot is cast by hand.
+        raise ValueError("a ballot is cast by its voter, not by a workflow step")
     server = _mcp_server()
     if name not in server.registry.tools:
         raise LookupError(f"unknown MCP tool '{name}' (defined: {', '.join(tool_names())})")

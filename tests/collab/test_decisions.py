@@ -43,8 +43,10 @@ def test_create_page_and_decision_page_in_markdown(studio) -> None:  # type: ign
     page = studio.get("/studios/team/decide").get_data(as_text=True)
     front, _ = parse_md(page)
     create = next(a for a in front["actions"] if a["name"] == "create_decision")
-    assert [p["name"] for p in create["params"]] == ["question", "description", "options_open",
-                                                     "deadline", "options"]
+    assert [p["name"] for p in create["params"]] == [
+        "question", "description", "options_open", "deadline", "options", "kind", "slots", "dots",
+        "voters", "proposers", "quorum", "quorum_share", "required_share", "none_of_the_above",
+        "anonymous", "hide_results"]
     assert [p["name"] for p in create["params"] if p["required"]] == ["question"]
     path = new_decision(studio, description="Pick a *place*", deadline="7d")
     assert path.startswith("/studios/team/d/")
