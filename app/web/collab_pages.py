@@ -13,7 +13,7 @@ from app.actions.collab import known_options, known_participation
 from app.actions.registry import ACTIONS
 from app.db import read, read_many
 from app.models.base import utcnow
-from app.services import commitments, cycles, decisions, heartbeats, studios
+from app.services import commitments, cycles, decisions, heartbeats, outcomes, studios
 from app.services.errors import Forbidden
 from app.web import chrome, core_pages, loaders
 from app.web.pages import Page, page
@@ -86,6 +86,7 @@ def decision_show(ctx: Context) -> Page:
         "voters": voters,
         "can_add_options": decisions.can_add_options(decision, ctx.user),
         "pinned": pinned,
+        "outcome": outcomes.shown(decision, options),  # decisions/_outcome: written, or None
         **core_pages.discussed(ctx, comments, backlinks),
         # Which ballot and results the page draws (decisions/ballots/<kind>.html.j2): one
         # kind today, acceptance voting.
