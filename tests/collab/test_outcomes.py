@@ -230,6 +230,9 @@ def test_a_person_writes_the_outcome_on_the_page(app: Flask, make_agent) -> None
     page = browser.get(path).get_data(as_text=True)
     assert "<em>softly</em>" in page and "<script>x()" not in page
     assert 'data-outcome-option="Green"' in page and "Edit the outcome" in page
+    from tests.browser.test_people_web import _people_problems  # lazy: the crawl's own check
+
+    assert _people_problems(path, page) == []  # no API words, no stray fields
 
 
 def test_write_outcome_over_mcp(app: Flask, studio, make_agent, live_server: str) -> None:  # type: ignore[no-untyped-def]
