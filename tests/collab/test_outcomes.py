@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import re
 import threading
+from datetime import timedelta
 from typing import Any
 
 import pytest
@@ -40,10 +41,8 @@ def closed_decision(studio: Any, voters: list[Any], question: str = "Where to ea
     return str(path)
 
 
-def review_passed(app: Flask, path: str) -> None:
-    """The outcome's review date at ``path`` came a second ago."""
-    from datetime import timedelta
-
+def review_passed(app: Flask, path: str, ago: timedelta = timedelta(seconds=1)) -> None:
+    """The outcome's review date at ``path`` came ``ago``."""
     from sqlalchemy import update
 
     from app.extensions import db
@@ -52,7 +51,7 @@ def review_passed(app: Flask, path: str) -> None:
 
     with app.app_context():
         db.session.execute(update(Decision).where(Decision.short_id == path.rsplit("/", 1)[1])
-                           .values(outcome_review_at=utcnow() - timedelta(seconds=1)))
+                           .values(outcome_review_at=utcnow() - ago))
         db.session.commit()
 
 
@@ -177,10 +176,22 @@ def test_the_review_date_tells_each_person_once(  # type: ignore[no-untyped-def]
     assert sweep_at_once(app) == [0, 0]
     assert len(rows_of(bob, "decision_review")) == 1
     assert "(its people were reminded)" in studio.get(path).get_data(as_text=True)
-    # The studio's webhooks hear of the outcome written (as of every action) and of its review,
-    # once each.
+    # The edit form resends the date that came: it is kept, and not told again.
+    form = studio.get(path, accept="text/html").get_data(as_text=True)
+    kept = re.search(r'name="review_at" value="([^"]+)"', form).group(1)  # type: ignore[union-attr]
+    assert studio.act(path, "write_outcome", statement="Salad, still",
+                      review_at=kept).status_code == 200
+    assert sweep_at_once(app) == [0, 0]
+    # A new date reminds again when it comes.
+    assert studio.act(path, "write_outcome", statement="Salad, still",
+                      review_at="14d").status_code == 200
+    review_passed(app, path, timedelta(minutes=5))
+    assert sorted(sweep_at_once(app)) == [0, 1]
+    assert len(rows_of(bob, "decision_review")) == 2
+    # The studio's webhooks hear of each outcome written (as of every action) and of each
+    # review date that came, once.
     log = studio.get(f"/webhooks/{hook['id']}").get_data(as_text=True)
-    assert log.count("| write_outcome |") == 1 and log.count("| decision_review |") == 1
+    assert log.count("| write_outcome |") == 3 and log.count("| decision_review |") == 2
 
 
 def test_the_review_reaches_the_email_of_whoever_chose_it(  # type: ignore[no-untyped-def]
