@@ -148,9 +148,7 @@ def _option(decision: Decision, title: str | None, problems: list[dict[str, str]
     wanted = " ".join((title or "").split())
     if not wanted:
         return None
-    live = list(db.session.scalars(select(Option).where(
-        Option.decision_id == decision.id, Option.deleted_at.is_(None))
-        .order_by(Option.created_at, Option.title)))
+    live = _live_options(decision)
     found = next((o for o in live if o.title == wanted), None)
     if found is None:
         known = ", ".join(f"'{o.title}'" for o in live) or "none"
@@ -249,8 +247,12 @@ def sweep(now: datetime | None = None) -> int:
 
 
 def option_titles(decision: Decision) -> list[str]:
-    """The decision's live options' titles, in the order they were added: what an outcome may
-    pick."""
-    return list(db.session.scalars(select(Option.title).where(
+    """What an outcome may pick: the decision's live options' titles, in the order they were
+    added."""
+    return [o.title for o in _live_options(decision)]
+
+
+def _live_options(decision: Decision) -> list[Option]:
+    return list(db.session.scalars(select(Option).where(
         Option.decision_id == decision.id, Option.deleted_at.is_(None))
         .order_by(Option.created_at, Option.title)))
