@@ -33,6 +33,7 @@ from app.models.base import (
     Uuid,
     utcnow,
 )
+from app.models.outcomes import DecisionOutcome
 from app.models.provenance import Represented
 
 # "No deadline" is stored as a deadline this far away: the item closes when its creator says so.
@@ -72,10 +73,11 @@ class DeadlineMixin(ClosesByDeadline):
     reminded_at: Mapped[datetime | None] = mapped_column(UTCDateTime, default=None)
 
 
-class Decision(IdMixin, TimestampMixin, DeadlineMixin, SoftDeleteMixin, Model):
+class Decision(IdMixin, TimestampMixin, DeadlineMixin, SoftDeleteMixin, DecisionOutcome, Model):
     __tablename__ = "decisions"
     __table_args__ = (Index("ix_decisions_studio_created", "studio_id", "created_at", "id"),
-                      Index("ix_decisions_closed_deadline", "closed_at", "deadline"))
+                      Index("ix_decisions_closed_deadline", "closed_at", "deadline"),
+                      Index("ix_decisions_review", "outcome_reminded_at", "outcome_review_at"))
 
     studio_id: Mapped[uuid.UUID] = mapped_column(ForeignKey("studios.id"), index=True,
                                                  nullable=False)

@@ -34,7 +34,7 @@ LEVELS = ("all", "mentions", "none")
 CHANNELS = ("inbox", "email", "webhook")
 # The types of notification (``Notification.kind``), each with its own channel preferences.
 KINDS = ("mention", "reply", "new_decision", "new_commitment", "deadline", "decision_closed",
-         "commitment_closed", "automation")
+         "commitment_closed", "decision_outcome", "decision_review", "automation")
 
 
 class Notification(IdMixin, Model):

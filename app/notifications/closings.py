@@ -25,10 +25,10 @@ from sqlalchemy import select
 from app.core import changes
 from app.extensions import db
 from app.models import Membership
-from app.models.collab import CommitmentParticipant, DecisionParticipant, Vote
+from app.models.collab import CommitmentParticipant
 from app.notifications import inbox, webhooks
 from app.notifications.notify import notify, send_committed
-from app.services import closing, commitments, deadlines, items
+from app.services import closing, commitments, deadlines, decisions, items
 
 
 def _listening(moment: closing.Moment, leave_out: Any = None) -> list[uuid.UUID]:
@@ -69,12 +69,8 @@ def told_of_close(moment: closing.Moment) -> None:
 @closing.on_reminder
 def remind(moment: closing.Moment) -> None:
     item = moment.item
-    if moment.kind == "decision" and item.kind == "acceptance":
-        done: Any = select(Vote.user_id).where(Vote.decision_id == item.id)
-        todo = "vote"
-    elif moment.kind == "decision":  # every other kind: who took part (anonymous ones too)
-        done = select(DecisionParticipant.user_id).where(
-            DecisionParticipant.decision_id == item.id)
+    if moment.kind == "decision":  # every kind, anonymous ones too: who took part is not secret
+        done: Any = decisions.took_part(item)
         todo = "vote"
     else:
         done = select(CommitmentParticipant.user_id).where(

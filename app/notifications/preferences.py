@@ -35,6 +35,8 @@ KIND_WORDS = {
     "deadline": "A deadline is less than a day away",
     "decision_closed": "A decision closes",
     "commitment_closed": "A commitment closes",
+    "decision_outcome": "The outcome of a decision you voted on is written",
+    "decision_review": "A decision's outcome is due for review",
     "automation": "An automation tells you something, or one of yours was paused",
 }
 CHANNEL_WORDS = {"inbox": "Inbox", "email": "Email", "webhook": "Your webhooks"}

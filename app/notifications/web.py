@@ -17,6 +17,7 @@ from app.notifications import (
     inbox,
     mail_pages,
     mailing,
+    outcomes,
     pages,
     replies,
     settings,
@@ -28,7 +29,7 @@ log = logging.getLogger("harmonic.notifications")
 
 # Imported for their registrations: the actions, and the observer of every action.
 REGISTERS = ("app.notifications.actions", "app.notifications.events",
-             "app.notifications.closings")
+             "app.notifications.closings", "app.notifications.outcomes")
 
 
 def init_app(flask_app: Flask) -> None:
@@ -42,6 +43,9 @@ def init_app(flask_app: Flask) -> None:
     # Deadlines act at their time whoever is looking: every worker looks every few seconds.
     every("notifications.deadlines", lambda: settings.get_float("DEADLINES_SWEEP_SECONDS"),
           closings.sweep)
+    # So do outcomes' review dates, on the same clock.
+    every("notifications.reviews", lambda: settings.get_float("DEADLINES_SWEEP_SECONDS"),
+          outcomes.sweep)
 
     @flask_app.context_processor
     def _badge() -> dict[str, object]:
@@ -74,10 +78,11 @@ def init_app(flask_app: Flask) -> None:
 
     @group.command("sweep")
     def sweep() -> None:
-        """Act on deadlines that have passed and reminders that are due (as every worker does),
-        and enqueue webhook deliveries that were committed but never enqueued."""
+        """Act on deadlines that have passed, reminders and review dates that are due (as every
+        worker does), and enqueue webhook deliveries that were committed but never enqueued."""
         closed, reminded = closings.sweep()
         click.echo(f"closed {closed}, reminded of {reminded}")
+        click.echo(f"review dates told: {outcomes.sweep()}")
         count = webhooks.sweep()
         click.echo(f"enqueued {count} webhook deliver{'y' if count == 1 else 'ies'}")
 

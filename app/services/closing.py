@@ -77,7 +77,7 @@ def on_reminder(listener: Listener) -> Listener:
     return listener
 
 
-def _claim(model: Any, ident: uuid.UUID, column: str, now: datetime, *conditions: Any) -> bool:
+def claim(model: Any, ident: uuid.UUID, column: str, now: datetime, *conditions: Any) -> bool:
     """Set ``column`` to ``now`` where it is still NULL: True for the one caller that did."""
     result = db.session.execute(
         update(model).where(model.id == ident, getattr(model, column).is_(None), *conditions)
@@ -92,7 +92,7 @@ def settle(kind: str, item: Any, actor: User | None = None, now: datetime | None
     now = now or utcnow()
     with writing():  # the action's own when a person closes it (a block inside joins it)
         db.session.flush()  # a deadline just set to now must be in the row the claim reads
-        if not _claim(model, item.id, "closed_at", now, model.deadline <= now):
+        if not claim(model, item.id, "closed_at", now, model.deadline <= now):
             return False
         set_committed_value(item, "closed_at", now)
         moment = Moment(kind, item, _studio(item), actor, now)
@@ -128,7 +128,7 @@ def sweep(now: datetime | None = None) -> tuple[int, int]:
                 model.deadline <= now + REMIND_WITHIN, live)
                 .order_by(model.deadline).limit(BATCH)).all():
             with writing():
-                if _claim(model, ident, "reminded_at", now, model.deadline > now):
+                if claim(model, ident, "reminded_at", now, model.deadline > now):
                     item = db.session.get(model, ident)
                     moment = Moment(kind, item, _studio(item), None, now)
                     for listener in _ON_REMINDER:

@@ -28,7 +28,7 @@ from app.db.reads import known
 from app.extensions import db
 from app.models import Membership, Studio, User, provenance
 from app.models.base import utcnow
-from app.models.collab import Decision, Option, Vote
+from app.models.collab import Decision, DecisionParticipant, Option, Vote
 from app.services import (
     closing,
     cycles,
@@ -377,6 +377,15 @@ def my_votes(decision: Decision, user: User | None) -> Query[dict[uuid.UUID, MyV
         return known({})
     return Query(_MY_VOTES, {"decision_id": decision.id, "user_id": user.id},
                  lambda rows: {row[0]: MyVote(*row) for row in rows})
+
+
+def took_part(decision: Decision) -> Any:
+    """A select of the ids of everyone who voted, for a decision of any kind (who took part is
+    never secret, even when how they voted is)."""
+    if decision.kind == "acceptance":
+        return select(Vote.user_id).where(Vote.decision_id == decision.id).distinct()
+    return select(DecisionParticipant.user_id).where(
+        DecisionParticipant.decision_id == decision.id)
 
 
 def voters(decision: Decision) -> Query[list[people.Voter]]:

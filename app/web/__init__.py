@@ -11,6 +11,7 @@ import app.actions.core  # noqa: F401  registers the core actions
 import app.actions.edit_delete  # noqa: F401  registers editing, deleting and restoring
 import app.actions.grants  # noqa: F401  registers grants and representation sessions
 import app.actions.membership  # noqa: F401  registers roles, invites and agent accounts
+import app.actions.outcomes  # noqa: F401  registers a decision's outcome
 from app.actions import Context, offered_actions
 from app.actions.registry import ACTIONS
 from app.services import items

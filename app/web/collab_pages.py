@@ -24,6 +24,7 @@ from app.services import (
     decisions,
     eligibility,
     heartbeats,
+    outcomes,
     standings,
     studios,
 )
@@ -107,6 +108,7 @@ def decision_show(ctx: Context) -> Page:
         "can_add_options": decisions.can_add_options(
             decision, ctx.user, getattr(ctx.member, "role", None)),
         "pinned": pinned,
+        "outcome": outcomes.shown(decision, options),  # decisions/_outcome: written, or None
         **core_pages.discussed(ctx, comments, backlinks),
         **kind_shown(ctx, took_part),
     }

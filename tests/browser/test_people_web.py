@@ -54,6 +54,13 @@ def seed(app: Flask, make_agent: Any) -> dict[str, str]:
                          options=["Lisbon", "Oslo", "Turin"])
     paths["decision"] = decision.get_json()["location"]
     bob.post(f"{paths['decision']}/actions/vote", json={"option_title": "Oslo", "accept": True})
+    closed = alice.act("/studios/team/decide", "create_decision", question="Which caterer?",
+                       deadline="7d", options=["Ana's kitchen", "Bo's bakery"])
+    paths["decision_closed"] = closed.get_json()["location"]
+    assert alice.act(paths["decision_closed"], "close_decision").status_code == 200
+    assert alice.act(paths["decision_closed"], "write_outcome",
+                     statement="Ana's kitchen, for the **offsite**. @bob confirms the menu.",
+                     option_title="Ana's kitchen", review_at="30d").status_code == 200
     commitment = alice.act("/studios/team/commit", "create_commitment",
                            title="Book the venue", critical_mass=2, deadline="3d")
     paths["commitment"] = commitment.get_json()["location"]
@@ -102,6 +109,7 @@ def page_kinds(paths: dict[str, str]) -> dict[str, str]:
         "long_note": paths["long_note"],
         "decision_new": "/studios/team/decide", "decision": paths["decision"],
         "decision_settings": paths["decision"] + "/settings",
+        "decision_closed": paths["decision_closed"],
         "commitment_new": "/studios/team/commit", "commitment": paths["commitment"],
         "cycles": "/studios/team/cycles", "cycle": "/studios/team/cycles/this-week",
         "floorplans": "/studios/team/floorplans", "floorplan": paths["floorplan"],

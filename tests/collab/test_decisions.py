@@ -209,7 +209,7 @@ def test_closed_decision_refuses_options_and_votes(studio, make_agent) -> None: 
     assert vote(bob, path, option_title="A", accept=True).status_code == 200
     assert bob.act(path, "close_decision").status_code == 403
     assert studio.act(path, "close_decision").status_code == 200
-    for agent, extra in ((studio, ["delete_decision"]), (bob, [])):
+    for agent, extra in ((studio, ["delete_decision", "write_outcome"]), (bob, [])):
         names = action_names(agent.get(path).get_data(as_text=True))
         assert names == ["add_comment", *extra]
     assert vote(bob, path, option_title="A", accept=False).status_code == 409

@@ -1,14 +1,14 @@
 """work started in a representation session (an MCP task, a workflow run) carries the session,
 so it runs for the principal within the grant, or not at all once the session has ended
 
-Revision ID: 0028_work_in_sessions
-Revises: 0027_automations
+Revision ID: 0030_work_in_sessions
+Revises: 0029_decision_outcomes
 """
 import sqlalchemy as sa
 from alembic import op
 
-revision = "0028_work_in_sessions"
-down_revision = "0027_automations"
+revision = "0030_work_in_sessions"
+down_revision = "0029_decision_outcomes"
 branch_labels = None
 depends_on = None
 
