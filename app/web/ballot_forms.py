@@ -66,6 +66,9 @@ def refusal(error: dict[str, Any], raw: dict[str, Any]) -> str:
     if error.get("param") == "reason" and message.endswith("is required to block"):
         return BLOCK_NEEDS_A_REASON
 
+    if message.startswith("[") and error.get("param"):
+        message = f"{error['param']}{message}"  # the schema's check names the item only
+
     def indexed(match: re.Match[str]) -> str:
         name, index = match.group(1), int(match.group(2))
         if name == "ranking":

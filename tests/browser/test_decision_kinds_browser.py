@@ -97,6 +97,7 @@ def test_a_proposal_blocked_with_a_reason(app: Flask, make_agent, browser, live_
     ballot = rosa.locator("form[data-action=respond_to_proposal]")
     assert ballot.get_by_label("Block", exact=True).is_checked()
     no_axe_problems(rosa, "refused block")
+    shoot(rosa, "decision-consent-refused")
     ballot.get_by_label("Your reason").fill("We have not costed the cover for the fifth day.")
     ballot.get_by_role("button", name="Save my vote").click()
     rosa.wait_for_url(f"**{decision}")
@@ -147,6 +148,8 @@ def test_a_ranked_choice_poll_with_an_elimination(  # type: ignore[no-untyped-de
     places = [ballot.get_by_label(f"{n} choice", exact=True) for n in ("1st", "2nd", "3rd")]
     assert [place.input_value() for place in places] == ["Oslo", "Lisbon", ""]
 
+    no_axe_problems(pat, "ranked choice ballot")
+    shoot(pat, "decision-ranked-choice-ballot")
     quinn.goto(decision)
     ballot = quinn.locator("form[data-action=rank_options]")
     ballot.get_by_label("1st choice", exact=True).select_option("Lisbon")
