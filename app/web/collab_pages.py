@@ -139,12 +139,14 @@ def kind_shown(ctx: Context, took_part: bool) -> dict[str, Any]:
     stands, and the caller's own ballot."""
     decision = ctx.item
     settings = decision.settings or {}
-    mine = read(ballots.mine(decision, ctx.user)) if decision.kind != "acceptance" else None
+    mine, reasons = (read_many(ballots.mine(decision, ctx.user), ballots.reasons(decision))
+                     if decision.kind != "acceptance" else (None, []))
     standing = standings.standing(decision)
     action = BALLOT_ACTIONS[decision.kind]
     in_titles = ballots.in_titles(mine, standing.titles) if mine else None
     return {
         "ballot": ballot_forms.shown(in_titles, form_state(action)),
+        "reasons": [] if standing.hidden else reasons,
         "choice_labels": [f"{ballot_forms.ordinal(n)} choice"
                           for n in range(1, len(standing.titles) + 1)],
         "ballot_kind": decision.kind, "kind_label": decision_kinds.LABELS[decision.kind],

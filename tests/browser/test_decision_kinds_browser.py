@@ -104,8 +104,9 @@ def test_a_proposal_blocked_with_a_reason(app: Flask, make_agent, browser, live_
 
     results = rosa.locator(".results-panel")
     expect(results.locator("[data-carried]")).to_have_attribute("data-carried", "no")
-    assert "Not carried" in results.inner_text() and "1 person blocks it" in results.inner_text()
+    assert "As it stands: not carried — 1 person blocks it" in results.inner_text()
     assert results.locator("tr[data-stance=block] td").inner_text() == "1"
+    assert "We have not costed the cover" in results.locator("ul.reasons").inner_text()
     assert results.locator("tr[data-stance=agree] td").inner_text() == "1"
     assert "2 of 3 eligible took part; quorum 2 — met." in results.inner_text()
     assert "Required share 50%: 50% — met." in results.inner_text()

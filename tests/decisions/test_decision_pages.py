@@ -118,3 +118,18 @@ def test_a_closed_time_poll_offers_its_calendar_file(studio) -> None:  # type: i
     page = html(studio, path)
     assert f'href="{path}/calendar.ics" download>Add to calendar</a>' in page
     assert 'data-winner="Mon 7 Jan 2030, 10:00–11:00 UTC"' in page
+
+
+def test_reasons_are_shown_with_their_voter_unless_anonymous(studio, make_agent) -> None:  # type: ignore[no-untyped-def]
+    bob = join_studio(make_agent, "bob")
+    open_one = create(studio, kind="consent")
+    secret = create(studio, kind="consent", anonymous=True)
+    for path in (open_one, secret):
+        assert bob.post(f"{path}/actions/respond_to_proposal",
+                        json={"stance": "block", "reason": "Not in this budget"}
+                        ).status_code == 200
+    page = html(studio, open_one)
+    assert "Reasons given" in page and "Not in this budget" in page
+    assert '<a href="/u/bob">Bob</a> · Block' in page
+    page = html(studio, secret)
+    assert "Reasons given" not in page and "Not in this budget" not in page
