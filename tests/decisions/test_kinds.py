@@ -203,3 +203,36 @@ def test_time_poll_slots_and_calendar(studio, make_agent) -> None:  # type: igno
     assert str(event["SUMMARY"]) == "When do we meet?"
     assert event.decoded("DTSTART").isoformat() == "2030-01-08T14:30:00+00:00"
     assert event.decoded("DTEND").isoformat() == "2030-01-08T16:00:00+00:00"
+
+
+def test_score_sense_check_and_none_of_the_above(studio, make_agent) -> None:  # type: ignore[no-untyped-def]
+    bob = join_studio(make_agent, "bob")
+    path = create(studio, kind="score", options=["Tea", "Coffee"])["location"]
+    assert cast(studio, path, "score_options", scores=[{"option_title": "Tea", "score": 5},
+                                                       {"option_title": "Coffee", "score": 1}]
+                ).status_code == 200
+    assert cast(bob, path, "score_options", scores=[{"option_title": "Coffee", "score": 3}]
+                ).status_code == 200
+    rows = table(section(page(studio, path)[1], "Current results"))
+    assert rows == [["1", "Tea", "5", "1"], ["2", "Coffee", "4", "2"]], rows
+    # Once a ballot names the options, none of them changes.
+    assert studio.act(path, "update_option", option_title="Tea", new_title="Green tea"
+                      ).status_code == 409
+    refused = cast(bob, path, "score_options", none_of_the_above=True)
+    assert refused.status_code == 422
+    assert refused.get_json()["error"]["errors"][0]["path"] == "none_of_the_above"
+
+    poll = create(studio, kind="single_choice", options=["Tea", "Coffee"],
+                  none_of_the_above=True)["location"]
+    assert cast(bob, poll, "choose", none_of_the_above=True).status_code == 200
+    assert cast(studio, poll, "choose", option_title="Tea").status_code == 200
+    assert "None of the above: 1." in page(studio, poll)[1]
+    both = cast(bob, poll, "choose", option_title="Tea", none_of_the_above=True)
+    assert both.status_code == 422
+
+    check = create(studio, kind="sense_check", question="Does this plan hold?")["location"]
+    assert cast(bob, check, "check_sense", stance="concerned", reason="Too fast").status_code \
+        == 200
+    stances = dict((row[0], int(row[1])) for row in table(section(page(studio, check)[1],
+                                                                  "Current results")))
+    assert stances == {"looks good": 0, "not sure": 0, "concerned": 1}

@@ -80,7 +80,8 @@ def rule_admits(act: Action, spec: PageSpec) -> frozenset[str]:
         "retire_rule": CREATOR,
         "review_rule": frozenset(),
         "approve_rule": frozenset(),
-        "_option_proposer": READERS,  # the sample decision is open to members' options
+        "option_proposer": READERS,  # the sample decision is open to members' options
+        "voter": READERS,  # every member votes on the sample decision (no voters rule)
         # delete or edit an item: its creator (the sample items are carol's) or an admin
         "creator_or_admin": CREATOR | {"admin"},
         # create_webhook: a studio's admins on its webhooks page, a person on their own
