@@ -1,7 +1,8 @@
 """Decisions of every kind in a real Chromium, by clicking and typing: a proposal that one person
 agrees to and another blocks (refused without a reason, in words, then with one; not carried);
 a ranked-choice poll whose rounds table shows the elimination and the winner; a time poll
-answered yes / maybe / no, closed, its chosen time downloaded as a calendar file. Each page is
+answered yes / maybe / no, closed, its chosen time downloaded as a calendar file; a dot vote
+whose "dots left" follows the typing, and which still works without JavaScript. Each page is
 checked by axe in both themes and photographed (light, dark, 390 px; docs/screenshots with
 HARMONIC_SCREENSHOTS=1)."""
 
@@ -225,3 +226,47 @@ def test_a_time_poll_and_its_calendar_file(app: Flask, make_agent, browser, live
     assert str(events[0]["summary"]) == "When do we plan the spring?"
     no_axe_problems(pat, "closed time poll")
     shoot(pat, "decision-time-poll")
+
+
+def test_dots_are_counted_as_they_are_placed_and_without_javascript(  # type: ignore[no-untyped-def]
+        app: Flask, make_agent, browser, live_server) -> None:
+    pat = person(app, make_agent, browser, live_server, "pat", studio_owner=True)
+    quinn = person(app, make_agent, browser, live_server, "quinn", java_script_enabled=False)
+    new_decision(pat, "What do we fix first?", "Dot vote")
+    form = pat.locator("form[data-action=create_decision]")
+    for i, title in enumerate(("Heating", "Bike shed", "Wi-Fi")):
+        form.get_by_label(f"Option {i + 1}.").fill(title)
+    form.get_by_label("Dots each person places").fill("5")
+    decision = create(pat)
+
+    ballot = pat.locator("form[data-action=place_dots]")
+    left = ballot.locator("[data-dots-left]")
+    assert left.inner_text() == "5"
+    ballot.get_by_label("Heating").fill("3")
+    expect(left).to_have_text("2")
+    ballot.get_by_label("Wi-Fi").fill("4")
+    expect(ballot.locator(".dots-left")).to_contain_text("2 too many")
+    assert not ballot.evaluate("f => f.checkValidity()")  # the browser holds it back
+    ballot.get_by_label("Wi-Fi").fill("2")
+    expect(left).to_have_text("0")
+    ballot.get_by_role("button", name="Save my vote").click()
+    pat.wait_for_load_state()
+    assert pat.locator("table.results tr[data-option=Heating] td.dots").inner_text() == "3"
+    no_axe_problems(pat, "dot vote")
+    shoot(pat, "decision-dot-vote")
+
+    # Without JavaScript the count is the server's: too many dots come back in words.
+    quinn.goto(decision)
+    ballot = quinn.locator("form[data-action=place_dots]")
+    ballot.get_by_label("Bike shed").fill("3")
+    ballot.get_by_label("Wi-Fi").fill("3")
+    with quinn.expect_navigation() as sent:
+        ballot.get_by_role("button", name="Save my vote").click()
+    assert sent.value.status == 422
+    expect(quinn.locator(".ballot-problems")).to_contain_text("Your dots: at most 5 dots in all")
+    ballot = quinn.locator("form[data-action=place_dots]")
+    assert ballot.get_by_label("Wi-Fi").input_value() == "3"  # kept as typed
+    ballot.get_by_label("Wi-Fi").fill("2")
+    ballot.get_by_role("button", name="Save my vote").click()
+    quinn.wait_for_url(f"**{decision}")
+    assert quinn.locator("table.results tr[data-option='Bike shed'] td.dots").inner_text() == "3"
