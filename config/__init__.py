@@ -53,8 +53,9 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("HARMONIC_STUDIO_DELETE_GRACE_DAYS", "7",
             "days a deleted studio's admins can still restore it"),
     Setting("HARMONIC_RATE_LIMIT_PERSON", "24000",
-            "requests per minute per person: all of their tokens, and everyone acting for "
-            "them in a representation session, together (0 is off)"),
+            "requests per minute per person: all of their tokens, their agents' and their "
+            "connected apps', and everyone acting for them in a representation session, "
+            "together (0 is off)"),
     Setting("HARMONIC_RATE_BURST_PERSON", "4000", "requests a person may send at once"),
     Setting("HARMONIC_RATE_LIMIT_STUDIO", "60000",
             "requests per minute naming one studio, from every token (0 is off)"),

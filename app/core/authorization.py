@@ -18,7 +18,10 @@ method, and the workflow pages. The answer depends on two things only:
   under a grant: ``app.services.grants``): then a call that writes runs only if it is one of
   the grant's actions, in the grant's studio, and runs as the principal (``runs_as``); anything
   else that writes is refused with the grant's terms, except starting or ending the session
-  itself, which the caller does as themselves.
+  itself, which the caller does as themselves. Work started in a session and run later (an
+  MCP task, a workflow run's steps) carries the session: it runs under the same rule, and once
+  the session has ended nothing it runs that writes is allowed (it acted for the principal,
+  never for the representative alone).
 
 No identity means authentication is off, which ``app.core.netpolicy`` allows only on loopback:
 then the pages' own rules (most want a signed-in person) still apply.
@@ -81,6 +84,13 @@ def refusal(identity: Identity | None, effect: Effect | None,
                          f"connected apps): only the person may run it, signed in or with "
                          f"their own API token, not {HOLDERS[identity.kind]}",
                          reason="person_only")
+    outlived = identity.outlived_session()
+    if outlived is not None and needs_write(effect):
+        subject = f"'{what}'" if what else "this"
+        return Forbidden(f"{subject} is refused: this work was started for "
+                         f"@{outlived.principal_handle} in a representation session that has "
+                         f"ended, so it no longer acts for them", reason="session_ended",
+                         principal=outlived.principal_handle)
     rep = identity.acting_for()
     if rep is not None and what not in SESSION_ACTIONS and (
             needs_write(effect) or (effect is not None and effect.credentials)):

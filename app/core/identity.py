@@ -51,6 +51,8 @@ def identity_only(blueprint_name: str) -> None:
 
 
 KINDS = ("person", "agent", "grant", "automation")
+# Doors of work run later for whoever started it: an MCP task, a workflow run's steps.
+DEFERRED = ("task", "workflow")
 
 
 @dataclass(frozen=True)
@@ -66,18 +68,24 @@ class Representing:
     actions: tuple[str, ...]
     grant_until: datetime
     until: datetime  # the session's end (an hour at most, never after the grant's)
+    representative_id: uuid.UUID | None = None
 
     def active(self, now: datetime | None = None) -> bool:
         return (now or datetime.now(UTC)) < self.until
 
     @classmethod
     def of(cls, session: Representation) -> Representing:
+        """The session as an identity carries it; one that ended early (by either side, or
+        its grant revoked) ends when it did."""
         grant = session.grant
+        until = min(t for t in (session.ends_at, session.ended_at, grant.revoked_at,
+                                grant.expires_at) if t is not None)
         return cls(session_id=session.id, principal_id=session.principal_id,
                    principal_handle=session.principal.handle,
                    principal_name=session.principal.name, grant_id=grant.id,
                    studio_handle=grant.studio.handle, actions=tuple(grant.action_names),
-                   grant_until=grant.expires_at, until=session.ends_at)
+                   grant_until=grant.expires_at, until=until,
+                   representative_id=session.representative_id)
 
 
 @dataclass(frozen=True)
@@ -97,11 +105,40 @@ class Identity:
     depth: int = 0
     run_id: uuid.UUID | None = None
     representing: Representing | None = None  # a representation session it is in
+    owner_id: uuid.UUID | None = None  # an agent account's person (its ``User.owner_id``)
 
     def acting_for(self) -> Representing | None:
         """The session it acts in now (None once it ended, or outside one)."""
         found = self.representing
         return found if found is not None and found.active() else None
+
+    def session_to_carry(self) -> uuid.UUID | None:
+        """The representation session that work this identity starts (a task, a run) acts
+        in: the one it acts in now, or, for work started by such work, the one it carries even
+        once ended (so that work never acts for the representative alone)."""
+        found = self.representing
+        if found is None or (self.via not in DEFERRED and not found.active()):
+            return None
+        return found.session_id
+
+    def outlived_session(self) -> Representing | None:
+        """Work started in a representation session (a task, a run) whose session has ended
+        since: it no longer acts for the principal, and never for itself instead."""
+        found = self.representing
+        if found is None or self.via not in DEFERRED or found.active():
+            return None
+        return found
+
+    def made_for(self) -> tuple[uuid.UUID, ...]:
+        """The people a call by this identity is made for, whose budgets it spends: the
+        person behind the credential (an agent's owner; the person themselves for their own
+        tokens and the apps they connected) and, in a representation session, its
+        principal."""
+        people = [self.owner_id or self.user_id]
+        session = self.acting_for()
+        if session is not None and session.principal_id not in people:
+            people.append(session.principal_id)
+        return tuple(people)
 
     def __post_init__(self) -> None:
         if self.kind not in KINDS:
@@ -133,7 +170,9 @@ def from_token(token: ApiToken, representing: Representing | None = None) -> Ide
     """The identity of an already resolved token (its person loaded with it)."""
     return Identity(user_id=token.user_id, scopes=tuple(token.scope_list), token_id=token.id,
                     via="token", audience=token.audience, kind=kind_of(token),
-                    grant_id=token.oauth_grant_id, representing=representing)
+                    grant_id=token.oauth_grant_id, representing=representing,
+                    owner_id=token.user.owner_id if token.user.user_type == "ai_agent"
+                    else None)
 
 
 def bearer_token(authorization: str | None) -> str | None:

@@ -80,6 +80,13 @@ def representing_of(user_id: Any) -> Representing | None:
     return Representing.of(session) if session is not None else None
 
 
+def representing_in(session_id: Any) -> Representing | None:
+    """The representation session ``session_id``, ended or not, as an identity carries it:
+    work started in a session (a task, a run) acts in it, or not at all."""
+    session = grants.session(session_id)
+    return Representing.of(session) if session is not None else None
+
+
 # -- a change to a token row, by the ORM or by a bulk statement: said in its transaction ------
 
 @event.listens_for(Session, "before_flush")

@@ -34,6 +34,7 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
+from app.actions.collab import BALLOT_ACTIONS
 from app.actions.effects import READ
 from app.db import read_many
 from app.extensions import db
@@ -43,7 +44,7 @@ from app.mcp.context import ToolContext
 from app.mcp.info import APP_MIME, UI_EXTENSION
 from app.mcp.registry import resource, tool
 from app.models import User
-from app.services import decisions, items, studios
+from app.services import decision_kinds, decisions, items, studios
 
 EXTENSION, MIME = UI_EXTENSION, APP_MIME
 FLOORPLAN_VIEW = "ui://harmonic/floorplan-viewer"
@@ -165,5 +166,11 @@ def show_decision(ctx: ToolContext, args: dict[str, Any]) -> ToolResult:
     hint = (f"Current URL: {page.path}\nTo vote: execute_action with action \"vote\", "
             f"path \"{page.path}\" and params {{\"votes\": [{{\"option_title\": ..., "
             f"\"accept\": true, \"prefer\": false}}]}}.")
+    if decision.kind != "acceptance":  # the view draws acceptance votes; the page says the rest
+        ballot = BALLOT_ACTIONS[decision.kind]
+        hint = (f"Current URL: {page.path}\nThis decision is a "
+                f"{decision_kinds.LABELS[decision.kind].lower()}: vote with execute_action "
+                f"\"{ballot}\" on path \"{page.path}\" (its parameters and results are on the "
+                "page below; the view's counts are acceptance votes, which it has none of).")
     return ToolResult(content=[content.text(f"{hint}\n\n{harmonic._lean_text(page)}")],
                       structured=structured)

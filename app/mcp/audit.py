@@ -1,7 +1,8 @@
 """The tool-call audit log: who called which tool where, with which parameter names, and how
 it went, and for whom when the caller was in a representation session. Values are never
 stored; the person reads every call made for them (by their tokens, their agents, and those
-acting for them) at /u/<handle>/agent-activity (``calls_for``).
+acting for them) at /u/<handle>/agent-activity (``calls_for``). A row is ``row``, whatever the
+door: the action POSTs of the other doors write the same (``app.web.call_log``).
 
 Rows are written by group commit: a call returns only once its row is committed, but calls
 finishing at the same time in one process share one transaction, so under load one commit
@@ -38,6 +39,7 @@ from sqlalchemy.engine import Engine
 
 from app.actions import ballot_secrecy
 from app.actions.effects import needs_write
+from app.core.identity import Identity
 from app.extensions import db
 from app.mcp import audit_rows
 from app.mcp.context import ToolContext
@@ -149,13 +151,13 @@ def with_the_change(ctx: ToolContext, tool: str, args: dict[str, Any]) -> Callab
     if ctx.identity is None or not ctx.observed:
         return None
 
-    def insert_row() -> None:
+    def with_change() -> None:
         values = _values(ctx, tool, args, "ok", None, time.perf_counter() - ctx.started)
         if values is not None:
-            db.session.execute(insert(cast(Table, McpToolCall.__table__)), [values])
+            insert_row(values)
             ctx.audit[STORED] = values["id"]
 
-    return insert_row
+    return with_change
 
 
 def _values(ctx: ToolContext, tool: str, args: dict[str, Any], outcome: str,
@@ -167,17 +169,33 @@ def _values(ctx: ToolContext, tool: str, args: dict[str, Any], outcome: str,
     names = sorted(params) if isinstance(params, dict) else sorted(args)
     path = ctx.audit.get("path") or _text(args.get("path"))
     action = ctx.audit.get("action") or _text(args.get("action"))
+    return row(identity, tool=tool, door=getattr(ctx.session, "transport", "stdio"),
+               session_id=None if ctx.session.stateless else ctx.session.id,
+               path=path, action=action, names=names, context=ctx.audit.get("context"),
+               outcome=outcome, message=message, seconds=seconds)
+
+
+def row(identity: Identity, *, tool: str, door: str, session_id: str | None,
+        path: str | None, action: str | None, names: list[str], context: str | None,
+        outcome: str, message: str | None, seconds: float) -> dict[str, Any]:
+    """One call of the call log, whatever the door (``door``: ``stdio`` or ``http`` for MCP,
+    ``html``, ``md`` or ``json`` for an action POST): who called (``identity``, the caller
+    itself, never the principal it runs as) and, in a representation session, for whom."""
     session = identity.acting_for()  # a call in a representation session: for whom
     return {"id": uuid.uuid4(), "created_at": utcnow(),
             "user_id": identity.user_id,
             "represented_user_id": session.principal_id if session is not None else None,
-            "context": ctx.audit.get("context"),
-            "token_id": identity.token_id,
-            "session_id": None if ctx.session.stateless else ctx.session.id[:64],
-            "transport": getattr(ctx.session, "transport", "stdio"), "tool": tool[:128],
-            "path": path, "action": action[:128] if action else None,
+            "context": context, "token_id": identity.token_id,
+            "session_id": session_id[:64] if session_id else None,
+            "transport": door[:8], "tool": tool[:128], "path": path,
+            "action": action[:128] if action else None,
             "param_names": ",".join(str(n) for n in names)[:2000], "outcome": outcome,
-            "message": message, "duration_ms": int(seconds * 1000)}
+            "message": message[:500] if message else None, "duration_ms": int(seconds * 1000)}
+
+
+def insert_row(values: dict[str, Any]) -> None:
+    """Insert a call's row in the session's transaction (committed with it)."""
+    db.session.execute(insert(cast(Table, McpToolCall.__table__)), [values])
 
 
 def _correct(row_id: Any, outcome: str, message: str | None) -> bool:

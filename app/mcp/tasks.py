@@ -47,6 +47,7 @@ from typing import Any
 from sqlalchemy import delete, update
 
 from app.actions import ballot_secrecy
+from app.core import token_cache
 from app.core.identity import Identity, act_as
 from app.core.jsonrpc import INTERNAL_ERROR, INVALID_PARAMS, RpcError
 from app.db import writing
@@ -212,6 +213,7 @@ def create(ctx: ToolContext, tool_name: str, args: dict[str, Any]) -> dict[str, 
                    caller_kind=identity.kind if identity else "person",
                    made_by_token_id=identity.token_id if identity else None,
                    made_by_grant_id=identity.grant_id if identity else None,
+                   representation_id=identity.session_to_carry() if identity else None,
                    arguments=json.dumps(args), status="working",
                    input_requests="{}", input_responses=json.dumps(ctx.inputs or {}),
                    client_capabilities=json.dumps(ctx.session.client_capabilities or {}),
@@ -400,9 +402,12 @@ def _identity(task: McpTask) -> Identity | None:
     if task.user_id is None:
         return None
     scopes = tuple(s for s in task.scopes.split(",") if s) or ("read",)
-    # Its creator's kind, token and grant: a task never acts as more than who asked for it.
+    # Its creator's kind, token and grant, and the representation session it was asked for in:
+    # a task never acts as more than who asked for it.
     return Identity(user_id=task.user_id, scopes=scopes, via="task", kind=task.caller_kind,
-                    token_id=task.made_by_token_id, grant_id=task.made_by_grant_id)
+                    token_id=task.made_by_token_id, grant_id=task.made_by_grant_id,
+                    representing=token_cache.representing_in(task.representation_id)
+                    if task.representation_id is not None else None)
 
 
 def execute(task_id: str, server: Any) -> dict[str, Any]:

@@ -14,10 +14,10 @@ from sqlalchemy import Float, ForeignKey, Integer, String, Text
 from sqlalchemy.orm import Mapped, mapped_column
 
 from app.models.base import Model, UTCDateTime, Uuid, utcnow
-from app.models.provenance import MadeBy
+from app.models.provenance import ActsInSession, MadeBy
 
 
-class McpTask(MadeBy, Model):
+class McpTask(MadeBy, ActsInSession, Model):
     __tablename__ = "mcp_tasks"
 
     # The taskId itself: url-safe characters from secrets.token_urlsafe (unguessable).

@@ -14,7 +14,8 @@ access tokens are pruned, while what they made must still be found from the gran
 A row a representative makes for its principal (a comment, a vote, under a representation
 session: ``app.models.grants``) names the principal as its author and carries the
 representative in ``representative_id`` (``Represented``), stamped the same way from
-``representing``.
+``representing``. Work started in a session and run later (an MCP task, a workflow run)
+carries the session itself (``ActsInSession``).
 """
 
 from __future__ import annotations
@@ -73,6 +74,17 @@ class MadeBy:
     @declared_attr
     def made_by_grant_id(cls) -> Mapped[uuid.UUID | None]:  # noqa: N805
         return mapped_column(Uuid, index=True)
+
+
+class ActsInSession:
+    """The column of a row that stands for work run later (an MCP task, a workflow run)
+    started in a representation session: the session, so the work acts for its principal
+    within the grant, as the call that started it did, and never for the representative alone
+    (``app.core.identity.Identity.session_to_carry``)."""
+
+    @declared_attr
+    def representation_id(cls) -> Mapped[uuid.UUID | None]:  # noqa: N805
+        return mapped_column(Uuid)
 
 
 class Represented:

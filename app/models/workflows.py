@@ -17,10 +17,10 @@ from sqlalchemy import JSON, ForeignKey, Index, Integer, String, Text, UniqueCon
 from sqlalchemy.orm import Mapped, mapped_column
 
 from app.models.base import IdMixin, Model, UTCDateTime, utcnow
-from app.models.provenance import MadeBy
+from app.models.provenance import ActsInSession, MadeBy
 
 
-class WorkflowRun(IdMixin, MadeBy, Model):
+class WorkflowRun(IdMixin, MadeBy, ActsInSession, Model):
     __tablename__ = "workflow_runs"
 
     kind: Mapped[str] = mapped_column(String(16), nullable=False, default="workflow")

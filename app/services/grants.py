@@ -135,6 +135,15 @@ def active_for(representative_id: object) -> Representation | None:
     return found if found is not None and found.is_active(now) else None
 
 
+def session(session_id: object) -> Representation | None:
+    """A session by id, ended or not, with its grant, principal and studio."""
+    return db.session.scalars(
+        select(Representation).options(
+            joinedload(Representation.grant).joinedload(Grant.studio),
+            joinedload(Representation.principal))
+        .where(Representation.id == session_id)).first()
+
+
 def start(representative: User, principal_handle: str, studio_handle: str | None = None,
           minutes: int = 60) -> Representation:
     """Start acting for ``principal_handle`` under an active grant they gave ``representative``

@@ -40,7 +40,7 @@ from app.extensions import db
 from app.models import User, provenance
 from app.services import form_receipts
 from app.services.errors import Conflict, DomainError, Forbidden, Invalid, Unauthorized
-from app.web import auth, forms, loaders
+from app.web import auth, call_log, forms, loaders
 from app.web.auth import authorize
 from app.web.chrome import header_links, humane
 from app.web.markdown import inline
@@ -103,7 +103,12 @@ def page(bp: Blueprint, name: str, rule: str, loader: Loader,
             return render_action_description(ctx, check_offered(ctx, action_name))
 
         def execute(action_name: str, **args: Any) -> Response:
-            return execute_action(spec, action_name, args)
+            call = call_log.begin(action_name)  # its row in the call log, if it gets one
+            try:
+                return execute_action(spec, action_name, args, call)
+            except Exception as exc:
+                call_log.refused(call, exc)
+                raise
 
         # Each of these loads the person with the page's own first read (``_context``).
         auth.LOADS_ITS_PERSON.update(f"{bp.name}.{endpoint}" for endpoint in (
@@ -309,7 +314,10 @@ def request_params() -> tuple[dict[str, Any], bool]:
     return {}, False
 
 
-def execute_action(spec: PageSpec, action_name: str, args: dict[str, Any]) -> Response:
+def execute_action(spec: PageSpec, action_name: str, args: dict[str, Any],
+                   call: call_log.DoorCall | None = None) -> Response:
+    """Run ``action_name`` on the page ``spec`` names (the one path of every door); ``call``:
+    this POST's row in the call log (``app.web.call_log``), when it gets one."""
     if g.get("identity") is None:
         raise Unauthorized("sign in or send 'Authorization: Bearer <token>'")
     # The one authorization question before anything else, from the action's declared effect
@@ -321,7 +329,10 @@ def execute_action(spec: PageSpec, action_name: str, args: dict[str, Any]) -> Re
     # In a representation session an action of the grant runs as the principal: their rights
     # and their name on what it makes, the representative's beside it (app.models.provenance).
     session = runs_as(g.identity, action_name)
-    caller_id = g.identity.user_id
+    # The representative, even in a request made inside one that already runs as the principal
+    # (a replay's steps, dispatched in process with the identity it runs as).
+    caller_id = (session.representative_id if session is not None else None) \
+        or g.identity.user_id
     if session is not None:
         provenance.representing(caller_id)
         g.identity = replace(g.identity, user_id=session.principal_id)
@@ -337,8 +348,11 @@ def execute_action(spec: PageSpec, action_name: str, args: dict[str, Any]) -> Re
     ctx.identity = g.identity
     act = check_offered(ctx, action_name)
     raw, from_form = request_params()
-    _check_context(ctx, act, raw, from_form, caller_id,
-                   session.principal_handle if session is not None else None)
+    said = _check_context(ctx, act, raw, from_form, caller_id,
+                          session.principal_handle if session is not None else None)
+    call_log.params(call, raw)
+    if call is not None and said is not None:
+        call.context = said.record()
     try:
         params = validate_params(act, forms.nest(act, raw, ctx) if from_form else raw,
                                  from_form)
@@ -353,12 +367,14 @@ def execute_action(spec: PageSpec, action_name: str, args: dict[str, Any]) -> Re
             ride_along = request.environ.get(BEFORE_COMMIT_KEY)
             if ride_along is not None:  # an in-process caller's record of it (the MCP audit)
                 ride_along()
+            call_log.store(call)  # or this door's, in the same call log
     except DomainError as exc:
         # The page loaded and the action was offered, so a refusal now is about what the
         # person typed (a bad handle, a duplicate option, an unknown invite code): show the
         # form again, nothing saved. Agents keep their error formats (app.web.errors).
         if not (from_form and wants() == "html" and exc.http_status in REFORM_STATUSES):
             raise
+        call_log.refused(call, exc)
         return _refused_form(spec, args, act, raw, exc)
     except IntegrityError:
         # The same form, sent twice at once: the other submit ran it and kept the receipt.
@@ -366,6 +382,7 @@ def execute_action(spec: PageSpec, action_name: str, args: dict[str, Any]) -> Re
         if first is None:
             raise
         return _already_sent(first)
+    call_log.committed(call)
     status = 201 if result.created else 200
     fmt = wants()
     if fmt == "html":
@@ -400,7 +417,7 @@ def execute_action(spec: PageSpec, action_name: str, args: dict[str, Any]) -> Re
 
 
 def _check_context(ctx: Context, act: Action, raw: dict[str, Any], from_form: bool,
-                   caller_id: Any, principal: str | None) -> None:
+                   caller_id: Any, principal: str | None) -> declared.Declared | None:
     """Check the call's declared context (``app.core.declared``: the ``context`` of a JSON
     body, taken out of the parameters, or the header) against the real caller and session;
     a studio that requires one refuses a call without it from an agent, an app, or anyone
@@ -416,12 +433,13 @@ def _check_context(ctx: Context, act: Action, raw: dict[str, Any], from_form: bo
             raise Forbidden(f"{ctx.studio.name} asks every call to declare its context: send "
                             f"context {{actor, visibility, intention}} (and on_behalf_of when "
                             f"acting for someone)", reason="context_required")
-        return
+        return None
     found = declared.parse(value)
     caller = db.session.get(User, caller_id)
     refused = declared.mismatch(found, caller.handle if caller is not None else "", principal)
     if refused is not None:
         raise refused
+    return found
 
 
 # Forms ---------------------------------------------------------------------------------------

@@ -3,12 +3,13 @@ in this process's memory or, when ``HARMONIC_RATE_LIMIT_STORAGE`` names one, in 
 every process and host.
 
 Every request that arrives with a Bearer token (pages, actions, ``/mcp``, ``/rpc``,
-``/design-model/rpc``) spends one unit of its token's budget and one of its person's (all of
-their tokens together); in a representation session it spends one of its principal's too (the
-person acted for: their own tokens and everyone acting for them together). A request whose
-path names a studio (``/studios/<handle>/...``) also spends one unit of that studio's budget,
-counted on in-process hops too (an MCP tool calling a studio's page), since that is how MCP
-agents reach a studio. An exhausted budget answers 429 with ``Retry-After``.
+``/design-model/rpc``) spends one unit of its token's budget and one of the budget of each
+person it is made for (``Identity.made_for``): the person behind the token (an agent's owner,
+so all of a person's tokens, agents and connected apps share one budget) and, in a
+representation session, its principal (so everyone acting for a person shares theirs too).
+A request whose path names a studio (``/studios/<handle>/...``) also spends one unit of that
+studio's budget, counted on in-process hops too (an MCP tool calling a studio's page), since
+that is how MCP agents reach a studio. An exhausted budget answers 429 with ``Retry-After``.
 
 Each tier is a rate per minute and a burst (``HARMONIC_RATE_LIMIT[_PERSON|_STUDIO]`` and
 ``HARMONIC_RATE_BURST[_PERSON|_STUDIO]``), kept as a sliding window: at most ``burst`` requests
@@ -52,7 +53,8 @@ class Tier:
 
 TOKEN = Tier("token", "HARMONIC_RATE_LIMIT", "HARMONIC_RATE_BURST", "for this token")
 PERSON = Tier("person", "HARMONIC_RATE_LIMIT_PERSON", "HARMONIC_RATE_BURST_PERSON",
-              "for this person (all of their tokens, and everyone acting for them)")
+              "for this person (their tokens, their agents, their apps and everyone acting "
+              "for them)")
 STUDIO = Tier("studio", "HARMONIC_RATE_LIMIT_STUDIO", "HARMONIC_RATE_BURST_STUDIO",
               "in this studio")
 TIERS = (TOKEN, PERSON, STUDIO)
@@ -239,10 +241,8 @@ def check(config: Any, limiter: Limiter, identity: Any, path: str, *,
         return
     if outer:
         _spend(config, limiter, TOKEN, str(identity.token_id))
-        _spend(config, limiter, PERSON, str(identity.user_id))
-        session = identity.acting_for()
-        if session is not None:
-            _spend(config, limiter, PERSON, str(session.principal_id))
+        for person in identity.made_for():
+            _spend(config, limiter, PERSON, str(person))
     studio = studio_of(path)
     if studio is not None:
         _spend(config, limiter, STUDIO, studio)

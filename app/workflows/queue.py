@@ -172,6 +172,7 @@ def create_run(*, kind: str, workflow: str, path: str, inputs: dict[str, Any],
                     caller_kind=by.kind if by is not None else "person",
                     made_by_token_id=by.token_id if by is not None else None,
                     made_by_grant_id=by.grant_id if by is not None else None,
+                    representation_id=by.session_to_carry() if by is not None else None,
                     parent_run_id=parent[0] if parent else None,
                     parent_step=parent[1] if parent else None,
                     created_at=utcnow()))

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from app.core import token_cache
 from app.core.identity import Identity
 from app.workflows import secrets
 from app.workflows.compile import steps_by_name
@@ -15,9 +16,15 @@ def identity_for(run: dict[str, Any]) -> Identity | None:
     if run.get("user_id") is None:
         return None
     # The kind, token and grant of whoever started it: a run never acts as more than they may.
-    return Identity(user_id=run["user_id"], scopes=("read", "write"), via="workflow",
+    # Started in a representation session, it acts as the representative in that session (for
+    # the principal, within the grant), whoever the run is listed for.
+    session = run.get("representation_id")
+    representing = token_cache.representing_in(session) if session is not None else None
+    caller = representing.representative_id if representing is not None else None
+    return Identity(user_id=caller or run["user_id"], scopes=("read", "write"), via="workflow",
                     kind=run.get("caller_kind") or "person", token_id=run.get("made_by_token_id"),
-                    grant_id=run.get("made_by_grant_id"), run_id=run.get("id"))
+                    grant_id=run.get("made_by_grant_id"), run_id=run.get("id"),
+                    representing=representing)
 
 
 def build_context(run: dict[str, Any], done: list[dict[str, Any]]) -> dict[str, Any]:

@@ -143,3 +143,60 @@ def _grant_id(alice: Any) -> str:
     page = alice.get(GRANTS).get_data(as_text=True)
     row = next(line for line in page.splitlines() if "| @helper |" in line)
     return row.split("`")[1]
+
+
+def test_every_door_writes_the_call_log_row(app: Flask, studio, make_agent) -> None:  # type: ignore[no-untyped-def]
+    """A Markdown or JSON POST with a token, and an HTML form in a session, write the row
+    execute_action writes over MCP: caller, for whom, door, action, parameter names, the
+    declared context and the outcome (a refusal included)."""
+    from tests.grants.test_representation import _form, _signed_in
+
+    alice = studio
+    decision = _decision(alice)
+    helper = _agent(app, alice)
+    assert helper.act(HELPER_GRANTS, "start_representation",
+                      principal="alice").status_code == 201
+    context = {"actor": "helper", "on_behalf_of": "alice", "visibility": "private",
+               "intention": "Alice likes the park"}
+    voted = helper.act(decision, "vote", accept="text/markdown",
+                       votes=[{"option_title": "Park", "accept": True}], context=context)
+    assert voted.status_code == 200, voted.get_data(as_text=True)
+    refused = helper.act("/studios/team/note", "create_note", title="No", text="x")
+    assert refused.status_code == 403
+    # Bob, a person granted the same, through the HTML form in his session.
+    bob = make_agent("bob", password="bob-password-1")
+    assert bob.act("/studios/team/join", "join_studio").status_code == 200
+    assert alice.act(GRANTS, "grant_actions", studio="team", member="bob",
+                     actions="vote,add_comment", until="2h").status_code == 201
+    browser = _signed_in(app, "bob", "bob-password-1")
+    assert _form(browser, "/u/bob/settings/grants", "start_representation",
+                 {"principal": "alice", "studio": "team"}).status_code == 303
+    assert _form(browser, decision, "add_comment",
+                 {"text": "For Alice: the park."}).status_code == 303
+
+    log = alice.get("/u/alice/agent-activity").get_data(as_text=True)
+    rows = [line for line in log.splitlines() if line.startswith("| ") and "`execute_action`"
+            in line]
+    (vote,) = [row for row in rows if "| vote |" in row]
+    assert vote.startswith("| ") and "| @helper | @alice | md | `execute_action` |" in vote
+    assert f"| {decision} | vote | votes |" in vote and "Alice likes the park" in vote
+    assert "| ok |" in vote
+    (note,) = [row for row in rows if "| create_note |" in row]
+    assert "| @helper | @alice | json |" in note and "| tool_error: 'create_note' is outside" \
+        in note and "title, text" not in note.split("| create_note |", 1)[0]
+    (comment,) = [row for row in rows if "| add_comment |" in row]
+    assert "| @bob | @alice | html |" in comment and "| text |" in comment, comment
+    assert "csrf" not in comment
+    # Starting a session is the representative's own call (made for nobody else).
+    starts = [row for row in rows if "start_representation" in row]
+    assert any("| @helper |  | json |" in row for row in starts), starts
+    # Bob's call is in his own log too, not only in Alice's.
+    with app.app_context():
+        from app.extensions import db
+        from app.mcp import audit
+        from app.models import User
+
+        bob_user = db.session.query(User).filter_by(handle="bob").one()
+        mine = audit.calls_for(bob_user)
+        assert [(r.call.action, r.principal.handle if r.principal else None)
+                for r in mine if r.call.action == "add_comment"] == [("add_comment", "alice")]

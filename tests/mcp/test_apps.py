@@ -187,6 +187,17 @@ def test_show_decision_keeps_the_pages_rules(client, make_agent, studio) -> None
     assert missing["isError"] is True and "404" in missing["content"][0]["text"]
 
 
+def test_show_decision_of_another_kind_names_its_ballot(client, studio) -> None:  # type: ignore[no-untyped-def]
+    from tests.mcp.test_era_2026 import Stateless
+
+    path = studio.act("/studios/team/decide", "create_decision", question="Rank them",
+                      kind="ranked_choice", options=["Yes", "No"]).get_json()["location"]
+    shown = Stateless(client, studio.token).tool("show_decision", arguments={"path": path})
+    said = shown["content"][0]["text"]
+    assert f'vote with execute_action "rank_options" on path "{path}"' in said, said
+    assert shown["structuredContent"]["canVote"] is False  # the view draws acceptance votes
+
+
 def test_app_only_tools_are_offered_to_apps_hosts_only(app: Flask) -> None:
     """A tool only a view calls (``_meta.ui.visibility: ["app"]``; none is registered today):
     an Apps host lists and calls it, any other client neither sees nor reaches it."""

@@ -1,7 +1,10 @@
 """Fewer calls: an agent that reads only tool descriptions and results, through the official
 MCP SDK over both transports in both eras, makes a decision with three options and votes on
 two in three calls, and creates a floorplan, adds a room and gets its PNG in three, because
-each action's result names the obvious next step with the schema it takes.
+each action's result names the obvious next step with the schema it takes; it teaches a recipe
+with three calls, stops and dry-runs it in six (teach_stop names the required variables with
+the values seen), and searches then reads its inbox in two. (The studio overview in one call
+and a commitment created and joined in two are held in tests/mcp/test_agent_surface.py.)
 """
 
 from __future__ import annotations
@@ -15,7 +18,7 @@ from flask import Flask
 
 from tests.floorplans.test_fp_pages import png_size
 from tests.helpers import parse_md
-from tests.mcp.clients import TRANSPORTS, over
+from tests.mcp.clients import TRANSPORTS, over, text_of
 
 
 class Agent:
@@ -295,6 +298,68 @@ def test_teach_stop_marks_required_variables(request: pytest.FixtureRequest, app
     assert optional and all("seen" in entry for entry in optional)
     assert "Give bar_count in args" in stopped["message"]
     assert dry["ok"], dry
+
+
+# Teach, three calls, stop, dry-run replay: six calls ------------------------------------------
+
+async def _teach_to_dry_run(client: Any) -> tuple[int, Any]:
+    """teach_start; three upstream calls; teach_stop, whose result names the required
+    variables; a dry-run replay with them, which is not refused."""
+    agent = Agent(client)
+    await agent.call("teach_start", {"name": "beams"})
+    beams = await agent.call("upstream_call", {
+        "method": "get_elements_by_category_and_level",
+        "params": {"category": "OST_StructuralFraming", "levelSelector": {"levelName": "2FL"}}})
+    beam = beams.structured_content["items"][0]["elementId"]
+    await agent.call("upstream_call", {"method": "preview_rebar_linear", "params": {
+        "host": {"elementId": beam}, "count": 8, "barType": "D16", "coverTop": "25mm",
+        "coverSide": "25mm"}})
+    await agent.call("upstream_call", {"method": "get_walls", "params": {"level": "2FL"}})
+    stopped = await agent.call("teach_stop", {})
+    recipe = stopped.structured_content["recipe"]
+    seen = {entry["name"]: entry.get("seen") for entry in recipe["inputs"]}
+    dry = await agent.call("replay", {"session_id": stopped.structured_content["id"],
+                                      "args": {name: seen[name] for name in recipe["required"]}})
+    return agent.calls, dry.structured_content
+
+
+@pytest.mark.parametrize(("transport", "mode", "version"), TRANSPORTS)
+def test_budget_teach_three_calls_stop_and_dry_run(request: pytest.FixtureRequest, app: Flask,  # type: ignore[no-untyped-def]
+                                                   studio, demo: None, transport: str,
+                                                   mode: str, version: str) -> None:
+    calls, dry = over(transport, mode, version, request, app, studio.token, _teach_to_dry_run)
+    assert calls <= 6
+    assert dry["ok"] and dry["dry_run"], dry
+
+
+# Search, then read the inbox: two calls ---------------------------------------------------------
+
+async def _search_and_inbox(client: Any) -> tuple[int, str, str]:
+    """navigate /search?q=... (the Markdown navigation names /search and /inbox); navigate
+    /inbox."""
+    agent = Agent(client)
+    found = await agent.call("navigate", {"path": "/search?q=zeppelin"})
+    inbox = await agent.call("navigate", {"path": "/inbox"})
+    return agent.calls, text_of(found), text_of(inbox)
+
+
+@pytest.mark.parametrize(("transport", "mode", "version"), TRANSPORTS)
+def test_budget_search_and_read_the_inbox(request: pytest.FixtureRequest, app: Flask, studio,  # type: ignore[no-untyped-def]
+                                          make_agent, transport: str, mode: str,
+                                          version: str) -> None:
+    from tests.helpers import join_studio
+
+    bob = join_studio(make_agent, "bob")
+    made = bob.act("/studios/team/note", "create_note", title="Zeppelin hangar",
+                   text="@alice the zeppelin lands on Friday")
+    assert made.status_code == 201, made.get_json()
+    note = made.get_json()["location"]
+    calls, found, inbox = over(transport, mode, version, request, app, studio.token,
+                               _search_and_inbox)
+    assert calls <= 2
+    assert f"[**Zeppelin** hangar]({note})" in found, found  # the matched word marked
+    rows = [line for line in inbox.splitlines() if line.startswith("| ") and note in line]
+    assert rows and "| unread |" in rows[0], inbox
 
 
 # Completion answers for every resource template ---------------------------------------------------

@@ -119,6 +119,36 @@ def test_a_person_s_tokens_share_the_person_budget(app: Flask, make_agent,  # ty
         app.extensions.pop("harmonic.ratelimit", None)
 
 
+def test_a_person_s_agents_and_tokens_share_the_person_budget(app: Flask, make_agent,  # type: ignore[no-untyped-def]
+                                                               monkeypatch: pytest.MonkeyPatch
+                                                               ) -> None:
+    """Calls made for a person by any of their agents spend the person's budget, beside
+    their own tokens' calls; another person's budget is untouched."""
+    from tests.conftest import Agent
+
+    alice = make_agent("alice")
+    agents = []
+    for handle in ("scout", "scribe"):  # two agent accounts of Alice's, a token each
+        made = alice.act("/u/alice/settings/agents", "create_agent", handle=handle,
+                         name=handle.title())
+        assert made.status_code == 201, made.get_json()
+        agents.append(Agent(alice.client, handle, made.get_json()["result"]["token"]))
+    bob = make_agent("bob")
+    monkeypatch.setitem(app.config, "HARMONIC_RATE_LIMIT_PERSON", 1)
+    monkeypatch.setitem(app.config, "HARMONIC_RATE_BURST_PERSON", 3)
+    app.extensions.pop("harmonic.ratelimit", None)
+    try:
+        assert [agent.get("/studios").status_code for agent in agents] == [200, 200]
+        assert alice.get("/studios").status_code == 200
+        for caller in (alice, agents[0]):  # Alice's budget is spent, whoever asks for her
+            refused = caller.get("/studios", accept="application/json")
+            assert refused.status_code == 429 and int(refused.headers["Retry-After"]) >= 1
+            assert "too many requests for this person" in refused.json["error"]["message"]
+        assert [bob.get("/studios").status_code for _ in range(3)] == [200] * 3
+    finally:
+        app.extensions.pop("harmonic.ratelimit", None)
+
+
 def test_a_studio_budget_is_shared_by_everyone_in_it(app: Flask, studio, make_agent,  # type: ignore[no-untyped-def]
                                                       monkeypatch: pytest.MonkeyPatch) -> None:
     from tests.mcp.conftest import Http
