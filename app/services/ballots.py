@@ -286,6 +286,25 @@ def participants(decision: Decision) -> Query[list[people.Voter]]:
     return Query(_PARTICIPANTS, {"decision_id": decision.id}, people.voters_from)
 
 
+@dataclass(frozen=True)
+class Reason:
+    """A voter's stance with the reason they gave (a proposal, a sense check)."""
+
+    person: people.Person
+    stance: str
+    reason: str
+
+
+def reasons(decision: Decision) -> Query[list[Reason]]:
+    """The reasons given with stances, by whom, oldest first; none for anonymous ballots
+    (their rows name nobody)."""
+    if anonymous(decision) or decision.kind not in decision_kinds.STANCE_KINDS:
+        return known([])
+    return Query(_REASONS, {"decision_id": decision.id}, lambda rows: [
+        Reason(people.Person(*row[:3]), str(row[3].get("stance")), str(row[3]["reason"]))
+        for row in rows if isinstance(row[3], dict) and str(row[3].get("reason") or "").strip()])
+
+
 def any_cast(decision: Decision) -> bool:
     return db.session.scalar(select(DecisionBallot.id).where(
         DecisionBallot.decision_id == decision.id).limit(1)) is not None
@@ -299,6 +318,10 @@ def took_part(decision: Decision, user: User | None) -> bool:
         DecisionParticipant.user_id == user.id)) is not None
 
 
+_REASONS = (select(*people.COLUMNS, DecisionBallot.choices)
+            .join(DecisionBallot, DecisionBallot.user_id == User.id)
+            .where(DecisionBallot.decision_id == bindparam("decision_id"))
+            .order_by(DecisionBallot.created_at))
 _REPRESENTATIVE = aliased(User)
 _OPTIONS = (select(Option.id, Option.title, Option.random_id)
             .where(Option.decision_id == bindparam("decision_id"), Option.deleted_at.is_(None))

@@ -29,9 +29,9 @@ from app.services import (
     studios,
 )
 from app.services.errors import Forbidden, Unauthorized
-from app.web import chrome, core_pages, loaders
+from app.web import ballot_forms, chrome, core_pages, loaders
 from app.web.auth import authorize
-from app.web.pages import Page, page
+from app.web.pages import REFUSAL_WORDS, Page, form_state, page
 
 bp = Blueprint("collab", __name__)
 
@@ -76,7 +76,27 @@ def vote_example(path: str, options: list[Any]) -> dict[str, str] | None:
 @page(bp, "decision_new", "/studios/<handle>/decide",
       loaders.studio_page("decision_new", "/decide"))
 def decision_new(ctx: Context) -> Page:
-    return Page(ctx, "New decision", "decisions/new", nav=core_pages.studio_nav(ctx))
+    members = read(studios.members(ctx.studio)) if ctx.studio else []
+    return Page(ctx, "New decision", "decisions/new", {
+        "kinds": [(kind, decision_kinds.LABELS[kind]) for kind in decision_kinds.KINDS],
+        "members": [m for m in members if m.role != "guest"],
+        "zone": cycles.zone_of(ctx.studio).key,
+        "slot_kinds": decision_kinds.SLOT_KINDS, "stance_kinds": decision_kinds.STANCE_KINDS,
+        "none_kinds": decision_kinds.NONE_OF_THE_ABOVE_KINDS,
+        "share_kinds": decision_kinds.REQUIRED_SHARE_KINDS,
+        "ballot_kinds": decision_kinds.BALLOT_KINDS,
+        "dots_default": decision_kinds.DOTS_DEFAULT,
+        **_sent_rows(form_state("create_decision")),
+    }, nav=core_pages.studio_nav(ctx))
+
+
+def _sent_rows(state: dict[str, Any] | None) -> dict[str, Any]:
+    """A refused new decision's form keeps every time typed (and one empty row more) and
+    opens the people it named."""
+    sent = list((state or {}).get("values") or {})
+    slots = [k for k in sent if k.startswith("slots[") and k.endswith("][starts_at]")]
+    return {"slot_rows": max(3, len(slots) + 1),
+            "voters_named": any(k.startswith("voters[handles]") for k in sent)}
 
 
 @page(bp, "decision", "/studios/<handle>/d/<decision_id>",
@@ -121,17 +141,24 @@ def kind_shown(ctx: Context, took_part: bool) -> dict[str, Any]:
     stands, and the caller's own ballot."""
     decision = ctx.item
     settings = decision.settings or {}
-    mine = read(ballots.mine(decision, ctx.user)) if decision.kind != "acceptance" else None
+    mine, reasons = (read_many(ballots.mine(decision, ctx.user), ballots.reasons(decision))
+                     if decision.kind != "acceptance" else (None, []))
     standing = standings.standing(decision)
+    action = BALLOT_ACTIONS[decision.kind]
+    in_titles = ballots.in_titles(mine, standing.titles) if mine else None
     return {
+        "ballot": ballot_forms.shown(in_titles, form_state(action)),
+        "reasons": [] if standing.hidden else reasons,
+        "choice_labels": [f"{ballot_forms.ordinal(n)} choice"
+                          for n in range(1, len(standing.titles) + 1)],
         "ballot_kind": decision.kind, "kind_label": decision_kinds.LABELS[decision.kind],
-        "ballot_action": BALLOT_ACTIONS[decision.kind],
+        "ballot_action": action,
         "standing": standing, "settings": settings,
         "anonymous": ballots.anonymous(decision),
         "took_part": took_part,
-        "my_ballot": (json.dumps(ballots.in_titles(mine, standing.titles), ensure_ascii=False)
-                      if mine else None),
+        "my_ballot": json.dumps(in_titles, ensure_ascii=False) if in_titles else None,
         "who_votes": eligibility.describe(settings.get("voters")),
+        "studio_zone": cycles.zone_of(ctx.studio).key,
         "who_proposes": (eligibility.describe(settings["proposers"]) + " and its creator"
                          if settings.get("proposers") else None),
     }
@@ -301,6 +328,8 @@ def _last_heartbeats(latest: dict[Any, Any], users: list[studios.Teammate]) -> d
 
 
 loaders.STUDIO_GATES.append(heartbeat_gate)
+REFUSAL_WORDS.update({name: ballot_forms.refusal for kind, name in BALLOT_ACTIONS.items()
+                      if kind != "acceptance"})
 core_pages.STUDIO_SECTIONS[1:1] = [("New decision", "decide"), ("New commitment", "commit"),
                                    ("Cycles", "cycles")]
 core_pages.TEAM_DETAILS.append(("Last heartbeat", heartbeats.latest, _last_heartbeats))

@@ -483,6 +483,11 @@ def _already_sent(location: str) -> Response:
     return redirect(location, code=303)  # type: ignore[return-value]
 
 
+# A refusal in a page's own words, by action: (the error, the form as sent) → its message.
+# Filled by the pages that draw their own forms (a decision's ballots: app.web.collab_pages).
+REFUSAL_WORDS: dict[str, Callable[[dict[str, Any], dict[str, Any]], str]] = {}
+
+
 def _refused_form(spec: PageSpec, args: dict[str, Any], act: Action, raw: dict[str, Any],
                   exc: DomainError) -> Response:
     """A person's refused form: the same page again, with what they typed, each message next
@@ -493,6 +498,11 @@ def _refused_form(spec: PageSpec, args: dict[str, Any], act: Action, raw: dict[s
         param = str(error.get("param") or "")
         known = param in names
         error["message"] = _humane_message(act, param, str(error.get("message") or ""))
+        words = REFUSAL_WORDS.get(act.name)
+        if words is not None:  # the page's own words name the field in the message
+            error["message"] = words(error, raw)
+            listed.append({"anchor": "", "label": "", "message": error["message"]})
+            continue
         # A part of a structured parameter ("inputs.count") is named by its own name.
         part = param.rsplit(".", 1)[-1].split("[", 1)[0] if "." in param else ""
         listed.append({"anchor": f"{act.name}-{param}" if known else "",

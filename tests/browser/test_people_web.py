@@ -61,6 +61,25 @@ def seed(app: Flask, make_agent: Any) -> dict[str, str]:
     assert alice.act(paths["decision_closed"], "write_outcome",
                      statement="Ana's kitchen, for the **offsite**. @bob confirms the menu.",
                      option_title="Ana's kitchen", review_at="30d").status_code == 200
+    # A decision of each kind with its own ballot and results (issue 48).
+    kinds = {"decision_consent": {"kind": "consent", "required_share": 0.5, "quorum": 2},
+             "decision_ranked": {"kind": "ranked_choice", "options": ["Lisbon", "Oslo", "Turin"]},
+             "decision_time": {"kind": "time_poll",
+                               "slots": [{"starts_at": "2030-01-07T10:00", "minutes": 60}]},
+             "decision_dots": {"kind": "dot_vote", "options": ["Lisbon", "Oslo"], "dots": 5},
+             "decision_secret": {"kind": "single_choice", "options": ["Lisbon", "Oslo"],
+                                 "anonymous": True, "hide_results": True,
+                                 "none_of_the_above": True}}
+    for key, settings in kinds.items():
+        made = alice.act("/studios/team/decide", "create_decision",
+                         question=f"Which way ({settings['kind']})?", **settings)
+        paths[key] = made.get_json()["location"]
+    assert bob.post(f"{paths['decision_consent']}/actions/respond_to_proposal",
+                    json={"stance": "block", "reason": "Too soon"}).status_code == 200
+    assert bob.post(f"{paths['decision_ranked']}/actions/rank_options",
+                    json={"ranking": ["Turin", "Oslo"]}).status_code == 200
+    assert bob.post(f"{paths['decision_dots']}/actions/place_dots",
+                    json={"dots": [{"option_title": "Oslo", "dots": 3}]}).status_code == 200
     commitment = alice.act("/studios/team/commit", "create_commitment",
                            title="Book the venue", critical_mass=2, deadline="3d")
     paths["commitment"] = commitment.get_json()["location"]
@@ -110,6 +129,8 @@ def page_kinds(paths: dict[str, str]) -> dict[str, str]:
         "decision_new": "/studios/team/decide", "decision": paths["decision"],
         "decision_settings": paths["decision"] + "/settings",
         "decision_closed": paths["decision_closed"],
+        **{key: paths[key] for key in ("decision_consent", "decision_ranked", "decision_time",
+                                       "decision_dots", "decision_secret")},
         "commitment_new": "/studios/team/commit", "commitment": paths["commitment"],
         "cycles": "/studios/team/cycles", "cycle": "/studios/team/cycles/this-week",
         "floorplans": "/studios/team/floorplans", "floorplan": paths["floorplan"],

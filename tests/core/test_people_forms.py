@@ -192,5 +192,6 @@ def test_a_refused_date_time_comes_back_as_typed_in_the_persons_zone(app, studio
     response = html_form(alice, "/studios/team/decide", "create_decision",
                          {"question": "", "deadline": "2060-06-01T09:30"})
     assert response.status_code == 422
-    field = re.search(r'<input type="datetime-local"[^>]*>', response.get_data(as_text=True))
+    field = re.search(r'<input type="datetime-local"[^>]*name="deadline"[^>]*>',
+                      response.get_data(as_text=True))
     assert field is not None and 'value="2060-06-01T09:30"' in field.group(0)
