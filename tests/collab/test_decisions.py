@@ -34,7 +34,7 @@ def results(agent, path: str) -> list[tuple[str, int, int]]:  # type: ignore[no-
     rows = []
     for line in section.splitlines():
         cells = [c.strip() for c in line.strip().strip("|").split("|")]
-        if len(cells) == 5 and cells[0].isdigit():
+        if len(cells) == 4 and cells[0].isdigit():
             rows.append((cells[1], int(cells[2]), int(cells[3])))
     return rows
 
@@ -286,3 +286,14 @@ def test_ties_follow_the_random_draw_fixed_per_option(studio, app) -> None:  # t
     rows = html.split('<table class="results">', 1)[1]
     assert [rows.index(f'data-option="{t}"') for t in "ABCD"] == sorted(
         rows.index(f'data-option="{t}"') for t in "ABCD")
+
+
+def test_no_votes_ranks_nothing_and_the_table_has_no_column_of_equal_numbers(studio) -> None:  # type: ignore[no-untyped-def]
+    path = new_decision(studio, options=["Park", "Library", "Cafe"])
+    page = studio.get(path).get_data(as_text=True)
+    assert "No votes yet: nothing is ranked until someone votes." in page
+    assert results(studio, path) == []
+    assert vote(studio, path, option_title="Library", accept=True).status_code == 200
+    page = studio.get(path).get_data(as_text=True)
+    assert "| # | Option | ✅ Accepted | ⭐ Preferred |\n" in page and "No votes yet" not in page
+    assert results(studio, path)[0] == ("Library", 1, 0)
