@@ -4,7 +4,9 @@ studio, and starting and stopping the server processes that tests run for real."
 from __future__ import annotations
 
 import subprocess
+import threading
 import time
+from collections.abc import Callable
 from typing import Any
 
 import httpx
@@ -135,3 +137,31 @@ def playbook_owners() -> list[str]:
     found = sorted(db.session.scalars(select(Playbook.owner)))
     db.session.remove()
     return found
+
+
+def at_once(app: Any, work: Callable[[], Any], workers: int) -> list[Any]:
+    """What ``work`` returns in ``workers`` threads, each in its own app context, started at the
+    same moment (as the workers' sweeps of several processes meet)."""
+    from app.extensions import db
+
+    results: list[Any] = []
+    errors: list[BaseException] = []
+    start = threading.Barrier(workers)
+
+    def run() -> None:
+        with app.app_context():
+            try:
+                start.wait()
+                results.append(work())
+            except BaseException as exc:  # reported below, in the test's thread
+                errors.append(exc)
+            finally:
+                db.session.remove()
+
+    threads = [threading.Thread(target=run) for _ in range(workers)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(60)
+    assert not errors, errors
+    return results

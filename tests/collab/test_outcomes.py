@@ -8,14 +8,13 @@ through the official MCP SDK."""
 from __future__ import annotations
 
 import re
-import threading
 from datetime import timedelta
 from typing import Any
 
 import pytest
 from flask import Flask
 
-from tests.helpers import join_studio, open_studio, parse_md
+from tests.helpers import at_once, join_studio, open_studio, parse_md
 from tests.notifications import test_mail
 from tests.notifications.test_inbox import inbox
 from tests.notifications.test_mail import body, queue_idle, with_confirmed_address
@@ -56,31 +55,10 @@ def review_passed(app: Flask, path: str, ago: timedelta = timedelta(seconds=1)) 
 
 
 def sweep_at_once(app: Flask, workers: int = 2) -> list[int]:
-    """What ``workers`` workers' review sweeps return when they run at the same moment."""
-    from app.extensions import db
+    """What ``workers`` workers' sweeps return when they run at the same moment."""
     from app.notifications import outcomes
 
-    results: list[int] = []
-    errors: list[BaseException] = []
-    start = threading.Barrier(workers)
-
-    def run() -> None:
-        with app.app_context():
-            try:
-                start.wait()
-                results.append(outcomes.sweep())
-            except BaseException as exc:  # reported below, in the test's thread
-                errors.append(exc)
-            finally:
-                db.session.remove()
-
-    threads = [threading.Thread(target=run) for _ in range(workers)]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join(60)
-    assert not errors, errors
-    return results
+    return at_once(app, outcomes.sweep, workers)
 
 
 def test_an_outcome_waits_for_the_close_and_its_creator(  # type: ignore[no-untyped-def]

@@ -6,7 +6,6 @@ moved deadline is acted on when it comes, and its reminder goes again."""
 from __future__ import annotations
 
 import json
-import threading
 from collections.abc import Iterator
 from datetime import timedelta
 from typing import Any
@@ -14,7 +13,7 @@ from typing import Any
 import pytest
 from flask import Flask
 
-from tests.helpers import join_studio
+from tests.helpers import at_once, join_studio
 from tests.notifications.receivers import Receiver, work_until
 from tests.notifications.test_inbox import inbox
 
@@ -52,30 +51,9 @@ def pass_deadline(app: Flask, path: str, by: timedelta = timedelta(seconds=1)) -
 
 def sweep_at_once(app: Flask, workers: int = 3) -> list[tuple[int, int]]:
     """What ``workers`` workers' sweeps return when they run at the same moment."""
-    from app.extensions import db
     from app.notifications import closings
 
-    results: list[tuple[int, int]] = []
-    errors: list[BaseException] = []
-    start = threading.Barrier(workers)
-
-    def run() -> None:
-        with app.app_context():
-            try:
-                start.wait()
-                results.append(closings.sweep())
-            except BaseException as exc:  # reported below, in the test's thread
-                errors.append(exc)
-            finally:
-                db.session.remove()
-
-    threads = [threading.Thread(target=run) for _ in range(workers)]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join(60)
-    assert not errors, errors
-    return results
+    return at_once(app, closings.sweep, workers)
 
 
 def rows_of(agent: Any, kind: str) -> list[dict[str, str]]:
