@@ -6,9 +6,10 @@ Links, pins, backlinks and comments read this table instead of listing kinds the
 
 from __future__ import annotations
 
+import re
 import uuid
 from collections import namedtuple
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any, NamedTuple
 
@@ -90,6 +91,37 @@ def checked(studio: Studio, item_type: str, ident: str, item: Any, user: Any = N
     if getattr(item, "deleted_at", None) is not None:
         raise restore_window.gone(studio, user, item_type, item)
     return item
+
+
+_ITEM_PATH = re.compile(r"^/studios/([^/]+)/([a-z])/([^/?#]+)")
+
+
+def gone_paths(paths: Iterable[str]) -> set[str]:
+    """Of these paths, the ones that name an item's page (``/studios/<h>/<letter>/<key>`` and
+    below) whose item is no longer there: a log of past calls shows those without a link."""
+    wanted: dict[tuple[str, str], list[tuple[str, str]]] = {}
+    for path in set(paths):
+        match = _ITEM_PATH.match(path or "")
+        if match and by_letter(match[2]) is not None:
+            wanted.setdefault((match[1], match[2]), []).append((match[3], path))
+    gone: set[str] = set()
+    for (handle, letter), keyed in wanted.items():
+        kind = by_letter(letter)
+        assert kind is not None
+        if kind.lookup is not None:  # named by something else than the short id: one by one
+            studio = db.session.scalar(select(Studio).where(Studio.handle == handle))
+            for key, path in keyed:
+                found = kind.lookup(studio, key) if studio is not None else None
+                if found is None or getattr(found, "deleted_at", None) is not None:
+                    gone.add(path)
+            continue
+        live = _live(kind.model)
+        found = set(db.session.scalars(
+            select(kind.model.short_id).join(Studio, Studio.id == kind.model.studio_id)
+            .where(Studio.handle == handle, kind.model.short_id.in_([k for k, _ in keyed]),
+                   *([live] if live is not None else []))))
+        gone.update(path for key, path in keyed if key not in found)
+    return gone
 
 
 def get(item_type: str, item_id: uuid.UUID) -> Any | None:

@@ -14,7 +14,7 @@ from app.actions import Context
 from app.extensions import db
 from app.mcp import audit
 from app.models import User
-from app.services import agents
+from app.services import agents, items
 from app.services.errors import Forbidden, invalid_param
 from app.web.loaders import user_page
 from app.web.pages import Page, page
@@ -52,5 +52,6 @@ def agent_activity(ctx: Context) -> Page:
     return Page(ctx=ctx, title=f"Calls made for {ctx.item.handle}",
                 template="mcp/agent_activity",
                 data={"rows": rows, "subject": ctx.item, "agent": agent, "day": day,
+                      "gone": items.gone_paths(row.call.path for row in rows if row.call.path),
                       "agents": [row.agent for row in agents.agents_of(ctx.item)]},
                 nav=[(ctx.item.handle, f"/u/{ctx.item.handle}")])

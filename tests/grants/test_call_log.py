@@ -200,3 +200,17 @@ def test_every_door_writes_the_call_log_row(app: Flask, studio, make_agent) -> N
         mine = audit.calls_for(bob_user)
         assert [(r.call.action, r.principal.handle if r.principal else None)
                 for r in mine if r.call.action == "add_comment"] == [("add_comment", "alice")]
+
+
+def test_a_call_on_an_item_since_deleted_is_listed_without_a_link(studio) -> None:  # type: ignore[no-untyped-def]
+    alice = studio
+    made = alice.act("/studios/team/note", "create_note", title="Short-lived", text="soon gone")
+    path = made.get_json()["location"]
+    assert alice.act(path, "delete_note").status_code == 200
+    page = alice.get("/u/alice/agent-activity", accept="text/html")
+    html = page.get_data(as_text=True)
+    assert page.status_code == 200
+    assert f"{path} <small>(no longer there)</small>" in html
+    assert f'href="{path}"' not in html
+    # The calls that created it were made on the studio's new-note page, which is there.
+    assert '<a href="/studios/team/note">/studios/team/note</a>' in html
