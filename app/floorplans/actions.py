@@ -164,9 +164,19 @@ for _definition in tools.operation_definitions():
 
 # Versions ------------------------------------------------------------------------------------
 
+def _shows_current_version(ctx: Context) -> str | None:
+    """A version's own page offers to restore it unless it is the plan's current text (its
+    HTML page draws no Restore button there either)."""
+    shown = ctx.extra.get("version")
+    if shown is not None and shown.number == ctx.item.version:
+        return f"version {shown.number} is the plan's current version: nothing to restore"
+    return None
+
+
 @action("restore_floorplan_version", "Make an earlier version the plan's current one again "
         "(saved as a new version; nothing is lost)", ("floorplan_versions", "floorplan_version"),
-        rules.member,
+        rules.member, available=lambda ctx: _shows_current_version(ctx) is None,
+        unavailable_reason=_shows_current_version,
         params=(Param("version", "integer", "The number of the version to restore",
                       required=True, minimum=1),),
         effect=WRITE, touches=lambda ctx, result: _renderings(ctx))

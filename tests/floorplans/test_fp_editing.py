@@ -138,8 +138,13 @@ def test_versions_view_compare_and_restore(studio) -> None:  # type: ignore[no-u
     assert r.json["result"] == {"version": 4, "restored": 1, "changed": True,
                                 "plan": "team/office"}
     assert dsl(studio).strip() == PLAN.strip()
-    r = studio.act(f"{OFFICE}/versions/4", "restore_floorplan_version", version=1)
+    r = studio.act(f"{OFFICE}/versions", "restore_floorplan_version", version=1)
     assert r.status_code == 200 and r.json["result"]["changed"] is False
+    # The current version's own page offers nothing to restore (nor draws a button for it).
+    assert "restore_floorplan_version" not in action_names(
+        studio.get(f"{OFFICE}/versions/4").get_data(as_text=True))
+    r = studio.act(f"{OFFICE}/versions/4", "restore_floorplan_version", version=4)
+    assert r.status_code == 409 and "current version" in r.json["error"]["message"]
     assert studio.act(f"{OFFICE}/versions", "restore_floorplan_version", version=7
                       ).status_code == 404
     assert studio.act(f"{OFFICE}/versions", "restore_floorplan_version", version=0
