@@ -70,10 +70,32 @@ def standing(decision: Decision) -> Standing:
 
 
 def _participation(tally: tallies.Tally, eligible: int) -> str:
-    line = f"{tally.voters} of {eligible} eligible took part"
-    if tally.quorum_needed is not None:
-        line += f"; quorum {tally.quorum_needed} — {'met' if tally.quorum_met else 'not met'}"
+    return _took_part(tally.voters, eligible, tally.quorum_needed)
+
+
+def _took_part(voters: int, eligible: int, needed: int | None) -> str:
+    line = f"{voters} of {eligible} eligible took part"
+    if needed is not None:
+        line += f"; quorum {needed} — {'met' if voters >= needed else 'not met'}"
     return line + "."
+
+
+@dataclass(frozen=True)
+class Participation:
+    """All an acceptance vote's page shows of its standing: who took part out of how many may,
+    and the quorum (it has no required share nor hidden results)."""
+
+    participation: str
+    hidden: bool = False
+    share_line: str | None = None
+
+
+def participation(decision: Decision, voters: int, eligible: int) -> Participation:
+    """An acceptance vote's participation from what its page read anyway (its voters, the
+    eligible count): its page ranks the options with its own aggregate, so nothing is
+    recounted ballot by ballot on each view."""
+    rules = decision_kinds.rules_of(decision.kind, decision.settings or {}, eligible)
+    return Participation(_took_part(voters, eligible, tallies.quorum_needed(rules)))
 
 
 def _share(rules: tallies.Rules, tally: tallies.Tally) -> str | None:

@@ -106,9 +106,10 @@ def decision_show(ctx: Context) -> Page:
     acceptance = decision.kind == "acceptance"
     voters_read = (decisions.voters(decision) if acceptance
                    else ballots.participants(decision))
-    results, mine, voters, pinned, comments, backlinks = read_many(
+    results, mine, voters, eligible, pinned, comments, backlinks = read_many(
         decisions.results(decision), decisions.my_votes(decision, ctx.user), voters_read,
-        studios.is_pinned(ctx.studio, "decision", decision.id), *core_pages.discussion(ctx))
+        eligibility.eligible(decision), studios.is_pinned(ctx.studio, "decision", decision.id),
+        *core_pages.discussion(ctx))
     in_order = decisions.in_order_added(results)
     options = [row.option for row in in_order]
     # The vote and option actions ask the database nothing.
@@ -130,7 +131,12 @@ def decision_show(ctx: Context) -> Page:
         "pinned": pinned,
         "outcome": outcomes.shown(decision, options),  # decisions/_outcome: written, or None
         **core_pages.discussed(ctx, comments, backlinks),
-        **kind_shown(ctx, took_part),
+        **(kind_shown(ctx, took_part) if not acceptance else {
+            "standing": standings.participation(decision, len(voters), eligible),
+            "ballot_kind": "acceptance", "kind_label": decision_kinds.LABELS["acceptance"],
+            "ballot_action": BALLOT_ACTIONS["acceptance"], "settings": decision.settings or {},
+            "who_votes": eligibility.describe((decision.settings or {}).get("voters")),
+            "took_part": took_part}),
     }
     return Page(ctx, decision.question, "decisions/show", shown, nav=core_pages.studio_nav(ctx))
 
