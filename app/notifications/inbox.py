@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import uuid
 from dataclasses import dataclass
-from datetime import timedelta
 from typing import Any
 
 from sqlalchemy import and_, bindparam, func, or_, select, update
@@ -25,8 +24,6 @@ from app.services import decisions, items, standings
 from app.services.errors import invalid_param
 
 PAGE_SIZE = 50
-DUE_WITHIN = timedelta(hours=24)
-CLOSED_LOOKBACK = timedelta(days=7)  # closed decisions older than this are not news any more
 PERSONAL = ("mention", "reply")  # what the "mentions" level still lets through
 
 

@@ -30,7 +30,6 @@ from app.search.documents import Doc
 
 DOCS = cast(Table, SearchDocument.__table__)
 BATCH = 500
-PARENTS = (Note, Decision, Commitment, Floorplan)  # items that comments can hang on
 KIND_OF = {Decision: "decision", Commitment: "commitment", Floorplan: "floorplan"}
 
 

@@ -57,7 +57,6 @@ PERSON = Tier("person", "HARMONIC_RATE_LIMIT_PERSON", "HARMONIC_RATE_BURST_PERSO
               "for them)")
 STUDIO = Tier("studio", "HARMONIC_RATE_LIMIT_STUDIO", "HARMONIC_RATE_BURST_STUDIO",
               "in this studio")
-TIERS = (TOKEN, PERSON, STUDIO)
 # Per client address, for a door anyone may use without credentials (OAuth registration).
 REGISTER = Tier("register", "HARMONIC_RATE_LIMIT_REGISTER", "HARMONIC_RATE_BURST_REGISTER",
                 "from this address")
