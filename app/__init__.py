@@ -35,9 +35,9 @@ FEATURES: tuple[str, ...] = (
 class HarmonicFlask(Flask):
     """Flask, asking once per function whether it is a coroutine.
 
-    Flask asks ``inspect.iscoroutinefunction`` of every view and hook on every request (about
-    ten per request here, a microsecond each); the answer never changes for a function, so it
-    is kept. Flask documents ``ensure_sync`` as the method to override for this.
+    Flask asks ``inspect.iscoroutinefunction`` of every view and hook on every request; the
+    answer never changes for a function, so it is kept. Flask documents ``ensure_sync`` as the
+    method to override for this.
 
     Its URL rules compile their URL builders when first used (``app.core.url_rules``)."""
 

@@ -24,10 +24,6 @@ _TRUE = {"true", "on", "1", "yes"}
 _FALSE = {"false", "off", "0", "no"}
 
 
-def is_nested(key: str) -> bool:
-    return _KEY.match(key) is not None
-
-
 def _insert(tree: dict[str, Any], parts: list[str], value: str) -> None:
     node = tree
     for part in parts[:-1]:

@@ -134,8 +134,3 @@ def problems(schema: dict[str, Any], value: Any) -> list[tuple[str, str]]:
             if entry not in found:
                 found.append(entry)
     return found
-
-
-def check_schema(schema: dict[str, Any]) -> None:
-    """Raise jsonschema.SchemaError when ``schema`` is not valid JSON Schema 2020-12."""
-    jsonschema.Draft202012Validator.check_schema(schema)

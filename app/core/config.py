@@ -9,14 +9,14 @@ fall back to the environment.
 from __future__ import annotations
 
 import os
-from collections.abc import MutableMapping
+from collections.abc import Iterator, MutableMapping
 from pathlib import Path
 from typing import Any
 
 from flask import Flask, current_app, has_app_context
 
+from config import Setting, env
 from config import base_url as default_base
-from config import env
 
 
 def app_config() -> MutableMapping[str, Any]:
@@ -32,6 +32,34 @@ def setting(name: str, default: str) -> str:
         return str(value)
     env = os.environ.get(name)
     return env if env not in (None, "") else default
+
+
+class Settings:
+    """A feature's declared settings, each read through ``setting`` with its own default."""
+
+    def __init__(self, *declared: Setting) -> None:
+        self.declared = declared
+        self._defaults = {s.name: s.default or "" for s in declared}
+
+    def __iter__(self) -> Iterator[Setting]:
+        return iter(self.declared)
+
+    def get(self, name: str) -> str:
+        return setting(name, self._defaults[name])
+
+    def get_float(self, name: str) -> float:
+        """The setting as a number; a value that is not one counts as the default."""
+        try:
+            return float(self.get(name))
+        except ValueError:
+            return float(self._defaults[name])
+
+    def get_int(self, name: str) -> int:
+        return int(self.get_float(name))
+
+    def get_list(self, name: str) -> list[str]:
+        """A comma list, lower-cased, without empty entries."""
+        return [part.strip().lower() for part in self.get(name).split(",") if part.strip()]
 
 
 def in_app() -> bool:

@@ -14,8 +14,8 @@ keeps a cursor, the id of the newest change event it has read, and reads the eve
 
 Events this process wrote itself were already delivered to its listeners right after their
 commit, so the relay skips their ids (``changes.on_written`` tells it which). Waiters that want
-event ids rather than URIs (the GET /mcp stream) block in ``wait_past`` and then read the outbox
-themselves.
+event ids rather than URIs (the GET /mcp stream) are called as the cursor moves (``on_advance``)
+and then read the outbox themselves.
 """
 
 from __future__ import annotations

@@ -62,7 +62,6 @@ class Representing:
     session_id: uuid.UUID
     principal_id: uuid.UUID
     principal_handle: str
-    principal_name: str
     grant_id: uuid.UUID
     studio_handle: str
     actions: tuple[str, ...]
@@ -81,8 +80,7 @@ class Representing:
         until = min(t for t in (session.ends_at, session.ended_at, grant.revoked_at,
                                 grant.expires_at) if t is not None)
         return cls(session_id=session.id, principal_id=session.principal_id,
-                   principal_handle=session.principal.handle,
-                   principal_name=session.principal.name, grant_id=grant.id,
+                   principal_handle=session.principal.handle, grant_id=grant.id,
                    studio_handle=grant.studio.handle, actions=tuple(grant.action_names),
                    grant_until=grant.expires_at, until=until,
                    representative_id=session.representative_id)

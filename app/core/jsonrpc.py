@@ -46,10 +46,6 @@ RequestId = str | int | float | None
 Message = dict[str, Any]
 
 
-def is_server_error(code: int) -> bool:
-    return SERVER_ERROR_MIN <= code <= SERVER_ERROR_MAX
-
-
 class RpcError(Exception):
     """A JSON-RPC error to send back instead of a result."""
 

@@ -24,7 +24,7 @@ from app.core.jsonrpc import (
 
 __all__ = ["APP_ERROR", "INTERNAL_ERROR", "INVALID_PARAMS", "INVALID_REQUEST",
            "METHOD_NOT_FOUND", "PARSE_ERROR", "UPSTREAM_ERROR", "Params", "RpcError",
-           "app_error", "invalid", "upstream_error"]
+           "app_error", "dry", "invalid", "upstream_error"]
 
 APP_ERROR = SERVER_ERROR_MAX  # -32000
 UPSTREAM_ERROR = SERVER_ERROR_MAX - 1  # -32001
@@ -40,6 +40,13 @@ def invalid(param: str, message: str) -> RpcError:
 
 def app_error(code: str, message: str, **details: Any) -> RpcError:
     return RpcError(APP_ERROR, message, {"code": code, **details})
+
+
+def dry(result: dict[str, Any], dry_run: bool) -> dict[str, Any]:
+    """A write's result, marked ``dryRun: true`` when it only previewed."""
+    if dry_run:
+        result["dryRun"] = True
+    return result
 
 
 def upstream_error(message: str, **details: Any) -> RpcError:

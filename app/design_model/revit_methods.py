@@ -17,7 +17,7 @@ from sqlalchemy import select
 
 from app.actions.effects import DESTRUCTIVE, IDEMPOTENT_WRITE, READ, WRITE
 from app.design_model import elements, mesh, store, xform
-from app.design_model.protocol import Params, app_error, invalid
+from app.design_model.protocol import Params, app_error, dry, invalid
 from app.design_model.registry import Ctx, Param, method
 from app.design_model.schemas import (
     BOOL,
@@ -75,12 +75,6 @@ def require_confirm(p: Params) -> bool:
         raise invalid("confirm", "must be true to create elements (or pass dryRun: true to "
                                  "preview)")
     return dry_run
-
-
-def dry(result: dict[str, Any], dry_run: bool) -> dict[str, Any]:
-    if dry_run:
-        result["dryRun"] = True
-    return result
 
 
 # ---------------------------------------------------------------- reads

@@ -24,6 +24,7 @@ from app.design_model.protocol import (
     Params,
     RpcError,
     app_error,
+    dry,
     invalid,
     upstream_error,
 )
@@ -142,12 +143,6 @@ def save_snapshot(ctx: Ctx, snap: Snapshot, source_url: str | None) -> RhinoObje
     obj.imported_at = utcnow()
     ctx.wrote = True
     return obj
-
-
-def dry(result: dict[str, Any], dry_run: bool) -> dict[str, Any]:
-    if dry_run:
-        result["dryRun"] = True
-    return result
 
 
 @method("rhino_import_snapshot", WRITE,

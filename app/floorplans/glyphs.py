@@ -1,17 +1,15 @@
 """Text as glyph outlines, for the PNG drawing only.
 
 resvg lays text out itself, and the binding we use reads the font's file again for every run
-of glyphs it shapes or outlines (an open, a map and an unmap each time: about a hundred for a
-10-room plan), which was two thirds of rasterising that plan. Here each face is read once per
-process with fontTools, each character's outline is turned into SVG path data once, and a label
-becomes a group of those paths, placed with the face's advance widths. resvg then only fills
-paths. The SVG served to browsers keeps real ``<text>`` (selectable, accessible); this is for
-pixels.
+of glyphs it shapes or outlines. Here each face is read once per process with fontTools, each
+character's outline is turned into SVG path data once, and a label becomes a group of those
+paths, placed with the face's advance widths. resvg then only fills paths. The SVG served to
+browsers keeps real ``<text>`` (selectable, accessible); this is for pixels.
 
 Kerning comes from the face's pair table; not copied from resvg: its shaping beyond pairs
 (ligatures, marks; these labels are plain words and numbers) and font fallback. A label with
 a character the face lacks, or any label when the DejaVu faces or fontTools are missing, is
-left as ``<text>`` for resvg to draw as before.
+left as ``<text>`` for resvg to draw.
 """
 
 from __future__ import annotations

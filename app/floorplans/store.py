@@ -59,13 +59,6 @@ def for_studio(studio: Studio) -> list[Floorplan]:
                                    .order_by(Floorplan.name)))
 
 
-def get(studio: Studio, name: str) -> Floorplan:
-    plan = _lookup(studio, name)
-    if plan is None:
-        raise NotFound(f"no floorplan '{name}' in studio '{studio.handle}'")
-    return plan
-
-
 def create(studio: Studio, user: User, name: str, dsl: str | None = None) -> Floorplan:
     """A new plan (the starter plan when no DSL is given), saved as version 1."""
     name = check_name(name)

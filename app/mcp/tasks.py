@@ -66,7 +66,6 @@ from app.services.errors import DomainError
 log = logging.getLogger("harmonic.mcp.tasks")
 
 EXTENSION = "io.modelcontextprotocol/tasks"
-SUPPORT = ("forbidden", "optional", "required")
 TTL_MS = 24 * 3600 * 1000  # a task (and its result) can be read for a day after it was created
 POLL_MS = 500  # how often a client should ask tasks/get
 ACTIVE = ("working", "input_required")

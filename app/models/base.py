@@ -143,10 +143,6 @@ class SoftDeleteMixin:
     deleted_at: Mapped[datetime | None] = mapped_column(UTCDateTime, index=True)
     deleted_by_id: Mapped[uuid.UUID | None] = mapped_column(Uuid)
 
-    @property
-    def deleted(self) -> bool:
-        return self.deleted_at is not None
-
 
 _BY_SHORT_ID: dict[Any, Any] = {}
 

@@ -4,8 +4,8 @@ Rows that stand for a way to act later (an API token, an agent account, a webhoo
 a teach session) carry ``made_by_token_id`` and ``made_by_grant_id`` (``MadeBy``). They are
 filled when the row is first flushed, from who is acting now (``acting``), so no handler has to
 pass them along: the web layer sets it for every request, the MCP server for every message,
-an MCP task and a workflow step for the work they run. Rows written as plain statements (MCP
-sessions, workflow runs) read ``maker()`` themselves.
+an MCP task and a workflow step for the work they run. A row written as a plain statement (a
+workflow run) is given them by its writer, from the identity that starts it.
 
 Revoking a grant or an agent ends what its tokens made by following these columns
 (``app.services.revocation``). The grant is kept beside the token because a grant's expired
@@ -58,10 +58,6 @@ def representing(representative_id: uuid.UUID | None) -> None:
 
 def representative() -> uuid.UUID | None:
     return _representative.get()
-
-
-def maker() -> Maker:
-    return _acting.get()
 
 
 class MadeBy:

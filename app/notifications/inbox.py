@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import uuid
 from dataclasses import dataclass
-from datetime import timedelta
 from typing import Any
 
 from sqlalchemy import and_, bindparam, func, or_, select, update
@@ -21,12 +20,10 @@ from app.models import Membership, Studio, User
 from app.models.base import utcnow
 from app.models.collab import Decision
 from app.models.notifications import LEVELS, Notification, NotificationSetting
-from app.services import decisions, items, standings
+from app.services import decisions, standings
 from app.services.errors import invalid_param
 
 PAGE_SIZE = 50
-DUE_WITHIN = timedelta(hours=24)
-CLOSED_LOOKBACK = timedelta(days=7)  # closed decisions older than this are not news any more
 PERSONAL = ("mention", "reply")  # what the "mentions" level still lets through
 
 
@@ -175,7 +172,3 @@ def outcome(decision: Decision) -> str:
     top = rows[0]
     plural = "s" if top.accepted != 1 else ""
     return f"“{top.option.title}” won with {top.accepted} acceptance{plural}"
-
-
-def _path(handle: str, item_type: str, item: Any) -> str:
-    return f"/studios/{handle}/{items.KINDS[item_type].letter}/{item.short_id}"

@@ -9,6 +9,7 @@ from typing import Any
 from flask import Blueprint, request
 
 from app.actions import Context
+from app.core import config
 from app.models import User
 from app.notifications import inbox, preferences, smtp, webhooks
 from app.services.errors import Unauthorized
@@ -74,7 +75,7 @@ def _webhook(user: User | None, hook_id: str, **_: Any) -> Context:
         raise Unauthorized("sign in or send 'Authorization: Bearer <token>'")
     hook = webhooks.find_for(user, hook_id)
     return Context(page="webhook", path=f"/webhooks/{hook.short_id}", user=user, item=hook,
-                   base_url=loaders.base_url())
+                   base_url=config.base_url())
 
 
 @page(bp, "webhook", "/webhooks/<hook_id>", _webhook)

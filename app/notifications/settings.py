@@ -2,19 +2,10 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from app.core.config import Settings
+from config import Setting
 
-from app.core import config
-
-
-@dataclass(frozen=True)
-class Setting:
-    name: str
-    default: str
-    description: str
-
-
-SETTINGS: tuple[Setting, ...] = (
+SETTINGS = Settings(
     Setting("WEBHOOKS_ALLOW", "",
             "hosts webhook URLs may point at (comma list: loopback, host, host:port, origin); "
             "empty: no webhook can be registered"),
@@ -37,19 +28,4 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("MAIL_MAX_ATTEMPTS", "5", "sending attempts before an email fails"),
     Setting("MAIL_TIMEOUT", "10", "seconds to wait for the SMTP server"),
 )
-_BY_NAME = {s.name: s for s in SETTINGS}
-
-
-def get(name: str) -> str:
-    return config.setting(name, _BY_NAME[name].default)
-
-
-def get_float(name: str) -> float:
-    try:
-        return float(get(name))
-    except ValueError:
-        return float(_BY_NAME[name].default)
-
-
-def get_list(name: str) -> list[str]:
-    return [part.strip().lower() for part in get(name).split(",") if part.strip()]
+get, get_float, get_list = SETTINGS.get, SETTINGS.get_float, SETTINGS.get_list

@@ -93,21 +93,6 @@ def signed_headers(secret: str, timestamp: int, body: bytes) -> dict[str, str]:
             TIMESTAMP_HEADER: str(timestamp), SIGNATURE_HEADER: signature(secret, timestamp, body)}
 
 
-def verify(secret: str, header: str, body: bytes, tolerance: int = 300,
-           now: float | None = None) -> bool:
-    """What a receiver does (and the docs show): recompute, compare in constant time, and
-    refuse a timestamp further than ``tolerance`` seconds from now."""
-    parts = dict(p.split("=", 1) for p in header.split(",") if "=" in p)
-    try:
-        timestamp = int(parts.get("t", ""))
-    except ValueError:
-        return False
-    if abs((now if now is not None else time.time()) - timestamp) > tolerance:
-        return False
-    expected = signature(secret, timestamp, body).split("v1=", 1)[1]
-    return hmac.compare_digest(expected, parts.get("v1", ""))
-
-
 # Registration ----------------------------------------------------------------------------------
 
 def check_url(url: str) -> str:

@@ -58,7 +58,6 @@ from app.playbooks import names, settings
 from app.playbooks.recipe import Recipe, cap_checks, caps_in_force, load, parse_text, to_json
 from app.services.errors import Conflict, DomainError, Forbidden
 
-STATES = ("draft", "reviewed", "approved", "retired")
 REVIEWED = "reviewed"
 LOCAL = "local"  # the token-less loopback operator's owner key (app.playbooks.teach.LOCAL)
 OPERATOR = "operator"  # who approves on the command line

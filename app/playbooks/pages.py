@@ -27,6 +27,7 @@ from app.actions.effects import (
     WRITE,
 )
 from app.actions.registry import Context, Param, Result, action
+from app.core.config import base_url
 from app.core.identity import Identity
 from app.extensions import db
 from app.models.playbooks import Playbook, RecipeVersion
@@ -36,7 +37,6 @@ from app.playbooks.recipe import load
 from app.playbooks.replay import real_run_words, replay
 from app.services import studios
 from app.services.errors import Conflict, Forbidden, Invalid
-from app.web.loaders import base_url
 from app.web.pages import Page, page
 
 bp = Blueprint("playbooks", __name__)

@@ -113,10 +113,6 @@ def element_info(ids: list[int]) -> dict[int, dict[str, Any]]:
             and isinstance(i.get("elementId"), int)}
 
 
-def _read_only_tools() -> set[str]:
-    return tool_catalog.read_only_tools()
-
-
 @writing()
 def generate_recipe(playbook: Playbook, identity: Identity | None = None) -> dict[str, Any]:
     if playbook.teaching:
@@ -124,7 +120,7 @@ def generate_recipe(playbook: Playbook, identity: Identity | None = None) -> dic
     entries = capture.read(teach.folder(playbook))
     conf = settings.current()
     raw = generate.generate(playbook.name, entries, conf.volatile, element_info,
-                            _read_only_tools(), dict(conf.default_caps))
+                            tool_catalog.read_only_tools(), dict(conf.default_caps))
     if not raw["steps"]:
         raise Invalid("the capture holds no successful calls to build a recipe from",
                       errors=[{"param": "capture", "message": "no usable entries"}])

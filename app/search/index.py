@@ -30,7 +30,6 @@ from app.search.documents import Doc
 
 DOCS = cast(Table, SearchDocument.__table__)
 BATCH = 500
-PARENTS = (Note, Decision, Commitment, Floorplan)  # items that comments can hang on
 KIND_OF = {Decision: "decision", Commitment: "commitment", Floorplan: "floorplan"}
 
 
@@ -250,15 +249,10 @@ def rebuild(conn: Connection, workflows: Iterable[tuple[str, str, str]] = ()) ->
     for doc in all_docs(conn, workflows):
         batch.append(doc)
         if len(batch) >= BATCH:
-            write_new(conn, batch)
+            upsert(conn, batch)  # an item written meanwhile is not a conflict
             count, batch = count + len(batch), []
-    write_new(conn, batch)
+    upsert(conn, batch)
     if conn.dialect.name == "postgresql":
         # Fresh statistics after a bulk load, so the planner picks the GIN index.
         conn.execute(text("ANALYZE search_documents"))
     return count + len(batch)
-
-
-def write_new(conn: Connection, docs: list[Doc]) -> None:
-    """Write a rebuild's documents (an upsert: an item written meanwhile is not a conflict)."""
-    upsert(conn, docs)

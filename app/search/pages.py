@@ -17,6 +17,7 @@ from sqlalchemy import select
 from sqlalchemy.orm import joinedload
 
 from app.actions import Context
+from app.core import config
 from app.extensions import db
 from app.models import Membership, Studio, User
 from app.search import engine, query
@@ -41,7 +42,7 @@ def readable_studios(user: User) -> list[Studio]:
         if getattr(studio, "deleted_at", None) is not None:
             continue
         ctx = Context(page="search", path=f"/studios/{studio.handle}/search", user=user,
-                      studio=studio, member=member, base_url=loaders.base_url())
+                      studio=studio, member=member, base_url=config.base_url())
         try:
             in_request(ctx.path, _gates, ctx)
         except DomainError:

@@ -99,8 +99,3 @@ def _filter(query: Query, name: str, value: str) -> None:
         if not _HANDLE.match(handle):
             raise _fail(f"{name}:{value} is not a handle; {name}: takes {FILTERS[name]}")
         setattr(query, name, handle)
-
-
-def unparse(query: Query) -> str:
-    """The query as text again (for links that keep it)."""
-    return query.text

@@ -4,13 +4,9 @@ The events come in one statement as plain columns: a UNION ALL of one branch per
 from the newest ``limit`` of its kind, and of those the newest ``limit`` overall. Each branch
 names every (person, what they did, item) once, as the page shows it: a person's votes on one
 decision are one line, at the latest, and so are their comments on one item (only while that
-item is there). So the database hands back only the lines shown (the candidates of every
-branch, four times as many rows, cost the studio home more to read than the query itself).
-The same statement joins each line's person (handle and name) and its item's label (what
-names and links it: ``items.labelled``), so the feed loads no entity and asks nothing more:
-before, its people and items were taken from those the page had loaded, and any other was one
-more statement, on PostgreSQL one more round trip, whenever the feed named an item outside the
-home's lists (a comment on an older note).
+item is there). So the database hands back only the lines shown. The same statement joins
+each line's person (handle and name) and its item's label (what names and links it:
+``items.labelled``), so the feed loads no entity and asks nothing more.
 """
 
 from __future__ import annotations

@@ -81,13 +81,6 @@ def send(studio: Studio, user: User, now: datetime | None = None) -> Heartbeat:
     return beat
 
 
-def last(studio: Studio, user: User) -> Heartbeat | None:
-    return db.session.scalar(
-        select(Heartbeat)
-        .where(Heartbeat.studio_id == studio.id, Heartbeat.user_id == user.id)
-        .order_by(Heartbeat.created_at.desc()).limit(1))
-
-
 def latest(studio: Studio) -> Query[dict[uuid.UUID, datetime]]:
     """When each person last sent a heartbeat to the studio (absent: never): everyone's, its
     members being most of the people who ever sent one there."""

@@ -20,10 +20,6 @@ ROLE_HELP = {
 }
 
 
-def is_guest(member: Membership | None) -> bool:
-    return member is not None and member.role == "guest"
-
-
 def find(studio: Studio, handle: str) -> Membership:
     """The membership of the person ``handle`` (with or without the @) in ``studio``."""
     handle = (handle or "").strip().lstrip("@").lower()

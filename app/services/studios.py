@@ -246,7 +246,7 @@ def _members(rows: Any) -> list[Member]:
 _OWNER = aliased(User)
 _MEMBERS = (select(Membership.role, Membership.joined_at, User.id, User.handle, User.name,
                    User.user_type, _OWNER.id, _OWNER.handle, _OWNER.name)
-            .outerjoin(User, User.id == Membership.user_id)  # as the joinedload it replaces
+            .outerjoin(User, User.id == Membership.user_id)
             .outerjoin(_OWNER, _OWNER.id == User.owner_id)
             .where(Membership.studio_id == bindparam("studio_id"))
             .order_by(Membership.joined_at))

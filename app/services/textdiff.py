@@ -27,11 +27,6 @@ class Hunk:
     new_start: int
     lines: list[Line]
 
-    @property
-    def header(self) -> str:
-        return f"lines {self.old_start}–{self.new_start}"
-
-
 @dataclass(frozen=True)
 class Diff:
     hunks: list[Hunk]

@@ -81,7 +81,7 @@ def studio_home(ctx: Context) -> Page:
         return Page(ctx, ctx.studio.name, "studios/show",
                     {"heartbeat_needed": True, "cycle": window,
                      "present": heartbeats.present(ctx.studio)},
-                    nav=studio_nav(ctx), inline_actions=("send_heartbeat",))
+                    nav=studio_nav(ctx))
     # The lists, the pins and the feed (both named by their items' labels, their people
     # joined) need no answer before them: they are read together.
     in_cycle = cycles.items_in(ctx.studio, window, ctx.user, limit=HOME_CYCLE_ITEMS)
@@ -119,7 +119,7 @@ def studio_join(ctx: Context) -> Page:
     # A person joins with one button, or through the code form (a wrong code then keeps the
     # form on /join); join_studio(code) stays listed for agents in Markdown.
     return Page(ctx, f"Join {ctx.studio.name}", "studios/join", {"pending": pending},
-                nav=studio_nav(ctx), inline_actions=("join_studio",))
+                nav=studio_nav(ctx))
 
 
 @page(bp, "studio_settings", "/studios/<handle>/settings",
@@ -140,7 +140,7 @@ def studio_team(ctx: Context) -> Page:
                 {"members": members, "member_details": details,
                  "roles": member_roles.ROLE_HELP,
                  "is_admin": ctx.member is not None and ctx.member.role == "admin"},
-                nav=studio_nav(ctx), inline_actions=("change_role", "remove_member"))
+                nav=studio_nav(ctx))
 
 
 # Extra per-member columns on the team page (e.g. last heartbeat): (label, query(studio),
@@ -241,7 +241,7 @@ def user_show(ctx: Context) -> Page:
 def user_settings(ctx: Context) -> Page:
     return Page(ctx, "Your settings", "users/settings",
                 {"subject": ctx.item, "invitations": invites.pending_for(ctx.item)},
-                nav=[("You", f"/u/{ctx.item.handle}")], inline_actions=("set_time_zone",))
+                nav=[("You", f"/u/{ctx.item.handle}")])
 
 
 @page(bp, "user_tokens", "/u/<user_handle>/settings/tokens",

@@ -49,5 +49,4 @@ def user_grants(ctx: Context) -> Page:
                  "studios": {s.handle: s.name for s in studios.studios_of(subject)},
                  "presets": preset_words(), "titles": titles, "now": datetime.now(UTC)},
                 nav=[("You", f"/u/{subject.handle}"),
-                     ("Settings", f"/u/{subject.handle}/settings")],
-                inline_actions=("revoke_grant", "start_representation", "end_representation"))
+                     ("Settings", f"/u/{subject.handle}/settings")])

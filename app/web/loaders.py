@@ -45,10 +45,6 @@ def joins(load: Callable[..., Context]) -> bool:
     return load in _JOINING
 
 
-def base_url() -> str:
-    return config.base_url()
-
-
 def person(user: Person) -> User | None:
     """The person a loader serves, read now if only their id is known (and made the request's
     ``g.user``)."""
@@ -68,7 +64,7 @@ def _the_request_s(found: User | None) -> User:
 def site_page(page: str, path: str) -> Callable[..., Context]:
     """The loader of a page outside any studio: the person and the page, nothing else."""
     def load(user: Person, **_: Any) -> Context:
-        return Context(page=page, path=path, user=person(user), base_url=base_url())
+        return Context(page=page, path=path, user=person(user), base_url=config.base_url())
 
     return load
 
@@ -103,7 +99,7 @@ def _studio_ctx(page: str, user: Person, handle: str, sub: str = "", members_onl
     # admin there makes them a member).
     fix = f"/studios/{studio.handle}/team" if getattr(member, "role", "") == "guest" else join_link
     ctx = Context(page=page, path=f"/studios/{studio.handle}{sub}", user=user, studio=studio,
-                  member=member, base_url=base_url(), extra={"join_link": fix})
+                  member=member, base_url=config.base_url(), extra={"join_link": fix})
     if members_only:
         if not permissions.may_read(member.role if member is not None else None):
             raise Forbidden(f"you are not a member of the studio '{studio.handle}': "
@@ -148,7 +144,7 @@ def user_page(page: str, sub: str = "") -> Callable[..., Context]:
         user = person(user)
         subject = accounts.get_user(user_handle)
         ctx = Context(page=page, path=f"/u/{subject.handle}{sub}", user=user, item=subject,
-                      base_url=base_url())
+                      base_url=config.base_url())
         if sub.startswith("/settings") and (user is None or user.id != subject.id):
             raise Forbidden("these are someone else's settings")
         return ctx

@@ -44,25 +44,20 @@ def studio_invites(ctx: Context) -> Page:
     return Page(ctx, f"Invites to {ctx.studio.name}", "studios/invites",
                 {"rows": rows, "base": config.base_url()},
                 nav=core_pages.studio_nav(ctx) + [("Team", f"/studios/{ctx.studio.handle}"
-                                                           "/team")],
-                inline_actions=("revoke_invite",))  # a Revoke button on each row instead
+                                                           "/team")])
 
 
-def _invite_ctx(user: User | None, code: str) -> Context:
+def _invite_ctx(user: User | None, code: str, **_: Any) -> Context:
     invite = invites.find(code)
     ctx = Context(page="invite", path=f"/invites/{invites.clean_code(code)}", user=user,
-                  item=invite, base_url=loaders.base_url())
+                  item=invite, base_url=config.base_url())
     if invite is not None:
         ctx.studio = invite.studio
         ctx.member = permissions.membership(invite.studio, user)
     return ctx
 
 
-def _invite_loader(user: User | None, code: str, **_: Any) -> Context:
-    return _invite_ctx(user, code)
-
-
-@page(bp, "invite", "/invites/<code>", _invite_loader, public=True)
+@page(bp, "invite", "/invites/<code>", _invite_ctx, public=True)
 def invite_show(ctx: Context) -> Page:
     invite = ctx.item
     problem = invites.problem(invite, ctx.user)
@@ -74,7 +69,7 @@ def invite_show(ctx: Context) -> Page:
                 {"invite": invite, "problem": problem, "code": invites.clean_code(ctx.path),
                  "member_count": members.count(invite.studio) if invite else 0,
                  "next": ctx.path},
-                status=status, inline_actions=("accept_invite",))
+                status=status)
 
 
 @page(bp, "join_code", "/join", loaders.site_page("join_code", "/join"), public=True)
@@ -98,5 +93,4 @@ def user_agents(ctx: Context) -> Page:
     return Page(ctx, "Your agents", "users/agents",
                 {"subject": ctx.item, "rows": agents.agents_of(ctx.item)},
                 nav=[("You", f"/u/{ctx.item.handle}"),
-                     ("Settings", f"/u/{ctx.item.handle}/settings")],
-                inline_actions=("revoke_agent", "create_agent_token"))  # buttons on each row
+                     ("Settings", f"/u/{ctx.item.handle}/settings")])

@@ -60,10 +60,6 @@ class Page:
     status: int = 200
     nav: list[tuple[str, str]] = field(default_factory=list)  # (label, href) breadcrumbs
     show_actions: bool = True  # result and error pages list no actions of their own
-    # Actions a page says it draws in place (a vote form, join/leave buttons). Every people's
-    # page draws its own controls (the generic forms are on <page>/actions only), so this only
-    # documents a page's intent; nothing reads it to hide or show a form.
-    inline_actions: tuple[str, ...] = ()
 
 
 Loader = Callable[..., Context]

@@ -14,7 +14,7 @@ that is how MCP agents reach a studio. An exhausted budget answers 429 with ``Re
 Each tier is a rate per minute and a burst (``HARMONIC_RATE_LIMIT[_PERSON|_STUDIO]`` and
 ``HARMONIC_RATE_BURST[_PERSON|_STUDIO]``), kept as a sliding window: at most ``burst`` requests
 in any ``burst / rate`` minutes, which allows ``burst`` at once and ``rate`` per minute in the
-long run, as the token bucket it replaces did. A rate of 0 turns that tier off.
+long run. A rate of 0 turns that tier off.
 
 When the shared storage cannot be reached the request is let through and the failure logged
 (once a minute): a Redis outage must not take every agent door down with it.
@@ -57,7 +57,6 @@ PERSON = Tier("person", "HARMONIC_RATE_LIMIT_PERSON", "HARMONIC_RATE_BURST_PERSO
               "for them)")
 STUDIO = Tier("studio", "HARMONIC_RATE_LIMIT_STUDIO", "HARMONIC_RATE_BURST_STUDIO",
               "in this studio")
-TIERS = (TOKEN, PERSON, STUDIO)
 # Per client address, for a door anyone may use without credentials (OAuth registration).
 REGISTER = Tier("register", "HARMONIC_RATE_LIMIT_REGISTER", "HARMONIC_RATE_BURST_REGISTER",
                 "from this address")
@@ -73,11 +72,9 @@ class LocalStorage(Storage, SlidingWindowCounterSupport):
     """The budgets of this process, behind ``limits``' public interface for storages of one's
     own (``Storage`` with ``SlidingWindowCounterSupport``), with its sliding-window arithmetic.
 
-    ``limits``' own in-memory storage sweeps expired counters from a ``threading.Timer`` of
-    10 ms, started again by every hit that finds the last one finished: with requests more
-    than 10 ms apart, each request started a thread and waited for it to run, which on a
-    loaded machine cost more than rendering a page. Here an expired counter is dropped when
-    read, and the rest swept inline at most once a second (it only frees memory). One lock
+    ``limits``' own in-memory storage sweeps expired counters from a timer thread that a hit
+    starts again, so sparse requests each start a thread. Here an expired counter is dropped
+    when read, and the rest swept inline at most once a second (it only frees memory). One lock
     makes a window's check and its count one step: no hit is let in and taken back."""
 
     STORAGE_SCHEME = None  # made directly, never from a URI

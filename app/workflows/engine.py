@@ -152,11 +152,3 @@ def reading() -> Iterator[Connection]:
         conn = conn.execution_options(harmonic_read_only=True)
         with conn.begin():
             yield conn
-
-
-def dispose() -> None:
-    """Close pooled queue connections (a forked or finished worker calls this)."""
-    with _lock:
-        for engine in _engines.values():
-            engine.dispose()
-        _engines.clear()

@@ -219,13 +219,6 @@ def _done_jobs(conn: Connection, run_id: uuid.UUID) -> list[dict[str, Any]]:
 
 # Leases ----------------------------------------------------------------------------------------
 
-def lease(worker_id: str, lease_seconds: float,
-          inline: Callable[[Leased], Completion | None] | None = None) -> Leased | None:
-    """Take the oldest runnable job (or one whose lease expired) for ``worker_id``."""
-    jobs = lease_batch(worker_id, lease_seconds, 1, inline)
-    return jobs[0] if jobs else None
-
-
 def lease_batch(worker_id: str, lease_seconds: float, size: int,
                 inline: Callable[[Leased], Completion | None] | None = None) -> list[Leased]:
     """Take up to ``size`` of the oldest runnable jobs (or ones whose lease expired), oldest
@@ -554,12 +547,6 @@ def heartbeat(job: Leased, lease_seconds: float) -> bool:
                              .values(lease_until=now + timedelta(seconds=lease_seconds),
                                      heartbeat_at=now)).rowcount
     return count == 1
-
-
-def record(job: Leased, events: list[Event]) -> None:
-    """Events about a job in progress (action_started), written while we hold the lease."""
-    with transaction() as conn:
-        emit(conn, job.run_id, events)
 
 
 def _still_ours(conn: Connection, job: Leased, values: dict[str, Any]) -> bool:

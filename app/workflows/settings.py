@@ -6,19 +6,10 @@ code path can copy it into a log or an event by accident.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from app.core.config import Settings
+from config import Setting
 
-from app.core import config
-
-
-@dataclass(frozen=True)
-class Setting:
-    name: str
-    default: str
-    description: str
-
-
-SETTINGS: tuple[Setting, ...] = (
+SETTINGS = Settings(
     Setting("LLM_GATEWAY_URL", "", "an OpenAI-compatible base URL (…/v1); required by turns"),
     Setting("LLM_API_KEY", "", "Bearer key for the gateway; never logged or stored in events"),
     Setting("LLM_TIMEOUT", "60", "seconds to wait for one chat completion"),
@@ -56,23 +47,8 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("WORKFLOWS_CRASH_PAUSE", "0",
             "fault testing: seconds a worker waits after a side effect, before recording it"),
 )
-_BY_NAME = {s.name: s for s in SETTINGS}
-
-
-def get(name: str) -> str:
-    return config.setting(name, _BY_NAME[name].default)
-
-
-def get_float(name: str) -> float:
-    try:
-        return float(get(name))
-    except ValueError:
-        return float(_BY_NAME[name].default)
-
-
-def get_int(name: str) -> int:
-    return int(get_float(name))
-
+get, get_float, get_int, get_list = (SETTINGS.get, SETTINGS.get_float, SETTINGS.get_int,
+                                     SETTINGS.get_list)
 
 INLINE_PYTHON_HOW = ("its operator turns it on with WORKFLOWS_PYTHON_INLINE=on (each task then "
                      "runs in a separate process limited by WORKFLOWS_PYTHON_SECONDS and "
@@ -82,7 +58,3 @@ INLINE_PYTHON_HOW = ("its operator turns it on with WORKFLOWS_PYTHON_INLINE=on (
 
 def inline_python() -> bool:
     return get("WORKFLOWS_PYTHON_INLINE").strip().lower() in ("on", "1", "true", "yes")
-
-
-def get_list(name: str) -> list[str]:
-    return [part.strip().lower() for part in get(name).split(",") if part.strip()]

@@ -19,13 +19,13 @@ from flask import Blueprint, Flask, Response, g, jsonify, render_template
 from app.actions import Context, Param, Result, action, rules
 from app.actions.effects import READ, WRITE
 from app.core import changes
+from app.core.config import base_url
 from app.extensions import db
 from app.mcp.registry import REGISTRY
 from app.models import User
 from app.services import studios
 from app.services.errors import DomainError, Forbidden, Invalid, NotFound, Unauthorized
 from app.web.auth import authorize
-from app.web.loaders import base_url
 from app.web.pages import Page, page
 from app.workflows import (
     catalog,

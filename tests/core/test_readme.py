@@ -22,14 +22,14 @@ READS = re.compile(r"(?:environ\.get\(|environ\[|getenv\(|environ\.setdefault\()
 
 def setting_names() -> set[str]:
     """Every setting: the registries of core and features, and direct environment reads."""
-    from app.automations.settings import DEFAULTS as AUTOMATION_SETTINGS
+    from app.automations.settings import SETTINGS as AUTOMATION_SETTINGS
     from app.notifications.settings import SETTINGS as NOTIFICATION_SETTINGS
     from app.playbooks.settings import NAMES as PLAYBOOK_NAMES
     from app.workflows.settings import SETTINGS as WORKFLOW_SETTINGS
 
     names = {s.name for s in SETTINGS} | set(PLAYBOOK_NAMES)
     names |= {s.name for s in WORKFLOW_SETTINGS} | {s.name for s in NOTIFICATION_SETTINGS}
-    names |= set(AUTOMATION_SETTINGS)
+    names |= {s.name for s in AUTOMATION_SETTINGS}
     design_doc = (ROOT / "app/design_model/settings.py").read_text()
     names |= set(re.findall(r"``(HARMONIC_[A-Z_]+)``", design_doc))
     for folder in ("app", "config", "bin"):
