@@ -198,6 +198,6 @@ def test_the_decision_view_votes_in_place(app: Flask, studio, live_server: str, 
 
     # The votes are the decision's: its page, read over HTTP, says so.
     shown = studio.get(path).get_data(as_text=True)
-    assert re.search(r"\| 1 \| Canteen \| 1 \| 1 \| 1 \|", shown)
-    assert re.search(r"\| 2 \| Park \| 1 \| 0 \| 1 \|", shown)
+    assert re.search(r"\| 1 \| Canteen \| 1 \| 1 \|\n", shown)
+    assert re.search(r"\| 2 \| Park \| 1 \| 0 \|\n", shown)
     _no_script_ran(page, view)
