@@ -42,13 +42,11 @@ _FORM_MINUTE = "%Y-%m-%dT%H:%M"  # how an edit form resends a date (``review_val
 
 
 @dataclass(frozen=True)
-class Written:
-    """An outcome just written (``first``: there was none before) and who wrote it."""
+class _AtDecision:
+    """A moment of a decision's outcome, with the page it happened on."""
 
     decision: Decision
     studio: Studio
-    actor: User
-    first: bool
 
     @property
     def path(self) -> str:
@@ -56,16 +54,18 @@ class Written:
 
 
 @dataclass(frozen=True)
-class Review:
+class Written(_AtDecision):
+    """An outcome just written (``first``: there was none before) and who wrote it."""
+
+    actor: User
+    first: bool
+
+
+@dataclass(frozen=True)
+class Review(_AtDecision):
     """A decision whose outcome's review date has come."""
 
-    decision: Decision
-    studio: Studio
     at: datetime
-
-    @property
-    def path(self) -> str:
-        return items.path_of(self.studio, "decision", self.decision)
 
 
 _ON_WRITTEN: list[Callable[[Written], None]] = []
