@@ -19,9 +19,12 @@ types convert the values both ways (``bind_processor`` and ``result_processor``)
 are SQLAlchemy ``Row``s, as Core makes them. If the pipeline fails, the queries run again one
 after another through Core, which raises its own error (and, for a lost connection, replaces
 the pool's connections as everywhere else). In a ``writing`` block, and on SQLite (which
-answers in-process), the queries run one after another. ``HARMONIC_DB_PIPELINE = False`` turns
-the pipeline off (a statement counter listening to the engine's events sees every statement
-then).
+answers in-process), the queries run one after another.
+
+A statement built once, when its module loads, and read on every call (an MCP session's row)
+is marked ``built_once``: read alone, it runs on the driver's cursor the same way, compiled
+once per database, on both databases. ``HARMONIC_DB_PIPELINE = False`` turns off both ways
+past Core (a statement counter listening to the engine's events sees every statement then).
 """
 
 from __future__ import annotations
@@ -45,6 +48,7 @@ B = TypeVar("B")
 C = TypeVar("C")
 D = TypeVar("D")
 E = TypeVar("E")
+S = TypeVar("S", bound=Executable)
 
 
 def all_rows(rows: Sequence[Any]) -> list[Any]:
@@ -90,8 +94,56 @@ def read(query: Query[T]) -> T:
         return query.answer([])
     if _selects_entities(query.statement):
         return query.answer(_ready_session().execute(query.statement, query.params).all())
-    with _connection() as (connection, _alone):
-        return query.answer(connection.execute(query.statement, query.params).all())
+    with _connection() as (connection, alone):
+        found: Sequence[Any] | None = None
+        if alone and id(query.statement) in _BUILT_ONCE and _past_core():
+            found = _on_driver(connection, query)
+        if found is None:  # or the driver failed: Core runs it again and reports the error
+            found = connection.execute(query.statement, query.params).all()
+        return query.answer(found)
+
+
+
+def built_once(statement: S) -> S:
+    """Mark ``statement`` (a select of columns, built once when its module loads) as one whose
+    reads alone run on the driver's cursor, compiled once per database: a read made on every
+    call (an MCP session's row) then skips the statement's execution context, which costs
+    more than the read itself. A statement built anew per call must not be marked: it would be
+    compiled again each time, where Core finds its compiled form in its cache."""
+    if _selects_entities(statement) or not hasattr(statement, "selected_columns"):
+        raise TypeError("built_once takes a select of columns")
+    _BUILT_ONCE[id(statement)] = statement
+    return statement
+
+
+_BUILT_ONCE: dict[int, Executable] = {}  # by id, the statement kept so that its id stays its own
+
+
+def _past_core() -> bool:
+    """Whether reads may go to the driver past Core (``HARMONIC_DB_PIPELINE``, on unless set
+    to False: a statement counter listening to the engine's events turns it off to see every
+    statement)."""
+    return bool(current_app.config.get("HARMONIC_DB_PIPELINE", True))
+
+
+def _on_driver(connection: Connection, query: Query[Any]) -> list[Any] | None:
+    """The rows of ``query`` (a ``built_once`` statement), run on the driver's cursor of
+    ``connection`` (in autocommit: a failed statement spoils no transaction): SQLAlchemy
+    compiles it (once per database), its types convert the values both ways, and the rows are
+    SQLAlchemy ``Row``s, as Core makes them. None if the driver failed."""
+    dialect = connection.dialect
+    found = _compiled(query.statement, dialect)
+    driver = connection.connection.driver_connection
+    if found is None or driver is None:
+        return None
+    cursor = driver.cursor()
+    try:
+        cursor.execute(*found.bound(query.params))
+        return found.rows(cursor, dialect)
+    except Exception:  # noqa: BLE001 - Core runs it again and raises its own error
+        return None
+    finally:
+        cursor.close()
 
 
 @overload
@@ -179,11 +231,12 @@ def _remember(cache: dict[Any, Any], key: Any, value: Any) -> None:
     cache[key] = value
 
 
-# -- PostgreSQL's pipeline ---------------------------------------------------------------------
+# -- compiled once: the driver's cursor, and PostgreSQL's pipeline ------------------------------
 
 class _Compiled:
     """A column statement compiled for one dialect, with what reads its answer: each column's
-    result processor (by the type codes of its first answer) and the rows' factory."""
+    result processor (by the type codes the driver describes with its first answer) and the
+    rows' factory."""
 
     def __init__(self, statement: Executable, dialect: Dialect) -> None:
         self.compiled = statement.compile(dialect=dialect)  # type: ignore[attr-defined]
@@ -192,14 +245,24 @@ class _Compiled:
         self.processors: list[Any] | None = None
         self.make: Callable[[Any], Any] | None = None
 
+    def bound(self, params: Mapping[str, Any]) -> tuple[str, Any]:
+        """The SQL and the values to send for ``params``, converted by the types (``IN`` lists
+        expanded), in the driver's parameter style."""
+        state = self.compiled.construct_expanded_state(dict(params))
+        processors = state.processors
+        values = {name: processors[name](value) if name in processors else value
+                  for name, value in state.parameters.items()}
+        if state.positiontup is None:
+            return state.statement, values
+        return state.statement, tuple(values[name] for name in state.positiontup)
+
     def rows(self, cursor: Any, dialect: Dialect) -> list[Any]:
         fetched = cursor.fetchall()
         if self.make is None:
-            result = cursor.pgresult
-            self.processors = [kind.result_processor(dialect, result.ftype(at))
-                               for at, kind in enumerate(self.types)]
-            self.make = result_tuple([result.fname(at).decode()
-                                      for at in range(result.nfields)])
+            described = cursor.description
+            self.processors = [kind.result_processor(dialect, column[1])
+                               for kind, column in zip(self.types, described, strict=True)]
+            self.make = result_tuple([column[0] for column in described])
         make, processors = self.make, self.processors
         assert processors is not None
         if not any(processors):
@@ -237,7 +300,7 @@ def _pipelined(connection: Connection, queries: Sequence[Query[Any]],
     one after another); None where there is no pipeline to use (SQLite, turned off) or fewer
     than two statements could go in it."""
     dialect = connection.dialect
-    if dialect.driver != "psycopg" or not current_app.config.get("HARMONIC_DB_PIPELINE", True):
+    if dialect.driver != "psycopg" or not _past_core():
         return None
     compiled = [_compiled(query.statement, dialect) for query in queries]
     if sum(found is not None for found in compiled) < 2:
@@ -251,13 +314,9 @@ def _pipelined(connection: Connection, queries: Sequence[Query[Any]],
                 if found is None:
                     cursors.append(None)
                     continue
-                state = found.compiled.construct_expanded_state(dict(query.params))
-                processors = state.processors
-                values = {name: processors[name](value) if name in processors else value
-                          for name, value in state.parameters.items()}
                 cursor = driver.cursor()
                 cursors.append(cursor)
-                cursor.execute(state.statement, values)
+                cursor.execute(*found.bound(query.params))
         answers: list[Sequence[Any]] = []
         for query, found, cursor in zip(queries, compiled, cursors, strict=True):
             answers.append(found.rows(cursor, dialect) if found is not None else one(query))

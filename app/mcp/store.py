@@ -28,7 +28,7 @@ from sqlalchemy import CursorResult, RowMapping, bindparam, delete, exists, inse
 
 from app.core import audience, changes
 from app.core.identity import Identity
-from app.db import Query, read, writing
+from app.db import Query, built_once, read, writing
 from app.db.reads import first_row
 from app.extensions import db
 from app.mcp.context import SessionState
@@ -140,9 +140,9 @@ class DbSession(SessionState):
 _COLUMNS = (McpSession.id, McpSession.user_id, McpSession.token_id, McpSession.protocol_version,
             McpSession.client_capabilities, McpSession.log_level, McpSession.current_path,
             McpSession.subscriptions, McpSession.last_seen_at, McpSession.events_seen)
-# Built once: this runs on every request of every session.
-_FIND_SESSION = select(*_COLUMNS).where(McpSession.id == bindparam("sid"),
-                                        McpSession.ended_at.is_(None))
+# Read on every request of every session: built once, run on the driver's cursor.
+_FIND_SESSION = built_once(select(*_COLUMNS).where(McpSession.id == bindparam("sid"),
+                                                   McpSession.ended_at.is_(None)))
 
 
 def _loads(text: str | None, default: Any) -> Any:

@@ -16,7 +16,16 @@ import pytest
 from flask import Flask
 from sqlalchemy import bindparam, event, func, select, text, update
 
-from app.db import Query, WriteOutsideBlock, read, read_many, rows_of, value_of, writing
+from app.db import (
+    Query,
+    WriteOutsideBlock,
+    built_once,
+    read,
+    read_many,
+    rows_of,
+    value_of,
+    writing,
+)
 from app.db.reads import first_row
 from app.extensions import db
 from app.models.playbooks import Playbook
@@ -171,6 +180,63 @@ def test_read_many_with_the_pipeline_off_runs_each_through_sqlalchemy(app: Flask
             app.config.pop("HARMONIC_DB_PIPELINE")
         assert [row.owner for row in owned] == ["amy"] and count == 1
         assert len(seen) == 2
+
+
+OWNED_ONCE = built_once(select(Playbook.owner, Playbook.entries, Playbook.created_at, Playbook.id)
+                        .where(Playbook.owner.in_(bindparam("owners", expanding=True)),
+                               Playbook.teaching == bindparam("teaching"))
+                        .order_by(Playbook.entries))
+
+
+def test_a_statement_built_once_reads_on_the_driver_as_core_reads_it(app: Flask) -> None:
+    """Read alone while serving, a ``built_once`` statement goes to the driver's cursor (no
+    engine event sees it) and answers what Core answers: its values converted by their types
+    both ways (an expanding ``IN`` list, a boolean, an aware time, a UUID), rows by name."""
+    with app.app_context():
+        _seed(playbook_row("amy", 2), playbook_row("amy", 1), playbook_row("bob", 3),
+              playbook_row("cy", 4, teaching=True))
+        params = {"owners": ["amy", "cy"], "teaching": False}
+        with _serving(app):
+            with _statements(app) as seen:
+                driver = read(rows_of(OWNED_ONCE, params))
+                again = read(rows_of(OWNED_ONCE, {"owners": ["cy"], "teaching": True}))
+            assert seen == []
+            app.config["HARMONIC_DB_PIPELINE"] = False
+            try:
+                with _statements(app) as seen:
+                    core = read(rows_of(OWNED_ONCE, params))
+            finally:
+                app.config.pop("HARMONIC_DB_PIPELINE")
+            assert len(seen) == 1
+        assert [tuple(row) for row in driver] == [tuple(row) for row in core]
+        assert [(row.owner, row.entries) for row in driver] == [("amy", 1), ("amy", 2)]
+        assert driver[0].created_at.tzinfo is not None
+        assert isinstance(driver[0].id, uuid.UUID)
+        assert [row.owner for row in again] == ["cy"]
+
+
+MISSING_ONCE = built_once(select(text("x")).select_from(text("no_such_table")))
+
+
+def test_a_built_once_read_that_fails_raises_sqlalchemy_s_error(app: Flask) -> None:
+    """The driver's own error is not what callers (and the 503 mapping) know: Core runs the
+    statement again and raises its error; the next read answers."""
+    from sqlalchemy.exc import SQLAlchemyError
+
+    with app.app_context():
+        _seed(playbook_row("amy"))
+        with _serving(app):
+            with pytest.raises(SQLAlchemyError):
+                read(rows_of(MISSING_ONCE))
+            owned = read(rows_of(OWNED_ONCE, {"owners": ["amy"], "teaching": False}))
+        assert [row.owner for row in owned] == ["amy"]
+
+
+def test_built_once_takes_only_a_select_of_columns() -> None:
+    with pytest.raises(TypeError):
+        built_once(select(Playbook))
+    with pytest.raises(TypeError):
+        built_once(update(Playbook).values(entries=1))  # type: ignore[type-var]
 
 
 def test_a_failing_query_among_many_raises_and_the_next_reads_answer(app: Flask) -> None:
