@@ -66,10 +66,30 @@ def _child(path: str, key: str | int) -> str:
     return f"{path}.{shown(key)}" if path else shown(key)
 
 
+def _all_storable(value: Any) -> bool:
+    """Whether every string in ``value`` (keys included) can be stored: the check every
+    request makes, which finds nothing almost always, so it names no place (``problems``
+    does that when something is found) and looks at all the strings at once."""
+    strings: list[str] = []
+    stack = [value]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, str):
+            strings.append(item)
+        elif isinstance(item, dict):
+            strings.extend(key for key in item if isinstance(key, str))
+            stack.extend(item.values())
+        elif isinstance(item, list | tuple):
+            stack.extend(item)
+    return text_problem("".join(strings)) is None
+
+
 def problems(value: Any, path: str = "") -> list[Problem]:
     """Every string in ``value`` (keys included, to any depth) that no database can store,
     in document order, at most ``MAX_PROBLEMS``. ``path`` names ``value`` itself; its parts
     are joined as ``a.b[0].c``."""
+    if _all_storable(value):
+        return []
     found: list[Problem] = []
     # An explicit stack: a hostile body may nest deeper than Python's recursion limit allows.
     stack: list[tuple[str, Any]] = [(path, value)]
