@@ -20,14 +20,15 @@ FRAME_ANCESTORS = "frame-ancestors 'none'"
 
 def _no_framing(response: Response) -> Response:
     # Runs on every response: ``add`` appends, where setting a header first removes any of
-    # the same name (a second walk of the headers).
+    # the same name (a second walk of the headers); ``getlist`` answers [] for a header the
+    # response lacks, where ``get`` and ``in`` raise and catch an HTTP exception inside.
     headers = response.headers
-    policy = headers.get("Content-Security-Policy")
-    if policy is None:
+    policies = headers.getlist("Content-Security-Policy")
+    if not policies:
         headers.add("Content-Security-Policy", FRAME_ANCESTORS)
-    elif "frame-ancestors" not in policy:
-        headers["Content-Security-Policy"] = f"{policy.rstrip('; ')}; {FRAME_ANCESTORS}"
-    if "X-Frame-Options" not in headers:
+    elif "frame-ancestors" not in policies[0]:
+        headers["Content-Security-Policy"] = f"{policies[0].rstrip('; ')}; {FRAME_ANCESTORS}"
+    if not headers.getlist("X-Frame-Options"):
         headers.add("X-Frame-Options", "DENY")
     return response
 
