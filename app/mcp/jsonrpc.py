@@ -7,10 +7,9 @@ the codes the MCP 2025-11-25 and 2026-07-28 schemas define on top (in the server
 from __future__ import annotations
 
 # Ours, in the server-error range: the caller's credentials were refused (HTTP 401/403 on /mcp,
-# initialize or any call on stdio), data {"reason": ...}; the reason words are below.
+# initialize or any call on stdio), data {"reason": ...}: missing, unknown, revoked, expired,
+# insufficient_scope, origin_not_allowed, host_not_allowed or account_gone.
 UNAUTHORIZED = -32001
-AUTH_REASONS = ("missing", "unknown", "revoked", "expired", "insufficient_scope",
-                "origin_not_allowed", "host_not_allowed", "account_gone")
 # Ours: the request was over a limit of the HTTP transport (429 rate limit, 413 body size),
 # data {"reason": "rate_limited" | "body_too_large", "retryAfter": seconds | "limit": bytes}.
 LIMITED = -32029
