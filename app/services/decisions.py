@@ -399,8 +399,8 @@ def voters(decision: Decision) -> Query[list[people.Voter]]:
 # people afterwards (fewer rows to group than the joined ones).
 def _tally() -> Any:
     votes = (select(Vote.option_id,
-                    func.sum(case((Vote.accepted, 1), else_=0)).label("accepted"),
-                    func.sum(case((Vote.preferred, 1), else_=0)).label("preferred"),
+                    func.count().filter(Vote.accepted).label("accepted"),
+                    func.count().filter(Vote.preferred).label("preferred"),
                     func.count().label("votes"))
              .where(Vote.decision_id == bindparam("decision_id"))
              .group_by(Vote.option_id).subquery())
