@@ -79,8 +79,11 @@ def ballot_action(kind: str, name: str, description: str, params: tuple[Param, .
     """Register ``name``: ``kind``'s ballot, offered on that kind's decisions only."""
     reason = _unavailable(kind)
     ballot_secrecy.BALLOT_ACTIONS.add(name)
+    # The kind is asked first: a decision page weighs every kind's ballot action, and the
+    # reason a ballot of another kind is not offered is words nobody reads there.
     action(name, description, "decision", voter,
-           available=lambda ctx: reason(ctx) is None, unavailable_reason=reason,
+           available=lambda ctx: ctx.item.kind == kind and reason(ctx) is None,
+           unavailable_reason=reason,
            params=params, effect=IDEMPOTENT_WRITE)(_run)
 
 

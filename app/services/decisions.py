@@ -399,8 +399,8 @@ def voters(decision: Decision) -> Query[list[people.Voter]]:
 # people afterwards (fewer rows to group than the joined ones).
 def _tally() -> Any:
     votes = (select(Vote.option_id,
-                    func.sum(case((Vote.accepted, 1), else_=0)).label("accepted"),
-                    func.sum(case((Vote.preferred, 1), else_=0)).label("preferred"),
+                    func.count().filter(Vote.accepted).label("accepted"),
+                    func.count().filter(Vote.preferred).label("preferred"),
                     func.count().label("votes"))
              .where(Vote.decision_id == bindparam("decision_id"))
              .group_by(Vote.option_id).subquery())
@@ -417,7 +417,8 @@ def _tally() -> Any:
 
 
 def _voters() -> Any:
-    first = (select(Vote.user_id, func.min(Vote.created_at).label("first"))
+    first = (select(Vote.user_id, func.min(Vote.created_at).label("first"),
+                    func.count(Vote.representative_id).label("represented"))
              .where(Vote.decision_id == bindparam("decision_id"))
              .group_by(Vote.user_id).subquery())
     newest = (select(Vote.representative_id)
@@ -425,10 +426,13 @@ def _voters() -> Any:
                      Vote.user_id == first.c.user_id)
               .order_by(Vote.updated_at.desc()).limit(1).scalar_subquery())
     representative = aliased(User)
+    # Only a voter with a vote a representative cast can have one on their newest vote: the
+    # others skip that lookup (most voters vote themselves), which sorted each one's votes.
     return (select(*people.COLUMNS, representative.id, representative.handle,
                    representative.name)
             .join(first, first.c.user_id == User.id)
-            .outerjoin(representative, representative.id == newest)
+            .outerjoin(representative,
+                       representative.id == case((first.c.represented > 0, newest)))
             .order_by(first.c.first, User.id))
 
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 import uuid
 from typing import Any
 
-from sqlalchemy import func, select
+from sqlalchemy import bindparam, func, select
 
 from app.db import Query
 from app.db.reads import first_value
@@ -69,14 +69,26 @@ def describe(rule: dict[str, Any] | None) -> str:
 def eligible(decision: Decision) -> Query[int]:
     """How many may vote on the decision now: its studio's members that its rule admits."""
     rule = (decision.settings or {}).get("voters") or {}
-    statement = select(func.count()).select_from(Membership).where(
-        Membership.studio_id == decision.studio_id, Membership.role != "guest")
+    params: dict[str, Any] = {"studio_id": decision.studio_id}
     if "role" in rule:
-        statement = statement.where(Membership.role == rule["role"])
+        statement, params["role"] = _ELIGIBLE_WITH_ROLE, rule["role"]
     elif "user_ids" in rule:
-        statement = statement.where(Membership.user_id.in_(
-            [uuid.UUID(i) for i in rule["user_ids"]]))
-    return Query(statement, {}, lambda rows: int(first_value(rows) or 0))
+        statement = _ELIGIBLE_NAMED
+        params["user_ids"] = [uuid.UUID(i) for i in rule["user_ids"]]
+    else:
+        statement = _ELIGIBLE
+    return Query(statement, params, _count)
+
+
+def _count(rows: Any) -> int:
+    return int(first_value(rows) or 0)
+
+
+# Every decision page counts its eligible voters: built once, bound per call.
+_ELIGIBLE = select(func.count()).select_from(Membership).where(
+    Membership.studio_id == bindparam("studio_id"), Membership.role != "guest")
+_ELIGIBLE_WITH_ROLE = _ELIGIBLE.where(Membership.role == bindparam("role"))
+_ELIGIBLE_NAMED = _ELIGIBLE.where(Membership.user_id.in_(bindparam("user_ids", expanding=True)))
 
 
 def named(decision: Decision) -> Query[dict[str, list[str]]]:

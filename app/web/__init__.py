@@ -55,7 +55,8 @@ def init_app(app: Flask) -> None:
                                  studio_links=chrome.studio_links,
                                  markdown_href=chrome.markdown_href,
                                  form_fields=forms.fields_for, form_state=pages.form_state,
-                                 form_key=pages.form_key, action_named=ACTIONS.get,
+                                 form_key=pages.form_key, form_guard=pages.form_guard,
+                                 action_named=ACTIONS.get,
                                  zone_names=chrome.zone_names, csrf_token=chrome.csrf_token)
     app.jinja_env.trim_blocks = True
     app.jinja_env.lstrip_blocks = True

@@ -114,7 +114,9 @@ def decision_show(ctx: Context) -> Page:
     options = [row.option for row in in_order]
     # The vote and option actions ask the database nothing.
     known_options(ctx, in_order, ballots_cast=not acceptance and bool(voters))
-    took_part = ctx.user is not None and any(v.id == ctx.user.id for v in voters)
+    # An acceptance voter is whoever has votes: the caller took part if they have their own.
+    took_part = ctx.user is not None and (bool(mine) if acceptance else
+                                          any(v.id == ctx.user.id for v in voters))
     if not acceptance:
         known_part(ctx, took_part)
     shown = {
@@ -132,6 +134,8 @@ def decision_show(ctx: Context) -> Page:
         "outcome": outcomes.shown(decision, options),  # decisions/_outcome: written, or None
         **core_pages.discussed(ctx, comments, backlinks),
         **(kind_shown(ctx, took_part) if not acceptance else {
+            # The options in order added, each with the caller's own vote on it (or None).
+            "options_mine": [(option, mine.get(option.id)) for option in options],
             "standing": standings.participation(decision, len(voters), eligible),
             "ballot_kind": "acceptance", "kind_label": decision_kinds.LABELS["acceptance"],
             "ballot_action": BALLOT_ACTIONS["acceptance"], "settings": decision.settings or {},

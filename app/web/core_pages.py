@@ -172,9 +172,18 @@ def discussion(ctx: Context) -> list[Query[Any]]:
 
 def discussed(ctx: Context, comments: list[notes.Comment],
               backlinks: list[links.Backlink]) -> dict[str, Any]:
-    """``discussion``'s answers as the page's data."""
+    """``discussion``'s answers as the page's data: the comments, and each item linking here
+    as (title, path), named here once rather than by two template calls a row ((None, None)
+    for an item deleted since: its link stays while it may be restored)."""
     known_comments(ctx, comments)  # the comment actions' availability needs no more queries
-    return {"comments": comments, "backlinks": [(link, link.source) for link in backlinks]}
+    return {"comments": comments,
+            "backlinks": [_named(ctx.studio, link.from_type, link.source) for link in backlinks]}
+
+
+def _named(studio: Any, kind: str, item: Any) -> tuple[str | None, str | None]:
+    if item is None:
+        return None, None
+    return items.title_of(kind, item), items.path_of(studio, kind, item)
 
 
 @page(bp, "note_new", "/studios/<handle>/note", loaders.studio_page("note_new", "/note"))
