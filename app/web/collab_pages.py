@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import json
-from typing import Any
-from urllib.parse import urlencode
+from datetime import datetime
+from typing import Any, NamedTuple
 
 from flask import Blueprint, Response, g, request
 
@@ -19,11 +19,13 @@ from app.services import (
     ballots,
     commitments,
     cycles,
+    deadlines,
     decision_calendar,
     decision_kinds,
     decisions,
     eligibility,
     heartbeats,
+    items,
     outcomes,
     standings,
     studios,
@@ -276,27 +278,44 @@ def _cycle_loader(user: loaders.Person, handle: str, cycle_name: str, **_: Any) 
     return ctx
 
 
+def _cycle_href(ctx: Context, sort: str, filters: list[str] | tuple[str, ...]) -> str:
+    """The cycle page's link with this sort and these filters, as ``urlencode`` writes it: every
+    sort value and filter name is a word of letters, "-" and "_" (``parse_query`` refuses any
+    other), so only the commas between filters are quoted."""
+    href = f"{ctx.path}?sort={sort}"
+    return f"{href}&filter={'%2C'.join(filters)}" if filters else href
+
+
 def _filter_links(ctx: Context, query: cycles.Query) -> list[tuple[str, str, bool]]:
     """(label, href, active) for each filter: a click toggles it, keeping the sort."""
     result = []
     for name in cycles.FILTERS:
         active = name in query.filters
         chosen = [f for f in query.filters if f != name] + ([] if active else [name])
-        params = {"sort": query.sort_param}
-        if chosen:
-            params["filter"] = ",".join(chosen)
-        result.append((name, f"{ctx.path}?{urlencode(params)}", active))
+        result.append((name, _cycle_href(ctx, query.sort_param, chosen), active))
     return result
 
 
 def _sort_links(ctx: Context, query: cycles.Query) -> list[tuple[str, str, bool]]:
-    result = []
-    for value in ("created-desc", "created-asc", "deadline-asc", "deadline-desc"):
-        params = {"sort": value}
-        if query.filters:
-            params["filter"] = ",".join(query.filters)
-        result.append((value, f"{ctx.path}?{urlencode(params)}", value == query.sort_param))
-    return result
+    return [(value, _cycle_href(ctx, value, query.filters), value == query.sort_param)
+            for value in ("created-desc", "created-asc", "deadline-asc", "deadline-desc")]
+
+
+class CycleRow(NamedTuple):
+    """An item of the cycle page's lists as both formats show it."""
+    path: str
+    title: str
+    by: str  # its author's name
+    created_at: datetime
+    deadline: str  # in words, in the reader's zone
+
+
+def _cycle_rows(ctx: Context, kind: str, found: list[Any], now: datetime) -> list[CycleRow]:
+    # Every deadline is told against the "now" the lists were read with, in the reader's zone.
+    studio, zone = ctx.studio, chrome.viewer_zone(ctx.studio)
+    return [CycleRow(items.path_of(studio, kind, item), items.title_of(kind, item),
+                     item.created_by.name, item.created_at,
+                     deadlines.describe(item, studio, now=now, zone=zone)) for item in found]
 
 
 @page(bp, "cycle", "/studios/<handle>/cycles/<cycle_name>", _cycle_loader)
@@ -306,7 +325,8 @@ def cycle_show(ctx: Context) -> Page:
     now = utcnow()
     # The three kinds' lists are read together.
     lists = cycles.items_in(ctx.studio, window, ctx.user, query, now=now)
-    found = dict(zip(lists, read_many(*lists.values()), strict=True))
+    found = {kind: _cycle_rows(ctx, kind, answer, now)
+             for kind, answer in zip(lists, read_many(*lists.values()), strict=True)}
     return Page(ctx, f"{window.label} in {ctx.studio.name}", "cycles/show", {
         "cycle": window, "query": query, "found": found,
         "filter_links": _filter_links(ctx, query), "sort_links": _sort_links(ctx, query),
