@@ -12,12 +12,13 @@ import hashlib
 import secrets
 import uuid
 from dataclasses import dataclass
-from datetime import UTC, datetime, timedelta
+from datetime import datetime, timedelta
 
 from sqlalchemy import delete, select, update
 
 from app.extensions import db
 from app.models import ApiToken, User
+from app.models.base import utcnow
 from app.models.oauth import OAuthClient, OAuthCode, OAuthConsent, OAuthGrant, OAuthRefreshToken
 from app.services import revocation, tokens
 
@@ -34,10 +35,6 @@ def digest(secret: str) -> str:
 
 def new_secret() -> str:
     return secrets.token_urlsafe(32)
-
-
-def now() -> datetime:
-    return datetime.now(UTC)
 
 
 # -- registered clients (RFC 7591) -----------------------------------------------------------
@@ -62,7 +59,7 @@ def save_code(code: str, *, client_id: str, client_name: str, user_id: uuid.UUID
     row = OAuthCode(code_hash=digest(code), client_id=client_id, client_name=client_name[:200],
                     user_id=user_id, redirect_uri=redirect_uri, scopes=scopes,
                     resource=resource, code_challenge=challenge,
-                    code_challenge_method=method, expires_at=now() + CODE_TTL)
+                    code_challenge_method=method, expires_at=utcnow() + CODE_TTL)
     db.session.add(row)
     db.session.flush()
     return row
@@ -79,7 +76,7 @@ def find_code(code: str, client_id: str) -> OAuthCode | None:
             revoke_grant(row.grant_id, "code_reused")
         db.session.commit()
         return None
-    if row.expires_at <= now():
+    if row.expires_at <= utcnow():
         return None
     return row
 
@@ -90,7 +87,7 @@ def _store_tokens(grant: OAuthGrant, access: str, refresh: str, scopes: str) -> 
     """Store a new access token (an ApiToken row) and refresh token of ``grant``, hashed.
     Access tokens of the grant that expired over a day ago go (a client refreshing hourly
     would otherwise leave a row an hour); the newest, which says the last use, stays."""
-    moment = now()
+    moment = utcnow()
     db.session.execute(delete(ApiToken).where(ApiToken.oauth_grant_id == grant.id,
                                               ApiToken.expires_at < moment - PRUNE_AFTER))
     db.session.execute(delete(OAuthRefreshToken)
@@ -114,7 +111,7 @@ def _spend(model: type[OAuthCode] | type[OAuthRefreshToken], row_id: uuid.UUID) 
     # One conditional UPDATE: of two requests presenting the same secret at once, exactly one
     # spends it, whatever each read before.
     done = db.session.execute(update(model).where(model.id == row_id, model.used_at.is_(None))
-                              .values(used_at=now()))
+                              .values(used_at=utcnow()))
     if getattr(done, "rowcount", 1) != 1:
         raise Spent()
 
@@ -152,7 +149,7 @@ def find_refresh(plaintext: str, client_id: str) -> RefreshCheck:
         revoke_grant(grant.id, "refresh_reused")
         db.session.commit()
         return RefreshCheck(None, None)
-    if grant.revoked_at is not None or row.expires_at <= now():
+    if grant.revoked_at is not None or row.expires_at <= utcnow():
         return RefreshCheck(None, None)
     return RefreshCheck(row, grant)
 
@@ -175,7 +172,7 @@ def revoke_grant(grant_id: uuid.UUID, reason: str) -> None:
     """Revoke a grant, its refresh tokens and every access token it issued, and end what they
     made (``app.services.revocation``: tokens, agents, MCP sessions, tasks, teach sessions,
     runs, webhooks)."""
-    moment = now()
+    moment = utcnow()
     db.session.execute(update(OAuthGrant).where(OAuthGrant.id == grant_id,
                                                 OAuthGrant.revoked_at.is_(None))
                        .values(revoked_at=moment, revoked_reason=reason))
