@@ -317,10 +317,7 @@ def _sql(spec: dict[str, Any], call: Call) -> Output:
     url = settings.get("WORKFLOWS_SQL_URL")
     if not url:
         raise StepError("sql tools need the WORKFLOWS_SQL_URL setting")
-    query = str(spec.get("query") or "").strip().rstrip(";")
-    lowered = query.lower()
-    if not (lowered.startswith("select") or lowered.startswith("with")) or ";" in query:
-        raise StepError("spec.query must be one SELECT statement")
+    query = _one_select(str(spec.get("query") or ""), "query")
     params = spec.get("params") or {}
     if not isinstance(params, dict):
         raise StepError("spec.params must be an object of :name values")
@@ -328,15 +325,12 @@ def _sql(spec: dict[str, Any], call: Call) -> Output:
         with _read_only_engine(url).connect() as conn:
             result = conn.execute(text(query), params)
             columns = list(result.keys())
-            rows = [dict(zip(columns, row, strict=True)) for row in result.fetchmany(MAX_ROWS)]
+            fetched = result.fetchmany(MAX_ROWS)
             conn.rollback()
     except SQLAlchemyError as exc:
         reason = str(getattr(exc, "orig", exc)).splitlines()[0]
         raise StepError(f"sql: {reason}") from None
-    rows = json.loads(json.dumps(rows, default=str))
-    return Output(value={"columns": columns, "rows": rows},
-                  text=json.dumps(rows, ensure_ascii=False)[:MAX_TEXT],
-                  summary={"rows": len(rows)})
+    return _rows(columns, fetched)
 
 
 def _rows(columns: list[str], fetched: Sequence[Any]) -> Output:
@@ -347,11 +341,11 @@ def _rows(columns: list[str], fetched: Sequence[Any]) -> Output:
                   summary={"rows": len(rows)})
 
 
-def _one_select(sql: str) -> str:
+def _one_select(sql: str, key: str = "sql") -> str:
     statement = sql.strip().rstrip(";").strip()
     head = statement.lower()
     if not (head.startswith("select") or head.startswith("with")) or ";" in statement:
-        raise StepError("spec.sql must be one SELECT statement")
+        raise StepError(f"spec.{key} must be one SELECT statement")
     return statement
 
 
