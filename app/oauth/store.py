@@ -8,7 +8,6 @@ audited like a pasted one) that points at its grant and carries its audience.
 
 from __future__ import annotations
 
-import hashlib
 import secrets
 import uuid
 from dataclasses import dataclass
@@ -27,10 +26,6 @@ REFRESH_TTL = timedelta(days=30)
 CODE_TTL = timedelta(minutes=5)
 PRUNE_AFTER = timedelta(days=1)
 ACCESS_PREFIX = "hmo_"  # an OAuth access token; the rest of the app reads it as any API token
-
-
-def digest(secret: str) -> str:
-    return hashlib.sha256(secret.encode()).hexdigest()
 
 
 def new_secret() -> str:
@@ -56,9 +51,9 @@ def registered_client(client_id: str) -> OAuthClient | None:
 def save_code(code: str, *, client_id: str, client_name: str, user_id: uuid.UUID,
               redirect_uri: str, scopes: str, resource: str, challenge: str,
               method: str) -> OAuthCode:
-    row = OAuthCode(code_hash=digest(code), client_id=client_id, client_name=client_name[:200],
-                    user_id=user_id, redirect_uri=redirect_uri, scopes=scopes,
-                    resource=resource, code_challenge=challenge,
+    row = OAuthCode(code_hash=tokens.digest(code), client_id=client_id,
+                    client_name=client_name[:200], user_id=user_id, redirect_uri=redirect_uri,
+                    scopes=scopes, resource=resource, code_challenge=challenge,
                     code_challenge_method=method, expires_at=utcnow() + CODE_TTL)
     db.session.add(row)
     db.session.flush()
@@ -68,7 +63,7 @@ def save_code(code: str, *, client_id: str, client_name: str, user_id: uuid.UUID
 def find_code(code: str, client_id: str) -> OAuthCode | None:
     """The unused, unexpired code issued to ``client_id``. A code presented a second time
     revokes the grant its first use produced (RFC 6749 §4.1.2) and is refused."""
-    row = db.session.scalar(select(OAuthCode).where(OAuthCode.code_hash == digest(code)))
+    row = db.session.scalar(select(OAuthCode).where(OAuthCode.code_hash == tokens.digest(code)))
     if row is None or row.client_id != client_id:
         return None
     if row.used_at is not None:
@@ -98,7 +93,7 @@ def _store_tokens(grant: OAuthGrant, access: str, refresh: str, scopes: str) -> 
                             scopes=",".join(scopes.split()), created_at=moment,
                             expires_at=moment + ACCESS_TTL, oauth_grant_id=grant.id,
                             audience=grant.resource))
-    db.session.add(OAuthRefreshToken(grant_id=grant.id, token_hash=digest(refresh),
+    db.session.add(OAuthRefreshToken(grant_id=grant.id, token_hash=tokens.digest(refresh),
                                      created_at=moment, expires_at=moment + REFRESH_TTL))
     db.session.flush()
 
@@ -139,7 +134,7 @@ def find_refresh(plaintext: str, client_id: str) -> RefreshCheck:
     """The live refresh token for ``plaintext`` and its grant. A token already rotated away
     revokes its whole family (it was stolen, or the client is confused: either way, stop)."""
     row = db.session.scalar(select(OAuthRefreshToken)
-                            .where(OAuthRefreshToken.token_hash == digest(plaintext)))
+                            .where(OAuthRefreshToken.token_hash == tokens.digest(plaintext)))
     if row is None:
         return RefreshCheck(None, None)
     grant = db.session.get(OAuthGrant, row.grant_id)
@@ -191,7 +186,7 @@ def grant_of_token(plaintext: str) -> OAuthGrant | None:
     if access is not None and access.oauth_grant_id is not None:
         return db.session.get(OAuthGrant, access.oauth_grant_id)
     refresh = db.session.scalar(select(OAuthRefreshToken)
-                                .where(OAuthRefreshToken.token_hash == digest(plaintext)))
+                                .where(OAuthRefreshToken.token_hash == tokens.digest(plaintext)))
     return db.session.get(OAuthGrant, refresh.grant_id) if refresh is not None else None
 
 
