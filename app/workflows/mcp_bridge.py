@@ -38,19 +38,9 @@ def _mcp_server() -> Any:
     return _server
 
 
-def tool_names() -> list[str]:
-    return sorted(_mcp_server().registry.tools)
-
-
 def tool_schema(name: str) -> dict[str, Any] | None:
     tool = _mcp_server().registry.tools.get(name)
     return dict(tool.input_schema) if tool else None
-
-
-def is_read_only(name: str, arguments: dict[str, Any] | None = None) -> bool:
-    """True when this call of tool ``name`` only reads, by the tool's declared effect."""
-    tool = _mcp_server().registry.tools.get(name)
-    return bool(tool and tool.call_effect(arguments or {}).read_only)
 
 
 def call_tool(name: str, arguments: dict[str, Any], identity: Identity | None,
@@ -64,7 +54,8 @@ def call_tool(name: str, arguments: dict[str, Any], identity: Identity | None,
         raise ValueError("a ballot is cast by its voter, not by a workflow step")
     server = _mcp_server()
     if name not in server.registry.tools:
-        raise LookupError(f"unknown MCP tool '{name}' (defined: {', '.join(tool_names())})")
+        raise LookupError(f"unknown MCP tool '{name}' "
+                          f"(defined: {', '.join(sorted(server.registry.tools))})")
     session = SessionState(session_id)
     session.initialized = True
     message = {"jsonrpc": "2.0", "id": next(_ids), "method": "tools/call",

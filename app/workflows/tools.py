@@ -35,7 +35,7 @@ from sqlalchemy import create_engine, event, select, text
 from sqlalchemy.exc import SQLAlchemyError
 from sqlalchemy.pool import NullPool
 
-from app.core import netpolicy, outbound
+from app.core import netpolicy, outbound, tool_catalog
 from app.core.dispatch import dispatch
 from app.core.identity import Identity
 from app.extensions import db
@@ -151,7 +151,8 @@ def _mcp(spec: dict[str, Any], call: Call) -> Output:
 
     if call.identity is None:
         raise StepError("this run has no user: start it as someone (e.g. --as <handle>)")
-    if mcp_bridge.is_read_only(str(name), arguments):
+    declared = tool_catalog.call_effect(str(name), arguments)
+    if declared is not None and declared.read_only:
         return effect()
     return _with_ledger(call, effect)
 
