@@ -41,13 +41,9 @@ def _schema_problems(schema: dict[str, Any], args: Any) -> list[str]:
     return [e.message for e in Draft202012Validator(schema).iter_errors(args)]
 
 
-def _tool(name: str) -> Any:
-    return REGISTRY.tools.get(name)
-
-
 def call(name: str, args: Any, identity: Identity | None) -> tuple[bool, Any, str]:
     """(ok, structured result or text, error message) of running tool ``name``."""
-    tool = _tool(name)
+    tool = REGISTRY.tools.get(name)
     if tool is None:
         return False, None, f"no MCP tool named {name}"
     if not isinstance(args, dict):
@@ -74,7 +70,7 @@ def call(name: str, args: Any, identity: Identity | None) -> tuple[bool, Any, st
 
 def plan(name: str, args: Any, identity: Identity | None) -> tuple[bool, str]:
     """Dry run of a write tool: is it callable, and is the action offered at that page?"""
-    tool = _tool(name)
+    tool = REGISTRY.tools.get(name)
     if tool is None:
         return False, f"no MCP tool named {name}"
     if not isinstance(args, dict):
