@@ -44,13 +44,12 @@ from collections import Counter
 from collections.abc import Iterator
 from contextlib import contextmanager
 from datetime import UTC, datetime
-from importlib import metadata
 from pathlib import Path
 from typing import Any
 
 import yaml
 
-from app.core.config import app_config, in_app
+from app.core.config import app_config, app_version, in_app
 from app.playbooks import capture_db
 
 CAPTURE = "capture.jsonl"
@@ -70,13 +69,6 @@ def _thread_lock(path: Path) -> threading.Lock:
     key = str(path)
     with _locks_guard:
         return _locks.setdefault(key, threading.Lock())
-
-
-def app_version() -> str:
-    try:
-        return metadata.version("harmonic")
-    except metadata.PackageNotFoundError:
-        return "dev"
 
 
 def encode(entry: dict[str, Any]) -> bytes:
