@@ -17,24 +17,14 @@ from app.core import authorization
 from app.core.identity import Identity
 from app.mcp import harmonic
 from app.mcp.content import ToolError, as_result
-from app.mcp.context import ClientRequestFailed, SessionState, ToolContext
+from app.mcp.context import QuietChannel, SessionState, ToolContext
 from app.mcp.registry import REGISTRY
 from app.services.errors import DomainError
 
 
-class _Quiet:
-    """A channel for replays: tool notifications have no client to go to."""
-
-    def notify(self, message: dict[str, Any]) -> None:
-        return None
-
-    def request(self, method: str, params: dict[str, Any], ctx: ToolContext,
-                timeout: float) -> dict[str, Any]:
-        raise ClientRequestFailed("no client is attached to a replay")
-
-
 def _context(identity: Identity | None) -> ToolContext:
-    return ToolContext(identity=identity, session=SessionState("replay"), channel=_Quiet())
+    return ToolContext(identity=identity, session=SessionState("replay"),
+                       channel=QuietChannel("no client is attached to a replay"))
 
 
 def _schema_problems(schema: dict[str, Any], args: Any) -> list[str]:

@@ -14,21 +14,12 @@ from typing import Any
 from app.actions import ballot_secrecy
 from app.core.identity import Identity
 from app.mcp import harmonic  # noqa: F401  (registers navigate, execute_action, ...)
-from app.mcp.context import ClientRequestFailed, SessionState, ToolContext
+from app.mcp.context import QuietChannel, SessionState
 from app.mcp.registry import REGISTRY
 from app.mcp.server import McpServer
 
 _ids = itertools.count(1)
 _server: Any = None
-
-
-class _QuietChannel:
-    def notify(self, message: dict[str, Any]) -> None:
-        """Progress and log notifications have no listener in a queued step."""
-
-    def request(self, method: str, params: dict[str, Any], ctx: ToolContext,
-                timeout: float) -> dict[str, Any]:
-        raise ClientRequestFailed(f"{method} is not available to a workflow step")
 
 
 def _mcp_server() -> Any:
@@ -60,7 +51,8 @@ def call_tool(name: str, arguments: dict[str, Any], identity: Identity | None,
     session.initialized = True
     message = {"jsonrpc": "2.0", "id": next(_ids), "method": "tools/call",
                "params": {"name": name, "arguments": arguments}}
-    response = server.handle(message, session, _QuietChannel(), identity)
+    response = server.handle(message, session, QuietChannel("not available to a workflow step"),
+                             identity)
     if response is None:
         raise ValueError(f"{name} was cancelled")
     if "error" in response:
