@@ -44,7 +44,7 @@ def send_committed() -> None:
     the rows are durable (``flask notifications sweep``, ``flask mail sweep`` or the next
     sending step enqueues them later) and the change itself has committed."""
     for staging, what in ((webhooks, "webhook deliveries"), (mailing, "emails")):
-        ids = staging.committed_ids()
+        ids = staging.STAGED.committed_ids()
         if ids:
             try:
                 staging.enqueue(ids)
