@@ -359,10 +359,6 @@ def _postgres(spec: dict[str, Any], call: Call) -> Output:
     anyway) and no connection is pooled, so nothing of it outlives the step.
     """
     import psycopg  # lazy: the driver only for PostgreSQL
-    from psycopg.conninfo import (  # lazy: the driver only for PostgreSQL
-        conninfo_to_dict,
-        make_conninfo,
-    )
 
     dsn = str(spec.get("dsn") or "")
     if dsn.startswith("postgresql+"):
@@ -373,14 +369,8 @@ def _postgres(spec: dict[str, Any], call: Call) -> Output:
     params = spec.get("params") or {}
     if not isinstance(params, dict):
         raise StepError("spec.params must be an object of :name values")
-
-    try:
-        options = conninfo_to_dict(dsn).get("options") or ""
-        # Ours come last, so they win over any the DSN sets.
-        conninfo = make_conninfo(dsn, options=f"{options} -c default_transaction_read_only=on "
-                                              f"-c statement_timeout=10000".strip())
-    except psycopg.ProgrammingError:
-        raise StepError("spec.dsn is not a valid PostgreSQL DSN") from None
+    conninfo = pg_conninfo(dsn, "-c default_transaction_read_only=on -c statement_timeout=10000",
+                           "spec.dsn")
 
     def connect() -> Any:
         return psycopg.connect(conninfo, connect_timeout=10)
@@ -401,6 +391,19 @@ def _postgres(spec: dict[str, Any], call: Call) -> Output:
     finally:
         engine.dispose()
     return _rows(columns, fetched)
+
+
+def pg_conninfo(dsn: str, options: str, what: str) -> str:
+    """``dsn`` with the server ``options`` added after its own (so ours win), or StepError
+    saying that ``what`` is not a valid PostgreSQL DSN."""
+    import psycopg  # lazy: the driver only for PostgreSQL
+    from psycopg.conninfo import conninfo_to_dict, make_conninfo
+
+    try:
+        own = conninfo_to_dict(dsn).get("options") or ""
+        return make_conninfo(dsn, options=f"{own} {options}".strip())
+    except psycopg.ProgrammingError:
+        raise StepError(f"{what} is not a valid PostgreSQL DSN") from None
 
 
 # duckdb ------------------------------------------------------------------------------------
