@@ -37,6 +37,7 @@ from app.playbooks.recipe import load
 from app.playbooks.replay import real_run_words, replay
 from app.services import studios
 from app.services.errors import Conflict, Forbidden, Invalid
+from app.web import loaders
 from app.web.pages import Page, page
 
 bp = Blueprint("playbooks", __name__)
@@ -45,10 +46,6 @@ NAV = [("Playbooks", "/playbooks")]
 
 def _identity() -> Identity | None:
     return g.get("identity")
-
-
-def _load_list(user: Any, **_: Any) -> Context:
-    return Context(page="playbooks", path="/playbooks", user=user, base_url=base_url())
 
 
 def _load_playbook(user: Any, playbook_id: str, **_: Any) -> Context:
@@ -75,7 +72,7 @@ def _teaching(ctx: Context) -> Playbook | None:
     return teach.active(teach.owner_key(_identity())) if _identity() is not None else None
 
 
-@page(bp, "playbooks", "/playbooks", _load_list)
+@page(bp, "playbooks", "/playbooks", loaders.site_page("playbooks", "/playbooks"))
 def playbooks_index(ctx: Context) -> Page:
     return Page(ctx, "Playbooks", "playbooks/index",
                 {"playbooks": service.list_for(_identity()), "teaching": _teaching(ctx)},

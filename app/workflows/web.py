@@ -25,6 +25,7 @@ from app.mcp.registry import REGISTRY
 from app.models import User
 from app.services import studios
 from app.services.errors import DomainError, Forbidden, Invalid, NotFound, Unauthorized
+from app.web import loaders
 from app.web.auth import authorize
 from app.web.pages import Page, page
 from app.workflows import (
@@ -41,10 +42,6 @@ from app.workflows.v2.schema import SCHEMA as V2_SCHEMA
 
 bp = Blueprint("workflows", __name__)
 ABRIDGE_AT = 240  # characters of one value a run page shows in full
-
-
-def _index_loader(user: Any, **_: Any) -> Context:
-    return Context(page="workflows", path="/workflows", user=user, base_url=base_url())
 
 
 def _workflow_loader(user: Any, name: str, **_: Any) -> Context:
@@ -67,7 +64,7 @@ def _run_loader(user: Any, run_id: str, **_: Any) -> Context:
                    base_url=base_url())
 
 
-@page(bp, "workflows", "/workflows", _index_loader)
+@page(bp, "workflows", "/workflows", loaders.site_page("workflows", "/workflows"))
 def workflows_index(ctx: Context) -> Page:
     return Page(ctx, "Workflows", "workflows/index",
                 {"entries": catalog.entries(), "folder": catalog.folder().name},
