@@ -271,7 +271,9 @@ def last_written(folder: Path) -> float | None:
         return None
 
 
-def _write_atomic(path: Path, text: str) -> None:
+def write_atomic(path: Path, text: str) -> None:
+    """``text`` as ``path``'s whole content, or the file as it was: a fsynced temporary file
+    renamed over it."""
     tmp = path.with_name(f".{path.name}.{os.getpid()}.{threading.get_ident()}.tmp")
     with open(tmp, "w", encoding="utf-8") as handle:
         handle.write(text)
@@ -298,7 +300,7 @@ def start(folder: Path, name: str, session_id: str, upstream: str, owner_label: 
     write_summary(folder, {"session": session_id, "name": name, "created": created,
                            "owner": owner_label, "upstream": upstream, "entries": 0},
                   upstream_version or "")
-    _write_atomic(folder / README, f"# Playbook: {name}\n\nCreated: {created}\n\n"
+    write_atomic(folder / README, f"# Playbook: {name}\n\nCreated: {created}\n\n"
                                    "Recording… (stop teaching to see the summary)\n")
 
 
@@ -312,7 +314,7 @@ def write_summary(folder: Path, fields: dict[str, Any],
     if upstream_version:
         versions["upstream"] = upstream_version
     data = {"formatVersion": FORMAT_VERSION, "versions": versions, **fields}
-    _write_atomic(folder / SUMMARY, yaml.safe_dump(data, sort_keys=False, allow_unicode=True))
+    write_atomic(folder / SUMMARY, yaml.safe_dump(data, sort_keys=False, allow_unicode=True))
 
 
 def finish(folder: Path, name: str, session_id: str, upstream: str, owner_label: str,
@@ -335,7 +337,7 @@ def finish(folder: Path, name: str, session_id: str, upstream: str, owner_label:
         outcome = "error: " + str((entry.get("error") or {}).get("message", "")) \
             if "error" in entry else "ok"
         lines.append(f"{i}. `{entry_name(entry)}` — {outcome} ({entry.get('ms', 0)} ms)")
-    _write_atomic(folder / README, "\n".join(lines) + "\n")
+    write_atomic(folder / README, "\n".join(lines) + "\n")
     return len(entries)
 
 
