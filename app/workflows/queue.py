@@ -31,14 +31,13 @@ from sqlalchemy.exc import IntegrityError
 from app.core import changes
 from app.core.identity import Identity
 from app.models.base import utcnow
-from app.models.workflows import WorkflowEvent, WorkflowJob, WorkflowRun
+from app.models.workflows import WorkflowRun
 from app.workflows import bulk, wakeup
+from app.workflows.bulk import EVENTS, JOBS
 from app.workflows.engine import is_postgres, reading, transaction
 
 # Declarative models' __table__ is typed as any FromClause; these are plain Tables.
 RUNS = cast(Table, WorkflowRun.__table__)
-JOBS = cast(Table, WorkflowJob.__table__)
-EVENTS = cast(Table, WorkflowEvent.__table__)
 
 @dataclass
 class JobSpec:
