@@ -274,7 +274,7 @@ def _register_mcp() -> None:
     # queue records them); those a worker in another process writes are noticed by ``watch``
     # and told to this process's listen streams too. A listen stream opened late is sent the
     # events it missed first (the backlog).
-    watch.on_new(lambda run_id: changes.deliver([events_uri(run_id)]))
+    watch.on_new(lambda run_id: changes.deliver([queue.events_uri(run_id)]))
     changes.add_backlog(_backlog)
 
 
@@ -329,9 +329,6 @@ def _backlog(uri: str, after: int, identity: Any) -> list[dict[str, Any]] | None
     except DomainError:
         return []  # not found, or not theirs: nothing to replay
     return event_lines(run["id"], after)
-
-
-events_uri = queue.events_uri
 
 
 def init_app(app: Flask) -> None:
