@@ -278,8 +278,7 @@ def review_of(version: RecipeVersion) -> dict[str, Any]:
                   "raised": cap.source == "recipe" and (cap.default is None
                                                         or cap.value > cap.default)}
                  for cap in (caps_in_force(parsed) if parsed else [])],
-        "writes": [{"name": st.name, "call": st.label, "confirm": st.confirm
-                    or (isinstance(st.params, dict) and st.params.get("confirm") is True),
+        "writes": [{"name": st.name, "call": st.label, "confirm": st.confirmed,
                     "bounded": bool(st.checks)} for st in steps if st.kind == "write"],
     }
 

@@ -100,6 +100,12 @@ class Step:
     def label(self) -> str:
         return self.method or f"mcp:{self.tool}"
 
+    @property
+    def confirmed(self) -> bool:
+        """Confirmed to write: ``"confirm": true`` on the step, or in its params."""
+        return self.confirm or (isinstance(self.params, dict)
+                                and self.params.get("confirm") is True)
+
 
 @dataclass
 class Recipe:
