@@ -96,9 +96,9 @@ def _zone(name: str | None) -> ZoneInfo | None:
 
 def viewer_zone(studio: Any = None) -> ZoneInfo:
     """The person's own zone, else the studio's, else UTC: one zone for a whole page."""
-    # Asked once per time shown (sixty times on a team page): answered once per request for
-    # the same person and studio zone names, from ``g`` looked up once (each lookup through
-    # its proxy costs more than the rest of this function).
+    # Asked once per time shown: answered once per request for the same person and studio
+    # zone names, from ``g`` looked up once (each lookup through its proxy costs more than the
+    # rest of this function).
     store = g._get_current_object()
     user = getattr(store, "user", None)
     key = (getattr(user, "timezone", None), getattr(studio, "timezone", None))
@@ -170,7 +170,7 @@ def _time_tag(value: datetime, zone: ZoneInfo, shape: str) -> tuple[str, str]:
 def _render_zone(context: JinjaContext) -> ZoneInfo:
     """The viewer's zone for this render of a template: one zone per page, looked up once
     per render (kept on its EvalContext, which Jinja makes per render and lets extensions
-    extend), not once per time shown (seventy on a note page)."""
+    extend), not once per time shown."""
     found: ZoneInfo | None = getattr(context.eval_ctx, "harmonic_viewer_zone", None)
     if found is None:
         found = viewer_zone(getattr(context.get("ctx"), "studio", None))
