@@ -102,7 +102,7 @@ def playbook_show(ctx: Context) -> Page:
         found = governance.version_by_digest(playbook, governance.digest(raw))
         current_state = found.state if found is not None else "draft (not recorded: edited "\
                                                                "on disk)"
-    studio = studios_get(playbook)
+    studio = db.session.get(Studio, playbook.studio_id) if playbook.studio_id else None
     return Page(ctx, f"Playbook: {playbook.name}", "playbooks/show",
                 {"playbook": playbook, "entries": entries, "entry_name": capture.entry_name,
                  "recipe": raw, "recipe_text": service.recipe_text(raw), "problems": problems,
@@ -115,10 +115,6 @@ def playbook_show(ctx: Context) -> Page:
                  "my_studios": studios.studios_of(ctx.user) if ctx.user is not None else [],
                  "audit": governance.audit_of(playbook, 20)},
                 nav=NAV + [(playbook.name, ctx.path)])
-
-
-def studios_get(playbook: Playbook) -> Any:
-    return db.session.get(Studio, playbook.studio_id) if playbook.studio_id else None
 
 
 def _run_page(ctx: Context) -> Page:
