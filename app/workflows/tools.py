@@ -397,7 +397,10 @@ def pg_conninfo(dsn: str, options: str, what: str) -> str:
     """``dsn`` with the server ``options`` added after its own (so ours win), or StepError
     saying that ``what`` is not a valid PostgreSQL DSN."""
     import psycopg  # lazy: the driver only for PostgreSQL
-    from psycopg.conninfo import conninfo_to_dict, make_conninfo
+    from psycopg.conninfo import (  # lazy: the driver only for PostgreSQL
+        conninfo_to_dict,
+        make_conninfo,
+    )
 
     try:
         own = conninfo_to_dict(dsn).get("options") or ""
