@@ -119,10 +119,6 @@ def csrf_token() -> str:
     return str(token)
 
 
-def _plural(n: int, unit: str) -> str:
-    return f"{n} {unit}{'' if n == 1 else 's'}"
-
-
 def relative(moment: datetime, now: datetime | None = None) -> str:
     """"in 2 days", "3 hours ago", "just now"."""
     now = now or datetime.now(UTC)
@@ -137,7 +133,8 @@ def relative(moment: datetime, now: datetime | None = None) -> str:
                        (60 * 60 * 24 * 7, "week"), (60 * 60 * 24, "day"), (60 * 60, "hour"),
                        (60, "minute")):
         if seconds >= size * 0.95:
-            text = _plural(max(1, round(seconds / size)), unit)
+            count = max(1, round(seconds / size))
+            text = f"{count} {unit}{'' if count == 1 else 's'}"
             return f"in {text}" if future else f"{text} ago"
     return "just now"
 
