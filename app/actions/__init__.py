@@ -9,18 +9,6 @@ forms, Markdown frontmatter and ``## Actions``, ``GET <page>/actions[/<name>]``,
 <page>/actions/<name>``, MCP ``execute_action`` and playbook recipes.
 """
 
-from app.actions.effects import Effect
-from app.actions.registry import (
-    ACTIONS,
-    Action,
-    Context,
-    Param,
-    Result,
-    action,
-    actions_at,
-    offered_actions,
-    validate_params,
-)
+from app.actions.registry import ACTIONS, Action, Context, Param, Result, action, offered_actions
 
-__all__ = ["ACTIONS", "Action", "Context", "Effect", "Param", "Result", "action", "actions_at",
-           "offered_actions", "validate_params"]
+__all__ = ["ACTIONS", "Action", "Context", "Param", "Result", "action", "offered_actions"]

@@ -48,10 +48,6 @@ STUDIO_POLICY = (
 )
 
 
-def _required(param: Param) -> Param:
-    return dataclasses.replace(param, required=True)
-
-
 def _studio_settings(ctx: Context) -> dict[str, Any]:
     studio = ctx.studio
     return {p.name: getattr(studio, p.name) for p in STUDIO_FIELDS + STUDIO_POLICY}
@@ -60,7 +56,7 @@ def _studio_settings(ctx: Context) -> dict[str, Any]:
 # Studios ------------------------------------------------------------------------------------
 
 @action("create_studio", "Create a studio; you become its admin", "studio_new", rules.signed_in,
-        params=(_required(STUDIO_FIELDS[0]),
+        params=(dataclasses.replace(STUDIO_FIELDS[0], required=True),
                 Param("handle", "string", "URL name: a-z, 0-9 and -", required=True,
                       max_length=40, pattern=r"[a-z0-9-]{2,40}"),
                 # A new studio's defaults; editing has none (an absent field stays as it is).

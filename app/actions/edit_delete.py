@@ -31,8 +31,8 @@ def _list_page(ctx: Context, kind: str) -> str:
     return f"/studios/{ctx.studio.handle}/{kind}s"
 
 
-def _restore_note(ctx: Context, kind: str) -> str:
-    until = restore_window.restorable_until(ctx.item).strftime("%Y-%m-%d %H:%M UTC")
+def _restore_note(ctx: Context, kind: str, item: Any) -> str:
+    until = restore_window.stamp(restore_window.restorable_until(item))
     return (f"Deleted the {kind}. You or a studio admin can restore it until {until} at "
             f"{_deleted_page(ctx)} (action restore_item).")
 
@@ -53,7 +53,7 @@ def _delete_item(kind: str) -> None:
             touches=lambda ctx, result: [_list_page(ctx, kind), f"/studios/{ctx.studio.handle}"])
     def delete(ctx: Context, p: dict[str, Any]) -> Result:
         deletion.delete(ctx.studio, ctx.user, ctx.item)
-        return Result(_restore_note(ctx, kind), _list_page(ctx, kind),
+        return Result(_restore_note(ctx, kind, ctx.item), _list_page(ctx, kind),
                       data=_deleted_data(kind, ctx.item))
 
 
@@ -114,9 +114,7 @@ def delete_comment(ctx: Context, p: dict[str, Any]) -> Result:
     comment = notes.find_comment(ctx.studio, ctx.extra["item_type"], ctx.item.id,
                                  p["comment_id"])
     deletion.delete(ctx.studio, ctx.user, comment)
-    until = restore_window.restorable_until(comment).strftime("%Y-%m-%d %H:%M UTC")
-    return Result(f"Deleted the comment. It can be restored until {until} at "
-                  f"{_deleted_page(ctx)} (action restore_item).", ctx.path,
+    return Result(_restore_note(ctx, "comment", comment), ctx.path,
                   data=_deleted_data("comment", comment))
 
 
@@ -236,7 +234,7 @@ def confirm_studio_deletion(ctx: Context, p: dict[str, Any]) -> Result:
     until = deletion.studio_restorable_until(studio)
     assert until is not None
     return Result(f"Deleted the studio '{studio.handle}'. Its admins can restore it until "
-                  f"{until.strftime('%Y-%m-%d %H:%M UTC')} at {ctx.path} (action "
+                  f"{restore_window.stamp(until)} at {ctx.path} (action "
                   f"restore_studio).", "/studios",
                   data={"restorable_until": until.isoformat()})
 

@@ -223,15 +223,12 @@ class Action:
         workflows) refuses them alike: a guest runs only what reads, and what says ``guests``.
         """
         reason = self.authorize(ctx)
-        if reason is None and not self.guests and self.effect.writes and _is_guest(ctx):
+        if reason is None and not self.guests and self.effect.writes \
+                and getattr(ctx.member, "role", None) == "guest":
             studio = getattr(ctx.studio, "handle", "")
             return (f"you are a guest of the studio '{studio}': guests can read but not write; "
                     "ask an admin to make you a member")
         return reason
-
-
-def _is_guest(ctx: Context) -> bool:
-    return getattr(ctx.member, "role", None) == "guest"
 
 
 ACTIONS: dict[str, Action] = {}

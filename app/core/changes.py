@@ -33,7 +33,7 @@ after some (or all) of its events were written is first sent the events past the
 cursor: a run that finished before the client listened is never missed.
 
 Other processes: on PostgreSQL every transaction that writes change events also sends a
-``NOTIFY`` on ``app.core.feed.CHANNEL`` (delivered at commit), and ``on_written`` hooks are told
+``NOTIFY`` on ``NOTIFY_CHANNEL`` (delivered at commit), and ``on_written`` hooks are told
 the ids this process wrote, so that ``app.core.feed`` relays other processes' events to this
 process's listeners without repeating its own.
 

@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterator, MutableMapping
+from functools import cache
+from importlib import metadata
 from pathlib import Path
 from typing import Any
 
@@ -60,6 +62,15 @@ class Settings:
     def get_list(self, name: str) -> list[str]:
         """A comma list, lower-cased, without empty entries."""
         return [part.strip().lower() for part in self.get(name).split(",") if part.strip()]
+
+
+@cache
+def app_version() -> str:
+    """This install's version of Harmonic (its package's; "dev" when it was never installed)."""
+    try:
+        return metadata.version("harmonic")
+    except metadata.PackageNotFoundError:
+        return "dev"
 
 
 def in_app() -> bool:

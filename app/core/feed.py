@@ -35,7 +35,6 @@ from app.models.changes import ChangeEvent
 
 log = logging.getLogger("harmonic.feed")
 
-CHANNEL = changes.NOTIFY_CHANNEL
 SQLITE_POLL_SECONDS = 0.25
 PG_SAFETY_SECONDS = 5.0
 BATCH = 1000
@@ -128,7 +127,7 @@ class Relay:
         conninfo = make_conninfo("", **{key: value for key, value in parts.items()
                                     if value is not None})
         with psycopg.connect(conninfo, autocommit=True, connect_timeout=5) as conn:
-            conn.execute(f"LISTEN {CHANNEL}")
+            conn.execute(f"LISTEN {changes.NOTIFY_CHANNEL}")
             self.connected = True
             self.catch_up()  # what was committed while we were away (or not yet listening)
             while not self._stop.is_set():

@@ -10,10 +10,10 @@ Nothing here is typed twice: it all comes from ``registry.SPECS``.
 
 from __future__ import annotations
 
-from functools import lru_cache
-from importlib import metadata
+from functools import cache
 from typing import Any
 
+from app.core.config import app_version
 from app.design_model import methods  # noqa: F401  (fills SPECS)
 from app.design_model.registry import SPECS, Spec
 
@@ -51,13 +51,14 @@ def describe(spec: Spec) -> dict[str, Any]:
     }
 
 
-@lru_cache(maxsize=1)
-def _document(version: str) -> dict[str, Any]:
+@cache
+def document() -> dict[str, Any]:
+    """The OpenRPC document (built once per process; the registry does not change)."""
     return {
         "openrpc": OPENRPC_VERSION,
         "info": {
             "title": "Harmonic design-model server",
-            "version": version,
+            "version": app_version(),
             "description": (
                 "A simulated Revit document and Rhino session over JSON-RPC 2.0. Params are "
                 "by name. Errors: -32601 unknown method (data.methods lists them), -32602 "
@@ -67,12 +68,3 @@ def _document(version: str) -> dict[str, Any]:
         },
         "methods": [describe(SPECS[name]) for name in sorted(SPECS)],
     }
-
-
-def document() -> dict[str, Any]:
-    """The OpenRPC document (built once per process; the registry does not change)."""
-    try:
-        version = metadata.version("harmonic")
-    except metadata.PackageNotFoundError:
-        version = "dev"
-    return _document(version)

@@ -10,12 +10,12 @@ Lengths go in and out in mm; geometry snapshots are in feet, as Revit's internal
 
 from __future__ import annotations
 
-from importlib import metadata
 from typing import Any
 
 from sqlalchemy import select
 
 from app.actions.effects import DESTRUCTIVE, IDEMPOTENT_WRITE, READ, WRITE
+from app.core.config import app_version
 from app.design_model import elements, mesh, store, xform
 from app.design_model.protocol import Params, app_error, dry, invalid
 from app.design_model.registry import Ctx, Param, method
@@ -96,11 +96,7 @@ def wall_item(ctx: Ctx, wall: DesignElement, level_ids: dict[str, int],
 @method("ping_server", READ, "The server's name and version (a liveness check)",
         result=ok_result({"server": STR, "version": STR}, ("server",)), example={})
 def ping_server(ctx: Ctx, p: Params) -> dict[str, Any]:
-    try:
-        version = metadata.version("harmonic")
-    except metadata.PackageNotFoundError:
-        version = "dev"
-    return {"ok": True, "server": "harmonic-design-model", "version": version}
+    return {"ok": True, "server": "harmonic-design-model", "version": app_version()}
 
 
 @method("get_walls", READ, "Walls, optionally by level and type, a page at a time",

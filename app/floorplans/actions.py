@@ -1,8 +1,8 @@
 """Floorplan actions: create a plan, edit its DSL, and one action per modify operation.
 
-The per-operation actions are generated from ``tools.operation_definitions()`` (the same list
-the MCP ``modify_floorplan`` schema is built from), so a new operation or a new wall type in the
-grammar shows up on the page, in its forms and in its Markdown without a line changed here.
+The per-operation actions are generated from ``operations.operation_definitions()`` (the same
+list the MCP ``modify_floorplan`` schema is built from), so a new operation or a new wall type in
+the grammar shows up on the page, in its forms and in its Markdown without a line changed here.
 """
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ from typing import Any
 from app.actions import rules
 from app.actions.effects import DESTRUCTIVE, IDEMPOTENT_WRITE, WRITE
 from app.actions.registry import Context, Param, Result, action
-from app.floorplans import store, tools
+from app.floorplans import operations, store, tools
 from app.floorplans.mcp_tools import plan_uri
 from app.services import items
 from app.services.errors import Invalid
@@ -158,7 +158,7 @@ def _register_operation(definition: dict[str, Any]) -> None:
            touches=lambda ctx, result: _renderings(ctx))(handler)
 
 
-for _definition in tools.operation_definitions():
+for _definition in operations.operation_definitions():
     _register_operation(_definition)
 
 

@@ -6,9 +6,9 @@ failures are ``success: false`` results, not protocol errors) and add ``structur
 checked against an ``outputSchema``. A failure is also marked ``isError: true``, as every tool
 failure here is (``execute_action``'s too), keeping its ``success: false, errors`` shape: a
 render or modify that did not happen, or a validation that could not run. A validation that
-ran and found errors (``valid: false``) did its job and is not an error. Every schema,
-description and the ``floorplan://schema`` text come from ``app.floorplans.tools``, which
-reads the grammar.
+ran and found errors (``valid: false``) did its job and is not an error. Every schema and
+description comes from ``app.floorplans.schemas`` and the ``floorplan://schema`` text from
+``schema_doc``, both read from the grammar.
 ``render_floorplan`` also draws a plan stored in a studio (``plan: studio/name``, an optional
 ``version``) instead of DSL text, with the same membership checks as the plan's page. A host
 with MCP Apps shows its result in the floorplan viewer (``app.mcp.apps``).
@@ -23,7 +23,8 @@ from typing import Any
 from app.actions.effects import READ
 from app.core import audience
 from app.extensions import db
-from app.floorplans import store, tools
+from app.floorplans import schema_doc, schemas, store, tools
+from app.floorplans.schemas import TOOL_DESCRIPTIONS
 from app.mcp import content
 from app.mcp.apps import FLOORPLAN_VIEW, tool_meta
 from app.mcp.content import ToolResult
@@ -63,7 +64,7 @@ def _json(result: dict[str, Any]) -> dict[str, Any]:
 def _render_schemas() -> tuple[dict[str, Any], dict[str, Any]]:
     """The pure tool's schemas plus a stored plan as the alternative to DSL text. "Exactly one
     of dsl and plan" is checked by the handler: several model APIs refuse a top-level oneOf."""
-    given = tools.input_schema("render_floorplan")
+    given = schemas.input_schema("render_floorplan")
     props = dict(given["properties"])
     props["dsl"] = {**props["dsl"], "description": props["dsl"]["description"]
                     + "; give either dsl or plan"}
@@ -77,7 +78,7 @@ def _render_schemas() -> tuple[dict[str, Any], dict[str, Any]]:
                                        "Default: the current version"}
     inputs = {key: value for key, value in given.items() if key != "required"}
     inputs["properties"] = props
-    output = tools.output_schema("render_floorplan")
+    output = schemas.output_schema("render_floorplan")
     output = {**output, "properties": {
         **output["properties"],
         "plan": {"type": "string", "description": "studio/name of the stored plan drawn"},
@@ -97,7 +98,7 @@ def _failure(message: str) -> ToolResult:
 NOT_CHECKED = frozenset({"arguments", "internal"})
 
 
-@tool("render_floorplan", tools.description("render_floorplan") + "; or draw a plan stored in "
+@tool("render_floorplan", TOOL_DESCRIPTIONS["render_floorplan"] + "; or draw a plan stored in "
       "a studio (plan: studio/name, optional version)",
       input_schema=RENDER_INPUT, output_schema=RENDER_OUTPUT, effect=PURE, icon="floorplan",
       title="Render a floorplan", meta=tool_meta(FLOORPLAN_VIEW))
@@ -131,9 +132,9 @@ def render_floorplan(ctx: ToolContext, args: dict[str, Any]) -> ToolResult:
     return ToolResult(content=blocks, structured=result, is_error=result.get("success") is False)
 
 
-@tool("validate_floorplan", tools.description("validate_floorplan"),
-      input_schema=tools.input_schema("validate_floorplan"),
-      output_schema=tools.output_schema("validate_floorplan"), effect=PURE, icon="floorplan",
+@tool("validate_floorplan", TOOL_DESCRIPTIONS["validate_floorplan"],
+      input_schema=schemas.input_schema("validate_floorplan"),
+      output_schema=schemas.output_schema("validate_floorplan"), effect=PURE, icon="floorplan",
       title="Validate a floorplan")
 def validate_floorplan(ctx: ToolContext, args: dict[str, Any]) -> ToolResult:
     result = tools.validate_floorplan(args)
@@ -141,9 +142,9 @@ def validate_floorplan(ctx: ToolContext, args: dict[str, Any]) -> ToolResult:
     return ToolResult(content=[_json(result)], structured=result, is_error=unchecked)
 
 
-@tool("modify_floorplan", tools.description("modify_floorplan"),
-      input_schema=tools.input_schema("modify_floorplan"),
-      output_schema=tools.output_schema("modify_floorplan"), effect=PURE, icon="floorplan",
+@tool("modify_floorplan", TOOL_DESCRIPTIONS["modify_floorplan"],
+      input_schema=schemas.input_schema("modify_floorplan"),
+      output_schema=schemas.output_schema("modify_floorplan"), effect=PURE, icon="floorplan",
       title="Modify a floorplan")
 def modify_floorplan(ctx: ToolContext, args: dict[str, Any]) -> ToolResult:
     result = tools.modify_floorplan(args)
@@ -156,7 +157,7 @@ def modify_floorplan(ctx: ToolContext, args: dict[str, Any]) -> ToolResult:
           "connections, with complete examples", mime_type="text/markdown",
           title="Floorplan DSL schema")
 def schema_resource(ctx: ToolContext) -> str:
-    return tools.schema_markdown()
+    return schema_doc.schema_markdown()
 
 
 def _complete_stored(ctx: ToolContext, variable: str, prefix: str,

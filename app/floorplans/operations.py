@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from .edit_context import Handler
-from .language import Language, Vocabulary
+from .language import Language, Vocabulary, default_language
 from .op_convert import convert_to_relative
 from .op_handlers import (
     add_connection,
@@ -154,15 +154,17 @@ def find_operation(name: str) -> Operation | None:
     return next((op for op in OPERATIONS if op.name == name), None)
 
 
-def operation_definitions(language: Language) -> list[dict[str, Any]]:
-    """One entry per operation: name, description, flat JSON Schema of its parameters.
+def operation_definitions(language: Language | None = None) -> list[dict[str, Any]]:
+    """One entry per operation: name, description, flat JSON Schema of its parameters, the
+    nested ``params`` schema and ``takesTarget`` (the grammar's, by default).
 
     ``target`` (the room acted on) is merged into the parameters for callers such as page
     actions that take one flat parameter object.
     """
+    vocabulary = (language or default_language()).vocabulary
     out = []
     for op in OPERATIONS:
-        params = op.params(language.vocabulary)
+        params = op.params(vocabulary)
         properties: dict[str, Any] = dict(params.get("properties", {}))
         required: list[str] = list(params.get("required", []))
         if op.takes_target:

@@ -1,4 +1,5 @@
-"""The floorplan tools: render, validate and modify, plus their schemas and the DSL document.
+"""The floorplan tools: render, validate and modify (their schemas: ``schemas``; the DSL
+document: ``schema_doc``).
 
 Plain functions with the reference tools' contract and no MCP or Flask dependency; the MCP and
 web layers wrap them. Bad input always yields an error result, never an exception.
@@ -15,41 +16,19 @@ from .language import Language, default_language
 from .metadata import num, rooms_metadata
 from .modify import modify
 from .operations import find_operation
-from .operations import operation_definitions as _operation_definitions
 from .render_png import svg_to_png
 from .render_svg import RenderOptions, render_svg
-from .schema_doc import schema_markdown as _schema_markdown
-from .schemas import TOOL_DESCRIPTIONS
-from .schemas import input_schema as _input_schema
-from .schemas import output_schema as _output_schema
+from .schemas import input_schema
 from .validate import analyze
 
 log = logging.getLogger(__name__)
 MIN_TEXT_PX = 3.0  # PNG only: smaller room text would not be legible (the SVG keeps it all)
 
 
-def description(tool: str) -> str:
-    """A one-sentence description of a tool, for tool listings."""
-    return TOOL_DESCRIPTIONS[tool]
-
-
-def input_schema(tool: str, language: Language | None = None) -> dict[str, Any]:
-    return _input_schema(tool, language)
-
-
-def output_schema(tool: str, language: Language | None = None) -> dict[str, Any]:
-    return _output_schema(tool, language)
-
-
-def schema_markdown(language: Language | None = None) -> str:
-    """The ``floorplan://schema`` resource text."""
-    return _schema_markdown(language)
-
-
 def _bad_args(tool: str, args: Any, language: Language) -> str | None:
     if not isinstance(args, dict):
         return "Invalid arguments: expected an object"
-    schema = _input_schema(tool, language)
+    schema = input_schema(tool, language)
     if tool == "modify_floorplan":  # operations are checked one by one, with their own errors
         schema = {**schema, "properties": {**schema["properties"],
                                            "operations": {"type": "array"}}}
@@ -160,13 +139,6 @@ def modify_floorplan(args: Any, language: Language | None = None) -> dict[str, A
         log.exception("floorplan modification failed")
         return {"success": False, "dsl": args["dsl"], "changes": [],
                 "errors": [{"message": f"Modification failed: {exc}", "operation": None}]}
-
-
-def operation_definitions(language: Language | None = None) -> list[dict[str, Any]]:
-    """Every modify operation once: name, description, flat ``parameters`` JSON Schema (with
-    ``target`` merged in), the nested ``params`` schema and ``takesTarget``. Page actions and the
-    MCP modify schema are both built from this list."""
-    return _operation_definitions(language or default_language())
 
 
 def apply_operation(dsl: str, action: str, parameters: dict[str, Any],

@@ -42,6 +42,21 @@ class Channel(Protocol):
                 timeout: float) -> dict[str, Any]: ...
 
 
+class QuietChannel:
+    """A channel with no client behind it (a queued workflow step, a replay): notifications go
+    nowhere and a request to the client is refused with ``refusal``."""
+
+    def __init__(self, refusal: str) -> None:
+        self.refusal = refusal
+
+    def notify(self, message: dict[str, Any]) -> None:
+        return None
+
+    def request(self, method: str, params: dict[str, Any], ctx: ToolContext,
+                timeout: float) -> dict[str, Any]:
+        raise ClientRequestFailed(f"{method}: {self.refusal}")
+
+
 class SessionState:
     """One MCP session. Subclasses persist it; this base keeps it in memory (stdio)."""
 

@@ -2,11 +2,9 @@
 
 from __future__ import annotations
 
-from functools import cache
-from importlib.metadata import PackageNotFoundError
-from importlib.metadata import version as dist_version
 from typing import Any
 
+from app.core.config import app_version
 from app.mcp.icons import icons
 
 # The handshake ("legacy") era: initialize, sessions. LATEST_VERSION answers an initialize
@@ -29,16 +27,8 @@ left out in a session that navigated there; always pass it to a stateless server
 Read the resource harmonic://context first for the URL map and your studios."""
 
 
-@cache
-def version() -> str:
-    try:
-        return dist_version("harmonic")
-    except PackageNotFoundError:
-        return "0.1.0"
-
-
 def server_info() -> dict[str, Any]:
-    return {"name": "harmonic", "title": "Harmonic", "version": version(),
+    return {"name": "harmonic", "title": "Harmonic", "version": app_version(),
             "description": "Studios, notes, decisions and commitments for people and agents",
             "icons": icons("harmonic")}
 

@@ -93,8 +93,7 @@ class UTCDateTime(TypeDecorator):
     def result_processor(self, dialect, coltype):  # type: ignore[no-untyped-def]
         if dialect.name == "postgresql":
             # Every column of this type is a timestamptz there (its migrations say so), which
-            # psycopg returns aware already: nothing to do, so no call per value read (169 on
-            # a cycle page).
+            # psycopg returns aware already: nothing to do, so no call per value read.
             return None
         process = super().result_processor(dialect, coltype)
         if dialect.name != "sqlite" or process is None:

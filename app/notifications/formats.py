@@ -32,14 +32,10 @@ def line(payload: dict[str, Any]) -> str:
     return f"{who} in {payload.get('studio')}: {message}"
 
 
-def _link(payload: dict[str, Any]) -> str:
-    return str(payload.get("location") or payload.get("page") or "")
-
-
 def shape(fmt: str, url: str, delivery: str, payload: dict[str, Any]
           ) -> tuple[str, str, dict[str, Any]]:
     """(HTTP method, URL, body) for a delivery of ``payload`` in format ``fmt``."""
-    text, link = line(payload), _link(payload)
+    text, link = line(payload), str(payload.get("location") or payload.get("page") or "")
     if fmt == "slack":
         return "POST", url, {
             "text": f"{text} {link}".strip(),

@@ -23,23 +23,22 @@ import uuid
 from datetime import datetime, timedelta
 from typing import Any
 
-from sqlalchemy import event, select, update
+from sqlalchemy import select, update
 from sqlalchemy.dialects import postgresql, sqlite
-from sqlalchemy.orm import Session
 
 from app.db import writing
-from app.extensions import db, session_exists
+from app.extensions import db
 from app.models import Membership, User
 from app.models.base import utcnow
 from app.models.notifications import MailMessage
 from app.notifications import compose, preferences, settings, smtp
 from app.notifications.inbox import Draft
+from app.notifications.staged import Staged
 from app.workflows import CallStep, StepError, callable_step, enqueue_calls
 
 STEP = "notifications.send_mail"
 ORPHAN_AFTER = timedelta(seconds=30)
-_PENDING = "harmonic.mail.pending"  # Session.info: message ids staged in this transaction
-_COMMITTED = "harmonic.mail.committed"  # ... and those whose transaction committed
+STAGED = Staged("mail")  # the emails of this transaction, sent once it has committed
 log = logging.getLogger("harmonic.mail")
 
 
@@ -83,7 +82,7 @@ def stage(drafts: list[Draft]) -> list[uuid.UUID]:
     with writing():
         staged = [(ident, status) for ident, status in db.session.execute(statement)]
     pending = [ident for ident, status in staged if status == "pending"]
-    db.session.info.setdefault(_PENDING, []).extend(pending)
+    STAGED.add(*pending)
     return pending
 
 
@@ -97,29 +96,8 @@ def stage_confirmation(user: User) -> uuid.UUID | None:
     row.assign_ids()
     db.session.add(row)
     db.session.flush()
-    db.session.info.setdefault(_PENDING, []).append(row.id)
+    STAGED.add(row.id)
     return row.id
-
-
-def committed_ids() -> list[uuid.UUID]:
-    """Messages whose transaction has committed and are not enqueued yet (taken once)."""
-    if not session_exists():
-        return []
-    return list(db.session().info.pop(_COMMITTED, []))
-
-
-@event.listens_for(Session, "after_commit")
-def _on_commit(session: Session) -> None:
-    if session.in_nested_transaction():
-        return
-    pending = session.info.pop(_PENDING, None)
-    if pending:
-        session.info.setdefault(_COMMITTED, []).extend(pending)
-
-
-@event.listens_for(Session, "after_soft_rollback")
-def _on_rollback(session: Session, _previous: Any) -> None:
-    session.info.pop(_PENDING, None)
 
 
 # The daily digest -------------------------------------------------------------------------------

@@ -9,10 +9,14 @@ checks again when sending), their own webhooks.
 
 from __future__ import annotations
 
+import logging
+
 from app.extensions import db
 from app.models import Studio
 from app.notifications import inbox, mailing, preferences, webhooks
 from app.notifications.inbox import Draft
+
+log = logging.getLogger("harmonic.notifications")
 
 
 def notify(drafts: list[Draft]) -> int:
@@ -36,10 +40,13 @@ def notify(drafts: list[Draft]) -> int:
 
 def send_committed() -> None:
     """Enqueue the webhook deliveries and emails that committed transactions of this session
-    staged (for work outside a request, whose responses enqueue them)."""
-    ids = webhooks.committed_ids()
-    if ids:
-        webhooks.enqueue(ids)
-    emails = mailing.committed_ids()
-    if emails:
-        mailing.enqueue(emails)
+    staged: after each request, and after work outside one. A failure is logged, not raised:
+    the rows are durable (``flask notifications sweep``, ``flask mail sweep`` or the next
+    sending step enqueues them later) and the change itself has committed."""
+    for staging, what in ((webhooks, "webhook deliveries"), (mailing, "emails")):
+        ids = staging.STAGED.committed_ids()
+        if ids:
+            try:
+                staging.enqueue(ids)
+            except Exception:
+                log.exception("could not enqueue %d %s", len(ids), what)

@@ -6,7 +6,6 @@ runs, ``flask notifications sweep`` and ``flask mail receive|digest|sweep``."""
 from __future__ import annotations
 
 import importlib
-import logging
 import sys
 
 import click
@@ -23,9 +22,8 @@ from app.notifications import (
     settings,
     webhooks,
 )
+from app.notifications.notify import send_committed
 from app.workflows import every
-
-log = logging.getLogger("harmonic.notifications")
 
 # Imported for their registrations: the actions, and the observer of every action.
 REGISTERS = ("app.notifications.actions", "app.notifications.events",
@@ -57,19 +55,7 @@ def init_app(flask_app: Flask) -> None:
 
     @flask_app.after_request
     def _enqueue_deliveries(response: Response) -> Response:
-        ids = webhooks.committed_ids()
-        if ids:
-            try:
-                webhooks.enqueue(ids)
-            except Exception:  # the rows are durable: `flask notifications sweep` (or the next
-                # delivery step) enqueues them later; the change itself has committed.
-                log.exception("could not enqueue %d webhook deliveries", len(ids))
-        emails = mailing.committed_ids()
-        if emails:
-            try:
-                mailing.enqueue(emails)
-            except Exception:  # durable too: `flask mail sweep` or the next sending step
-                log.exception("could not enqueue %d emails", len(emails))
+        send_committed()
         return response
 
     @flask_app.cli.group("notifications")

@@ -43,17 +43,17 @@ from typing import Any
 
 import httpx
 from sqlalchemy import delete as sa_delete
-from sqlalchemy import event, or_, select, update
-from sqlalchemy.orm import Session
+from sqlalchemy import or_, select, update
 
 from app.core import netpolicy, outbound
 from app.core.config import base_url
 from app.db import writing
-from app.extensions import db, session_exists
+from app.extensions import db
 from app.models import Membership, Studio, User
 from app.models.base import utcnow
 from app.models.notifications import Webhook, WebhookAttempt, WebhookDelivery
 from app.notifications import formats, settings
+from app.notifications.staged import Staged
 from app.services import revocation
 from app.services.errors import Conflict, Forbidden, NotFound, invalid_param
 from app.workflows import CallStep, callable_step, enqueue_calls
@@ -65,8 +65,7 @@ TIMESTAMP_HEADER = "X-Harmonic-Timestamp"
 FORMATS = formats.FORMATS
 ORPHAN_AFTER = timedelta(seconds=30)
 LOG_SIZE = 50
-_PENDING = "harmonic.webhooks.pending"  # Session.info: delivery ids staged in this transaction
-_COMMITTED = "harmonic.webhooks.committed"  # ... and those whose transaction committed
+STAGED = Staged("webhooks")  # the deliveries of this transaction, enqueued once it committed
 
 
 # Signing ---------------------------------------------------------------------------------------
@@ -209,7 +208,7 @@ def stage(studio: Studio, actor: User | None, action: str, page: str, location: 
         db.session.add(delivery)
         staged.append(delivery.id)
     db.session.flush()
-    db.session.info.setdefault(_PENDING, []).extend(staged)
+    STAGED.add(*staged)
     return staged
 
 
@@ -232,7 +231,7 @@ def stage_notification(user_id: uuid.UUID, kind: str, text: str, path: str,
         staged.append(delivery.id)
     if staged:
         db.session.flush()
-        db.session.info.setdefault(_PENDING, []).extend(staged)
+        STAGED.add(*staged)
     return staged
 
 
@@ -252,29 +251,8 @@ def stage_to(studio: Studio, ident: str, event: str, body: dict[str, Any]) -> st
                         "studio": studio.handle, **body}
     db.session.add(delivery)
     db.session.flush()
-    db.session.info.setdefault(_PENDING, []).append(delivery.id)
+    STAGED.add(delivery.id)
     return delivery.short_id
-
-
-def committed_ids() -> list[uuid.UUID]:
-    """Deliveries whose transaction has committed and are not enqueued yet (taken once)."""
-    if not session_exists():  # nothing was committed through a session that was never made
-        return []
-    return list(db.session().info.pop(_COMMITTED, []))
-
-
-@event.listens_for(Session, "after_commit")
-def _on_commit(session: Session) -> None:
-    if session.in_nested_transaction():
-        return  # a savepoint released: committed only with the root
-    pending = session.info.pop(_PENDING, None)
-    if pending:
-        session.info.setdefault(_COMMITTED, []).extend(pending)
-
-
-@event.listens_for(Session, "after_soft_rollback")
-def _on_rollback(session: Session, _previous: Any) -> None:
-    session.info.pop(_PENDING, None)
 
 
 # Sending through the job queue ------------------------------------------------------------------
@@ -348,7 +326,7 @@ def redeliver(hook: Webhook, ident: str) -> WebhookDelivery:
     delivery.status, delivery.finished_at, delivery.enqueued = "pending", None, False
     delivery.redeliver = True
     db.session.flush()
-    db.session.info.setdefault(_PENDING, []).append(delivery.id)
+    STAGED.add(delivery.id)
     return delivery
 
 

@@ -33,6 +33,7 @@ from app.extensions import db
 from app.models import User
 from app.models.oauth import OAuthCode, OAuthGrant, OAuthRefreshToken
 from app.oauth import cimd, store
+from app.services import tokens
 
 AUTH_METHODS = ["none", "client_secret_post"]
 GRANT_TYPES = ["authorization_code", "refresh_token"]
@@ -90,7 +91,7 @@ class Client(ClientMixin):
 
     def check_client_secret(self, client_secret: str) -> bool:
         return bool(self.secret_hash) and _secrets.compare_digest(
-            store.digest(client_secret), self.secret_hash or "")
+            tokens.digest(client_secret), self.secret_hash or "")
 
     def check_endpoint_auth_method(self, method: str, endpoint: str) -> bool:
         return method == self.auth_method
@@ -366,7 +367,7 @@ class Registration(ClientRegistrationEndpoint):
                     req: Any) -> Client:
         secret = client_info.get("client_secret")
         store.add_client(client_info["client_id"], client_metadata,
-                         store.digest(secret) if secret else None)
+                         tokens.digest(secret) if secret else None)
         db.session.commit()
         return Client(client_info["client_id"], client_metadata)
 

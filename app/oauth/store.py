@@ -8,16 +8,16 @@ audited like a pasted one) that points at its grant and carries its audience.
 
 from __future__ import annotations
 
-import hashlib
 import secrets
 import uuid
 from dataclasses import dataclass
-from datetime import UTC, datetime, timedelta
+from datetime import datetime, timedelta
 
 from sqlalchemy import delete, select, update
 
 from app.extensions import db
 from app.models import ApiToken, User
+from app.models.base import utcnow
 from app.models.oauth import OAuthClient, OAuthCode, OAuthConsent, OAuthGrant, OAuthRefreshToken
 from app.services import revocation, tokens
 
@@ -28,16 +28,8 @@ PRUNE_AFTER = timedelta(days=1)
 ACCESS_PREFIX = "hmo_"  # an OAuth access token; the rest of the app reads it as any API token
 
 
-def digest(secret: str) -> str:
-    return hashlib.sha256(secret.encode()).hexdigest()
-
-
 def new_secret() -> str:
     return secrets.token_urlsafe(32)
-
-
-def now() -> datetime:
-    return datetime.now(UTC)
 
 
 # -- registered clients (RFC 7591) -----------------------------------------------------------
@@ -59,10 +51,10 @@ def registered_client(client_id: str) -> OAuthClient | None:
 def save_code(code: str, *, client_id: str, client_name: str, user_id: uuid.UUID,
               redirect_uri: str, scopes: str, resource: str, challenge: str,
               method: str) -> OAuthCode:
-    row = OAuthCode(code_hash=digest(code), client_id=client_id, client_name=client_name[:200],
-                    user_id=user_id, redirect_uri=redirect_uri, scopes=scopes,
-                    resource=resource, code_challenge=challenge,
-                    code_challenge_method=method, expires_at=now() + CODE_TTL)
+    row = OAuthCode(code_hash=tokens.digest(code), client_id=client_id,
+                    client_name=client_name[:200], user_id=user_id, redirect_uri=redirect_uri,
+                    scopes=scopes, resource=resource, code_challenge=challenge,
+                    code_challenge_method=method, expires_at=utcnow() + CODE_TTL)
     db.session.add(row)
     db.session.flush()
     return row
@@ -71,7 +63,7 @@ def save_code(code: str, *, client_id: str, client_name: str, user_id: uuid.UUID
 def find_code(code: str, client_id: str) -> OAuthCode | None:
     """The unused, unexpired code issued to ``client_id``. A code presented a second time
     revokes the grant its first use produced (RFC 6749 §4.1.2) and is refused."""
-    row = db.session.scalar(select(OAuthCode).where(OAuthCode.code_hash == digest(code)))
+    row = db.session.scalar(select(OAuthCode).where(OAuthCode.code_hash == tokens.digest(code)))
     if row is None or row.client_id != client_id:
         return None
     if row.used_at is not None:
@@ -79,7 +71,7 @@ def find_code(code: str, client_id: str) -> OAuthCode | None:
             revoke_grant(row.grant_id, "code_reused")
         db.session.commit()
         return None
-    if row.expires_at <= now():
+    if row.expires_at <= utcnow():
         return None
     return row
 
@@ -90,7 +82,7 @@ def _store_tokens(grant: OAuthGrant, access: str, refresh: str, scopes: str) -> 
     """Store a new access token (an ApiToken row) and refresh token of ``grant``, hashed.
     Access tokens of the grant that expired over a day ago go (a client refreshing hourly
     would otherwise leave a row an hour); the newest, which says the last use, stays."""
-    moment = now()
+    moment = utcnow()
     db.session.execute(delete(ApiToken).where(ApiToken.oauth_grant_id == grant.id,
                                               ApiToken.expires_at < moment - PRUNE_AFTER))
     db.session.execute(delete(OAuthRefreshToken)
@@ -101,7 +93,7 @@ def _store_tokens(grant: OAuthGrant, access: str, refresh: str, scopes: str) -> 
                             scopes=",".join(scopes.split()), created_at=moment,
                             expires_at=moment + ACCESS_TTL, oauth_grant_id=grant.id,
                             audience=grant.resource))
-    db.session.add(OAuthRefreshToken(grant_id=grant.id, token_hash=digest(refresh),
+    db.session.add(OAuthRefreshToken(grant_id=grant.id, token_hash=tokens.digest(refresh),
                                      created_at=moment, expires_at=moment + REFRESH_TTL))
     db.session.flush()
 
@@ -114,7 +106,7 @@ def _spend(model: type[OAuthCode] | type[OAuthRefreshToken], row_id: uuid.UUID) 
     # One conditional UPDATE: of two requests presenting the same secret at once, exactly one
     # spends it, whatever each read before.
     done = db.session.execute(update(model).where(model.id == row_id, model.used_at.is_(None))
-                              .values(used_at=now()))
+                              .values(used_at=utcnow()))
     if getattr(done, "rowcount", 1) != 1:
         raise Spent()
 
@@ -142,7 +134,7 @@ def find_refresh(plaintext: str, client_id: str) -> RefreshCheck:
     """The live refresh token for ``plaintext`` and its grant. A token already rotated away
     revokes its whole family (it was stolen, or the client is confused: either way, stop)."""
     row = db.session.scalar(select(OAuthRefreshToken)
-                            .where(OAuthRefreshToken.token_hash == digest(plaintext)))
+                            .where(OAuthRefreshToken.token_hash == tokens.digest(plaintext)))
     if row is None:
         return RefreshCheck(None, None)
     grant = db.session.get(OAuthGrant, row.grant_id)
@@ -152,7 +144,7 @@ def find_refresh(plaintext: str, client_id: str) -> RefreshCheck:
         revoke_grant(grant.id, "refresh_reused")
         db.session.commit()
         return RefreshCheck(None, None)
-    if grant.revoked_at is not None or row.expires_at <= now():
+    if grant.revoked_at is not None or row.expires_at <= utcnow():
         return RefreshCheck(None, None)
     return RefreshCheck(row, grant)
 
@@ -175,7 +167,7 @@ def revoke_grant(grant_id: uuid.UUID, reason: str) -> None:
     """Revoke a grant, its refresh tokens and every access token it issued, and end what they
     made (``app.services.revocation``: tokens, agents, MCP sessions, tasks, teach sessions,
     runs, webhooks)."""
-    moment = now()
+    moment = utcnow()
     db.session.execute(update(OAuthGrant).where(OAuthGrant.id == grant_id,
                                                 OAuthGrant.revoked_at.is_(None))
                        .values(revoked_at=moment, revoked_reason=reason))
@@ -194,7 +186,7 @@ def grant_of_token(plaintext: str) -> OAuthGrant | None:
     if access is not None and access.oauth_grant_id is not None:
         return db.session.get(OAuthGrant, access.oauth_grant_id)
     refresh = db.session.scalar(select(OAuthRefreshToken)
-                                .where(OAuthRefreshToken.token_hash == digest(plaintext)))
+                                .where(OAuthRefreshToken.token_hash == tokens.digest(plaintext)))
     return db.session.get(OAuthGrant, refresh.grant_id) if refresh is not None else None
 
 

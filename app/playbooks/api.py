@@ -67,7 +67,8 @@ def caller(effect: Effect | None = None, what: str | None = None) -> tuple[Ident
                        "PLAYBOOK_AUTH=off on a loopback-only server)")
 
 
-def _fail(exc: DomainError) -> Response:
+@bp.errorhandler(DomainError)
+def _domain_error(exc: DomainError) -> Response:
     db.session.rollback()
     body: dict[str, Any] = {"ok": False, "error": {"kind": exc.kind, "message": exc.message}}
     if exc.errors:
@@ -77,11 +78,6 @@ def _fail(exc: DomainError) -> Response:
     if exc.http_status == 401:
         response.headers["WWW-Authenticate"] = 'Bearer realm="Harmonic"'
     return response
-
-
-@bp.errorhandler(DomainError)
-def _domain_error(exc: DomainError) -> Response:
-    return _fail(exc)
 
 
 def _playbook_page(playbook: Any) -> str:

@@ -44,13 +44,12 @@ from collections import Counter
 from collections.abc import Iterator
 from contextlib import contextmanager
 from datetime import UTC, datetime
-from importlib import metadata
 from pathlib import Path
 from typing import Any
 
 import yaml
 
-from app.core.config import app_config, in_app
+from app.core.config import app_config, app_version, in_app
 from app.playbooks import capture_db
 
 CAPTURE = "capture.jsonl"
@@ -70,13 +69,6 @@ def _thread_lock(path: Path) -> threading.Lock:
     key = str(path)
     with _locks_guard:
         return _locks.setdefault(key, threading.Lock())
-
-
-def app_version() -> str:
-    try:
-        return metadata.version("harmonic")
-    except metadata.PackageNotFoundError:
-        return "dev"
 
 
 def encode(entry: dict[str, Any]) -> bytes:
@@ -279,7 +271,9 @@ def last_written(folder: Path) -> float | None:
         return None
 
 
-def _write_atomic(path: Path, text: str) -> None:
+def write_atomic(path: Path, text: str) -> None:
+    """``text`` as ``path``'s whole content, or the file as it was: a fsynced temporary file
+    renamed over it."""
     tmp = path.with_name(f".{path.name}.{os.getpid()}.{threading.get_ident()}.tmp")
     with open(tmp, "w", encoding="utf-8") as handle:
         handle.write(text)
@@ -306,7 +300,7 @@ def start(folder: Path, name: str, session_id: str, upstream: str, owner_label: 
     write_summary(folder, {"session": session_id, "name": name, "created": created,
                            "owner": owner_label, "upstream": upstream, "entries": 0},
                   upstream_version or "")
-    _write_atomic(folder / README, f"# Playbook: {name}\n\nCreated: {created}\n\n"
+    write_atomic(folder / README, f"# Playbook: {name}\n\nCreated: {created}\n\n"
                                    "Recording… (stop teaching to see the summary)\n")
 
 
@@ -320,7 +314,7 @@ def write_summary(folder: Path, fields: dict[str, Any],
     if upstream_version:
         versions["upstream"] = upstream_version
     data = {"formatVersion": FORMAT_VERSION, "versions": versions, **fields}
-    _write_atomic(folder / SUMMARY, yaml.safe_dump(data, sort_keys=False, allow_unicode=True))
+    write_atomic(folder / SUMMARY, yaml.safe_dump(data, sort_keys=False, allow_unicode=True))
 
 
 def finish(folder: Path, name: str, session_id: str, upstream: str, owner_label: str,
@@ -343,7 +337,7 @@ def finish(folder: Path, name: str, session_id: str, upstream: str, owner_label:
         outcome = "error: " + str((entry.get("error") or {}).get("message", "")) \
             if "error" in entry else "ok"
         lines.append(f"{i}. `{entry_name(entry)}` — {outcome} ({entry.get('ms', 0)} ms)")
-    _write_atomic(folder / README, "\n".join(lines) + "\n")
+    write_atomic(folder / README, "\n".join(lines) + "\n")
     return len(entries)
 
 

@@ -54,7 +54,7 @@ from app.models.accounts import User
 from app.models.base import utcnow
 from app.models.playbooks import Playbook, PlaybookAudit, PlaybookRun, RecipeVersion
 from app.models.studios import Membership, Studio
-from app.playbooks import names, settings
+from app.playbooks import capture, names, settings
 from app.playbooks.recipe import Recipe, cap_checks, caps_in_force, load, parse_text, to_json
 from app.services.errors import Conflict, DomainError, Forbidden
 
@@ -278,8 +278,7 @@ def review_of(version: RecipeVersion) -> dict[str, Any]:
                   "raised": cap.source == "recipe" and (cap.default is None
                                                         or cap.value > cap.default)}
                  for cap in (caps_in_force(parsed) if parsed else [])],
-        "writes": [{"name": st.name, "call": st.label, "confirm": st.confirm
-                    or (isinstance(st.params, dict) and st.params.get("confirm") is True),
+        "writes": [{"name": st.name, "call": st.label, "confirm": st.confirmed,
                     "bounded": bool(st.checks)} for st in steps if st.kind == "write"],
     }
 
@@ -398,9 +397,7 @@ def approve_as_operator(playbook: Playbook, version: RecipeVersion, data_dir: st
 def _write_reviewed(version: RecipeVersion, playbook: Playbook, data_dir: str) -> Path:
     path = reviewed_file(version, playbook, data_dir)
     path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    tmp.write_text(to_json(version.content), encoding="utf-8")
-    os.replace(tmp, path)
+    capture.write_atomic(path, to_json(version.content))
     return path
 
 

@@ -45,7 +45,7 @@ def owners(ctx: ToolContext) -> list[str]:
 def capture_tool_call(ctx: ToolContext, name: str, args: dict[str, Any],
                       result: dict[str, Any] | None, seconds: float) -> None:
     """A call observer: record a teaching session's tool call (never raises)."""
-    if name in NOT_CAPTURED or result is None or not teach.anyone_teaching():
+    if name in NOT_CAPTURED or result is None or teach.nobody_teaches():
         return  # (checked first: while nobody teaches, a call costs no more than this)
     # A ballot's choices are never kept beside who cast them (app.actions.ballot_secrecy).
     secret = ballot_secrecy.casts_a_ballot(name, args)

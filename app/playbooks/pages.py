@@ -37,6 +37,7 @@ from app.playbooks.recipe import load
 from app.playbooks.replay import real_run_words, replay
 from app.services import studios
 from app.services.errors import Conflict, Forbidden, Invalid
+from app.web import loaders
 from app.web.pages import Page, page
 
 bp = Blueprint("playbooks", __name__)
@@ -45,10 +46,6 @@ NAV = [("Playbooks", "/playbooks")]
 
 def _identity() -> Identity | None:
     return g.get("identity")
-
-
-def _load_list(user: Any, **_: Any) -> Context:
-    return Context(page="playbooks", path="/playbooks", user=user, base_url=base_url())
 
 
 def _load_playbook(user: Any, playbook_id: str, **_: Any) -> Context:
@@ -75,7 +72,7 @@ def _teaching(ctx: Context) -> Playbook | None:
     return teach.active(teach.owner_key(_identity())) if _identity() is not None else None
 
 
-@page(bp, "playbooks", "/playbooks", _load_list)
+@page(bp, "playbooks", "/playbooks", loaders.site_page("playbooks", "/playbooks"))
 def playbooks_index(ctx: Context) -> Page:
     return Page(ctx, "Playbooks", "playbooks/index",
                 {"playbooks": service.list_for(_identity()), "teaching": _teaching(ctx)},
@@ -105,7 +102,7 @@ def playbook_show(ctx: Context) -> Page:
         found = governance.version_by_digest(playbook, governance.digest(raw))
         current_state = found.state if found is not None else "draft (not recorded: edited "\
                                                                "on disk)"
-    studio = studios_get(playbook)
+    studio = db.session.get(Studio, playbook.studio_id) if playbook.studio_id else None
     return Page(ctx, f"Playbook: {playbook.name}", "playbooks/show",
                 {"playbook": playbook, "entries": entries, "entry_name": capture.entry_name,
                  "recipe": raw, "recipe_text": service.recipe_text(raw), "problems": problems,
@@ -118,10 +115,6 @@ def playbook_show(ctx: Context) -> Page:
                  "my_studios": studios.studios_of(ctx.user) if ctx.user is not None else [],
                  "audit": governance.audit_of(playbook, 20)},
                 nav=NAV + [(playbook.name, ctx.path)])
-
-
-def studios_get(playbook: Playbook) -> Any:
-    return db.session.get(Studio, playbook.studio_id) if playbook.studio_id else None
 
 
 def _run_page(ctx: Context) -> Page:

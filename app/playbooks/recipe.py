@@ -100,6 +100,12 @@ class Step:
     def label(self) -> str:
         return self.method or f"mcp:{self.tool}"
 
+    @property
+    def confirmed(self) -> bool:
+        """Confirmed to write: ``"confirm": true`` on the step, or in its params."""
+        return self.confirm or (isinstance(self.params, dict)
+                                and self.params.get("confirm") is True)
+
 
 @dataclass
 class Recipe:
@@ -182,13 +188,9 @@ def _undeclared(method: str | None, tool: str | None) -> Effect:
     return effects.WRITE if tool is not None else effects.guess(method or "")
 
 
-def step_effect(method: str | None, tool: str | None, params: Any = None) -> Effect:
-    """What a step does: its declared effect, else the fallback."""
-    return declared_effect(method, tool, params) or _undeclared(method, tool)
-
-
 def is_write(method: str | None, tool: str | None, params: Any = None) -> bool:
-    return step_effect(method, tool, params).writes
+    """Whether a step writes, by its declared effect, else the fallback."""
+    return (declared_effect(method, tool, params) or _undeclared(method, tool)).writes
 
 
 def _number(value: Any, where: str, errors: list[dict[str, str]]) -> float | None:

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable
+from functools import lru_cache
 from typing import Any
 
 from app.core.secrets_text import MARK, SECRET_KEY, SECRET_TEXT
@@ -66,18 +67,11 @@ class Redactor:
 _SHORT = 128  # characters: a string this long or shorter is remembered once redacted
 _TEXTS_KEPT = 4096
 
-_REDACTORS: dict[tuple[str, ...], Redactor] = {}
-
-
+@lru_cache(maxsize=16)
 def redactor(patterns: tuple[str, ...]) -> Redactor:
     """The redactor of these operator patterns, compiled once per process (bounded: the
     patterns come from settings, which change only when an operator changes them)."""
-    found = _REDACTORS.get(patterns)
-    if found is None:
-        if len(_REDACTORS) >= 16:
-            _REDACTORS.clear()
-        found = _REDACTORS[patterns] = Redactor(patterns)
-    return found
+    return Redactor(patterns)
 
 
 _KEYS: dict[str, bool] = {}  # key -> names a secret; an answer repeats the same few keys

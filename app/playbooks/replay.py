@@ -125,7 +125,7 @@ def preflight(recipe: Recipe, args: dict[str, Any], dry_run: bool, identity: Ide
         return Preflight(values, governance.check(recipe, values, True, identity, playbook,
                                                   source, conf, door))
     unconfirmed = [s.name for s in recipe.steps if s.kind == "write" and s.require_confirm
-                   and not confirmed(s)]
+                   and not s.confirmed]
     if unconfirmed:
         return Preflight(values, refusal=Refusal(
             "confirm", "Write steps need \"confirm\": true before they can run: "
@@ -148,11 +148,6 @@ def preflight(recipe: Recipe, args: dict[str, Any], dry_run: bool, identity: Ide
             "rpc.discover catalog declare a dryRun param; otherwise this write cannot be "
             "capped and does not replay", 409), extra={"unpreviewable": blind})
     return Preflight(values, verdict)
-
-
-def confirmed(step: Step) -> bool:
-    return step.confirm or (isinstance(step.params, dict)
-                            and step.params.get("confirm") is True)
 
 
 def real_run(check: Preflight) -> dict[str, Any]:

@@ -12,7 +12,6 @@ stopping a teach session generates one on every door (``stopped_draft``).
 from __future__ import annotations
 
 import json
-import os
 from pathlib import Path
 from typing import Any
 
@@ -89,12 +88,6 @@ def read_recipe(playbook: Playbook) -> dict[str, Any] | None:
     return parse_text(path.read_text(encoding="utf-8"))
 
 
-def _write(path: Path, raw: dict[str, Any]) -> None:
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    tmp.write_text(to_json(raw), encoding="utf-8")
-    os.replace(tmp, path)
-
-
 def _bump(version: str) -> str:
     match = SEMVER.match(version or "")
     if not match:
@@ -131,7 +124,7 @@ def generate_recipe(playbook: Playbook, identity: Identity | None = None) -> dic
             == governance.digest(previous)
         raw["version"] = previous["version"] if same else _bump(previous["version"])
     load(raw)  # what we generate must be a valid recipe
-    _write(recipe_path(playbook), raw)
+    capture.write_atomic(recipe_path(playbook), to_json(raw))
     governance.record_version(playbook, raw, identity, "generated")
     db.session.commit()
     return raw
@@ -198,7 +191,7 @@ def save_recipe(playbook: Playbook, text_or_raw: str | dict[str, Any],
     if "version" not in raw and "@" not in str(raw.get("name", "")):
         raw["version"] = _bump(str((previous or {}).get("version", "0.0.0")))
     load(raw)
-    _write(recipe_path(playbook), raw)
+    capture.write_atomic(recipe_path(playbook), to_json(raw))
     governance.record_version(playbook, raw, identity, "saved")
     db.session.commit()
     return raw

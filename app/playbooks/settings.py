@@ -56,6 +56,7 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Any
 
 from app.core import netpolicy
@@ -116,19 +117,12 @@ def current() -> Settings:
     config = app_config()
     data_dir = config["HARMONIC_DATA_DIR"] if in_app() else os.path.abspath(
         os.environ.get("HARMONIC_DATA_DIR") or "instance/data")
-    raw = (str(data_dir), *(_raw(name, config) for name in NAMES))
-    found = _BUILT.get(raw)
-    if found is None:
-        if len(_BUILT) >= 64:  # bounded: tests and operators change settings, rarely
-            _BUILT.clear()
-        found = _BUILT[raw] = _build(str(data_dir), dict(zip(NAMES, raw[1:], strict=True)))
-    return found
+    return _build(str(data_dir), *(_raw(name, config) for name in NAMES))
 
 
-_BUILT: dict[tuple[str | None, ...], Settings] = {}
-
-
-def _build(data_dir: str, values: dict[str, str | None]) -> Settings:
+@lru_cache(maxsize=64)  # bounded: tests and operators change settings, rarely
+def _build(data_dir: str, *raw: str | None) -> Settings:
+    values = dict(zip(NAMES, raw, strict=True))
     return Settings(
         upstream=values["PLAYBOOK_UPSTREAM"],
         allowed=netpolicy.parse_allow_list(values["PLAYBOOK_UPSTREAMS"] or "loopback"),

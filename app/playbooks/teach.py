@@ -293,9 +293,9 @@ _nobody = _NobodyTeaches()
 _ANY_TEACHING = select(Playbook.id).where(Playbook.teaching.is_(True)).limit(1)
 
 
-def _nobody_teaches() -> bool:
-    """True when no teach session is open anywhere (``_NobodyTeaches``); False when one may
-    be, and then ``active`` says whose."""
+def nobody_teaches() -> bool:
+    """True when no teach session is open anywhere (``_NobodyTeaches``: ``record`` would record
+    nothing); False when one may be, and then ``active`` says whose."""
     _nobody.listen()
     database = _database_key()
     if _nobody.known(database):
@@ -320,14 +320,9 @@ def _database_key() -> str:
     return key
 
 
-def anyone_teaching() -> bool:
-    """Whether a teach session may be open anywhere (False: ``record`` would record nothing)."""
-    return not _nobody_teaches()
-
-
 def record(owners: list[str] | str, line: dict[str, Any]) -> bool:
     """Append ``line`` (redacted) to the owner's active capture; False when not teaching."""
-    if _nobody_teaches():
+    if nobody_teaches():
         return False
     playbook = active(owners)
     if playbook is None:

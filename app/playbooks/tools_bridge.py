@@ -17,37 +17,23 @@ from app.core import authorization
 from app.core.identity import Identity
 from app.mcp import harmonic
 from app.mcp.content import ToolError, as_result
-from app.mcp.context import ClientRequestFailed, SessionState, ToolContext
+from app.mcp.context import QuietChannel, SessionState, ToolContext
 from app.mcp.registry import REGISTRY
 from app.services.errors import DomainError
 
 
-class _Quiet:
-    """A channel for replays: tool notifications have no client to go to."""
-
-    def notify(self, message: dict[str, Any]) -> None:
-        return None
-
-    def request(self, method: str, params: dict[str, Any], ctx: ToolContext,
-                timeout: float) -> dict[str, Any]:
-        raise ClientRequestFailed("no client is attached to a replay")
-
-
 def _context(identity: Identity | None) -> ToolContext:
-    return ToolContext(identity=identity, session=SessionState("replay"), channel=_Quiet())
+    return ToolContext(identity=identity, session=SessionState("replay"),
+                       channel=QuietChannel("no client is attached to a replay"))
 
 
 def _schema_problems(schema: dict[str, Any], args: Any) -> list[str]:
     return [e.message for e in Draft202012Validator(schema).iter_errors(args)]
 
 
-def _tool(name: str) -> Any:
-    return REGISTRY.tools.get(name)
-
-
 def call(name: str, args: Any, identity: Identity | None) -> tuple[bool, Any, str]:
     """(ok, structured result or text, error message) of running tool ``name``."""
-    tool = _tool(name)
+    tool = REGISTRY.tools.get(name)
     if tool is None:
         return False, None, f"no MCP tool named {name}"
     if not isinstance(args, dict):
@@ -74,7 +60,7 @@ def call(name: str, args: Any, identity: Identity | None) -> tuple[bool, Any, st
 
 def plan(name: str, args: Any, identity: Identity | None) -> tuple[bool, str]:
     """Dry run of a write tool: is it callable, and is the action offered at that page?"""
-    tool = _tool(name)
+    tool = REGISTRY.tools.get(name)
     if tool is None:
         return False, f"no MCP tool named {name}"
     if not isinstance(args, dict):

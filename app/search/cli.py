@@ -19,17 +19,14 @@ from app.extensions import db
 from app.search import index
 
 
-def _workflows() -> list[tuple[str, str, str]]:
-    return [(entry.name, entry.description, entry.text) for entry in workflows.entries()]
-
-
 def reindex(if_empty: bool = False) -> int | None:
     """Rebuild the index in one transaction (in an app context); None when ``if_empty`` and
     the index already holds rows."""
     conn = db.session.connection()
     if if_empty and not index.is_empty(conn):
         return None
-    count = index.rebuild(conn, _workflows())
+    count = index.rebuild(conn, [(entry.name, entry.description, entry.text)
+                                 for entry in workflows.entries()])
     db.session.commit()
     return count
 

@@ -86,7 +86,8 @@ def search(ctx: ToolContext, args: dict[str, Any]) -> ToolResult:
     hits = [{"kind": h.kind, "title": highlight.plain(h.title), "path": h.path,
              "uri": changes.page_uri(h.path), "studio": h.studio_handle or "",
              "author": f"@{h.author_handle}" if h.author_handle else "",
-             "snippet": highlight.to_markdown(h.snippet, _text),
+             # One line, Markdown-escaped like every field of a page.
+             "snippet": highlight.to_markdown(h.snippet, markdown.inline),
              "updated_at": h.updated_at.isoformat()} for h in results.hits]
     lines = [f"Search results for {text!r} (page {results.page}):", ""]
     first = (results.page - 1) * results.limit + 1
@@ -108,8 +109,3 @@ def search(ctx: ToolContext, args: dict[str, Any]) -> ToolResult:
                             mime_type="text/markdown")
                for hit, found in zip(results.hits, hits, strict=True)]
     return ToolResult(content=blocks, structured=structured)
-
-
-def _text(value: str) -> str:
-    """Snippets for an agent: one line, Markdown-escaped like every field of a page."""
-    return markdown.inline(value)

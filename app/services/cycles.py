@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import UTC, date, datetime, timedelta
+from functools import cache
 from typing import Any
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
@@ -179,7 +180,7 @@ def items_in(studio: Studio, window: Cycle, user: User | None, q: Query | None =
     reads them together."""
     q = q or Query()
     params = _items_params(studio, window, user, now or utcnow())
-    return {kind: reads.Query(_items_statement(kind, model, q, user is not None, limit), params,
+    return {kind: reads.Query(_items_statement(model, q, user is not None, limit), params,
                               list_rows.rows_of(model))
             for kind, model in KINDS}
 
@@ -197,7 +198,7 @@ def notes_among(notes: list[list_rows.ListedNote], read_limit: int, window: Cycl
     when those may not hold them all. Fewer than their limit: they are all the studio's notes.
     Otherwise they are its newest, so when ``limit`` of them fall in the window, no note
     outside them comes before those."""
-    # What _build_items_statement and _in_cycle ask in SQL, in Python.
+    # What _items_statement and _in_cycle ask in SQL, in Python.
     inside = [n for n in notes
               if n.created_at < window.end and (n.deadline or n.created_at) > window.start]
     if len(notes) < read_limit or len(inside) >= limit:
@@ -207,18 +208,8 @@ def notes_among(notes: list[list_rows.ListedNote], read_limit: int, window: Cycl
 
 # Built once per (kind, filters, sort, limit) with bound parameters: building the three
 # statements cost more than SQLite running them (the studio home shows this on every view).
-_ITEMS_STATEMENTS: dict[tuple[Any, ...], Any] = {}
-
-
-def _items_statement(kind: str, model: Any, q: Query, has_user: bool, limit: int) -> Any:
-    key = (kind, q, has_user, limit)
-    found = _ITEMS_STATEMENTS.get(key)
-    if found is None:
-        found = _ITEMS_STATEMENTS[key] = _build_items_statement(model, q, has_user, limit)
-    return found
-
-
-def _build_items_statement(model: Any, q: Query, has_user: bool, limit: int) -> Any:
+@cache
+def _items_statement(model: Any, q: Query, has_user: bool, limit: int) -> Any:
     deadline = deadline_column(model)
     query = (list_rows.select_listed(model)
              .where(model.studio_id == bindparam("studio_id"), model.deleted_at.is_(None),

@@ -75,7 +75,6 @@ def find_deleted(studio: Studio, item_type: str, ident: str) -> Any:
     if model is None:
         raise Invalid(f"item_type must be one of {', '.join(MODELS)}",
                       errors=[{"param": "item_type", "message": f"one of {', '.join(MODELS)}"}])
-    item = None
     if model is Option:
         try:
             item = db.session.get(Option, uuid.UUID(ident))

@@ -10,23 +10,20 @@ Revoking a grant ends its sessions at once.
 from __future__ import annotations
 
 import uuid
-from datetime import UTC, datetime, timedelta
+from datetime import timedelta
 
 from sqlalchemy import select
 from sqlalchemy.orm import joinedload
 
 from app.extensions import db
 from app.models import Studio, User
+from app.models.base import utcnow
 from app.models.grants import Grant, Representation
 from app.services import permissions
 from app.services.errors import Conflict, Forbidden, NotFound, invalid_param
 from app.services.timeparse import parse_datetime
 
 SESSION_MAX = timedelta(hours=1)  # the longest a representation session lasts
-
-
-def _now() -> datetime:
-    return datetime.now(UTC)
 
 
 def _user(handle: str, param: str) -> User:
@@ -63,7 +60,7 @@ def give(principal: User, studio_handle: str, grantee_handle: str, actions: list
         expires = parse_datetime(until)
     except ValueError as exc:
         raise invalid_param("until", str(exc)) from None
-    if expires <= _now():
+    if expires <= utcnow():
         raise invalid_param("until", "must be in the future")
     grant = Grant(studio_id=studio.id, principal_id=principal.id, grantee_id=grantee.id,
                   actions=",".join(dict.fromkeys(actions)), expires_at=expires)
@@ -87,7 +84,7 @@ def revoke(principal: User, grant_id: str) -> Grant:
     grant = _grant(principal, grant_id)
     if grant.principal_id != principal.id:
         raise Forbidden("only the person who gave a grant revokes it (end the session instead)")
-    now = _now()
+    now = utcnow()
     if grant.revoked_at is None:
         grant.revoked_at = now
     for session in db.session.scalars(select(Representation).where(
@@ -113,7 +110,7 @@ def received(grantee: User) -> list[Grant]:
 
 def sessions_for(principal: User) -> list[Representation]:
     """The sessions in which someone acts for ``principal`` now."""
-    now = _now()
+    now = utcnow()
     found = db.session.scalars(
         select(Representation).options(joinedload(Representation.grant),
                                        joinedload(Representation.representative))
@@ -124,7 +121,7 @@ def sessions_for(principal: User) -> list[Representation]:
 
 def active_for(representative_id: object) -> Representation | None:
     """The representative's session now, with its grant, principal and studio, or None."""
-    now = _now()
+    now = utcnow()
     found = db.session.scalars(
         select(Representation).options(
             joinedload(Representation.grant).joinedload(Grant.studio),
@@ -149,7 +146,7 @@ def start(representative: User, principal_handle: str, studio_handle: str | None
     """Start acting for ``principal_handle`` under an active grant they gave ``representative``
     (in ``studio_handle`` when they gave more than one)."""
     principal = _user(principal_handle, "principal")
-    now = _now()
+    now = utcnow()
     grants = [g for g in db.session.scalars(
         select(Grant).options(joinedload(Grant.studio))
         .where(Grant.principal_id == principal.id, Grant.grantee_id == representative.id,
@@ -188,6 +185,6 @@ def end(user: User, representative_handle: str | None = None) -> Representation:
         session = active_for(user.id)
         if session is None:
             raise NotFound("you are not acting for anyone")
-    session.ended_at = _now()
+    session.ended_at = utcnow()
     db.session.flush()
     return session

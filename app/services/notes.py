@@ -5,6 +5,7 @@ from __future__ import annotations
 import uuid
 from dataclasses import dataclass
 from datetime import UTC, datetime
+from functools import cache
 from typing import Any, NamedTuple
 
 from sqlalchemy import bindparam, func, select
@@ -262,14 +263,12 @@ def add_comment(studio: Studio, user: User, item_type: str, item_id: uuid.UUID, 
 
 def recent(studio: Studio, limit: int = 20) -> Query[list[list_rows.ListedNote]]:
     """The studio's newest notes (not comments), newest first, as lists show them."""
-    found = _RECENT.get(limit)
-    if found is None:  # built once per limit: the studio home runs it on every view
-        found = _RECENT[limit] = (
-            list_rows.select_listed(Note)
+    return Query(_recent(limit), {"studio_id": studio.id}, list_rows.rows_of(Note))
+
+
+@cache  # built once per limit: the studio home runs it on every view
+def _recent(limit: int) -> Any:
+    return (list_rows.select_listed(Note)
             .where(Note.studio_id == bindparam("studio_id"), Note.commentable_type.is_(None),
                    Note.deleted_at.is_(None))
             .order_by(Note.created_at.desc()).limit(limit))
-    return Query(found, {"studio_id": studio.id}, list_rows.rows_of(Note))
-
-
-_RECENT: dict[int, Any] = {}

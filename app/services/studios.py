@@ -8,6 +8,7 @@ from __future__ import annotations
 import re
 import uuid
 from datetime import datetime
+from functools import cache
 from typing import Any, NamedTuple
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
@@ -64,11 +65,8 @@ def open_studio(handle: str, person: User | uuid.UUID | None, item_model: Any = 
     by_id = isinstance(person, uuid.UUID)
     user_id = person if isinstance(person, uuid.UUID) else getattr(person, "id", None)
     known = None if isinstance(person, uuid.UUID) else person
-    statement = _OPENERS.get((by_id, item_model))
-    if statement is None:
-        statement = _OPENERS[(by_id, item_model)] = _opener(by_id, item_model)
-    row = db.session.execute(statement, {"handle": (handle or "").lower(), "user_id": user_id,
-                                         "short_id": short_id}).first()
+    row = db.session.execute(_opener(by_id, item_model), {
+        "handle": (handle or "").lower(), "user_id": user_id, "short_id": short_id}).first()
     if row is None:  # no such studio (or, asked by id, no such person)
         return Opened(known, None, None, None)
     found = list(row)
@@ -77,9 +75,10 @@ def open_studio(handle: str, person: User | uuid.UUID | None, item_model: Any = 
     return Opened(loaded, studio, member, found[2] if item_model is not None else None)
 
 
+@cache
 def _opener(by_id: bool, item_model: Any) -> Any:
-    """``open_studio``'s statement: from the person's row when the person is asked by id (a
-    row even when the studio is missing), else from the studio's."""
+    """``open_studio``'s statement, built once per shape: from the person's row when the
+    person is asked by id (a row even when the studio is missing), else from the studio's."""
     membership = and_(Membership.studio_id == Studio.id,
                       Membership.user_id == (User.id if by_id else bindparam("user_id")))
     entities: list[Any] = [Studio, Membership] + ([item_model] if item_model is not None else [])
@@ -94,9 +93,6 @@ def _opener(by_id: bool, item_model: Any) -> Any:
         statement = statement.outerjoin(item_model, and_(
             item_model.studio_id == Studio.id, item_model.short_id == bindparam("short_id")))
     return statement.limit(1)
-
-
-_OPENERS: dict[tuple[bool, Any], Any] = {}
 
 
 def require_member(studio: Studio, user: User | None) -> Membership:

@@ -26,9 +26,6 @@ def digest(plaintext: str) -> str:
     return hashlib.sha256(plaintext.encode()).hexdigest()
 
 
-_hash = digest
-
-
 def parse_scopes(scopes: str | list[str]) -> list[str]:
     items = scopes.split(",") if isinstance(scopes, str) else list(scopes)
     items = [s.strip() for s in items if s and s.strip()]
@@ -51,7 +48,7 @@ def create_token(user: User, name: str, scopes: str | list[str] = "read,write",
     plaintext = f"{PREFIX}{secret}"
     now = datetime.now(UTC)
     token = ApiToken(user_id=user.id, name=name.strip()[:120], prefix=plaintext[:12],
-                     token_hash=_hash(plaintext), scopes=",".join(parse_scopes(scopes)),
+                     token_hash=digest(plaintext), scopes=",".join(parse_scopes(scopes)),
                      created_at=now, expires_at=(now + lifetime) if lifetime else None)
     db.session.add(token)
     db.session.flush()
@@ -63,7 +60,7 @@ def resolve(plaintext: str) -> ApiToken:
     ``reason`` (a detail every door passes on): ``unknown``, ``revoked`` or ``expired``."""
     # The user comes in the same query: every token request needs it next (g.user).
     token = db.session.scalar(select(ApiToken).options(joinedload(ApiToken.user))
-                              .where(ApiToken.token_hash == _hash(plaintext)).limit(1))
+                              .where(ApiToken.token_hash == digest(plaintext)).limit(1))
     if token is None:
         raise Unauthorized("invalid token: no token matches it (mistyped, or from another "
                            "server?)", reason="unknown")

@@ -56,10 +56,6 @@ def _may_have_login() -> bool:
         or app.config.get("REMEMBER_COOKIE_NAME", REMEMBER_COOKIE) in cookies)
 
 
-def bearer_token() -> str | None:
-    return core_identity.bearer_token(request.headers.get("Authorization"))
-
-
 def load_identity() -> None:
     # The request and g themselves, once: every use of their proxies looks them up again, and
     # this runs before every request.
@@ -73,7 +69,7 @@ def load_identity() -> None:
         ctx.identity = trusted
         _limit(trusted, outer=False)
     elif req.headers.get("Authorization"):
-        plaintext = bearer_token()
+        plaintext = core_identity.bearer_token(req.headers.get("Authorization"))
         if plaintext is None:
             raise Unauthorized("use 'Authorization: Bearer <token>'", reason="missing")
         # The person comes with a token read from the database; a token reused from the

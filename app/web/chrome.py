@@ -96,9 +96,9 @@ def _zone(name: str | None) -> ZoneInfo | None:
 
 def viewer_zone(studio: Any = None) -> ZoneInfo:
     """The person's own zone, else the studio's, else UTC: one zone for a whole page."""
-    # Asked once per time shown (sixty times on a team page): answered once per request for
-    # the same person and studio zone names, from ``g`` looked up once (each lookup through
-    # its proxy costs more than the rest of this function).
+    # Asked once per time shown: answered once per request for the same person and studio
+    # zone names, from ``g`` looked up once (each lookup through its proxy costs more than the
+    # rest of this function).
     store = g._get_current_object()
     user = getattr(store, "user", None)
     key = (getattr(user, "timezone", None), getattr(studio, "timezone", None))
@@ -119,10 +119,6 @@ def csrf_token() -> str:
     return str(token)
 
 
-def _plural(n: int, unit: str) -> str:
-    return f"{n} {unit}{'' if n == 1 else 's'}"
-
-
 def relative(moment: datetime, now: datetime | None = None) -> str:
     """"in 2 days", "3 hours ago", "just now"."""
     now = now or datetime.now(UTC)
@@ -137,7 +133,8 @@ def relative(moment: datetime, now: datetime | None = None) -> str:
                        (60 * 60 * 24 * 7, "week"), (60 * 60 * 24, "day"), (60 * 60, "hour"),
                        (60, "minute")):
         if seconds >= size * 0.95:
-            text = _plural(max(1, round(seconds / size)), unit)
+            count = max(1, round(seconds / size))
+            text = f"{count} {unit}{'' if count == 1 else 's'}"
             return f"in {text}" if future else f"{text} ago"
     return "just now"
 
@@ -170,7 +167,7 @@ def _time_tag(value: datetime, zone: ZoneInfo, shape: str) -> tuple[str, str]:
 def _render_zone(context: JinjaContext) -> ZoneInfo:
     """The viewer's zone for this render of a template: one zone per page, looked up once
     per render (kept on its EvalContext, which Jinja makes per render and lets extensions
-    extend), not once per time shown (seventy on a note page)."""
+    extend), not once per time shown."""
     found: ZoneInfo | None = getattr(context.eval_ctx, "harmonic_viewer_zone", None)
     if found is None:
         found = viewer_zone(getattr(context.get("ctx"), "studio", None))

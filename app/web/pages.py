@@ -11,6 +11,7 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
+from functools import lru_cache
 from typing import Any
 
 import yaml
@@ -179,16 +180,9 @@ def _action_block(act: Action) -> str:
 # A top-level entry's text does not depend on its neighbours (each starts at the margin), so a
 # head of text values is the concatenation of its entries, each dumped once per distinct value:
 # a page's path and title repeat from request to request, its timestamp for a second.
-_ENTRIES: dict[tuple[str, str], str] = {}
-
-
+@lru_cache(maxsize=4096)  # bounded: titles and paths are many over a process's life
 def _entry(key: str, value: str) -> str:
-    found = _ENTRIES.get((key, value))
-    if found is None:
-        if len(_ENTRIES) >= 4096:  # bounded: titles and paths are many over a process's life
-            _ENTRIES.clear()
-        found = _ENTRIES[(key, value)] = _yaml({key: value})
-    return found
+    return _yaml({key: value})
 
 
 def head_yaml(head: dict[str, Any]) -> str:

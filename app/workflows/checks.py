@@ -16,13 +16,12 @@ from jinja2 import TemplateError, meta
 from app.core import tool_catalog
 from app.workflows.document import Problem, join
 from app.workflows.schema import task_spec
-from app.workflows.templating import expand, parse, sql_template_problem
+from app.workflows.templating import TAG, expand, parse, sql_template_problem
 
 # Names a template may start from (``args`` only inside tools the model calls).
 CONTEXT_NAMES = ("workload", "input", "steps", "resources", "turns", "run", "args", "result",
                  "secrets", "mcp", "prompts", "context")
 MCP_SECTIONS = ("models", "tools", "resources", "prompts", "turns")
-_TAG = re.compile(r"\{\{.*?\}\}|\{%.*?%\}", re.S)
 _MCP_REF = re.compile(r"""(?<![\w.'"])mcp\.(\w+)(?:\.(\w+)|\[['"]([^'"]+)['"]\])?""")
 _PROMPT_REF = re.compile(r"""(?<![\w.'"])prompts(?:\.(\w+)|\[['"]([^'"]+)['"]\])""")
 
@@ -104,7 +103,7 @@ def reference_problems(value: Any, where: str, declared: dict[str, dict[str, int
     if isinstance(value, str):
         if "{{" not in value and "{%" not in value:
             return
-        for tag in _TAG.findall(expand(value)):
+        for tag in TAG.findall(expand(value)):
             for match in _MCP_REF.finditer(tag):
                 section, name = match.group(1), match.group(2) or match.group(3)
                 if section not in MCP_SECTIONS:

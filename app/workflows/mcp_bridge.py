@@ -14,21 +14,12 @@ from typing import Any
 from app.actions import ballot_secrecy
 from app.core.identity import Identity
 from app.mcp import harmonic  # noqa: F401  (registers navigate, execute_action, ...)
-from app.mcp.context import ClientRequestFailed, SessionState, ToolContext
+from app.mcp.context import QuietChannel, SessionState
 from app.mcp.registry import REGISTRY
 from app.mcp.server import McpServer
 
 _ids = itertools.count(1)
 _server: Any = None
-
-
-class _QuietChannel:
-    def notify(self, message: dict[str, Any]) -> None:
-        """Progress and log notifications have no listener in a queued step."""
-
-    def request(self, method: str, params: dict[str, Any], ctx: ToolContext,
-                timeout: float) -> dict[str, Any]:
-        raise ClientRequestFailed(f"{method} is not available to a workflow step")
 
 
 def _mcp_server() -> Any:
@@ -38,19 +29,9 @@ def _mcp_server() -> Any:
     return _server
 
 
-def tool_names() -> list[str]:
-    return sorted(_mcp_server().registry.tools)
-
-
 def tool_schema(name: str) -> dict[str, Any] | None:
     tool = _mcp_server().registry.tools.get(name)
     return dict(tool.input_schema) if tool else None
-
-
-def is_read_only(name: str, arguments: dict[str, Any] | None = None) -> bool:
-    """True when this call of tool ``name`` only reads, by the tool's declared effect."""
-    tool = _mcp_server().registry.tools.get(name)
-    return bool(tool and tool.call_effect(arguments or {}).read_only)
 
 
 def call_tool(name: str, arguments: dict[str, Any], identity: Identity | None,
@@ -64,12 +45,14 @@ def call_tool(name: str, arguments: dict[str, Any], identity: Identity | None,
         raise ValueError("a ballot is cast by its voter, not by a workflow step")
     server = _mcp_server()
     if name not in server.registry.tools:
-        raise LookupError(f"unknown MCP tool '{name}' (defined: {', '.join(tool_names())})")
+        raise LookupError(f"unknown MCP tool '{name}' "
+                          f"(defined: {', '.join(sorted(server.registry.tools))})")
     session = SessionState(session_id)
     session.initialized = True
     message = {"jsonrpc": "2.0", "id": next(_ids), "method": "tools/call",
                "params": {"name": name, "arguments": arguments}}
-    response = server.handle(message, session, _QuietChannel(), identity)
+    response = server.handle(message, session, QuietChannel("not available to a workflow step"),
+                             identity)
     if response is None:
         raise ValueError(f"{name} was cancelled")
     if "error" in response:

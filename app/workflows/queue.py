@@ -31,14 +31,13 @@ from sqlalchemy.exc import IntegrityError
 from app.core import changes
 from app.core.identity import Identity
 from app.models.base import utcnow
-from app.models.workflows import WorkflowEvent, WorkflowJob, WorkflowRun
+from app.models.workflows import WorkflowRun
 from app.workflows import bulk, wakeup
+from app.workflows.bulk import EVENTS, JOBS
 from app.workflows.engine import is_postgres, reading, transaction
 
 # Declarative models' __table__ is typed as any FromClause; these are plain Tables.
 RUNS = cast(Table, WorkflowRun.__table__)
-JOBS = cast(Table, WorkflowJob.__table__)
-EVENTS = cast(Table, WorkflowEvent.__table__)
 
 @dataclass
 class JobSpec:
@@ -106,7 +105,9 @@ def emit(conn: Connection, run_id: uuid.UUID, events: list[Event]) -> None:
         _append(conn, run_id, _lock_run(conn, run_id)[1], events)
 
 
-def _newest_seq(run_id: uuid.UUID) -> Any:
+def _newest_seq(run_id: uuid.UUID | Any) -> Any:
+    """The newest event seq of the run ``run_id`` (0 before its first event); given a column
+    (``RUNS.c.id``), of the run row in the statement (correlated)."""
     return select(func.coalesce(func.max(EVENTS.c.seq), 0)) \
         .where(EVENTS.c.run_id == run_id).scalar_subquery()
 
@@ -515,12 +516,6 @@ def _newest_seqs(conn: Connection, run_ids: list[uuid.UUID]) -> dict[uuid.UUID, 
     return {run_id: seq for run_id, seq in rows}
 
 
-def _newest_seq_of_run() -> Any:
-    """The newest event seq of the run row in the statement (correlated)."""
-    return select(func.coalesce(func.max(EVENTS.c.seq), 0)) \
-        .where(EVENTS.c.run_id == RUNS.c.id).scalar_subquery()
-
-
 @functools.cache
 def _take_statement() -> Any:
     """PostgreSQL: pick (skipping rows other workers hold), take and start in one statement.
@@ -532,7 +527,7 @@ def _take_statement() -> Any:
                    picked.c.worker_id.label("was_worker")).cte("taken")
     started = start.where(RUNS.c.id.in_(select(taken.c.run_id))) \
         .returning(*(c.label(f"run__{c.name}") for c in RUNS.c),
-                   _newest_seq_of_run().label("run__newest_seq")).cte("started")
+                   _newest_seq(RUNS.c.id).label("run__newest_seq")).cte("started")
     return select(taken, started).select_from(
         taken.outerjoin(started, started.c.run__id == taken.c.run_id))
 

@@ -53,7 +53,7 @@ _ENV.filters["tojson"] = _tojson
 RESULTS_ENV = ResultEnvironment(undefined=StrictUndefined, autoescape=False)
 RESULTS_ENV.filters["tojson"] = _tojson
 SINGLE = re.compile(r"^\s*\{\{(.*)\}\}\s*$", re.S)
-_TAG = re.compile(r"\{\{.*?\}\}|\{%.*?%\}", re.S)
+TAG = re.compile(r"\{\{.*?\}\}|\{%.*?%\}", re.S)
 # ``{ input: context.input }``: a bare key in a dict literal is a name, as in YAML or JavaScript.
 _BARE_KEY = re.compile(r"(?<!\{)([{,]\s*)([A-Za-z_]\w*)(\s*:(?!:))")
 _HYPHENATED = re.compile(r"(?<![\w.'\"\]])(mcp\.[A-Za-z_]\w*|prompts)\.([A-Za-z_]\w*(?:-\w+)+)")
@@ -72,7 +72,7 @@ def expand(template: str) -> str:
     """``template`` with hyphenated declared names turned into subscripts, inside tags only."""
     if "{" not in template:
         return template
-    return _TAG.sub(lambda m: _subscripts(m.group(0)), template)
+    return TAG.sub(lambda m: _subscripts(m.group(0)), template)
 
 
 def parse(template: str, env: SandboxedEnvironment = _ENV) -> Any:

@@ -35,7 +35,7 @@ from sqlalchemy import create_engine, event, select, text
 from sqlalchemy.exc import SQLAlchemyError
 from sqlalchemy.pool import NullPool
 
-from app.core import netpolicy, outbound
+from app.core import netpolicy, outbound, tool_catalog
 from app.core.dispatch import dispatch
 from app.core.identity import Identity
 from app.extensions import db
@@ -151,7 +151,8 @@ def _mcp(spec: dict[str, Any], call: Call) -> Output:
 
     if call.identity is None:
         raise StepError("this run has no user: start it as someone (e.g. --as <handle>)")
-    if mcp_bridge.is_read_only(str(name), arguments):
+    declared = tool_catalog.call_effect(str(name), arguments)
+    if declared is not None and declared.read_only:
         return effect()
     return _with_ledger(call, effect)
 
@@ -317,10 +318,7 @@ def _sql(spec: dict[str, Any], call: Call) -> Output:
     url = settings.get("WORKFLOWS_SQL_URL")
     if not url:
         raise StepError("sql tools need the WORKFLOWS_SQL_URL setting")
-    query = str(spec.get("query") or "").strip().rstrip(";")
-    lowered = query.lower()
-    if not (lowered.startswith("select") or lowered.startswith("with")) or ";" in query:
-        raise StepError("spec.query must be one SELECT statement")
+    query = _one_select(str(spec.get("query") or ""), "query")
     params = spec.get("params") or {}
     if not isinstance(params, dict):
         raise StepError("spec.params must be an object of :name values")
@@ -328,15 +326,12 @@ def _sql(spec: dict[str, Any], call: Call) -> Output:
         with _read_only_engine(url).connect() as conn:
             result = conn.execute(text(query), params)
             columns = list(result.keys())
-            rows = [dict(zip(columns, row, strict=True)) for row in result.fetchmany(MAX_ROWS)]
+            fetched = result.fetchmany(MAX_ROWS)
             conn.rollback()
     except SQLAlchemyError as exc:
         reason = str(getattr(exc, "orig", exc)).splitlines()[0]
         raise StepError(f"sql: {reason}") from None
-    rows = json.loads(json.dumps(rows, default=str))
-    return Output(value={"columns": columns, "rows": rows},
-                  text=json.dumps(rows, ensure_ascii=False)[:MAX_TEXT],
-                  summary={"rows": len(rows)})
+    return _rows(columns, fetched)
 
 
 def _rows(columns: list[str], fetched: Sequence[Any]) -> Output:
@@ -347,11 +342,11 @@ def _rows(columns: list[str], fetched: Sequence[Any]) -> Output:
                   summary={"rows": len(rows)})
 
 
-def _one_select(sql: str) -> str:
+def _one_select(sql: str, key: str = "sql") -> str:
     statement = sql.strip().rstrip(";").strip()
     head = statement.lower()
     if not (head.startswith("select") or head.startswith("with")) or ";" in statement:
-        raise StepError("spec.sql must be one SELECT statement")
+        raise StepError(f"spec.{key} must be one SELECT statement")
     return statement
 
 
@@ -364,10 +359,6 @@ def _postgres(spec: dict[str, Any], call: Call) -> Output:
     anyway) and no connection is pooled, so nothing of it outlives the step.
     """
     import psycopg  # lazy: the driver only for PostgreSQL
-    from psycopg.conninfo import (  # lazy: the driver only for PostgreSQL
-        conninfo_to_dict,
-        make_conninfo,
-    )
 
     dsn = str(spec.get("dsn") or "")
     if dsn.startswith("postgresql+"):
@@ -378,14 +369,8 @@ def _postgres(spec: dict[str, Any], call: Call) -> Output:
     params = spec.get("params") or {}
     if not isinstance(params, dict):
         raise StepError("spec.params must be an object of :name values")
-
-    try:
-        options = conninfo_to_dict(dsn).get("options") or ""
-        # Ours come last, so they win over any the DSN sets.
-        conninfo = make_conninfo(dsn, options=f"{options} -c default_transaction_read_only=on "
-                                              f"-c statement_timeout=10000".strip())
-    except psycopg.ProgrammingError:
-        raise StepError("spec.dsn is not a valid PostgreSQL DSN") from None
+    conninfo = pg_conninfo(dsn, "-c default_transaction_read_only=on -c statement_timeout=10000",
+                           "spec.dsn")
 
     def connect() -> Any:
         return psycopg.connect(conninfo, connect_timeout=10)
@@ -406,6 +391,22 @@ def _postgres(spec: dict[str, Any], call: Call) -> Output:
     finally:
         engine.dispose()
     return _rows(columns, fetched)
+
+
+def pg_conninfo(dsn: str, options: str, what: str) -> str:
+    """``dsn`` with the server ``options`` added after its own (so ours win), or StepError
+    saying that ``what`` is not a valid PostgreSQL DSN."""
+    import psycopg  # lazy: the driver only for PostgreSQL
+    from psycopg.conninfo import (  # lazy: the driver only for PostgreSQL
+        conninfo_to_dict,
+        make_conninfo,
+    )
+
+    try:
+        own = conninfo_to_dict(dsn).get("options") or ""
+        return make_conninfo(dsn, options=f"{own} {options}".strip())
+    except psycopg.ProgrammingError:
+        raise StepError(f"{what} is not a valid PostgreSQL DSN") from None
 
 
 # duckdb ------------------------------------------------------------------------------------

@@ -25,6 +25,7 @@ from app.mcp.registry import REGISTRY
 from app.models import User
 from app.services import studios
 from app.services.errors import DomainError, Forbidden, Invalid, NotFound, Unauthorized
+from app.web import loaders
 from app.web.auth import authorize
 from app.web.pages import Page, page
 from app.workflows import (
@@ -41,10 +42,6 @@ from app.workflows.v2.schema import SCHEMA as V2_SCHEMA
 
 bp = Blueprint("workflows", __name__)
 ABRIDGE_AT = 240  # characters of one value a run page shows in full
-
-
-def _index_loader(user: Any, **_: Any) -> Context:
-    return Context(page="workflows", path="/workflows", user=user, base_url=base_url())
 
 
 def _workflow_loader(user: Any, name: str, **_: Any) -> Context:
@@ -67,7 +64,7 @@ def _run_loader(user: Any, run_id: str, **_: Any) -> Context:
                    base_url=base_url())
 
 
-@page(bp, "workflows", "/workflows", _index_loader)
+@page(bp, "workflows", "/workflows", loaders.site_page("workflows", "/workflows"))
 def workflows_index(ctx: Context) -> Page:
     return Page(ctx, "Workflows", "workflows/index",
                 {"entries": catalog.entries(), "folder": catalog.folder().name},
@@ -277,7 +274,7 @@ def _register_mcp() -> None:
     # queue records them); those a worker in another process writes are noticed by ``watch``
     # and told to this process's listen streams too. A listen stream opened late is sent the
     # events it missed first (the backlog).
-    watch.on_new(lambda run_id: changes.deliver([events_uri(run_id)]))
+    watch.on_new(lambda run_id: changes.deliver([queue.events_uri(run_id)]))
     changes.add_backlog(_backlog)
 
 
@@ -332,9 +329,6 @@ def _backlog(uri: str, after: int, identity: Any) -> list[dict[str, Any]] | None
     except DomainError:
         return []  # not found, or not theirs: nothing to replay
     return event_lines(run["id"], after)
-
-
-events_uri = queue.events_uri
 
 
 def init_app(app: Flask) -> None:

@@ -10,6 +10,7 @@ import struct
 import pytest
 
 from app.floorplans import tools
+from app.floorplans.operations import operation_definitions
 from tests.helpers import action_names, parse_md
 
 PLAN = """floorplan
@@ -87,10 +88,10 @@ def test_a_plan_page_in_markdown_and_html(studio, client) -> None:  # type: igno
     assert response.status_code == 200
     front, body = parse_md(response.get_data(as_text=True))
     assert front["title"] == "Floorplan office"
-    expected = ["update_dsl"] + [d["name"] for d in tools.operation_definitions()]
+    expected = ["update_dsl"] + [d["name"] for d in operation_definitions()]
     assert [a["name"] for a in front["actions"]] == expected
     # Each generated action advertises the parameters of its operation definition.
-    for definition in tools.operation_definitions():
+    for definition in operation_definitions():
         advertised = next(a for a in front["actions"] if a["name"] == definition["name"])
         assert [p["name"] for p in advertised["params"]] == \
             list(definition["parameters"]["properties"])
@@ -125,7 +126,7 @@ def test_names_duplicates_and_the_starter_plan(studio) -> None:  # type: ignore[
 
 
 def test_every_operation_has_a_case() -> None:
-    assert set(CASES) == {d["name"] for d in tools.operation_definitions()}
+    assert set(CASES) == {d["name"] for d in operation_definitions()}
 
 
 @pytest.mark.parametrize("operation", sorted(CASES))

@@ -9,7 +9,7 @@ import struct
 import jsonschema
 import pytest
 
-from app.floorplans import tools
+from app.floorplans import schema_doc, schemas, tools
 from app.floorplans.language import GRAMMAR_PATH, Language
 from app.floorplans.operations import OPERATIONS, operation_definitions
 
@@ -20,7 +20,7 @@ OFFICE = """floorplan
 
 
 def check_output(tool: str, result: dict) -> None:
-    jsonschema.validate(result, tools.output_schema(tool))
+    jsonschema.validate(result, schemas.output_schema(tool))
 
 
 # ---------------------------------------------------------------- seed 002 scenarios
@@ -157,10 +157,10 @@ def test_bad_arguments_never_raise(tool: str, args) -> None:
 
 def test_schemas_are_valid_json_schemas_and_carry_the_grammar_enums() -> None:
     for tool in ("render_floorplan", "validate_floorplan", "modify_floorplan"):
-        assert tools.description(tool)
-        jsonschema.Draft202012Validator.check_schema(tools.input_schema(tool))
-        jsonschema.Draft202012Validator.check_schema(tools.output_schema(tool))
-    modify = tools.input_schema("modify_floorplan")
+        assert schemas.TOOL_DESCRIPTIONS[tool]
+        jsonschema.Draft202012Validator.check_schema(schemas.input_schema(tool))
+        jsonschema.Draft202012Validator.check_schema(schemas.output_schema(tool))
+    modify = schemas.input_schema("modify_floorplan")
     variants = {v["title"]: v for v in modify["properties"]["operations"]["items"]["oneOf"]}
     assert set(variants) == {op.name for op in OPERATIONS}
     walls = variants["update_walls"]["properties"]["params"]["properties"]
@@ -179,15 +179,15 @@ def test_a_wall_type_added_to_the_grammar_appears_everywhere() -> None:
     assert '"open"\n' in grammar
     language = Language.from_text(grammar.replace('"open"\n', '"open" | "glass"\n', 1))
     assert language.vocabulary.wall_types[-1] == "glass"
-    schema = tools.input_schema("modify_floorplan", language)
+    schema = schemas.input_schema("modify_floorplan", language)
     variants = {v["title"]: v for v in schema["properties"]["operations"]["items"]["oneOf"]}
     assert "glass" in variants["update_walls"]["properties"]["params"]["properties"]["left"]["enum"]
     assert "glass" in variants["add_room"]["properties"]["params"]["properties"]["walls"][
         "properties"]["top"]["enum"]
-    out_walls = tools.output_schema("render_floorplan", language)["$defs"]["room"][
+    out_walls = schemas.output_schema("render_floorplan", language)["$defs"]["room"][
         "properties"]["walls"]["properties"]["top"]["enum"]
     assert "glass" in out_walls
-    assert "`glass`" in tools.schema_markdown(language)
+    assert "`glass`" in schema_doc.schema_markdown(language)
     # and the new type works end to end through that language
     dsl = "floorplan floor f { room A at (0,0) size (4 x 4) walls [top: glass] }"
     assert tools.validate_floorplan({"dsl": dsl}, language)["valid"]
@@ -213,7 +213,7 @@ def test_operation_definitions_give_flat_parameters_for_page_actions() -> None:
 
 
 def test_schema_document_covers_the_language_and_its_examples_are_valid() -> None:
-    doc = tools.schema_markdown()
+    doc = schema_doc.schema_markdown()
     for needle in ("## Structure", "## Room clauses", "### Wall types", "`solid`", "`door`",
                    "`window`", "`open`", "composed of", "sub-room", "## Relative placement",
                    "## Connections", "`double-door`", "## Examples", "## Grammar (lark)",
@@ -246,7 +246,7 @@ def test_areas_per_room_and_total_over_floors() -> None:
 
 
 def test_apply_operation_with_flat_parameters() -> None:
-    defs = {d["name"]: d for d in tools.operation_definitions()}
+    defs = {d["name"]: d for d in operation_definitions()}
     params = {"target": "Office", "width": 11, "height": 9}
     jsonschema.validate(params, defs["resize_room"]["parameters"])
     out = tools.apply_operation(OFFICE, "resize_room", params)
@@ -256,7 +256,7 @@ def test_apply_operation_with_flat_parameters() -> None:
 
 
 def test_the_modify_input_schema_accepts_the_seed_operations_and_rejects_bad_ones() -> None:
-    schema = tools.input_schema("modify_floorplan")
+    schema = schemas.input_schema("modify_floorplan")
     good = {"dsl": OFFICE, "operations": [
         {"action": "add_room", "params": {"name": "Kitchen", "position": {"x": 0, "y": 14},
                                           "size": {"width": 10, "height": 8},

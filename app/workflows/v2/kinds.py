@@ -199,10 +199,6 @@ def _jsonable(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
 
 def _postgres(conf: dict[str, Any]) -> tuple[Any, dict[str, Any]]:
     import psycopg  # lazy: the driver only for PostgreSQL
-    from psycopg.conninfo import (  # lazy: the driver only for PostgreSQL
-        conninfo_to_dict,
-        make_conninfo,
-    )
     from psycopg.rows import dict_row  # lazy: the driver only for PostgreSQL
 
     name = conf.get("auth") or conf.get("credential")
@@ -211,11 +207,7 @@ def _postgres(conf: dict[str, Any]) -> tuple[Any, dict[str, Any]]:
     script = _script(conf)
     dsn = postgres_dsn(str(name))
     millis = max(1, settings.get_int("WORKFLOWS_SQL_SECONDS")) * 1000
-    try:
-        options = conninfo_to_dict(dsn).get("options") or ""
-        conninfo = make_conninfo(dsn, options=f"{options} -c statement_timeout={millis}".strip())
-    except psycopg.ProgrammingError:
-        raise StepError(f"credential '{name}' is not a valid PostgreSQL DSN") from None
+    conninfo = tools.pg_conninfo(dsn, f"-c statement_timeout={millis}", f"credential '{name}'")
     last: dict[str, Any] = {}
     try:
         with psycopg.connect(conninfo, connect_timeout=10, row_factory=dict_row) as conn:

@@ -86,10 +86,6 @@ def literal(value: Any, inside_quotes: bool) -> str:
     return escaped if inside_quotes else f"'{escaped}'"
 
 
-def _as_written(value: Any) -> str:
-    return str(value)
-
-
 # What SQL text is made of, to know where its end stands: whole literals, quoted identifiers,
 # dollar quotes and comments, or the start of one that is not closed yet (groups 2 to 6).
 _SCAN = re.compile(
@@ -139,7 +135,7 @@ def render_sql(template: str, scope: dict[str, Any], given: frozenset[str]) -> s
         if index in tainted:
             out.append(literal(value, _inside_literal("".join(out))))
         else:
-            out.append(_as_written(value))
+            out.append(str(value))
         at = match.end()
     out.append(text[at:])
     return "".join(out)
