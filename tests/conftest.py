@@ -61,6 +61,18 @@ DIRECTORY_MARKS = {"load": "slow", "faults": "slow", "bench": "slow", "fuzz": "s
                    "browser": "browser"}
 
 
+# The xdist_group of a module whose servers are module fixtures (one per database): its tests of
+# one backend run on one worker, so each server starts once, while its two backends' halves may
+# run on both workers at once (unlike the load and fault suites' groups, whose servers must not).
+PER_BACKEND = "per-backend"
+
+
+def module_group(name: str) -> list[pytest.MarkDecorator]:
+    """``pytestmark`` for such a module: group ``name``, split by backend (see PER_BACKEND)."""
+    return [pytest.mark.xdist_group(name), pytest.mark.xdist_group(PER_BACKEND)]
+
+
+@pytest.hookimpl(tryfirst=True)  # before pytest-xdist names the groups in the node ids
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     root = Path(__file__).parent
     for item in items:
@@ -74,6 +86,9 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         callspec = getattr(item, "callspec", None)
         if callspec is not None and callspec.params.get("database_url") == "postgresql":
             item.add_marker(pytest.mark.postgresql)  # bin/test --fast selects by it
+        if callspec is not None and any(mark.args == (PER_BACKEND,)
+                                        for mark in item.iter_markers("xdist_group")):
+            item.add_marker(pytest.mark.xdist_group(str(callspec.params["database_url"])))
         if "browser" in item.path.stem:  # test_browser.py, test_fp_browser.py, ...
             item.add_marker(pytest.mark.browser)
 

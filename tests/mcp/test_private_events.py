@@ -21,6 +21,7 @@ import httpx
 import pytest
 from flask import Flask
 
+from tests.conftest import module_group
 from tests.mcp.conftest import ACCEPT, INIT, Http, app_env, free_port, messages_of
 from tests.mcp.test_era_2026 import VERSION, meta
 from tests.mcp.test_get_stream import Listener, main_server
@@ -30,8 +31,8 @@ from tests.mcp.test_stdio import StdioProcess
 URI = "harmonic://page/studios/secret/note"
 UPDATED = "notifications/resources/updated"
 QUIET = 3.0  # seconds of silence that show an event was not delivered
-# One worker runs the module (``--dist loadgroup``), so its one server (``served``) starts once.
-pytestmark = pytest.mark.xdist_group("mcp-private-events")
+# One worker runs the module's tests of each database (``--dist loadgroup``): ``served`` starts once.
+pytestmark = module_group("mcp-private-events")
 
 
 @dataclass

@@ -18,12 +18,13 @@ import httpx
 import pytest
 from flask import Flask
 
+from tests.conftest import module_group
 from tests.helpers import open_studio, parse_md
 from tests.mcp.conftest import INIT, MCP_SERVER, ROOT, Http, app_env, gunicorn, gunicorns, node_env
 
-# One worker runs the whole module under ``--dist loadgroup``: its server pairs are module
-# fixtures, which each worker that ran some of its tests would otherwise start again.
-pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("mcp-processes")]
+# One worker runs the module's tests of each database (``--dist loadgroup``): its server pairs are
+# module fixtures, which each worker that ran some of its tests would otherwise start again.
+pytestmark = [pytest.mark.slow, *module_group("mcp-processes")]
 
 CONFORMANCE = "@modelcontextprotocol/conformance@0.1.16"
 # The 0.2 line is where the 2026-07-28 scenarios live (prereleases only so far).

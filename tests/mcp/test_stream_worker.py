@@ -16,12 +16,13 @@ import httpx
 import pytest
 from flask import Flask
 
+from tests.conftest import module_group
 from tests.load.harness import Server, serve_app
 from tests.mcp.conftest import Http
 from tests.mcp.test_http import _FlaskClient
 
-# One worker runs the module (``--dist loadgroup``), so its shared server starts once.
-pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("mcp-stream-worker")]
+# One worker runs the module's tests of each database (``--dist loadgroup``): one server start.
+pytestmark = [pytest.mark.slow, *module_group("mcp-stream-worker")]
 
 PAGE = "/studios/team/note"
 URI = "harmonic://page/studios/team/note"
