@@ -86,8 +86,11 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         callspec = getattr(item, "callspec", None)
         if callspec is not None and callspec.params.get("database_url") == "postgresql":
             item.add_marker(pytest.mark.postgresql)  # bin/test --fast selects by it
-        if callspec is not None and any(mark.args == (PER_BACKEND,)
-                                        for mark in item.iter_markers("xdist_group")):
+        if _uses_browser(item):  # one Chromium for them all (see _SharedChromium)
+            for group in module_group("browser"):
+                item.add_marker(group)
+        if callspec is not None and any(group.args == (PER_BACKEND,)
+                                        for group in item.iter_markers("xdist_group")):
             item.add_marker(pytest.mark.xdist_group(str(callspec.params["database_url"])))
         if "browser" in item.path.stem:  # test_browser.py, test_fp_browser.py, ...
             item.add_marker(pytest.mark.browser)
@@ -239,7 +242,9 @@ CHROMIUM = os.environ.get("HARMONIC_CHROMIUM", "/usr/bin/chromium")
 
 class _SharedChromium:
     """One Playwright driver and one Chromium, kept open from one test that uses them to the
-    next, and closed as soon as the next test to run does not use them.
+    next, and closed as soon as the next test to run does not use them. The tests that use them
+    form one xdist group per backend (``pytest_collection_modifyitems``), so each worker runs
+    them one after another and starts them about once per backend.
 
     Starting them costs seconds per test on a busy machine (the Playwright driver is a Node
     process that loads its whole bundle). They cannot simply live for the session: Playwright's

@@ -31,7 +31,7 @@ from tests.mcp.test_stdio import StdioProcess
 URI = "harmonic://page/studios/secret/note"
 UPDATED = "notifications/resources/updated"
 QUIET = 3.0  # seconds of silence that show an event was not delivered
-# One worker runs the module's tests of each database (``--dist loadgroup``): ``served`` starts once.
+# One worker runs the module's tests of each database (``--dist loadgroup``): one server start.
 pytestmark = module_group("mcp-private-events")
 
 
