@@ -61,6 +61,18 @@ DIRECTORY_MARKS = {"load": "slow", "faults": "slow", "bench": "slow", "fuzz": "s
                    "browser": "browser"}
 
 
+# The xdist_group of a module whose servers are module fixtures (one per database): its tests of
+# one backend run on one worker, so each server starts once, while its two backends' halves may
+# run on both workers at once (unlike the load and fault suites' groups, whose servers must not).
+PER_BACKEND = "per-backend"
+
+
+def module_group(name: str) -> list[pytest.MarkDecorator]:
+    """``pytestmark`` for such a module: group ``name``, split by backend (see PER_BACKEND)."""
+    return [pytest.mark.xdist_group(name), pytest.mark.xdist_group(PER_BACKEND)]
+
+
+@pytest.hookimpl(tryfirst=True)  # before pytest-xdist names the groups in the node ids
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     root = Path(__file__).parent
     for item in items:
@@ -74,6 +86,12 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         callspec = getattr(item, "callspec", None)
         if callspec is not None and callspec.params.get("database_url") == "postgresql":
             item.add_marker(pytest.mark.postgresql)  # bin/test --fast selects by it
+        if _uses_browser(item):  # one Chromium for them all (see _SharedChromium)
+            for group in module_group("browser"):
+                item.add_marker(group)
+        if callspec is not None and any(group.args == (PER_BACKEND,)
+                                        for group in item.iter_markers("xdist_group")):
+            item.add_marker(pytest.mark.xdist_group(str(callspec.params["database_url"])))
         if "browser" in item.path.stem:  # test_browser.py, test_fp_browser.py, ...
             item.add_marker(pytest.mark.browser)
 
@@ -224,7 +242,9 @@ CHROMIUM = os.environ.get("HARMONIC_CHROMIUM", "/usr/bin/chromium")
 
 class _SharedChromium:
     """One Playwright driver and one Chromium, kept open from one test that uses them to the
-    next, and closed as soon as the next test to run does not use them.
+    next, and closed as soon as the next test to run does not use them. The tests that use them
+    form one xdist group per backend (``pytest_collection_modifyitems``), so each worker runs
+    them one after another and starts them about once per backend.
 
     Starting them costs seconds per test on a busy machine (the Playwright driver is a Node
     process that loads its whole bundle). They cannot simply live for the session: Playwright's

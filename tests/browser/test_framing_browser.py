@@ -37,6 +37,7 @@ def other_site(live_server: str) -> Iterator[str]:
         server.server_close()
 
 
+@pytest.mark.one_backend  # the response's headers and the browser, not the database
 def test_a_page_of_ours_cannot_be_framed(page: Any, live_server: str, other_site: str) -> None:
     page.goto(f"{live_server}/login")
     assert page.locator("input[name=password]").count() == 1  # shown on its own

@@ -1,8 +1,7 @@
-"""Fault tests share the load suite's marker registration and its check that the grouping
-took effect."""
+"""Fault tests share the load suite's check that the grouping took effect (pyproject.toml
+registers the marker)."""
 
 from tests.load.conftest import (  # noqa: F401
     pytest_collection_finish,
-    pytest_configure,
     pytest_runtest_setup,
 )

@@ -1,5 +1,5 @@
 """The load and fault suites group their tests with ``xdist_group`` (so ``--dist loadgroup``
-keeps each group on one worker); registered here so plain runs know the marker too.
+keeps each group on one worker); pyproject.toml registers the marker, so plain runs know it too.
 
 The grouping is checked, not trusted: two groups that start their own servers on two workers at
 once overrun PostgreSQL's connections and both cores, and fail as flakes far from the cause.
@@ -11,11 +11,6 @@ grouped test that a worker collects without its suffix fails, saying so.
 from __future__ import annotations
 
 import pytest
-
-
-def pytest_configure(config: pytest.Config) -> None:
-    config.addinivalue_line("markers", "xdist_group(name): run in one xdist worker with "
-                                       "the rest of its group under --dist loadgroup")
 
 
 def ungrouped(items: list[pytest.Item]) -> list[str]:

@@ -49,28 +49,46 @@ def gunicorn(app: Flask, workers: int = 1, threads: int = 8, target: str = "wsgi
     """Serve ``target`` (the app) with gunicorn on a free loopback port, with bin/serve's worker
     class (gthread keeping kept-alive connections on their thread, GET /mcp streams on an event
     loop); yields the base URL."""
-    port = free_port()
-    cmd = [sys.executable, "-m", "gunicorn", "-b", f"127.0.0.1:{port}", "-k", WORKER_CLASS,
-           "--threads", str(threads), "-w", str(workers), "--graceful-timeout", "2", target]
-    proc = subprocess.Popen(cmd, cwd=ROOT, env=app_env(app, PORT=str(port), **env),
-                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-    url = f"http://127.0.0.1:{port}"
+    with gunicorns(app, dict(workers=workers, threads=threads, target=target, **env)) as urls:
+        yield urls[0]
+
+
+@contextmanager
+def gunicorns(app: Flask, *servers: dict[str, Any]) -> Iterator[list[str]]:
+    """Several servers as ``gunicorn`` serves one (each dict holds its arguments), all started
+    before any is waited for: their start-ups overlap instead of adding up. Yields their URLs."""
+    started: list[tuple[subprocess.Popen[bytes], str]] = []
     try:
-        # Generous: on a loaded two-core machine two workers booting the app can take a while.
+        for server in servers:
+            settings = dict(server)
+            workers, threads = settings.pop("workers", 1), settings.pop("threads", 8)
+            target = settings.pop("target", "wsgi:app")
+            port = free_port()
+            cmd = [sys.executable, "-m", "gunicorn", "-b", f"127.0.0.1:{port}", "-k",
+                   WORKER_CLASS, "--threads", str(threads), "-w", str(workers),
+                   "--graceful-timeout", "2", target]
+            started.append((subprocess.Popen(
+                cmd, cwd=ROOT, env=app_env(app, PORT=str(port), **settings),
+                stdout=subprocess.DEVNULL, stderr=subprocess.PIPE), f"http://127.0.0.1:{port}"))
+        # Generous: on a loaded two-core machine workers booting the app can take a while.
         deadline = time.monotonic() + 120
-        while True:
-            if proc.poll() is not None:
-                raise RuntimeError(proc.stderr.read().decode() if proc.stderr else "died")
-            try:
-                httpx.get(url + "/mcp", timeout=1)
-                break
-            except httpx.TransportError:
-                if time.monotonic() > deadline:
-                    raise
-                time.sleep(0.1)
-        yield url
+        for proc, url in started:
+            while True:
+                if proc.poll() is not None:
+                    raise RuntimeError(proc.stderr.read().decode() if proc.stderr else "died")
+                try:
+                    httpx.get(url + "/mcp", timeout=1)
+                    break
+                except httpx.TransportError:
+                    if time.monotonic() > deadline:
+                        raise
+                    time.sleep(0.1)
+        yield [url for _proc, url in started]
     finally:
-        stop(proc)
+        for proc, _url in started:  # all asked at once, so their graceful exits overlap too
+            proc.terminate()
+        for proc, _url in started:
+            stop(proc)
 
 
 def node_env() -> tuple[list[str], dict[str, str]]:

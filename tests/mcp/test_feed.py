@@ -15,7 +15,7 @@ import pytest
 from flask import Flask
 from sqlalchemy import insert, text
 
-from tests.mcp.conftest import ACCEPT, gunicorn
+from tests.mcp.conftest import ACCEPT, gunicorns
 
 VERSION = "2026-07-28"
 URI = "harmonic://page/studios/team/note"
@@ -43,7 +43,7 @@ def test_a_listen_stream_on_one_process_hears_a_change_made_through_another(
     headers = {"Accept": ACCEPT, "Content-Type": "application/json",
                "Authorization": f"Bearer {studio.token}", "MCP-Protocol-Version": VERSION,
                "Mcp-Method": "subscriptions/listen"}
-    with gunicorn(app) as first, gunicorn(app) as second, httpx.Client(timeout=60) as http:
+    with gunicorns(app, {}, {}) as (first, second), httpx.Client(timeout=60) as http:
         with http.stream("POST", first + "/mcp", json=_listen_body(URI),
                          headers=headers) as stream:
             heard: queue.Queue[dict[str, Any]] = queue.Queue()

@@ -15,13 +15,13 @@ import threading
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 import httpx
 import pytest
 from flask import Flask
 
+from tests.conftest import module_group
 from tests.mcp.conftest import ACCEPT, INIT, Http, app_env, free_port, messages_of
 from tests.mcp.test_era_2026 import VERSION, meta
 from tests.mcp.test_get_stream import Listener, main_server
@@ -31,6 +31,8 @@ from tests.mcp.test_stdio import StdioProcess
 URI = "harmonic://page/studios/secret/note"
 UPDATED = "notifications/resources/updated"
 QUIET = 3.0  # seconds of silence that show an event was not delivered
+# One worker runs the module's tests of each database (``--dist loadgroup``): one server start.
+pytestmark = module_group("mcp-private-events")
 
 
 @dataclass
@@ -38,6 +40,16 @@ class Secret:
     alice: Any  # the studio's admin
     bob: Any  # a member (invited by alice)
     carol: Any  # signed in, no member
+
+
+@pytest.fixture(scope="module")
+def served(app: Flask, tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """One ``bin/serve`` for the module's GET /mcp stream tests (per database): each test
+    makes its own people, tokens and sessions, and the server keeps nothing of a test but the
+    change feed's cursor, which never goes back (ids are not reused)."""
+    with main_server(app, tmp_path_factory.mktemp("serve"), free_port(),
+                     HARMONIC_STREAM_KEEPALIVE="1") as url:
+        yield url
 
 
 @pytest.fixture
@@ -154,81 +166,81 @@ def _silent(listener: Listener, seconds: float = QUIET) -> bool:
 
 @pytest.mark.slow
 def test_a_replay_from_zero_carries_nothing_from_before_the_subscription_or_outside_the_studio(
-        app: Flask, client, secret: Secret, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+        served: str, client, secret: Secret) -> None:  # type: ignore[no-untyped-def]
     _note(secret, "History one")
     _note(secret, "History two")
     bob = _session(client, secret.bob)
     assert bob.call("resources/subscribe", {"uri": URI})["result"] == {}
     carol = _session(client, secret.carol)
-    with main_server(app, tmp_path, free_port(), HARMONIC_STREAM_KEEPALIVE="1") as url:
-        member = Listener(url, bob, last_event_id=0)
-        try:
-            assert member.response.status_code == 200
-            # Nothing of the studio's history to the member who subscribed after it.
-            assert _silent(member)
-            _note(secret, "Live")
-            event_id, message = member.event()
-            assert message["params"]["uri"] == URI
-        finally:
-            member.close()
-        # Reconnecting from zero gives bob the one event since he subscribed, and nothing else.
-        again = Listener(url, bob, last_event_id=0)
-        try:
-            assert again.event()[0] == event_id
-            assert _silent(again)
-        finally:
-            again.close()
-        # carol's subscription was refused: her stream, from zero, carries nothing of it.
-        assert "error" in carol.call("resources/subscribe", {"uri": URI})
-        outsider = Listener(url, carol, last_event_id=0)
-        try:
-            assert outsider.response.status_code == 200
-            _note(secret, "Live again")
-            assert _silent(outsider)
-        finally:
-            outsider.close()
+    url = served
+    member = Listener(url, bob, last_event_id=0)
+    try:
+        assert member.response.status_code == 200
+        # Nothing of the studio's history to the member who subscribed after it.
+        assert _silent(member)
+        _note(secret, "Live")
+        event_id, message = member.event()
+        assert message["params"]["uri"] == URI
+    finally:
+        member.close()
+    # Reconnecting from zero gives bob the one event since he subscribed, and nothing else.
+    again = Listener(url, bob, last_event_id=0)
+    try:
+        assert again.event()[0] == event_id
+        assert _silent(again)
+    finally:
+        again.close()
+    # carol's subscription was refused: her stream, from zero, carries nothing of it.
+    assert "error" in carol.call("resources/subscribe", {"uri": URI})
+    outsider = Listener(url, carol, last_event_id=0)
+    try:
+        assert outsider.response.status_code == 200
+        _note(secret, "Live again")
+        assert _silent(outsider)
+    finally:
+        outsider.close()
 
 
 @pytest.mark.slow
 def test_a_stream_tells_a_removed_member_nothing_more_live_or_replayed(
-        app: Flask, client, secret: Secret, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+        served: str, client, secret: Secret) -> None:  # type: ignore[no-untyped-def]
     bob = _session(client, secret.bob)
     assert bob.call("resources/subscribe", {"uri": URI})["result"] == {}
-    with main_server(app, tmp_path, free_port(), HARMONIC_STREAM_KEEPALIVE="1") as url:
-        stream = Listener(url, bob)
-        try:
-            _note(secret, "While a member")
-            heard, _message = stream.event()
-            _remove_bob(secret)
-            _note(secret, "After the removal")
-            assert _silent(stream)
-        finally:
-            stream.close()
-        replayed = Listener(url, bob, last_event_id=heard - 1)
-        try:  # what he was told while a member is not his to read again now
-            assert _silent(replayed)
-        finally:
-            replayed.close()
+    url = served
+    stream = Listener(url, bob)
+    try:
+        _note(secret, "While a member")
+        heard, _message = stream.event()
+        _remove_bob(secret)
+        _note(secret, "After the removal")
+        assert _silent(stream)
+    finally:
+        stream.close()
+    replayed = Listener(url, bob, last_event_id=heard - 1)
+    try:  # what he was told while a member is not his to read again now
+        assert _silent(replayed)
+    finally:
+        replayed.close()
 
 
 @pytest.mark.slow
 def test_a_stream_ends_when_its_token_is_revoked(
-        app: Flask, client, secret: Secret, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+        served: str, client, secret: Secret) -> None:  # type: ignore[no-untyped-def]
     bob = _session(client, secret.bob)
     assert bob.call("resources/subscribe", {"uri": URI})["result"] == {}
-    with main_server(app, tmp_path, free_port(), HARMONIC_STREAM_KEEPALIVE="1") as url:
-        stream = Listener(url, bob)
-        try:
-            revoked = secret.bob.act("/u/bob/settings/tokens", "revoke_api_token",
-                                     token_id=secret.bob.token[:12])
-            assert revoked.status_code == 200, revoked.get_data(as_text=True)
-            time.sleep(1.5)  # the server process keeps a resolved token up to a second
-            _note(secret, "After the revocation")
-            while (item := stream.items.get(timeout=60)) == "comment":
-                pass
-            assert item == "closed", item  # nothing told: the stream ended
-        finally:
-            stream.close()
+    url = served
+    stream = Listener(url, bob)
+    try:
+        revoked = secret.bob.act("/u/bob/settings/tokens", "revoke_api_token",
+                                 token_id=secret.bob.token[:12])
+        assert revoked.status_code == 200, revoked.get_data(as_text=True)
+        time.sleep(1.5)  # the server process keeps a resolved token up to a second
+        _note(secret, "After the revocation")
+        while (item := stream.items.get(timeout=60)) == "comment":
+            pass
+        assert item == "closed", item  # nothing told: the stream ended
+    finally:
+        stream.close()
 
 
 # -- 2026-07-28: subscriptions/listen over HTTP --------------------------------------------------

@@ -18,10 +18,13 @@ import httpx
 import pytest
 from flask import Flask
 
+from tests.conftest import module_group
 from tests.helpers import open_studio, parse_md
-from tests.mcp.conftest import INIT, MCP_SERVER, ROOT, Http, app_env, gunicorn, node_env
+from tests.mcp.conftest import INIT, MCP_SERVER, ROOT, Http, app_env, gunicorn, gunicorns, node_env
 
-pytestmark = pytest.mark.slow
+# One worker runs the module's tests of each database (``--dist loadgroup``): its server pairs are
+# module fixtures, which each worker that ran some of its tests would otherwise start again.
+pytestmark = [pytest.mark.slow, *module_group("mcp-processes")]
 
 CONFORMANCE = "@modelcontextprotocol/conformance@0.1.16"
 # The 0.2 line is where the 2026-07-28 scenarios live (prereleases only so far).
@@ -36,14 +39,14 @@ PROFILE = {"HARMONIC_MCP_AUTH": "off", "HARMONIC_MCP_CONFORMANCE": "1", "HOST": 
 @pytest.fixture(scope="module")
 def conformance_pair(app: Flask) -> Iterator[tuple[str, str]]:
     """Two servers on one database with the conformance profile: A has 2 workers, B one."""
-    with gunicorn(app, workers=2, **PROFILE) as a, gunicorn(app, workers=1, **PROFILE) as b:
+    with gunicorns(app, {**PROFILE, "workers": 2}, {**PROFILE, "workers": 1}) as (a, b):
         yield a, b
 
 
 @pytest.fixture(scope="module")
 def server_pair(app: Flask) -> Iterator[tuple[str, str]]:
     """Two ordinary servers (tokens required) on one database."""
-    with gunicorn(app) as a, gunicorn(app) as b:
+    with gunicorns(app, {}, {}) as (a, b):
         yield a, b
 
 

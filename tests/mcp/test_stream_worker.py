@@ -8,6 +8,7 @@ from __future__ import annotations
 import asyncio
 import json
 import socket
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -15,15 +16,25 @@ import httpx
 import pytest
 from flask import Flask
 
+from tests.conftest import module_group
 from tests.load.harness import Server, serve_app
 from tests.mcp.conftest import Http
 from tests.mcp.test_http import _FlaskClient
 
-pytestmark = pytest.mark.slow
+# One worker runs the module's tests of each database (``--dist loadgroup``): one server start.
+pytestmark = [pytest.mark.slow, *module_group("mcp-stream-worker")]
 
 PAGE = "/studios/team/note"
 URI = "harmonic://page/studios/team/note"
 UPDATED = "notifications/resources/updated"
+
+
+@pytest.fixture(scope="module")
+def plain_server(app: Flask, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
+    """bin/serve with two pool threads and its default settings, for the module's tests that
+    change none (per database): each makes its own people, tokens and sessions."""
+    with serve_app(app, tmp_path_factory.mktemp("serve"), threads=2) as server:
+        yield server
 
 
 def _updated_uri(message: Any) -> str | None:
@@ -41,7 +52,7 @@ def _create_note(url: str, token: str, title: str) -> None:
 
 
 def test_the_sdk_client_hears_an_update_on_its_get_stream(
-        app: Flask, studio, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+        plain_server: Server, studio) -> None:  # type: ignore[no-untyped-def]
     import httpx2
     from mcp import Client
     from mcp.client.streamable_http import streamable_http_client
@@ -77,8 +88,7 @@ def test_the_sdk_client_hears_an_update_on_its_get_stream(
                 assert "GET" in sent
                 assert heard == [URI]
 
-    with serve_app(app, tmp_path, threads=2) as server:
-        asyncio.run(scenario(server.url))
+    asyncio.run(scenario(plain_server.url))
 
 
 STREAMS = 50
@@ -137,15 +147,15 @@ def test_many_open_streams_hold_no_pool_thread(app: Flask, studio, tmp_path: Pat
 
 
 def test_a_get_without_event_stream_and_other_paths_stay_with_flask(
-        app: Flask, studio, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
-    with serve_app(app, tmp_path, threads=2) as server:
-        headers = {"Authorization": f"Bearer {studio.token}"}
-        plain = httpx.get(server.url + "/mcp", headers={**headers, "Accept": "application/json"})
-        assert plain.status_code == 405  # Flask's answer: not a stream request
-        assert "text/event-stream" in plain.text
-        health = httpx.get(server.url + "/healthz", headers={"Accept": "text/event-stream"})
-        assert health.status_code == 200  # only /mcp is handed over
-        assert health.json()
+        plain_server: Server, studio) -> None:  # type: ignore[no-untyped-def]
+    server = plain_server
+    headers = {"Authorization": f"Bearer {studio.token}"}
+    plain = httpx.get(server.url + "/mcp", headers={**headers, "Accept": "application/json"})
+    assert plain.status_code == 405  # Flask's answer: not a stream request
+    assert "text/event-stream" in plain.text
+    health = httpx.get(server.url + "/healthz", headers={"Accept": "text/event-stream"})
+    assert health.status_code == 200  # only /mcp is handed over
+    assert health.json()
 
 
 def _raw_exchange(url: str, request: bytes) -> bytes:
@@ -160,36 +170,36 @@ def _raw_exchange(url: str, request: bytes) -> bytes:
 
 
 def test_a_handed_over_stream_is_framed_as_http_1_1_and_closed(
-        app: Flask, studio, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+        plain_server: Server, studio) -> None:  # type: ignore[no-untyped-def]
     """Read by h11 as a client reads it: a chunked response, Connection: close, a whole body,
     then the server closes the connection. An HTTP/1.0 client reads no chunked body: its
     GET /mcp stays with Flask (405)."""
     import h11
 
-    with serve_app(app, tmp_path, threads=2) as server:
-        client = h11.Connection(h11.CLIENT)
-        host = server.url.removeprefix("http://")
-        request = client.send(h11.Request(method="GET", target="/mcp", headers=[
-            ("Host", host), ("Accept", "text/event-stream"),
-            ("Authorization", f"Bearer {studio.token}")]))
-        client.receive_data(_raw_exchange(server.url, request))
-        client.receive_data(b"")  # the server closed the connection
-        response = client.next_event()
-        assert isinstance(response, h11.Response)
-        headers = dict(response.headers)
-        assert (response.status_code, headers[b"transfer-encoding"], headers[b"connection"]) \
-            == (400, b"chunked", b"close")  # no Mcp-Session-Id: the stream app's refusal
-        body = b""
-        while isinstance(event := client.next_event(), h11.Data):
-            body += event.data
-        assert isinstance(event, h11.EndOfMessage)
-        assert json.loads(body)["error"]["data"]["reason"] == "no_session"
-        assert isinstance(client.next_event(), h11.ConnectionClosed)
+    server = plain_server
+    client = h11.Connection(h11.CLIENT)
+    host = server.url.removeprefix("http://")
+    request = client.send(h11.Request(method="GET", target="/mcp", headers=[
+        ("Host", host), ("Accept", "text/event-stream"),
+        ("Authorization", f"Bearer {studio.token}")]))
+    client.receive_data(_raw_exchange(server.url, request))
+    client.receive_data(b"")  # the server closed the connection
+    response = client.next_event()
+    assert isinstance(response, h11.Response)
+    headers = dict(response.headers)
+    assert (response.status_code, headers[b"transfer-encoding"], headers[b"connection"]) \
+        == (400, b"chunked", b"close")  # no Mcp-Session-Id: the stream app's refusal
+    body = b""
+    while isinstance(event := client.next_event(), h11.Data):
+        body += event.data
+    assert isinstance(event, h11.EndOfMessage)
+    assert json.loads(body)["error"]["data"]["reason"] == "no_session"
+    assert isinstance(client.next_event(), h11.ConnectionClosed)
 
-        old = _raw_exchange(server.url, (
-            f"GET /mcp HTTP/1.0\r\nHost: {host}\r\nAccept: text/event-stream\r\n"
-            f"Authorization: Bearer {studio.token}\r\n\r\n").encode())
-        assert old.startswith(b"HTTP/1.0 405 "), old[:200]
+    old = _raw_exchange(server.url, (
+        f"GET /mcp HTTP/1.0\r\nHost: {host}\r\nAccept: text/event-stream\r\n"
+        f"Authorization: Bearer {studio.token}\r\n\r\n").encode())
+    assert old.startswith(b"HTTP/1.0 405 "), old[:200]
 
 
 def test_handed_over_streams_leave_gunicorns_count_of_connections(

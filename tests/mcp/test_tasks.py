@@ -24,7 +24,7 @@ from flask import Flask
 from pydantic import ConfigDict, Field, TypeAdapter
 
 from tests.mcp.clients import text_of
-from tests.mcp.conftest import gunicorn
+from tests.mcp.conftest import gunicorns
 
 pytestmark = pytest.mark.slow
 
@@ -142,7 +142,7 @@ async def sdk(base: str, token: str, seen: list[dict[str, Any]]) -> AsyncIterato
 @pytest.fixture(scope="module")
 def task_pair(app: Flask) -> Any:
     """Two servers on one database, each with its in-process queue worker."""
-    with gunicorn(app, WORKFLOWS_WORKER="on") as a, gunicorn(app, WORKFLOWS_WORKER="on") as b:
+    with gunicorns(app, {"WORKFLOWS_WORKER": "on"}, {"WORKFLOWS_WORKER": "on"}) as (a, b):
         yield a, b
 
 

@@ -17,7 +17,7 @@ import pytest
 from flask import Flask
 
 from tests.mcp.clients import TRANSPORTS, over, text_of
-from tests.mcp.conftest import gunicorn
+from tests.mcp.conftest import gunicorns
 from tests.mcp.test_tasks import EXTENSION, finished, sdk, task_cancel, task_get
 
 pytestmark = pytest.mark.slow
@@ -28,7 +28,7 @@ CHECK = {"workflow": "studio-check", "inputs": {"studio": "team"}}
 @pytest.fixture(scope="module")
 def idle_pair(app: Flask) -> Any:
     """Two servers on one database, neither working the queue."""
-    with gunicorn(app, WORKFLOWS_WORKER="off") as a, gunicorn(app, WORKFLOWS_WORKER="off") as b:
+    with gunicorns(app, {"WORKFLOWS_WORKER": "off"}, {"WORKFLOWS_WORKER": "off"}) as (a, b):
         yield a, b
 
 

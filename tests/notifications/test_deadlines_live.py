@@ -19,7 +19,7 @@ import pytest
 from flask import Flask
 
 from tests.helpers import join_studio, parse_md
-from tests.mcp.conftest import gunicorn
+from tests.mcp.conftest import gunicorns
 from tests.notifications.receivers import Receiver, sha256_signature_ok
 from tests.notifications.test_mail import (
     REPLY_DOMAIN,
@@ -87,7 +87,7 @@ def test_a_deadline_closes_by_itself_once_across_processes(  # type: ignore[no-u
     bob_auth = {"Authorization": f"Bearer {bob.token}", "Accept": "application/json"}
     workers = [start_worker(app, tmp_path, f"w{i}", **settings) for i in (1, 2)]
     try:
-        with gunicorn(app, **settings) as one, gunicorn(app, **settings) as two:
+        with gunicorns(app, settings, settings) as (one, two):
             made = httpx.post(one + "/studios/team/decide/actions/create_decision",
                               json={"question": "Ship it?", "options": ["Yes", "No"],
                                     "deadline": "2d"}, headers=alice_auth, timeout=30)

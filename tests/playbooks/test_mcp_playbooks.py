@@ -88,7 +88,7 @@ def test_an_idle_teach_session_expires_and_a_left_one_can_be_stopped(  # type: i
         version: str, monkeypatch: pytest.MonkeyPatch) -> None:
     open_client = opener(transport, mode, request, app)
     # Expiry off while the client starts and leaves (a stdio process may take a while to exit
-    # on a busy machine), then one second: the page read after 1.5 s finds it idle.
+    # on a busy machine), then a fifth of a second: the page read after 0.7 s finds it idle.
     monkeypatch.setitem(app.config, "PLAYBOOK_TEACH_IDLE", "off")
 
     async def start(name: str) -> str:
@@ -100,8 +100,8 @@ def test_an_idle_teach_session_expires_and_a_left_one_can_be_stopped(  # type: i
     idle = run(lambda: start("left-idle"))
     front, _ = parse_md(studio.get(f"/playbooks/{idle}").get_data(as_text=True))
     assert "stop_teach" in [a["name"] for a in front["actions"]]
-    monkeypatch.setitem(app.config, "PLAYBOOK_TEACH_IDLE", "1")
-    time.sleep(1.5)
+    monkeypatch.setitem(app.config, "PLAYBOOK_TEACH_IDLE", "0.2")
+    time.sleep(0.7)
     front, body = parse_md(studio.get(f"/playbooks/{idle}").get_data(as_text=True))
     assert "stop_teach" not in [a["name"] for a in front["actions"]]
     assert "| teaching |" not in body

@@ -10,7 +10,7 @@ import pytest
 import redis
 from flask import Flask
 
-from tests.mcp.conftest import gunicorn
+from tests.mcp.conftest import gunicorns
 
 pytestmark = pytest.mark.slow
 
@@ -32,7 +32,7 @@ def test_the_second_process_refuses_once_the_shared_budget_is_spent(
     settings = {"HARMONIC_RATE_LIMIT_STORAGE": REDIS, "HARMONIC_RATE_LIMIT_PREFIX": prefix,
                 "HARMONIC_RATE_LIMIT": "1", "HARMONIC_RATE_BURST": "3"}
     headers = {"Authorization": f"Bearer {studio.token}", "Accept": "application/json"}
-    with gunicorn(app, **settings) as first, gunicorn(app, **settings) as second:
+    with gunicorns(app, settings, settings) as (first, second):
         spent = [httpx.get(first + "/studios", headers=headers).status_code for _ in range(3)]
         assert spent == [200, 200, 200]
         refused = httpx.get(second + "/studios", headers=headers)
