@@ -70,6 +70,23 @@ def wait_until_healthy(url: str, proc: subprocess.Popen, what: str,  # type: ign
         time.sleep(0.1)
 
 
+def wait_until_answering(url: str, deadline: float,
+                         proc: subprocess.Popen | None = None) -> None:  # type: ignore[type-arg]
+    """Poll ``GET url`` until the server answers at all (any status); RuntimeError with its
+    stderr if ``proc`` dies, the last transport error once ``time.monotonic()`` passes
+    ``deadline``."""
+    while True:
+        if proc is not None and proc.poll() is not None:
+            raise RuntimeError(proc.stderr.read().decode() if proc.stderr else "died")
+        try:
+            httpx.get(url, timeout=1)
+            return
+        except httpx.TransportError:
+            if time.monotonic() > deadline:
+                raise
+            time.sleep(0.1)
+
+
 def stop(proc: subprocess.Popen, grace: float = 10) -> None:  # type: ignore[type-arg]
     """Ask a server process to stop, and kill it if it has not within ``grace`` seconds."""
     proc.terminate()

@@ -27,6 +27,7 @@ import pytest
 from flask import Flask
 from sqlalchemy import select
 
+from tests.helpers import wait_until_answering
 from tests.load.harness import LONG, McpSession, Server, Stats, populate, serve_app
 from tests.mcp.conftest import free_port
 
@@ -167,7 +168,9 @@ def test_every_subscriber_hears_every_change_exactly_once(app: Flask, tmp_path: 
     with serve_app(app, tmp_path, workers=2, **own[0], **settings) as a, \
             serve_app(app, tmp_path, workers=2, **own[1], **settings) as b:
         streams = [f"http://127.0.0.1:{port}" for port in ports] or [a.url, b.url]
-        _wait_up(streams)
+        deadline = time.monotonic() + 60
+        for url in streams:
+            wait_until_answering(url + "/mcp", deadline)
         before = {**_rss(a), **_rss(b)}
         started = time.perf_counter()
         subscribers, sent, stats = asyncio.run(_scenario([a, b], streams, tokens, changer))
@@ -191,19 +194,6 @@ def test_every_subscriber_hears_every_change_exactly_once(app: Flask, tmp_path: 
           f"p99 {p99 * 1000:.0f} ms")
     print("RSS KiB at start -> end: " + ", ".join(
         f"{name} {before.get(name, 0)} -> {after.get(name, 0)}" for name in sorted(after)))
-
-
-def _wait_up(streams: list[str]) -> None:
-    deadline = time.monotonic() + 60
-    for url in streams:
-        while True:
-            try:
-                httpx.get(url + "/mcp", timeout=2)
-                break
-            except httpx.TransportError:
-                if time.monotonic() > deadline:
-                    raise
-                time.sleep(0.1)
 
 
 def _event_ids(app: Flask) -> list[int]:

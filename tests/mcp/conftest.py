@@ -18,7 +18,7 @@ import pytest
 from flask import Flask
 
 from app.mcp.stream_worker import WORKER_CLASS
-from tests.helpers import stop
+from tests.helpers import stop, wait_until_answering
 
 ROOT = Path(__file__).resolve().parents[2]
 MCP_SERVER = ROOT / "bin" / "mcp-server"
@@ -73,16 +73,7 @@ def gunicorns(app: Flask, *servers: dict[str, Any]) -> Iterator[list[str]]:
         # Generous: on a loaded two-core machine workers booting the app can take a while.
         deadline = time.monotonic() + 120
         for proc, url in started:
-            while True:
-                if proc.poll() is not None:
-                    raise RuntimeError(proc.stderr.read().decode() if proc.stderr else "died")
-                try:
-                    httpx.get(url + "/mcp", timeout=1)
-                    break
-                except httpx.TransportError:
-                    if time.monotonic() > deadline:
-                        raise
-                    time.sleep(0.1)
+            wait_until_answering(url + "/mcp", deadline, proc)
         yield [url for _proc, url in started]
     finally:
         for proc, _url in started:  # all asked at once, so their graceful exits overlap too

@@ -24,7 +24,7 @@ import httpx
 import pytest
 from flask import Flask
 
-from tests.helpers import stop
+from tests.helpers import stop, wait_until_answering
 from tests.load.harness import serve_app
 from tests.mcp.conftest import ROOT, Http, app_env, free_port
 from tests.mcp.test_http import _FlaskClient
@@ -43,17 +43,7 @@ def stream_server(app: Flask, port: int, **env: str) -> Iterator[str]:
                             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     url = f"http://127.0.0.1:{port}"
     try:
-        deadline = time.monotonic() + 120
-        while True:
-            if proc.poll() is not None:
-                raise RuntimeError(proc.stderr.read().decode() if proc.stderr else "died")
-            try:
-                httpx.get(url + "/", timeout=1)
-                break
-            except httpx.TransportError:
-                if time.monotonic() > deadline:
-                    raise
-                time.sleep(0.1)
+        wait_until_answering(url + "/", time.monotonic() + 120, proc)
         yield url
     finally:
         stop(proc)
