@@ -23,8 +23,11 @@ answers in-process), the queries run one after another.
 
 A statement built once, when its module loads, and read on every call (an MCP session's row)
 is marked ``built_once``: read alone, it runs on the driver's cursor the same way, compiled
-once per database, on both databases. ``HARMONIC_DB_PIPELINE = False`` turns off both ways
-past Core (a statement counter listening to the engine's events sees every statement then).
+once per database, on both databases, on a connection of an engine beside the app's
+(``app.db.beside``) whose connections read in autocommit and go back to their pool with
+nothing to reset; the app pool's connections are set for writing and reset at each return.
+``HARMONIC_DB_PIPELINE = False`` turns off both ways past Core (a statement counter listening
+to the engine's events sees every statement then).
 """
 
 from __future__ import annotations
@@ -35,10 +38,11 @@ from contextlib import contextmanager
 from typing import Any, Generic, NamedTuple, TypeVar, overload
 
 from flask import current_app
-from sqlalchemy import Executable
-from sqlalchemy.engine import Connection, Dialect, result_tuple
+from sqlalchemy import Executable, create_engine
+from sqlalchemy.engine import Connection, Dialect, Engine, result_tuple
 from sqlalchemy.orm import Session
 
+from app.db.beside import Beside
 from app.db.session import in_reading_transaction, reading_engine, reads_alone_now
 from app.extensions import db
 
@@ -92,10 +96,14 @@ def read(query: Query[T]) -> T:
     """Run one query; its answer."""
     if query.statement is None:
         return query.answer([])
+    if id(query.statement) in _BUILT_ONCE and reads_alone_now() and _past_core():
+        found = _beside(query)
+        if found is not None:
+            return query.answer(found)
     if _selects_entities(query.statement):
         return query.answer(_ready_session().execute(query.statement, query.params).all())
-    with _connection() as (connection, alone):
-        return query.answer(_column_rows(connection, alone, query))
+    with _connection() as (connection, _alone):
+        return query.answer(connection.execute(query.statement, query.params).all())
 
 
 def built_once(statement: S) -> S:
@@ -122,35 +130,48 @@ def _past_core() -> bool:
     return bool(current_app.config.get("HARMONIC_DB_PIPELINE", True))
 
 
-def _column_rows(connection: Connection, alone: bool, query: Query[Any]) -> Sequence[Any]:
-    """The rows of a column statement: on the driver's cursor if it is ``built_once`` and read
-    alone, else (and if the driver failed: Core reports the error) through Core."""
-    if alone and id(query.statement) in _BUILT_ONCE and _past_core():
-        found = _on_driver(connection, query)
-        if found is not None:
-            return found
-    assert query.statement is not None
-    return connection.execute(query.statement, query.params).all()
-
-
-def _on_driver(connection: Connection, query: Query[Any]) -> list[Any] | None:
-    """The rows of ``query`` (a ``built_once`` statement), run on the driver's cursor of
-    ``connection`` (in autocommit: a failed statement spoils no transaction): SQLAlchemy
-    compiles it (once per database), its types convert the values both ways, and the rows are
-    SQLAlchemy ``Row``s, as Core makes them. None if the driver failed."""
-    dialect = connection.dialect
-    found = _compiled(query.statement, dialect)
-    driver = connection.connection.driver_connection
-    if found is None or driver is None:
-        return None
-    cursor = driver.cursor()
+def _beside(query: Query[Any]) -> list[Any] | None:
+    """The rows of ``query`` (a ``built_once`` statement read alone), read on the driver's
+    cursor of a connection of the engine beside the app's for these reads (``READING_BESIDE``);
+    None where there is none (an in-memory database) or it failed: Core then runs the
+    statement, and reports the error if there is one; the next read opens a new engine."""
+    engine = db.engine
     try:
-        cursor.execute(*found.bound(query.params))
-        return found.rows(cursor, dialect)
-    except Exception:  # noqa: BLE001 - Core runs it again and raises its own error
+        beside = READING_BESIDE.get(engine)
+        if beside is None:
+            return None
+        found = _compiled(query.statement, beside.dialect)
+        assert found is not None  # built_once takes selects of columns only
+        connection = beside.raw_connection()
+    except Exception:  # noqa: BLE001 - Core runs it and raises its own error
+        READING_BESIDE.drop(engine)
+        return None
+    try:
+        cursor = connection.cursor()
+        try:
+            cursor.execute(*found.bound(query.params))
+            return found.rows(cursor, beside.dialect)
+        finally:
+            cursor.close()
+    except Exception:  # noqa: BLE001 - as above
+        connection.invalidate()
+        READING_BESIDE.drop(engine)
         return None
     finally:
-        cursor.close()
+        connection.close()
+
+
+def _reading_beside(engine: Engine) -> Engine:
+    """An engine on ``engine``'s database whose connections read in autocommit and go back to
+    its pool as they are (autocommit leaves nothing to roll back), as many as the threads
+    that read at once."""
+    return create_engine(engine.url, isolation_level="AUTOCOMMIT", pool_reset_on_return=None,
+                         pool_size=8, max_overflow=-1, connect_args=(
+                             {} if engine.dialect.name == "sqlite"
+                             else {"application_name": "harmonic-reads"}))
+
+
+READING_BESIDE = Beside(_reading_beside)
 
 
 @overload
@@ -251,17 +272,29 @@ class _Compiled:
                       for column in statement.selected_columns]  # type: ignore[attr-defined]
         self.processors: list[Any] | None = None
         self.make: Callable[[Any], Any] | None = None
+        # Without an expanding parameter (an IN list), the SQL, the order of its parameters
+        # and their converters are the same for every call: kept after the first.
+        self.expands = any(bind.expanding for bind in self.compiled.binds.values())
+        self.fixed: tuple[str, Sequence[str] | None, Mapping[str, Any]] | None = None
 
     def bound(self, params: Mapping[str, Any]) -> tuple[str, Any]:
         """The SQL and the values to send for ``params``, converted by the types (``IN`` lists
         expanded), in the driver's parameter style."""
-        state = self.compiled.construct_expanded_state(dict(params))
-        processors = state.processors
+        if self.fixed is not None:  # the SQL never changes: only the values are made anew
+            statement, positions, processors = self.fixed
+            given = self.compiled.construct_params(params)
+        else:
+            state = self.compiled.construct_expanded_state(dict(params))
+            statement, positions, processors = state.statement, state.positiontup, \
+                state.processors
+            given = state.parameters
+            if not self.expands:
+                self.fixed = (statement, positions, processors)
         values = {name: processors[name](value) if name in processors else value
-                  for name, value in state.parameters.items()}
-        if state.positiontup is None:
-            return state.statement, values
-        return state.statement, tuple(values[name] for name in state.positiontup)
+                  for name, value in given.items()}
+        if positions is None:
+            return statement, values
+        return statement, tuple(values[name] for name in positions)
 
     def rows(self, cursor: Any, dialect: Dialect) -> list[Any]:
         fetched = cursor.fetchall()

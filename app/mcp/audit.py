@@ -72,7 +72,6 @@ class GroupCommit:
         self._lock = threading.Lock()
         self._queue: list[_Row] = []
         self._writing = False
-        self._rows = audit_rows.RowStore()
 
     def write(self, engine: Engine, values: dict[str, Any], durable: bool = True) -> None:
         mine = _Row(values, durable)
@@ -87,7 +86,7 @@ class GroupCommit:
         with self._lock:
             batch, self._queue = self._queue, []
         try:
-            self._rows.store(engine, [row.values for row in batch],
+            audit_rows.store(engine, [row.values for row in batch],
                              any(row.durable for row in batch))
         finally:
             with self._lock:

@@ -12,23 +12,20 @@ many rows (SQLAlchemy's executemany), converted by the columns' own types as eve
 If that engine fails (a database restart, a dead server connection), it is dropped and the
 batch goes through the app's pool as before; the next batch makes a new one. No row is lost
 to it. A row of a call that may write goes through the pool with the full flush: the record
-of a change is as durable as the change. An in-memory SQLite database has no such engine
-(another connection would open another, empty database); a forked worker makes its own and
-never closes its parent's (closing a SQLite file's descriptor drops every lock the process
-holds on that file); the engine is disposed of with the app's (its app shutting down, tests
-ending, a database about to be dropped), which it must not outlive.
+of a change is as durable as the change. The engine lives as every engine beside the app's
+does (``app.db.beside``): none for an in-memory database, its own in a forked worker,
+disposed of with the app's.
 """
 
 from __future__ import annotations
 
 import logging
-import os
-import threading
 from typing import Any, cast
 
 from sqlalchemy import Table, create_engine, event, insert
 from sqlalchemy.engine import Engine
 
+from app.db.beside import Beside
 from app.models.mcp import McpToolCall
 
 log = logging.getLogger("harmonic.mcp")
@@ -38,96 +35,51 @@ APPLICATION_NAME = "harmonic-audit"
 MAX_ROWS_PER_STATEMENT = 500
 
 
-class RowStore:
-    """Where one app's audit rows go: its own engine for rows that need no flush (made on
-    first use, again after a failure, anew in a forked worker, disposed of with the app's
-    engine), the app's pool for the others and whenever its own cannot take them."""
-
-    def __init__(self) -> None:
-        self._side: Engine | None = None
-        self._side_of: Engine | None = None  # the app's engine it was made for
-        self._pid = os.getpid()
-        self._watched: Engine | None = None
-        self._lock = threading.Lock()
-
-    def store(self, engine: Engine, rows: list[dict[str, Any]], durable: bool) -> None:
-        """Insert the rows in one transaction; if that fails, each in its own, so one bad row
-        never costs the others theirs."""
-        if not durable and self._side_insert(engine, rows):
+def store(engine: Engine, rows: list[dict[str, Any]], durable: bool) -> None:
+    """Insert the rows of ``engine``'s app in one transaction (on the audit's own engine
+    unless ``durable``); if that fails, each in its own, so one bad row never costs the others
+    theirs."""
+    if not durable and _side_insert(engine, rows):
+        return
+    try:
+        _pool_insert(engine, rows, durable)
+        return
+    except Exception:
+        if len(rows) == 1:
+            log.exception("could not record the call of %s", rows[0].get("tool"))
             return
+    for row in rows:
         try:
-            _pool_insert(engine, rows, durable)
-            return
+            _pool_insert(engine, [row], durable)
         except Exception:
-            if len(rows) == 1:
-                log.exception("could not record the call of %s", rows[0].get("tool"))
-                return
-        for row in rows:
-            try:
-                _pool_insert(engine, [row], durable)
-            except Exception:
-                log.exception("could not record the call of %s", row.get("tool"))
+            log.exception("could not record the call of %s", row.get("tool"))
 
-    def _side_insert(self, engine: Engine, rows: list[dict[str, Any]]) -> bool:
-        """Insert on the audit's own engine; False (and the engine dropped) if it cannot."""
-        side = self._engine(engine) if len(rows) <= MAX_ROWS_PER_STATEMENT else None
-        if side is None:
-            return False
-        try:
-            with side.begin() as conn:
-                conn.execute(insert(_table()), rows)
-            return True
-        except Exception as exc:  # expected after a database restart: one line, no traceback
-            log.warning("the audit's own connection failed (%s); this batch goes through the "
-                        "pool and the next opens a new one", _first_line(exc))
-            self._drop(side)
-            return False
 
-    def _engine(self, engine: Engine) -> Engine | None:
-        with self._lock:
-            if self._pid != os.getpid():
-                # A forked worker makes its own, and never closes its parent's.
-                if self._side is not None:
-                    _INHERITED.append(self._side)
-                self._side, self._pid = None, os.getpid()
-            if self._side is not None and self._side_of is engine:
-                return self._side
-            if not _usable(engine):
-                return None
-            try:
-                self._side, self._side_of = _side_engine(engine), engine
-            except Exception as exc:
-                log.warning("could not open the audit's own connection (%s); writing through "
-                            "the pool", _first_line(exc))
-                return None
-            side, watch = self._side, self._watched is not engine
-            self._watched = engine
-        if watch and not event.contains(engine, "engine_disposed", self._on_dispose):
-            event.listen(engine, "engine_disposed", self._on_dispose)
-        return side
-
-    def _on_dispose(self, _engine: Engine) -> None:
-        side = self._side
-        if side is not None and self._pid == os.getpid():
-            self._drop(side)
-
-    def _drop(self, side: Engine) -> None:
-        with self._lock:
-            if self._side is side:
-                self._side = None
-        side.dispose()
+def _side_insert(engine: Engine, rows: list[dict[str, Any]]) -> bool:
+    """Insert on the audit's own engine; False (and the engine dropped) if it cannot."""
+    if len(rows) > MAX_ROWS_PER_STATEMENT:
+        return False
+    try:
+        side = AUDIT_ENGINES.get(engine)
+    except Exception as exc:
+        log.warning("could not open the audit's own connection (%s); writing through the "
+                    "pool", _first_line(exc))
+        return False
+    if side is None:
+        return False
+    try:
+        with side.begin() as conn:
+            conn.execute(insert(_table()), rows)
+        return True
+    except Exception as exc:  # expected after a database restart: one line, no traceback
+        log.warning("the audit's own connection failed (%s); this batch goes through the "
+                    "pool and the next opens a new one", _first_line(exc))
+        AUDIT_ENGINES.drop(engine)
+        return False
 
 
 def _table() -> Table:
     return cast(Table, McpToolCall.__table__)  # typed as any FromClause; a declarative Table
-
-
-def _usable(engine: Engine) -> bool:
-    """False for an in-memory SQLite database: another connection would open another one."""
-    if engine.dialect.name != "sqlite":
-        return True
-    database = engine.url.database or ""
-    return database not in ("", ":memory:") and "mode=memory" not in str(engine.url)
 
 
 def _side_engine(engine: Engine) -> Engine:
@@ -150,6 +102,9 @@ def _side_engine(engine: Engine) -> Engine:
     return side
 
 
+AUDIT_ENGINES = Beside(_side_engine)
+
+
 def _pool_insert(engine: Engine, rows: list[dict[str, Any]], durable: bool) -> None:
     sqlite = engine.dialect.name == "sqlite"
     with engine.connect() as conn:
@@ -169,8 +124,6 @@ def _pool_insert(engine: Engine, rows: list[dict[str, Any]], durable: bool) -> N
                 conn.exec_driver_sql("PRAGMA synchronous=FULL")
                 conn.commit()
 
-
-_INHERITED: list[Engine] = []  # a parent's, kept open and unused in a forked child
 
 
 def _first_line(exc: Exception) -> str:

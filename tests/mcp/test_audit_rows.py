@@ -80,9 +80,10 @@ def test_a_lost_audit_connection_loses_no_row(app: Flask, studio, live_server) -
         assert killed and all(killed)
     else:
         # SQLite has no server to cut the connection: close it under the app instead.
-        from app.mcp.audit import WRITER_KEY
+        from app.mcp.audit_rows import AUDIT_ENGINES
 
-        side = app.extensions[WRITER_KEY]._rows._side
+        with app.app_context():
+            side = AUDIT_ENGINES.get(db.engine)
         assert side is not None
         pooled = side.raw_connection()  # the engine's one connection, closed under it
         pooled.driver_connection.close()
@@ -229,39 +230,37 @@ def test_an_in_memory_database_is_written_through_the_pool(
         caplog: pytest.LogCaptureFixture) -> None:
     """Another connection to ``sqlite://`` would open another, empty database: no side
     connection, no warning, every row stored."""
-    from app.mcp.audit_rows import RowStore
+    from app.mcp.audit_rows import AUDIT_ENGINES, store
 
     engine = _audit_engine("sqlite://")
-    store = RowStore()
     for _ in range(3):
-        store.store(engine, [_row()], durable=False)
+        store(engine, [_row()], durable=False)
     with engine.connect() as conn:
         assert conn.execute(text("SELECT count(*) FROM mcp_tool_calls")).scalar() == 3
-    assert store._side is None and not caplog.records
+    assert AUDIT_ENGINES.get(engine) is None and not caplog.records
 
 
 def test_a_forked_worker_opens_its_own_and_leaves_its_parents(tmp_path: Any) -> None:
     import os
 
-    from app.mcp.audit_rows import RowStore
+    from app.mcp.audit_rows import AUDIT_ENGINES, store
 
     engine = _audit_engine(f"sqlite:///{tmp_path / 'audit.db'}")
-    store = RowStore()
-    store.store(engine, [_row()], durable=False)
-    parent = store._side
+    store(engine, [_row()], durable=False)
+    parent = AUDIT_ENGINES.get(engine)
     assert parent is not None
     child = os.fork()
     if child == 0:  # the child: a new connection of its own, the row stored
         code = 1
         try:
-            store.store(engine, [_row()], durable=False)
-            mine = store._side
+            store(engine, [_row()], durable=False)
+            mine = AUDIT_ENGINES.get(engine)
             code = 0 if mine is not None and mine is not parent else 2
         finally:
             os._exit(code)
     _, status = os.waitpid(child, 0)
     assert os.waitstatus_to_exitcode(status) == 0
-    store.store(engine, [_row()], durable=False)  # the parent's connection still works
-    assert store._side is parent
+    store(engine, [_row()], durable=False)  # the parent's connection still works
+    assert AUDIT_ENGINES.get(engine) is parent
     with engine.connect() as conn:
         assert conn.execute(text("SELECT count(*) FROM mcp_tool_calls")).scalar() == 3
