@@ -178,7 +178,7 @@ def find_session(session_id: str) -> DbSession | None:
     row = read(Query(_FIND_SESSION, {"sid": session_id}, first_row))
     if row is None or utcnow() - row.last_seen_at > IDLE_LIMIT:
         return None
-    return DbSession(row._mapping)
+    return DbSession(row._asdict())
 
 
 PRUNE_AFTER = timedelta(days=7)

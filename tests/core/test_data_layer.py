@@ -215,6 +215,25 @@ def test_a_statement_built_once_reads_on_the_driver_as_core_reads_it(app: Flask)
         assert [row.owner for row in again] == ["cy"]
 
 
+BY_OWNER_ONCE = built_once(select(Playbook.owner, Playbook.entries)
+                           .where(Playbook.owner == bindparam("owner"), Playbook.teaching == False,  # noqa: E712 - a value bound in the statement itself
+                                  Playbook.entries > 0)
+                           .order_by(Playbook.entries))
+
+
+def test_a_built_once_statement_without_an_in_list_reads_each_call_s_values(app: Flask) -> None:
+    """Its SQL and converters are kept after the first read; each read still binds its own
+    values, beside those bound in the statement itself."""
+    with app.app_context():
+        _seed(playbook_row("amy", 2), playbook_row("bob", 3),
+              playbook_row("bob", 4, teaching=True))
+        with _serving(app), _statements(app) as seen:
+            answers = [[tuple(row) for row in read(rows_of(BY_OWNER_ONCE, {"owner": owner}))]
+                       for owner in ("amy", "bob", "cy", "amy")]
+        assert seen == []
+        assert answers == [[("amy", 2)], [("bob", 3)], [], [("amy", 2)]]
+
+
 MISSING_ONCE = built_once(select(text("x")).select_from(text("no_such_table")))
 
 
