@@ -24,8 +24,9 @@ answers in-process), the queries run one after another.
 A statement built once, when its module loads, and read on every call (an MCP session's row)
 is marked ``built_once``: read alone, it runs on the driver's cursor the same way, compiled
 once per database, on both databases, on a connection of an engine beside the app's
-(``app.db.beside``) whose connections read in autocommit and go back to their pool with
-nothing to reset; the app pool's connections are set for writing and reset at each return.
+(``app.db.beside``) whose connections read in autocommit and are held between reads
+(``_Held``); the app pool's connections are set for writing, and checked out, reset and
+returned around each use.
 ``HARMONIC_DB_PIPELINE = False`` turns off both ways past Core (a statement counter listening
 to the engine's events sees every statement then).
 """
@@ -33,14 +34,17 @@ to the engine's events sees every statement then).
 from __future__ import annotations
 
 import threading
+import weakref
+from collections import deque
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from typing import Any, Generic, NamedTuple, TypeVar, overload
 
 from flask import current_app
-from sqlalchemy import Executable, create_engine
+from sqlalchemy import Executable, create_engine, event
 from sqlalchemy.engine import Connection, Dialect, Engine, result_tuple
 from sqlalchemy.orm import Session
+from sqlalchemy.pool import NullPool, PoolProxiedConnection
 
 from app.db.beside import Beside
 from app.db.session import in_reading_transaction, reading_engine, reads_alone_now
@@ -132,9 +136,9 @@ def _past_core() -> bool:
 
 def _beside(query: Query[Any]) -> list[Any] | None:
     """The rows of ``query`` (a ``built_once`` statement read alone), read on the driver's
-    cursor of a connection of the engine beside the app's for these reads (``READING_BESIDE``);
-    None where there is none (an in-memory database) or it failed: Core then runs the
-    statement, and reports the error if there is one; the next read opens a new engine."""
+    cursor of a connection of the reads' engine beside the app's (``READING_BESIDE``); None
+    where there is none (an in-memory database) or it failed: Core then runs the statement,
+    and reports the error if there is one; the next read opens a new engine."""
     engine = db.engine
     try:
         beside = READING_BESIDE.get(engine)
@@ -142,7 +146,8 @@ def _beside(query: Query[Any]) -> list[Any] | None:
             return None
         found = _compiled(query.statement, beside.dialect)
         assert found is not None  # built_once takes selects of columns only
-        connection = beside.raw_connection()
+        connections = _held(beside)
+        connection = connections.take()
     except Exception:  # noqa: BLE001 - Core runs it and raises its own error
         READING_BESIDE.drop(engine)
         return None
@@ -150,25 +155,71 @@ def _beside(query: Query[Any]) -> list[Any] | None:
         cursor = connection.cursor()
         try:
             cursor.execute(*found.bound(query.params))
-            return found.rows(cursor, beside.dialect)
+            rows = found.rows(cursor, beside.dialect)
         finally:
             cursor.close()
     except Exception:  # noqa: BLE001 - as above
         connection.invalidate()
         READING_BESIDE.drop(engine)
         return None
-    finally:
-        connection.close()
+    connections.give(connection)
+    return rows
+
+
+class _Held:
+    """The connections of one reads' engine, each taken by one read at a time and given back
+    after it. They are detached from the engine's pool (``NullPool``: it keeps none), so that
+    a read costs no pool checkout and return, the larger part of a small read's time; there
+    are as many as reads ran at once. The engine's disposal closes them: those given back
+    then, and the others as they come back."""
+
+    def __init__(self, engine: Engine) -> None:
+        self.engine = engine
+        self.free: deque[PoolProxiedConnection] = deque()  # append and pop are atomic
+        self.closed = False
+        event.listen(engine, "engine_disposed", self._close)
+
+    def take(self) -> PoolProxiedConnection:
+        try:
+            return self.free.pop()
+        except IndexError:
+            connection = self.engine.raw_connection()
+            connection.detach()
+            return connection
+
+    def give(self, connection: PoolProxiedConnection) -> None:
+        self.free.append(connection)
+        if self.closed:
+            self._close(self.engine)
+
+    def _close(self, _engine: Engine) -> None:
+        self.closed = True
+        while self.free:
+            try:
+                self.free.pop().close()
+            except IndexError:  # another thread took the last one
+                break
+
+
+def _held(engine: Engine) -> _Held:
+    found = _HELD.get(engine)
+    if found is None:
+        with _LOCK:
+            found = _HELD.get(engine)
+            if found is None:
+                found = _HELD[engine] = _Held(engine)
+    return found
+
+
+_HELD: weakref.WeakKeyDictionary[Engine, _Held] = weakref.WeakKeyDictionary()
 
 
 def _reading_beside(engine: Engine) -> Engine:
-    """An engine on ``engine``'s database whose connections read in autocommit and go back to
-    its pool as they are (autocommit leaves nothing to roll back), as many as the threads
-    that read at once."""
-    return create_engine(engine.url, isolation_level="AUTOCOMMIT", pool_reset_on_return=None,
-                         pool_size=8, max_overflow=-1, connect_args=(
-                             {} if engine.dialect.name == "sqlite"
-                             else {"application_name": "harmonic-reads"}))
+    """An engine on ``engine``'s database whose connections read in autocommit (their
+    statements need no transaction, and leave none to end), held by ``_Held``."""
+    return create_engine(engine.url, isolation_level="AUTOCOMMIT", poolclass=NullPool,
+                         connect_args=({} if engine.dialect.name == "sqlite"
+                                       else {"application_name": "harmonic-reads"}))
 
 
 READING_BESIDE = Beside(_reading_beside)
