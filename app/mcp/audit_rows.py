@@ -6,8 +6,11 @@ therefore keeps a small engine beside the app's, made from the same URL with one
 whose connections are set once, as they open, to the lower flush level (SQLite
 ``synchronous=NORMAL``, PostgreSQL ``synchronous_commit=off``; its ``application_name`` there
 is ``harmonic-audit``): a pooled connection of the app's own would have to be set there and
-back for every batch, since it goes on to serve writes. The rows go in as one ``INSERT`` of
-many rows (SQLAlchemy's executemany), converted by the columns' own types as everywhere.
+back for every batch, since it goes on to serve writes. Its connections are in autocommit: a
+batch is one statement, so it is its own transaction, and no BEGIN or COMMIT is sent around it
+(a lone row, the usual batch when calls do not overlap, is the statement built once at import;
+several rows are one ``INSERT`` with a ``VALUES`` group each). Values are converted by the
+columns' own types as everywhere.
 
 If that engine fails (a database restart, a dead server connection), it is dropped and the
 batch goes through the app's pool as before; the next batch makes a new one. No row is lost
@@ -33,8 +36,8 @@ from app.models.mcp import McpToolCall
 
 log = logging.getLogger("harmonic.mcp")
 APPLICATION_NAME = "harmonic-audit"
-# Well under SQLite's 32,766 bound parameters at 13 columns; a bigger batch (hundreds of calls
-# ending at once in one process) goes through the pool.
+# Well under SQLite's 32,766 bound parameters at the table's columns; a bigger batch (hundreds
+# of calls ending at once in one process) goes through the pool.
 MAX_ROWS_PER_STATEMENT = 500
 
 
@@ -74,8 +77,14 @@ class RowStore:
         if side is None:
             return False
         try:
-            with side.begin() as conn:
-                conn.execute(insert(_table()), rows)
+            with side.connect() as conn:
+                if len(rows) == 1:
+                    conn.execute(_INSERT, rows[0])
+                else:
+                    # Not kept in the engine's statement cache: each batch size would be an
+                    # entry of its own, and a batch is rare enough to compile afresh.
+                    conn.execution_options(compiled_cache=None)
+                    conn.execute(insert(_table()).values(rows))
             return True
         except Exception as exc:  # expected after a database restart: one line, no traceback
             log.warning("the audit's own connection failed (%s); this batch goes through the "
@@ -122,6 +131,9 @@ def _table() -> Table:
     return cast(Table, McpToolCall.__table__)  # typed as any FromClause; a declarative Table
 
 
+_INSERT = insert(_table())  # one row or many (executemany): its SQL is compiled once per engine
+
+
 def _usable(engine: Engine) -> bool:
     """False for an in-memory SQLite database: another connection would open another one."""
     if engine.dialect.name != "sqlite":
@@ -131,10 +143,11 @@ def _usable(engine: Engine) -> bool:
 
 
 def _side_engine(engine: Engine) -> Engine:
-    """An engine on ``engine``'s database, one connection, at the lower flush level."""
+    """An engine on ``engine``'s database, one connection in autocommit, at the lower flush
+    level."""
     sqlite = engine.dialect.name == "sqlite"
-    side = create_engine(engine.url, pool_size=1, max_overflow=0, connect_args=(
-        {} if sqlite else {"application_name": APPLICATION_NAME}))
+    side = create_engine(engine.url, pool_size=1, max_overflow=0, isolation_level="AUTOCOMMIT",
+                         connect_args={} if sqlite else {"application_name": APPLICATION_NAME})
 
     @event.listens_for(side, "connect")
     def _lower_flush_level(dbapi_connection: Any, _record: Any) -> None:
@@ -145,7 +158,7 @@ def _side_engine(engine: Engine) -> Engine:
         finally:
             cursor.close()
         if not sqlite:
-            dbapi_connection.commit()  # the driver began a transaction for the SET
+            dbapi_connection.commit()  # a transaction the driver may have begun for the SET
 
     return side
 
@@ -161,7 +174,7 @@ def _pool_insert(engine: Engine, rows: list[dict[str, Any]], durable: bool) -> N
         try:
             if not durable and not sqlite:
                 conn.exec_driver_sql("SET LOCAL synchronous_commit = off")
-            conn.execute(insert(_table()), rows)
+            conn.execute(_INSERT, rows)
             conn.commit()
         finally:
             if sqlite and not durable:
