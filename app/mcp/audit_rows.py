@@ -6,11 +6,11 @@ therefore keeps a small engine beside the app's, made from the same URL with one
 whose connections are set once, as they open, to the lower flush level (SQLite
 ``synchronous=NORMAL``, PostgreSQL ``synchronous_commit=off``; its ``application_name`` there
 is ``harmonic-audit``): a pooled connection of the app's own would have to be set there and
-back for every batch, since it goes on to serve writes. Its connections are in autocommit: a
-batch is one statement, so it is its own transaction, and no BEGIN or COMMIT is sent around it
-(a lone row, the usual batch when calls do not overlap, is the statement built once at import;
-several rows are one ``INSERT`` with a ``VALUES`` group each). Values are converted by the
-columns' own types as everywhere.
+back for every batch, since it goes on to serve writes. That one connection stays checked out
+from one batch to the next, and it is in autocommit: a batch is one statement, so it is its
+own transaction, and no BEGIN or COMMIT is sent around it (a lone row, the usual batch when
+calls do not overlap, is the statement built once at import; several rows are one ``INSERT``
+with a ``VALUES`` group each). Values are converted by the columns' own types as everywhere.
 
 If that engine fails (a database restart, a dead server connection), it is dropped and the
 batch goes through the app's pool as before; the next batch makes a new one. No row is lost
@@ -30,7 +30,7 @@ import threading
 from typing import Any, cast
 
 from sqlalchemy import Table, create_engine, event, insert
-from sqlalchemy.engine import Engine
+from sqlalchemy.engine import Connection, Engine
 
 from app.models.mcp import McpToolCall
 
@@ -47,7 +47,7 @@ class RowStore:
     engine), the app's pool for the others and whenever its own cannot take them."""
 
     def __init__(self) -> None:
-        self._side: Engine | None = None
+        self._side: _Side | None = None
         self._side_of: Engine | None = None  # the app's engine it was made for
         self._pid = os.getpid()
         self._watched: Engine | None = None
@@ -77,14 +77,7 @@ class RowStore:
         if side is None:
             return False
         try:
-            with side.connect() as conn:
-                if len(rows) == 1:
-                    conn.execute(_INSERT, rows[0])
-                else:
-                    # Not kept in the engine's statement cache: each batch size would be an
-                    # entry of its own, and a batch is rare enough to compile afresh.
-                    conn.execution_options(compiled_cache=None)
-                    conn.execute(insert(_table()).values(rows))
+            side.insert(rows)
             return True
         except Exception as exc:  # expected after a database restart: one line, no traceback
             log.warning("the audit's own connection failed (%s); this batch goes through the "
@@ -92,7 +85,7 @@ class RowStore:
             self._drop(side)
             return False
 
-    def _engine(self, engine: Engine) -> Engine | None:
+    def _engine(self, engine: Engine) -> _Side | None:
         with self._lock:
             if self._pid != os.getpid():
                 # A forked worker makes its own, and never closes its parent's.
@@ -104,7 +97,7 @@ class RowStore:
             if not _usable(engine):
                 return None
             try:
-                self._side, self._side_of = _side_engine(engine), engine
+                self._side, self._side_of = _Side(engine), engine
             except Exception as exc:
                 log.warning("could not open the audit's own connection (%s); writing through "
                             "the pool", _first_line(exc))
@@ -120,11 +113,47 @@ class RowStore:
         if side is not None and self._pid == os.getpid():
             self._drop(side)
 
-    def _drop(self, side: Engine) -> None:
+    def _drop(self, side: _Side) -> None:
         with self._lock:
             if self._side is side:
                 self._side = None
-        side.dispose()
+        side.close()
+
+
+class _Side:
+    """The audit's own engine and its one connection, kept checked out from one batch to the
+    next: a checkout and check-in around every row cost more than the row's statement."""
+
+    def __init__(self, engine: Engine) -> None:
+        self.engine = _side_engine(engine)
+        self.connection: Connection | None = None  # opened by the first batch
+        # One batch at a time (the group commit's writer), and closing waits for it: the
+        # engine may be disposed of from another thread.
+        self._lock = threading.Lock()
+
+    def insert(self, rows: list[dict[str, Any]]) -> None:
+        with self._lock:
+            if self.connection is None:
+                self.connection = self.engine.connect()
+            # In autocommit: each statement is its own transaction, and the connection is
+            # never left inside one.
+            if len(rows) == 1:
+                self.connection.execute(_INSERT, rows[0])
+            else:
+                # Not kept in the engine's statement cache: each batch size would be an
+                # entry of its own, and a batch is rare enough to compile afresh.
+                self.connection.execute(insert(_table()).values(rows),
+                                        execution_options={"compiled_cache": None})
+
+    def close(self) -> None:
+        with self._lock:
+            connection, self.connection = self.connection, None
+            if connection is not None:
+                try:
+                    connection.close()
+                except Exception:  # already gone with the server: nothing left to release
+                    pass
+            self.engine.dispose()
 
 
 def _table() -> Table:
@@ -183,7 +212,7 @@ def _pool_insert(engine: Engine, rows: list[dict[str, Any]], durable: bool) -> N
                 conn.commit()
 
 
-_INHERITED: list[Engine] = []  # a parent's, kept open and unused in a forked child
+_INHERITED: list[_Side] = []  # a parent's, kept open and unused in a forked child
 
 
 def _first_line(exc: Exception) -> str:

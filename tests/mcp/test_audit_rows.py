@@ -83,10 +83,9 @@ def test_a_lost_audit_connection_loses_no_row(app: Flask, studio, live_server) -
         from app.mcp.audit import WRITER_KEY
 
         side = app.extensions[WRITER_KEY]._rows._side
-        assert side is not None
-        pooled = side.raw_connection()  # the engine's one connection, closed under it
-        pooled.driver_connection.close()
-        pooled.close()
+        assert side is not None and side.connection is not None
+        # The engine's one connection, kept between batches, closed under it.
+        side.connection.connection.driver_connection.close()
     # The next read finds its connection dead: its row goes through the pool instead...
     assert not http.tool("navigate", path="/studios/team").get("isError")
     # ...and the one after opens a new audit connection.
