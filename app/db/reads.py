@@ -25,7 +25,7 @@ A statement built once, when its module loads, and read on every call (an MCP se
 is marked ``built_once``: read alone, it runs on the driver's cursor the same way, compiled
 once per database, on both databases, on a connection of an engine beside the app's
 (``app.db.beside``) whose connections read in autocommit and are held between reads
-(``_Held``); the app pool's connections are set for writing, and checked out, reset and
+(``_Reads``); the app pool's connections are set for writing, and checked out, reset and
 returned around each use.
 ``HARMONIC_DB_PIPELINE = False`` turns off both ways past Core (a statement counter listening
 to the engine's events sees every statement then).
@@ -34,14 +34,13 @@ to the engine's events sees every statement then).
 from __future__ import annotations
 
 import threading
-import weakref
 from collections import deque
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from typing import Any, Generic, NamedTuple, TypeVar, overload
 
 from flask import current_app
-from sqlalchemy import Executable, create_engine, event
+from sqlalchemy import Executable, create_engine
 from sqlalchemy.engine import Connection, Dialect, Engine, result_tuple
 from sqlalchemy.orm import Session
 from sqlalchemy.pool import NullPool, PoolProxiedConnection
@@ -141,13 +140,13 @@ def _beside(query: Query[Any]) -> list[Any] | None:
     and reports the error if there is one; the next read opens a new engine."""
     engine = db.engine
     try:
-        beside = READING_BESIDE.get(engine)
-        if beside is None:
+        reads = READING_BESIDE.get(engine)
+        if reads is None:
             return None
-        found = _compiled(query.statement, beside.dialect)
+        dialect = reads.engine.dialect
+        found = _compiled(query.statement, dialect)
         assert found is not None  # built_once takes selects of columns only
-        connections = _held(beside)
-        connection = connections.take()
+        connection = reads.take()
     except Exception:  # noqa: BLE001 - Core runs it and raises its own error
         READING_BESIDE.drop(engine)
         return None
@@ -155,29 +154,32 @@ def _beside(query: Query[Any]) -> list[Any] | None:
         cursor = connection.cursor()
         try:
             cursor.execute(*found.bound(query.params))
-            rows = found.rows(cursor, beside.dialect)
+            rows = found.rows(cursor, dialect)
         finally:
             cursor.close()
     except Exception:  # noqa: BLE001 - as above
         connection.invalidate()
         READING_BESIDE.drop(engine)
         return None
-    connections.give(connection)
+    reads.give(connection)
     return rows
 
 
-class _Held:
-    """The connections of one reads' engine, each taken by one read at a time and given back
-    after it. They are detached from the engine's pool (``NullPool``: it keeps none), so that
-    a read costs no pool checkout and return, the larger part of a small read's time; there
-    are as many as reads ran at once. The engine's disposal closes them: those given back
-    then, and the others as they come back."""
+class _Reads:
+    """The reads' engine beside an app engine, whose connections read in autocommit (their
+    statements need no transaction, and leave none to end), and those connections, each taken
+    by one read at a time and given back after it. They are detached from the engine's pool
+    (``NullPool``: it keeps none), so that a read costs no pool checkout and return, the
+    larger part of a small read's time; there are as many as reads ran at once. ``close``
+    closes those given back, and the others as they come back."""
 
-    def __init__(self, engine: Engine) -> None:
-        self.engine = engine
+    def __init__(self, app_engine: Engine) -> None:
+        self.engine = create_engine(
+            app_engine.url, isolation_level="AUTOCOMMIT", poolclass=NullPool,
+            connect_args=({} if app_engine.dialect.name == "sqlite"
+                          else {"application_name": "harmonic-reads"}))
         self.free: deque[PoolProxiedConnection] = deque()  # append and pop are atomic
         self.closed = False
-        event.listen(engine, "engine_disposed", self._close)
 
     def take(self) -> PoolProxiedConnection:
         try:
@@ -190,9 +192,9 @@ class _Held:
     def give(self, connection: PoolProxiedConnection) -> None:
         self.free.append(connection)
         if self.closed:
-            self._close(self.engine)
+            self.close()
 
-    def _close(self, _engine: Engine) -> None:
+    def close(self) -> None:
         self.closed = True
         while self.free:
             try:
@@ -201,28 +203,7 @@ class _Held:
                 break
 
 
-def _held(engine: Engine) -> _Held:
-    found = _HELD.get(engine)
-    if found is None:
-        with _LOCK:
-            found = _HELD.get(engine)
-            if found is None:
-                found = _HELD[engine] = _Held(engine)
-    return found
-
-
-_HELD: weakref.WeakKeyDictionary[Engine, _Held] = weakref.WeakKeyDictionary()
-
-
-def _reading_beside(engine: Engine) -> Engine:
-    """An engine on ``engine``'s database whose connections read in autocommit (their
-    statements need no transaction, and leave none to end), held by ``_Held``."""
-    return create_engine(engine.url, isolation_level="AUTOCOMMIT", poolclass=NullPool,
-                         connect_args=({} if engine.dialect.name == "sqlite"
-                                       else {"application_name": "harmonic-reads"}))
-
-
-READING_BESIDE = Beside(_reading_beside)
+READING_BESIDE = Beside(_Reads, _Reads.close)
 
 
 @overload

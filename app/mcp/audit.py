@@ -131,7 +131,9 @@ def record(ctx: ToolContext, tool: str, args: dict[str, Any], result: dict[str, 
     # both roll back and let go of the connection, but rollback also expires every loaded
     # object for a reload nobody will make (the call is over), at twice the cost.
     app = current_app._get_current_object()  # type: ignore[attr-defined]
-    writer: GroupCommit = app.extensions.setdefault(WRITER_KEY, GroupCommit())
+    writer: GroupCommit | None = app.extensions.get(WRITER_KEY)
+    if writer is None:  # (made once per app: a default given to setdefault is made every call)
+        writer = app.extensions.setdefault(WRITER_KEY, GroupCommit())
     try:
         db.session.close()
         writer.write(db.engine, values, durable=_may_write(app, tool, args))

@@ -80,14 +80,13 @@ def test_a_lost_audit_connection_loses_no_row(app: Flask, studio, live_server) -
         assert killed and all(killed)
     else:
         # SQLite has no server to cut the connection: close it under the app instead.
-        from app.mcp.audit_rows import AUDIT_ENGINES
+        from app.mcp.audit_rows import AUDIT_BESIDE
 
         with app.app_context():
-            side = AUDIT_ENGINES.get(db.engine)
-        assert side is not None
-        pooled = side.raw_connection()  # the engine's one connection, closed under it
-        pooled.driver_connection.close()
-        pooled.close()
+            side = AUDIT_BESIDE.get(db.engine)
+        assert side is not None and side.connection is not None
+        # The engine's one connection, kept between batches, closed under it.
+        side.connection.connection.driver_connection.close()
     # The next read finds its connection dead: its row goes through the pool instead...
     assert not http.tool("navigate", path="/studios/team").get("isError")
     # ...and the one after opens a new audit connection.
@@ -230,37 +229,37 @@ def test_an_in_memory_database_is_written_through_the_pool(
         caplog: pytest.LogCaptureFixture) -> None:
     """Another connection to ``sqlite://`` would open another, empty database: no side
     connection, no warning, every row stored."""
-    from app.mcp.audit_rows import AUDIT_ENGINES, store
+    from app.mcp.audit_rows import AUDIT_BESIDE, store
 
     engine = _audit_engine("sqlite://")
     for _ in range(3):
         store(engine, [_row()], durable=False)
     with engine.connect() as conn:
         assert conn.execute(text("SELECT count(*) FROM mcp_tool_calls")).scalar() == 3
-    assert AUDIT_ENGINES.get(engine) is None and not caplog.records
+    assert AUDIT_BESIDE.get(engine) is None and not caplog.records
 
 
 def test_a_forked_worker_opens_its_own_and_leaves_its_parents(tmp_path: Any) -> None:
     import os
 
-    from app.mcp.audit_rows import AUDIT_ENGINES, store
+    from app.mcp.audit_rows import AUDIT_BESIDE, store
 
     engine = _audit_engine(f"sqlite:///{tmp_path / 'audit.db'}")
     store(engine, [_row()], durable=False)
-    parent = AUDIT_ENGINES.get(engine)
+    parent = AUDIT_BESIDE.get(engine)
     assert parent is not None
     child = os.fork()
     if child == 0:  # the child: a new connection of its own, the row stored
         code = 1
         try:
             store(engine, [_row()], durable=False)
-            mine = AUDIT_ENGINES.get(engine)
+            mine = AUDIT_BESIDE.get(engine)
             code = 0 if mine is not None and mine is not parent else 2
         finally:
             os._exit(code)
     _, status = os.waitpid(child, 0)
     assert os.waitstatus_to_exitcode(status) == 0
     store(engine, [_row()], durable=False)  # the parent's connection still works
-    assert AUDIT_ENGINES.get(engine) is parent
+    assert AUDIT_BESIDE.get(engine) is parent
     with engine.connect() as conn:
         assert conn.execute(text("SELECT count(*) FROM mcp_tool_calls")).scalar() == 3
