@@ -109,7 +109,9 @@ def _build_app(overrides: dict[str, Any] | None) -> Flask:
         ping_after_idle(db.engine)
     migrate.init_app(app, db, directory=os.path.join(os.path.dirname(os.path.dirname(__file__)),
                                                      "migrations"))
-    login_manager.init_app(app)
+    # No template reads flask-login's ``current_user`` (they read ``viewer``): without its
+    # context processor an HTML page does not ask flask-login for the person again.
+    login_manager.init_app(app, add_context_processor=False)
     app.config["WTF_CSRF_CHECK_DEFAULT"] = False  # checked in app.web.auth for cookie sessions
     csrf.init_app(app)
 
