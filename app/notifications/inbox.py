@@ -113,11 +113,9 @@ def unread_count(user: User) -> int:
     return int(read(value_of(_UNREAD, {"user_id": user.id})) or 0)
 
 
-# Every HTML page's badge: built once, bound per request; as a column, read by a studio
-# page's first statement (``app.web.loaders.CHROME_COLUMNS``).
+# Every HTML page's badge: built once, bound per request.
 _UNREAD = select(func.count(Notification.id)).where(
     Notification.user_id == bindparam("user_id"), Notification.read_at.is_(None))
-UNREAD_OF_USER = _UNREAD.scalar_subquery()
 
 
 def listing(user: User, before: str | None = None, unread_only: bool = False,

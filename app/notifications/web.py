@@ -23,7 +23,6 @@ from app.notifications import (
     webhooks,
 )
 from app.notifications.notify import send_committed
-from app.web import loaders
 from app.workflows import every
 
 # Imported for their registrations: the actions, and the observer of every action.
@@ -46,17 +45,11 @@ def init_app(flask_app: Flask) -> None:
     every("notifications.reviews", lambda: settings.get_float("DEADLINES_SWEEP_SECONDS"),
           outcomes.sweep)
 
-    # A studio page's first statement reads the badge's count (one statement fewer a page).
-    loaders.CHROME_COLUMNS["inbox_unread"] = inbox.UNREAD_OF_USER
-
     @flask_app.context_processor
     def _badge() -> dict[str, object]:
         def inbox_unread() -> int:
             user = g.get("user")
-            if user is None:
-                return 0
-            return int(loaders.chrome_value("inbox_unread", user,
-                                            lambda: inbox.unread_count(user)) or 0)
+            return inbox.unread_count(user) if user is not None else 0
 
         return {"inbox_unread": inbox_unread}
 

@@ -49,45 +49,39 @@ def no_studio(handle: str) -> NotFound:
 
 class Opened(NamedTuple):
     """What a studio page starts with: its person (None: anonymous, or no such account), the
-    studio (None: no such handle), the person's membership and the page's item, if any, and
-    the values of the ``also`` columns asked for (None each without a row)."""
+    studio (None: no such handle), the person's membership and the page's item, if any."""
     person: User | None
     studio: Studio | None
     member: Membership | None
     item: Any
-    also: tuple[Any, ...] = ()
 
 
 def open_studio(handle: str, person: User | uuid.UUID | None, item_model: Any = None,
-                short_id: str | None = None, also: tuple[Any, ...] = ()) -> Opened:
+                short_id: str | None = None) -> Opened:
     """The studio by handle (deleted ones too: the page loaders decide) with the person's
     membership, in one statement, which also loads the person when given only their id, and
     the item of ``item_model`` with this short id in the studio when one is asked for: every
-    studio page starts with these, and no one of them needs another's answer first. ``also``:
-    scalar columns read in the same statement (built once, each bound by the same parameters:
-    ``handle``, ``user_id``, ``short_id``), such as what a page's chrome shows of the person."""
+    studio page starts with these, and no one of them needs another's answer first."""
     by_id = isinstance(person, uuid.UUID)
     user_id = person if isinstance(person, uuid.UUID) else getattr(person, "id", None)
     known = None if isinstance(person, uuid.UUID) else person
-    row = db.session.execute(_opener(by_id, item_model, also), {
+    row = db.session.execute(_opener(by_id, item_model), {
         "handle": (handle or "").lower(), "user_id": user_id, "short_id": short_id}).first()
     if row is None:  # no such studio (or, asked by id, no such person)
-        return Opened(known, None, None, None, (None,) * len(also))
+        return Opened(known, None, None, None)
     found = list(row)
     loaded = found.pop(0) if by_id else known
     studio, member = found[0], found[1]
-    item = found[2] if item_model is not None else None
-    return Opened(loaded, studio, member, item, tuple(found[len(found) - len(also):]))
+    return Opened(loaded, studio, member, found[2] if item_model is not None else None)
 
 
 @cache
-def _opener(by_id: bool, item_model: Any, also: tuple[Any, ...] = ()) -> Any:
+def _opener(by_id: bool, item_model: Any) -> Any:
     """``open_studio``'s statement, built once per shape: from the person's row when the
     person is asked by id (a row even when the studio is missing), else from the studio's."""
     membership = and_(Membership.studio_id == Studio.id,
                       Membership.user_id == (User.id if by_id else bindparam("user_id")))
     entities: list[Any] = [Studio, Membership] + ([item_model] if item_model is not None else [])
-    entities += also
     if by_id:
         statement = (select(User, *entities).select_from(User)
                      .outerjoin(Studio, Studio.handle == bindparam("handle"))

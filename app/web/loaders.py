@@ -8,9 +8,9 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Callable
-from typing import Any, TypeVar, cast
+from typing import Any
 
-from flask import g, has_request_context, request
+from flask import g, request
 
 from app.actions import Context
 from app.core import config
@@ -19,44 +19,10 @@ from app.models import User
 from app.models.base import SHORT_ID
 from app.services import accounts, deletion, items, permissions, studios
 from app.services.errors import Conflict, Forbidden, Unauthorized
-from app.web import negotiation
-
-T = TypeVar("T")
 
 # Checks feature packages add to every studio page (e.g. the heartbeat gate): each may raise
 # or adjust the Context. They run after membership is known.
 STUDIO_GATES: list[Callable[[Context], None]] = []
-
-# What the HTML chrome shows of the person on every page (the inbox badge's unread count,
-# ``app.notifications``), filled by feature packages: {name: a scalar column bound by the
-# person's id as "user_id"}. A studio page asked for as HTML reads them with its first
-# statement (``studios.open_studio``) instead of one statement each while it renders: on
-# PostgreSQL one round trip fewer. ``chrome_value`` gives their answers to the chrome.
-CHROME_COLUMNS: dict[str, Any] = {}
-# On ``g``: (the person's id, {name: value}) of what this request's first statement read of
-# them (``g`` is shared with a request dispatched in-process, which may act as someone else).
-_CHROME_READ = "chrome_read"
-
-
-def chrome_value(name: str, user: User, otherwise: Callable[[], T]) -> T:
-    """The value of the chrome column ``name`` for ``user`` as this request's first statement
-    read it, or ``otherwise()`` when it did not (a page outside a studio, a Markdown page, a
-    form's post)."""
-    found = g.get(_CHROME_READ)
-    if found is not None and found[0] == user.id and name in found[1]:
-        return cast(T, found[1][name])
-    return otherwise()
-
-
-def _chrome_columns(user: Person) -> dict[str, Any]:
-    """The chrome's columns a studio page reads with its first statement: for a person's GET
-    of the page as HTML only (a Markdown page has no chrome; a post may change what it counts;
-    a loader called outside a request, by an MCP tool, draws no page)."""
-    if user is None or not CHROME_COLUMNS or not has_request_context() \
-            or request.method != "GET" or negotiation.format_of(request) != "html":
-        return {}
-    return CHROME_COLUMNS
-
 
 # Who a loader serves: the person, or only their id (the page loads the person with its first
 # read, ``app.web.auth``), or None for an anonymous caller.
@@ -113,13 +79,10 @@ def _studio_ctx(page: str, user: Person, handle: str, sub: str = "", members_onl
     """The studio page's Context, and the item of ``item_model`` with ``short_id`` in the
     studio if one is asked for: the person (when only their id is known), the studio, the
     membership and the item come in one statement (``studios.open_studio``)."""
-    chrome = _chrome_columns(user)
-    opened = studios.open_studio(handle, user, item_model, short_id, tuple(chrome.values()))
+    opened = studios.open_studio(handle, user, item_model, short_id)
     if isinstance(user, uuid.UUID):
         _the_request_s(opened.person)
     user = opened.person
-    if chrome and user is not None and opened.studio is not None:  # else no row was read
-        setattr(g, _CHROME_READ, (user.id, dict(zip(chrome, opened.also, strict=True))))
     studio, member = opened.studio, opened.member
     if studio is None:
         raise studios.no_studio(handle)
