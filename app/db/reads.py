@@ -258,8 +258,8 @@ def _connection() -> Iterator[tuple[Connection, bool]]:
     session's connection, in its transaction (a reading one while serving, else what a
     ``writing`` block or the code outside a call has begun); or, while serving a call whose
     session has begun nothing yet, a pooled connection of the reading engine for these reads
-    only, which spares a call that reads one row (an MCP session's) the session's making and
-    ending. Reading alone, both answer the same: whatever was committed as each ran."""
+    only, which spares a call that reads only columns the session's making and ending.
+    Reading alone, both answer the same: whatever was committed as each ran."""
     scoped = db.session
     if not (scoped.registry.has() and scoped().in_transaction()) and reads_alone_now():
         with reading_engine(db.engine).connect() as connection:
