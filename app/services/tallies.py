@@ -293,30 +293,6 @@ _CHECKS: dict[str, Callable[[Rules, Mapping[str, str], Mapping[str, Any]], Probl
     "ranked_choice": _check_ranking, "time_poll": _check_slots}
 
 
-def rules_problems(rules: Rules) -> Problems:
-    """Every problem with a decision's rules as (path, message); empty when they are sound.
-    tally() counts whatever it is given (a setting a kind does not use is ignored)."""
-    problems: Problems = []
-    if rules.kind not in KINDS:
-        problems.append(("kind", f"is one of {', '.join(KINDS)} (got {rules.kind!r})"))
-    if rules.dots < 1:
-        problems.append(("dots", "is at least 1"))
-    for name in ("eligible", "quorum"):
-        value = getattr(rules, name)
-        if value is not None and value < 0:
-            problems.append((name, "is not negative"))
-    for name in ("quorum_share", "required_share"):
-        value = getattr(rules, name)
-        if value is not None and not 0 < value <= 1:
-            problems.append((name, "is a share above 0 and at most 1"))
-    if rules.required_share is not None and rules.kind not in REQUIRED_SHARE_KINDS:
-        problems.append(("required_share", "applies to consent, single choice and ranked choice"))
-    if rules.none_of_the_above and rules.kind not in NONE_OF_THE_ABOVE_KINDS:
-        problems.append(("none_of_the_above",
-                         "applies to single choice, ranked choice, score and dot vote"))
-    return problems
-
-
 # --- the tally ----------------------------------------------------------------------------
 
 @dataclass

@@ -17,7 +17,6 @@ from app.services.tallies import (
     Rules,
     ballot_problems,
     quorum_needed,
-    rules_problems,
     tally,
 )
 
@@ -385,18 +384,6 @@ def test_ballot_problems_names_every_problem_with_its_path() -> None:
         ("ranking", "rank at least one option")]
     assert ballot_problems(Rules("score"), OPTS, ["a"]) == [("", "a ballot is an object")]  # type: ignore[arg-type]
     assert ballot_problems(Rules("poll"), OPTS, {})[0][0] == "kind"
-
-
-def test_rules_problems() -> None:
-    assert rules_problems(Rules("ranked_choice", quorum_share=0.5, eligible=8,
-                                required_share=1.0, none_of_the_above=True)) == []
-    assert rules_problems(Rules("poll", dots=0, quorum=-1, quorum_share=1.5)) == [
-        ("kind", "is one of " + ", ".join(KINDS) + " (got 'poll')"),
-        ("dots", "is at least 1"), ("quorum", "is not negative"),
-        ("quorum_share", "is a share above 0 and at most 1")]
-    assert rules_problems(Rules("time_poll", required_share=0.5, none_of_the_above=True)) == [
-        ("required_share", "applies to consent, single choice and ranked choice"),
-        ("none_of_the_above", "applies to single choice, ranked choice, score and dot vote")]
 
 
 # --- properties ------------------------------------------------------------------------------

@@ -121,6 +121,14 @@ def test_create_refuses_every_bad_setting_at_once(studio) -> None:  # type: igno
                          anonymous=True, hide_results=True)
     assert {e["param"] for e in refused.get_json()["error"]["errors"]} == {"anonymous",
                                                                           "hide_results"}
+    refused = studio.act(DECIDE, "create_decision", question="q", kind="acceptance",
+                         required_share=0.5, quorum_share=0)
+    assert {e["param"] for e in refused.get_json()["error"]["errors"]} == {"required_share",
+                                                                          "quorum_share"}
+    refused = studio.act(DECIDE, "create_decision", question="q", kind="consent",
+                         required_share=0)
+    assert refused.get_json()["error"]["errors"] == [
+        {"param": "required_share", "message": "must be a share above 0 and at most 1 (0.5: half)"}]
 
 
 def test_ranked_choice_counts_rounds_and_closes_with_the_winner(studio, make_agent) -> None:  # type: ignore[no-untyped-def]
