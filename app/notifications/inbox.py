@@ -12,9 +12,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from sqlalchemy import and_, bindparam, func, or_, select, update
-from sqlalchemy.dialects import postgresql, sqlite
 
-from app.db import read, value_of, writing
+from app.db import conflicts, read, value_of, writing
 from app.extensions import db
 from app.models import Membership, Studio, User
 from app.models.base import utcnow
@@ -55,8 +54,7 @@ def write(drafts: list[Draft]) -> int:
                      "studio_id": d.studio_id, "kind": d.kind, "key": d.key[:120],
                      "text": d.text[:500], "path": d.path[:300], "actor_id": d.actor_id,
                      "created_at": now, "read_at": None})
-    dialect = postgresql if db.session.get_bind().dialect.name == "postgresql" else sqlite
-    statement = dialect.insert(Notification).values(rows) \
+    statement = conflicts.insert(Notification).values(rows) \
         .on_conflict_do_nothing(index_elements=["user_id", "key"])
     with writing():  # the action's own, when an observer writes them (nested blocks join)
         return int(db.session.execute(statement).rowcount or 0)  # type: ignore[attr-defined]

@@ -24,9 +24,8 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from sqlalchemy import select, update
-from sqlalchemy.dialects import postgresql, sqlite
 
-from app.db import writing
+from app.db import conflicts, writing
 from app.extensions import db
 from app.models import Membership, User
 from app.models.base import utcnow
@@ -75,8 +74,7 @@ def stage(drafts: list[Draft]) -> list[uuid.UUID]:
                      "attempts": 0, "enqueued": False, "error": "", "created_at": now})
     if not rows:
         return []
-    dialect = postgresql if db.session.get_bind().dialect.name == "postgresql" else sqlite
-    statement = dialect.insert(MailMessage).values(rows) \
+    statement = conflicts.insert(MailMessage).values(rows) \
         .on_conflict_do_nothing(index_elements=["user_id", "key"]) \
         .returning(MailMessage.id, MailMessage.status)
     with writing():
@@ -116,10 +114,9 @@ def digest(now: datetime | None = None) -> int:
                "key": f"digest:{day}", "purpose": "digest", "kind": compose.ALL, "text": "",
                "path": "", "status": "pending", "attempts": 0, "enqueued": False,
                "error": "", "created_at": utcnow()}
-        dialect = postgresql if db.session.get_bind().dialect.name == "postgresql" else sqlite
         with writing():
             inserted = db.session.execute(
-                dialect.insert(MailMessage).values([row])
+                conflicts.insert(MailMessage).values([row])
                 .on_conflict_do_nothing(index_elements=["user_id", "key"])
                 .returning(MailMessage.id)).scalar()
             if inserted is not None:

@@ -17,9 +17,9 @@ from collections.abc import Iterable, Iterator
 from typing import Any, cast
 
 from sqlalchemy import Connection, Table, delete, event, select, text
-from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.orm import Session
 
+from app.db import conflicts
 from app.models.collab import Commitment, Decision, Option
 from app.models.floorplans import Floorplan
 from app.models.notes import Note
@@ -157,13 +157,9 @@ def upsert(conn: Connection, docs: list[Doc]) -> None:
     if not docs:
         return
 
-    dialect = conn.dialect.name
-    if dialect not in ("postgresql", "sqlite"):  # pragma: no cover - the two the app supports
-        raise RuntimeError(f"search has no backend for {dialect}")
     rows = [d.row() for d in docs]
     for start in range(0, len(rows), BATCH):
-        stmt: Any = (postgresql.insert(DOCS) if dialect == "postgresql"
-                     else sqlite.insert(DOCS))
+        stmt = conflicts.insert(DOCS, conn)
         updated = {c.name: stmt.excluded[c.name] for c in DOCS.columns
                    if c.name not in ("id", "kind", "item_id")}
         conn.execute(stmt.on_conflict_do_update(index_elements=["kind", "item_id"],

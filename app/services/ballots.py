@@ -22,11 +22,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from sqlalchemy import bindparam, delete, insert, select
-from sqlalchemy.dialects.postgresql import insert as pg_insert
-from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 from sqlalchemy.orm import aliased
 
-from app.db import Query
+from app.db import Query, conflicts
 from app.db.reads import known
 from app.extensions import db
 from app.models import User, provenance
@@ -205,23 +203,19 @@ def cast(decision: Decision, user: User, role: str | None, params: dict[str, Any
     return Cast(in_titles(choices, {o.key: o.title for o in keys}), replaced, False)
 
 
-def _insert() -> Any:
-    return pg_insert if db.session.get_bind().dialect.name == "postgresql" else sqlite_insert
-
-
 def _cast_linked(decision: Decision, user: User, representative: uuid.UUID | None,
                  choices: dict[str, Any]) -> bool:
     before = db.session.scalar(select(DecisionBallot.id).where(
         DecisionBallot.decision_id == decision.id, DecisionBallot.user_id == user.id))
     now = utcnow()
-    stmt = _insert()(DecisionBallot).values(
+    stmt = conflicts.insert(DecisionBallot).values(
         id=uuid.uuid4(), decision_id=decision.id, user_id=user.id, choices=choices,
         representative_id=representative, created_at=now, updated_at=now)
     # One ballot per voter whatever the interleaving: the database decides.
     db.session.execute(stmt.on_conflict_do_update(
         index_elements=["decision_id", "user_id"],
         set_={"choices": choices, "representative_id": representative, "updated_at": now}))
-    took_part = _insert()(DecisionParticipant).values(
+    took_part = conflicts.insert(DecisionParticipant).values(
         id=uuid.uuid4(), decision_id=decision.id, user_id=user.id,
         representative_id=representative)
     db.session.execute(took_part.on_conflict_do_update(

@@ -18,12 +18,10 @@ from operator import attrgetter
 from typing import Any, NamedTuple
 
 from sqlalchemy import bindparam, case, func, select
-from sqlalchemy.dialects.postgresql import insert as pg_insert
-from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import aliased
 
-from app.db import Query
+from app.db import Query, conflicts
 from app.db.reads import known
 from app.extensions import db
 from app.models import Membership, Studio, User, provenance
@@ -310,15 +308,14 @@ def vote(decision: Decision, user: User, votes: list[Ballot], listed: bool = Fal
             {"param": "votes", "path": f"votes[{i}].option_title",
              "message": f"[{i}].option_title: no option titled {title!r} (options: {known})"}
             for i, title in missing])
-    insert = pg_insert if db.session.get_bind().dialect.name == "postgresql" else sqlite_insert
     now = utcnow()
     representative = provenance.representative()  # a representative voting for ``user``
     for ballot in votes:
         option = by_title[ballot.option_title]
-        stmt = insert(Vote).values(id=uuid.uuid4(), decision_id=decision.id, option_id=option.id,
-                                   user_id=user.id, accepted=ballot.accept,
-                                   preferred=ballot.prefer, created_at=now, updated_at=now,
-                                   representative_id=representative)
+        stmt = conflicts.insert(Vote).values(
+            id=uuid.uuid4(), decision_id=decision.id, option_id=option.id, user_id=user.id,
+            accepted=ballot.accept, preferred=ballot.prefer, created_at=now, updated_at=now,
+            representative_id=representative)
         # One row per (option, voter) whatever the interleaving: the database decides.
         db.session.execute(stmt.on_conflict_do_update(
             index_elements=["option_id", "user_id"],
