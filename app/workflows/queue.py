@@ -536,12 +536,8 @@ def heartbeat(job: Leased, lease_seconds: float) -> bool:
     """Extend the lease; False means it is no longer ours (expired and reclaimed)."""
     now = utcnow()
     with transaction() as conn:
-        count = conn.execute(update(JOBS).where(JOBS.c.id == job.id,
-                                                JOBS.c.status == "leased",
-                                                JOBS.c.worker_id == job.worker_id)
-                             .values(lease_until=now + timedelta(seconds=lease_seconds),
-                                     heartbeat_at=now)).rowcount
-    return count == 1
+        return _still_ours(conn, job, {"lease_until": now + timedelta(seconds=lease_seconds),
+                                       "heartbeat_at": now})
 
 
 def _still_ours(conn: Connection, job: Leased, values: dict[str, Any]) -> bool:
