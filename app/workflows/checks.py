@@ -8,7 +8,7 @@ on them, so neither imports the other's checks.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from typing import Any
 
 from jinja2 import TemplateError, meta
@@ -16,7 +16,7 @@ from jinja2 import TemplateError, meta
 from app.core import tool_catalog
 from app.workflows.document import Problem, join
 from app.workflows.schema import task_spec
-from app.workflows.templating import TAG, expand, parse, sql_template_problem
+from app.workflows.templating import TAG, expand, parse, sql_template_problem, strings_at
 
 # Names a template may start from (``args`` only inside tools the model calls).
 CONTEXT_NAMES = ("workload", "input", "steps", "resources", "turns", "run", "args", "result",
@@ -70,26 +70,24 @@ def defined(names: Iterable[str]) -> str:
     return f"(defined: {listed})" if listed else "(none defined)"
 
 
+def templates_at(value: Any, where: str) -> Iterator[tuple[str, str]]:
+    """The templates among a value's strings (those with a tag), each with its path."""
+    return ((at, text) for at, text in strings_at(value, where)
+            if "{{" in text or "{%" in text)
+
+
 def template_problems(value: Any, where: str, problems: list[Problem],
                       extra: tuple[str, ...] = ()) -> None:
-    if isinstance(value, str):
-        if "{{" not in value and "{%" not in value:
-            return
+    allowed = {n for n in CONTEXT_NAMES if n not in ("args", "result")} | set(extra)
+    for at, template in templates_at(value, where):
         try:
-            names = meta.find_undeclared_variables(parse(value))
+            names = meta.find_undeclared_variables(parse(template))
         except TemplateError as exc:
-            problems.append(Problem(where, f"template syntax error: {exc}"))
-            return
-        allowed = {n for n in CONTEXT_NAMES if n not in ("args", "result")} | set(extra)
+            problems.append(Problem(at, f"template syntax error: {exc}"))
+            continue
         for name in sorted(names - allowed):
-            problems.append(Problem(where, f"unknown name '{name}' in template "
-                                           f"(available: {', '.join(sorted(allowed))})"))
-    elif isinstance(value, dict):
-        for key, item in value.items():
-            template_problems(item, join(where, str(key)), problems, extra)
-    elif isinstance(value, list):
-        for i, item in enumerate(value):
-            template_problems(item, join(where, i), problems, extra)
+            problems.append(Problem(at, f"unknown name '{name}' in template "
+                                        f"(available: {', '.join(sorted(allowed))})"))
 
 
 def mcp_tool_names() -> list[str] | None:
@@ -100,29 +98,21 @@ def mcp_tool_names() -> list[str] | None:
 def reference_problems(value: Any, where: str, declared: dict[str, dict[str, int]],
                        problems: list[Problem]) -> None:
     """``mcp.<section>.<name>`` and ``prompts.<name>`` in templates must name declarations."""
-    if isinstance(value, str):
-        if "{{" not in value and "{%" not in value:
-            return
-        for tag in TAG.findall(expand(value)):
+    for at, template in templates_at(value, where):
+        for tag in TAG.findall(expand(template)):
             for match in _MCP_REF.finditer(tag):
                 section, name = match.group(1), match.group(2) or match.group(3)
                 if section not in MCP_SECTIONS:
-                    problems.append(Problem(where, f"unknown section 'mcp.{section}' "
-                                                   f"(sections: {', '.join(MCP_SECTIONS)})"))
+                    problems.append(Problem(at, f"unknown section 'mcp.{section}' "
+                                                f"(sections: {', '.join(MCP_SECTIONS)})"))
                 elif name and name not in declared[section]:
-                    problems.append(Problem(where, f"unknown {section[:-1]} '{name}' in "
-                                                   f"mcp.{section} {defined(declared[section])}"))
+                    problems.append(Problem(at, f"unknown {section[:-1]} '{name}' in "
+                                                f"mcp.{section} {defined(declared[section])}"))
             for match in _PROMPT_REF.finditer(tag):
                 name = match.group(1) or match.group(2)
                 if name not in declared["prompts"]:
-                    problems.append(Problem(where, f"unknown prompt '{name}' "
-                                                   f"{defined(declared['prompts'])}"))
-    elif isinstance(value, dict):
-        for key, item in value.items():
-            reference_problems(item, join(where, str(key)), declared, problems)
-    elif isinstance(value, list):
-        for i, item in enumerate(value):
-            reference_problems(item, join(where, i), declared, problems)
+                    problems.append(Problem(at, f"unknown prompt '{name}' "
+                                                f"{defined(declared['prompts'])}"))
 
 
 REQUIRED_SPEC = {"mcp": ("tool",), "page": ("path",), "http": ("url",), "rpc": ("method",),

@@ -20,7 +20,7 @@ from app.workflows.checks import MCP_SECTIONS
 from app.workflows.declarations import UNNAMED, compile_tool, compile_turn
 from app.workflows.document import DocumentError
 from app.workflows.schema import V2_VERSIONS
-from app.workflows.templating import keys_read, strings_of
+from app.workflows.templating import keys_read, strings_at
 from app.workflows.v2.compile import compile_v2
 from app.workflows.validate import validate
 
@@ -29,7 +29,7 @@ def inputs_required(doc: dict[str, Any], workload: dict[str, Any]) -> list[str]:
     """Keys the document's templates read from its workload (``input.<key>``,
     ``workload.<key>``) that the workload does not define: a run must be given them."""
     read: set[str] = set()
-    for template in strings_of({k: v for k, v in doc.items() if k != "workload"}):
+    for _where, template in strings_at({k: v for k, v in doc.items() if k != "workload"}):
         read |= keys_read(template, ("input", "workload"))
     return sorted(read - set(workload))
 

@@ -18,11 +18,14 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Iterator
 from typing import Any
 from urllib.parse import quote
 
 from jinja2 import StrictUndefined, TemplateError, Undefined, nodes
 from jinja2.sandbox import SandboxedEnvironment
+
+from app.workflows.document import join
 
 
 class ResultEnvironment(SandboxedEnvironment):
@@ -224,12 +227,14 @@ def keys_read(template: str, roots: tuple[str, ...]) -> set[str]:
     return found
 
 
-def strings_of(value: Any) -> list[str]:
-    """Every string in a value (dict values, list items), in order: a document's templates."""
+def strings_at(value: Any, where: str = "") -> Iterator[tuple[str, str]]:
+    """Every string in a value (dict values, list items), in order, with its path under
+    ``where``: a document's templates."""
     if isinstance(value, str):
-        return [value]
-    if isinstance(value, dict):
-        return [s for item in value.values() for s in strings_of(item)]
-    if isinstance(value, list):
-        return [s for item in value for s in strings_of(item)]
-    return []
+        yield where, value
+    elif isinstance(value, dict):
+        for key, item in value.items():
+            yield from strings_at(item, join(where, str(key)))
+    elif isinstance(value, list):
+        for i, item in enumerate(value):
+            yield from strings_at(item, join(where, i))

@@ -23,7 +23,7 @@ from jinja2 import TemplateError, meta
 
 from app.workflows.declarations import UNNAMED, compile_tool, compile_turn
 from app.workflows.document import DocumentError
-from app.workflows.templating import keys_read, parse, strings_of
+from app.workflows.templating import keys_read, parse, strings_at
 from app.workflows.v2.validate import PYTHON_CODE, tasks_of, validate_v2, workbook_tool
 
 CREDENTIAL_KEYS = ("auth", "credential")
@@ -161,7 +161,7 @@ def compile_v2(doc: dict[str, Any], name: str | None = None) -> dict[str, Any]:
 
     first = _entry(entry, hidden)
     required: set[str] = set()
-    for template in strings_of({k: v for k, v in doc.items() if k != "workload"}):
+    for _where, template in strings_at({k: v for k, v in doc.items() if k != "workload"}):
         required |= keys_read(template, ("workload",))
     compiled = {
         "apiVersion": doc["apiVersion"], "kind": doc["kind"], "dsl": "v2",

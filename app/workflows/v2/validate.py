@@ -26,9 +26,10 @@ from app.workflows.checks import (
     path_of,
     shared_schema_problem,
     sorted_errors,
+    templates_at,
 )
 from app.workflows.document import Problem, join
-from app.workflows.templating import RESULTS_ENV, keys_read, parse, strings_of
+from app.workflows.templating import RESULTS_ENV, keys_read, parse, strings_at
 from app.workflows.v2.schema import HINTS, KEYCHAIN_MATERIAL, KINDS, SCHEMA
 from app.workflows.v2.scope import JINJA_GLOBALS, RESERVED
 
@@ -188,25 +189,17 @@ class _Check:
     # templates
 
     def templates(self, value: Any, where: str, extra: Iterable[str] = ()) -> None:
-        if isinstance(value, str):
-            if "{{" not in value and "{%" not in value:
-                return
+        for at, template in templates_at(value, where):
             try:
-                names = meta.find_undeclared_variables(parse(value, RESULTS_ENV))
+                names = meta.find_undeclared_variables(parse(template, RESULTS_ENV))
             except TemplateError as exc:
-                self.add(where, f"template syntax error: {exc}")
-                return
+                self.add(at, f"template syntax error: {exc}")
+                continue
             known = self.names | set(extra)
             for name in sorted(names - known):
-                self.add(where, f"unknown name '{name}' in template (the workload's keys, "
-                                f"steps, tasks, loop iterators, names set with 'set', and: "
-                                f"{', '.join(RESERVED[:12])}, …)")
-        elif isinstance(value, dict):
-            for key, item in value.items():
-                self.templates(item, join(where, str(key)), extra)
-        elif isinstance(value, list):
-            for i, item in enumerate(value):
-                self.templates(item, join(where, i), extra)
+                self.add(at, f"unknown name '{name}' in template (the workload's keys, "
+                             f"steps, tasks, loop iterators, names set with 'set', and: "
+                             f"{', '.join(RESERVED[:12])}, …)")
 
     # tasks
 
@@ -331,7 +324,8 @@ class _Check:
 
     def inputs(self) -> None:
         read: set[str] = set()
-        for template in strings_of({k: v for k, v in self.doc.items() if k != "workload"}):
+        for _where, template in strings_at({k: v for k, v in self.doc.items()
+                                             if k != "workload"}):
             read |= keys_read(template, ("workload",))
         for i, name in enumerate(self.doc.get("sql_inputs") or []):
             if name not in self.workload and name not in read:
