@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import math
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -224,8 +225,11 @@ def spacing_plan(ctx: Ctx, p: Params) -> tuple[list[Bar], dict[str, Any]]:
     return bars, report(bars, found, bar_type, diameter)
 
 
-def create(ctx: Ctx, p: Params, bars: list[Bar], summary: dict[str, Any], dry_run: bool
-           ) -> dict[str, Any]:
+def create(ctx: Ctx, p: Params,
+           plan: Callable[[Ctx, Params], tuple[list[Bar], dict[str, Any]]]) -> dict[str, Any]:
+    """Make the bars ``plan`` places (once confirmed), or only count them on a dry run."""
+    dry_run = require_confirm(p)
+    bars, summary = plan(ctx, p)
     summary["created"] = len(bars)
     if dry_run:
         return {**summary, "dryRun": True, "elementIds": []}
@@ -245,9 +249,7 @@ def preview_rebar_linear(ctx: Ctx, p: Params) -> dict[str, Any]:
         params=(*LINEAR_PARAMS, CONFIRM, DRY_RUN), confirm=True, result=CREATE_RESULT,
         example={**LINEAR_EXAMPLE, "dryRun": True})
 def create_rebar_linear(ctx: Ctx, p: Params) -> dict[str, Any]:
-    dry_run = require_confirm(p)
-    bars, summary = linear_plan(ctx, p)
-    return create(ctx, p, bars, summary, dry_run)
+    return create(ctx, p, linear_plan)
 
 
 @method("preview_rebar_by_spacing", READ,
@@ -262,6 +264,4 @@ def preview_rebar_by_spacing(ctx: Ctx, p: Params) -> dict[str, Any]:
         params=(*SPACING_PARAMS, CONFIRM, DRY_RUN), confirm=True, result=CREATE_RESULT,
         example={**SPACING_EXAMPLE, "dryRun": True})
 def create_rebar_by_spacing(ctx: Ctx, p: Params) -> dict[str, Any]:
-    dry_run = require_confirm(p)
-    bars, summary = spacing_plan(ctx, p)
-    return create(ctx, p, bars, summary, dry_run)
+    return create(ctx, p, spacing_plan)
