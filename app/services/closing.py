@@ -13,7 +13,7 @@ not at all.
 One code path: a person's close (``decisions.close``, a commitment reaching its limit) calls
 ``settle`` in the action's transaction; at the deadline the worker's ``sweep`` calls it in a
 transaction of its own. Moving a deadline needs no rescheduling: the sweep reads the deadlines
-as they are, and a moved deadline forgets its reminder (``deadline_moved``).
+as they are, and a moved deadline forgets its reminder (``move_deadline``).
 
 The listeners (``on_close``, ``on_reminder``) are filled by the notifications feature (the change
 event of the item's page, the people told, the webhooks), which this layer does not import.
@@ -35,7 +35,7 @@ from app.extensions import db
 from app.models import Studio, User
 from app.models.base import utcnow
 from app.models.collab import Commitment, Decision
-from app.services import items
+from app.services import cycles, deadlines, items
 
 KINDS: dict[str, Any] = {"decision": Decision, "commitment": Commitment}
 REMIND_WITHIN = timedelta(hours=24)
@@ -105,9 +105,13 @@ def _studio(item: Any) -> Studio:
     return db.session.get_one(Studio, item.studio_id)
 
 
-def deadline_moved(item: Any) -> None:
-    """A changed deadline gets its own reminder (called by the services that change it)."""
-    item.reminded_at = None
+def move_deadline(studio: Studio, kind: str, item: Any, given: Any) -> None:
+    """Set ``item``'s deadline as an edit gives it (``deadlines.revise``); a changed deadline
+    gets its own reminder."""
+    revised = deadlines.revise(item.deadline, given, cycles.zone_of(studio), item.closed, kind)
+    if revised != item.deadline:
+        item.deadline = revised
+        item.reminded_at = None
 
 
 def sweep(now: datetime | None = None) -> tuple[int, int]:

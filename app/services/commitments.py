@@ -96,11 +96,7 @@ def update_settings(commitment: Commitment, studio: Studio, user: User,
     if new_limit is not None and new_limit < joined:
         raise Conflict(f"cannot set the limit below the {joined} participants who joined")
     if deadline is not None:
-        revised = deadlines.revise(commitment.deadline, deadline, cycles.zone_of(studio),
-                                   commitment.closed, "commitment")
-        if revised != commitment.deadline:
-            commitment.deadline = revised
-            closing.deadline_moved(commitment)
+        closing.move_deadline(studio, "commitment", commitment, deadline)
     if title is not None:
         commitment.title = _title(title)
     if description is not None:

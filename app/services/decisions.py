@@ -161,11 +161,7 @@ def update_settings(decision: Decision, studio: Studio, user: User, question: st
     decision = lock_row(Decision, decision.id)
     before = revisions.snapshot("decision", decision)
     if deadline is not None:
-        revised = deadlines.revise(decision.deadline, deadline, cycles.zone_of(studio),
-                                   decision.closed, "decision")
-        if revised != decision.deadline:
-            decision.deadline = revised
-            closing.deadline_moved(decision)
+        closing.move_deadline(studio, "decision", decision, deadline)
     if question is not None:
         decision.question = _line(question, "question", QUESTION_MAX)
     if description is not None:
