@@ -31,21 +31,6 @@ BAR_WIDTH = 20
 items.register(items.ItemKind("commitment", "c", Commitment, lambda c: c.title))
 
 
-def _title(value: str | None) -> str:
-    text = " ".join((value or "").split())
-    if not text:
-        raise invalid_param("title", "is required")
-    if len(text) > TITLE_MAX:
-        raise invalid_param("title", f"at most {TITLE_MAX} characters")
-    return text
-
-
-def _description(value: str | None) -> str:
-    if len(value or "") > DESCRIPTION_MAX:
-        raise invalid_param("description", f"at most {DESCRIPTION_MAX} characters")
-    return value or ""
-
-
 MAX_PEOPLE = 1_000_000  # keeps counts inside a database integer
 
 
@@ -66,9 +51,9 @@ def create_commitment(studio: Studio, user: User, title: str, critical_mass: int
                       creator_joins: bool = False) -> Commitment:
     """A new commitment; with ``creator_joins`` its creator is its first participant."""
     _check_numbers(critical_mass, limit)
-    commitment = Commitment(studio_id=studio.id, title=_title(title),
-                            description=_description(description), critical_mass=critical_mass,
-                            participant_limit=limit,
+    commitment = Commitment(studio_id=studio.id, title=items.one_line(title, "title", TITLE_MAX),
+                            description=items.description(description, DESCRIPTION_MAX),
+                            critical_mass=critical_mass, participant_limit=limit,
                             deadline=deadlines.parse(deadline, cycles.zone_of(studio)),
                             created_by_id=user.id)
     commitment.assign_ids()
@@ -98,9 +83,9 @@ def update_settings(commitment: Commitment, studio: Studio, user: User,
     if deadline is not None:
         closing.move_deadline(studio, "commitment", commitment, deadline)
     if title is not None:
-        commitment.title = _title(title)
+        commitment.title = items.one_line(title, "title", TITLE_MAX)
     if description is not None:
-        commitment.description = _description(description)
+        commitment.description = items.description(description, DESCRIPTION_MAX)
         links.sync(studio, "commitment", commitment.id, commitment.description, base_url)
     commitment.critical_mass, commitment.participant_limit = new_mass, new_limit
     full = new_limit is not None and joined >= new_limit and not commitment.closed

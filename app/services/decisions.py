@@ -51,21 +51,6 @@ items.register(items.ItemKind("decision", "d", Decision, lambda d: d.question,
                                 label=("short_id", "question")))
 
 
-def _line(value: str | None, param: str, limit: int) -> str:
-    text = " ".join((value or "").split())  # one line: never a newline in a heading or YAML
-    if not text:
-        raise invalid_param(param, "is required")
-    if len(text) > limit:
-        raise invalid_param(param, f"at most {limit} characters")
-    return text
-
-
-def _description(value: str | None) -> str:
-    if len(value or "") > DESCRIPTION_MAX:
-        raise invalid_param("description", f"at most {DESCRIPTION_MAX} characters")
-    return value or ""
-
-
 def option_titles(values: list[Any]) -> list[str]:
     """Titles given together (a new decision's options): each as add_option would take it, and
     none twice. Invalid names every problem under ``options``."""
@@ -102,7 +87,7 @@ def create_decision(studio: Studio, user: User, question: str, description: str 
     zone = cycles.zone_of(studio)
     text = titles = when = None
     try:
-        text = _line(question, "question", QUESTION_MAX)
+        text = items.one_line(question, "question", QUESTION_MAX)
     except Invalid as exc:
         errors += exc.errors or []
     try:
@@ -110,7 +95,7 @@ def create_decision(studio: Studio, user: User, question: str, description: str 
     except Invalid as exc:
         errors += exc.errors or []
     try:
-        _description(description)
+        items.description(description, DESCRIPTION_MAX)
     except Invalid as exc:
         errors += exc.errors or []
     try:
@@ -163,9 +148,9 @@ def update_settings(decision: Decision, studio: Studio, user: User, question: st
     if deadline is not None:
         closing.move_deadline(studio, "decision", decision, deadline)
     if question is not None:
-        decision.question = _line(question, "question", QUESTION_MAX)
+        decision.question = items.one_line(question, "question", QUESTION_MAX)
     if description is not None:
-        decision.description = _description(description)
+        decision.description = items.description(description, DESCRIPTION_MAX)
         links.sync(studio, "decision", decision.id, decision.description, base_url)
     if options_open is not None:
         decision.options_open = options_open
@@ -215,7 +200,7 @@ def add_option(decision: Decision, user: User, title: str,
     if (slot is None) != (decision.kind not in decision_kinds.SLOT_KINDS):
         raise Conflict("a time poll's options are slots: add one with add_slot" if slot is None
                        else "only a time poll has slots: add an option with add_option")
-    title = _line(title, "title", OPTION_MAX)
+    title = items.one_line(title, "title", OPTION_MAX)
     reason = eligibility.may_propose(decision, user.id, _role(decision.studio_id, user))
     if reason:
         raise Forbidden(reason)

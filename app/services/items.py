@@ -20,7 +20,7 @@ from app.extensions import db
 from app.models import Studio
 from app.models.base import find_by_id
 from app.services import restore_window
-from app.services.errors import NotFound
+from app.services.errors import NotFound, invalid_param
 
 
 @dataclass(frozen=True)
@@ -132,6 +132,24 @@ def get(item_type: str, item_id: uuid.UUID) -> Any | None:
 
 def title_of(item_type: str, item: Any) -> str:
     return KINDS[item_type].title(item)
+
+
+def one_line(value: str | None, param: str, limit: int) -> str:
+    """A title as given, on one line (never a newline in a heading or YAML): required, at most
+    ``limit`` characters."""
+    text = " ".join((value or "").split())
+    if not text:
+        raise invalid_param(param, "is required")
+    if len(text) > limit:
+        raise invalid_param(param, f"at most {limit} characters")
+    return text
+
+
+def description(value: str | None, limit: int) -> str:
+    """A description as given (none: empty), at most ``limit`` characters."""
+    if len(value or "") > limit:
+        raise invalid_param("description", f"at most {limit} characters")
+    return value or ""
 
 
 class Labelled(NamedTuple):
