@@ -36,6 +36,7 @@ from app.models import Studio, User
 from app.models.base import utcnow
 from app.models.collab import Commitment, Decision
 from app.services import cycles, deadlines, items
+from app.services.hooks import Hooks
 
 KINDS: dict[str, Any] = {"decision": Decision, "commitment": Commitment}
 REMIND_WITHIN = timedelta(hours=24)
@@ -59,22 +60,11 @@ class Moment:
 
 
 Listener = Callable[[Moment], None]
-_ON_CLOSE: list[Listener] = []
-_ON_REMINDER: list[Listener] = []
-
-
-def on_close(listener: Listener) -> Listener:
-    """Register ``listener(moment)``, called in the claiming transaction of every close."""
-    if listener not in _ON_CLOSE:
-        _ON_CLOSE.append(listener)
-    return listener
-
-
-def on_reminder(listener: Listener) -> Listener:
-    """Register ``listener(moment)``, called in the claiming transaction of every reminder."""
-    if listener not in _ON_REMINDER:
-        _ON_REMINDER.append(listener)
-    return listener
+_ON_CLOSE: Hooks[Listener] = Hooks()
+_ON_REMINDER: Hooks[Listener] = Hooks()
+# Register ``listener(moment)``, called in the claiming transaction of every close (on_close)
+# or of every reminder (on_reminder).
+on_close, on_reminder = _ON_CLOSE.add, _ON_REMINDER.add
 
 
 def claim(model: Any, ident: uuid.UUID, column: str, now: datetime, *conditions: Any) -> bool:

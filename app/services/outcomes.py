@@ -34,6 +34,7 @@ from app.models.collab import Decision, Option
 from app.services import closing, cycles, deadlines, items, permissions, revisions
 from app.services.deadlines import NO_DEADLINE
 from app.services.errors import Conflict, Invalid
+from app.services.hooks import Hooks
 from app.services.locking import lock_row
 
 STATEMENT_MAX = 20_000
@@ -68,22 +69,11 @@ class Review(_AtDecision):
     at: datetime
 
 
-_ON_WRITTEN: list[Callable[[Written], None]] = []
-_ON_REVIEW: list[Callable[[Review], None]] = []
-
-
-def on_written(listener: Callable[[Written], None]) -> Callable[[Written], None]:
-    """Register ``listener(written)``, called in the transaction that writes an outcome."""
-    if listener not in _ON_WRITTEN:
-        _ON_WRITTEN.append(listener)
-    return listener
-
-
-def on_review(listener: Callable[[Review], None]) -> Callable[[Review], None]:
-    """Register ``listener(review)``, called in the transaction that claims a review."""
-    if listener not in _ON_REVIEW:
-        _ON_REVIEW.append(listener)
-    return listener
+_ON_WRITTEN: Hooks[Callable[[Written], None]] = Hooks()
+_ON_REVIEW: Hooks[Callable[[Review], None]] = Hooks()
+# Register ``listener(written)``, called in the transaction that writes an outcome (on_written),
+# or ``listener(review)``, called in the transaction that claims a review (on_review).
+on_written, on_review = _ON_WRITTEN.add, _ON_REVIEW.add
 
 
 # Writing -------------------------------------------------------------------------------------

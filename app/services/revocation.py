@@ -29,6 +29,7 @@ from sqlalchemy.orm import Session
 
 from app.extensions import db
 from app.models import ApiToken, User
+from app.services.hooks import Hooks
 
 log = logging.getLogger(__name__)
 PENDING = "harmonic.revocation_pending"  # Session.info: what to end after the commit
@@ -55,22 +56,11 @@ class Ended:
 
 
 Ender = Callable[[Ended], None]
-ENDERS: list[Ender] = []  # run in the revoking transaction
-AFTER: list[Ender] = []  # run once it has committed, each in its own transaction
-
-
-def ends(ender: Ender) -> Ender:
-    """Register a feature's ender, run in the revoking transaction (a decorator)."""
-    if ender not in ENDERS:
-        ENDERS.append(ender)
-    return ender
-
-
-def after_commit(ender: Ender) -> Ender:
-    """Register an ender that needs its own transaction, run after the revoking one commits."""
-    if ender not in AFTER:
-        AFTER.append(ender)
-    return ender
+ENDERS: Hooks[Ender] = Hooks()  # run in the revoking transaction
+AFTER: Hooks[Ender] = Hooks()  # run once it has committed, each in its own transaction
+# Register a feature's ender (decorators): ``ends`` in the revoking transaction,
+# ``after_commit`` for one that needs its own transaction, after the revoking one commits.
+ends, after_commit = ENDERS.add, AFTER.add
 
 
 def end(tokens: set[uuid.UUID] | None = None, grants: set[uuid.UUID] | None = None,

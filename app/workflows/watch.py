@@ -17,19 +17,16 @@ from typing import Any
 from flask import Flask, current_app
 from sqlalchemy import func, select
 
+from app.services.hooks import Hooks
 from app.workflows import queue
 from app.workflows.engine import reading
 
 POLL_SECONDS = 0.5
 _lock = threading.Lock()
 _watched: dict[uuid.UUID, int] = {}
-_listeners: list[Callable[[uuid.UUID], None]] = []
+_listeners: Hooks[Callable[[uuid.UUID], None]] = Hooks()
 _state: dict[str, Any] = {"thread": None}
-
-
-def on_new(listener: Callable[[uuid.UUID], None]) -> None:
-    if listener not in _listeners:
-        _listeners.append(listener)
+on_new = _listeners.add
 
 
 def follow(run_id: uuid.UUID) -> None:
