@@ -101,11 +101,8 @@ class Room:
         return default
 
     def descendants(self) -> list[Room]:
-        out: list[Room] = []
-        for sub in self.sub_rooms:
-            out.append(sub)
-            out.extend(sub.descendants())
-        return out
+        """Its sub-rooms, each followed by its own descendants."""
+        return [room for sub in self.sub_rooms for room in (sub, *sub.descendants())]
 
 
 @dataclass
@@ -116,11 +113,7 @@ class Floor:
     rooms: list[Room] = field(default_factory=list)
 
     def all_rooms(self) -> list[Room]:
-        out: list[Room] = []
-        for room in self.rooms:
-            out.append(room)
-            out.extend(room.descendants())
-        return out
+        return [room for top in self.rooms for room in (top, *top.descendants())]
 
 
 @dataclass
@@ -157,7 +150,4 @@ class Floorplan:
     connections: list[Connection] = field(default_factory=list)
 
     def all_rooms(self) -> list[Room]:
-        out: list[Room] = []
-        for floor in self.floors:
-            out.extend(floor.all_rooms())
-        return out
+        return [room for floor in self.floors for room in floor.all_rooms()]
