@@ -49,7 +49,6 @@ SLOT_ANSWERS = ("yes", "maybe", "no")
 SCORE_MAX = 5
 NONE_OF_THE_ABOVE_KINDS = ("single_choice", "ranked_choice", "score", "dot_vote")
 REQUIRED_SHARE_KINDS = ("consent", "single_choice", "ranked_choice")
-OPTION_KINDS = tuple(kind for kind in KINDS if kind not in STANCES)
 
 # The fields each kind's ballot takes; the first names the choice itself.
 BALLOT_FIELDS = {"acceptance": ("accept", "prefer"), "consent": ("stance", "reason"),
