@@ -148,17 +148,6 @@ class CodeRecord:
         return self.row.scopes
 
 
-class RefreshRecord:
-    def __init__(self, row: OAuthRefreshToken, grant: OAuthGrant) -> None:
-        self.row, self.grant = row, grant
-
-    def check_client(self, client: Client) -> bool:
-        return self.grant.client_id == client.get_client_id()
-
-    def get_scope(self) -> str:
-        return self.grant.scopes
-
-
 class GrantRecord:
     """The grant behind a token presented for revocation."""
 
@@ -167,6 +156,15 @@ class GrantRecord:
 
     def check_client(self, client: Client) -> bool:
         return self.grant.client_id == client.get_client_id()
+
+
+class RefreshRecord(GrantRecord):
+    def __init__(self, row: OAuthRefreshToken, grant: OAuthGrant) -> None:
+        super().__init__(grant)
+        self.row = row
+
+    def get_scope(self) -> str:
+        return self.grant.scopes
 
 
 def _resource_param() -> str | None:

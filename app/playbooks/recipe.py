@@ -388,17 +388,15 @@ def coerce(name: str, value: Any, recipe: Recipe) -> Any:
     if wanted is None and default is not None:
         wanted = next((t for t, py in TYPES.items() if type(default) is py
                        or (t == "number" and isinstance(default, float))), None)
-    if wanted is None or not isinstance(value, str):
-        if wanted in ("integer", "number") and isinstance(value, bool):
-            raise Invalid(f"argument {name} must be of type {wanted}",
-                          errors=[{"param": name, "message": f"must be of type {wanted}"}])
-        if wanted == "integer" and isinstance(value, float) and value.is_integer():
-            return int(value)
-        if wanted is not None and value is not None and not isinstance(value, TYPES[wanted]):
-            raise Invalid(f"argument {name} must be of type {wanted}",
-                          errors=[{"param": name, "message": f"must be of type {wanted}"}])
-        return value
     try:
+        if wanted is None or not isinstance(value, str):
+            if wanted == "integer" and isinstance(value, float) and value.is_integer():
+                return int(value)
+            if wanted is not None and value is not None and (
+                    not isinstance(value, TYPES[wanted])
+                    or wanted in ("integer", "number") and isinstance(value, bool)):
+                raise ValueError
+            return value
         if wanted == "integer":
             return int(value)
         if wanted == "number":

@@ -70,11 +70,7 @@ def studio_links(studio: Any, current_path: str) -> list[tuple[str, str, bool]]:
         if page not in known:
             continue
         href = sub[1:] if sub.startswith("@") else base + sub
-        if sub == "":
-            here = current_path == base
-        else:
-            here = current_path == href or current_path.startswith(href + "/")
-        out.append((label, href, here))
+        out.append((label, href, current_path == href or current_path.startswith(href + "/")))
     return out
 
 
