@@ -192,21 +192,12 @@ def stage(studio: Studio, actor: User | None, action: str, page: str, location: 
     if not hooks:
         return []
     base = base_url()
-    staged: list[uuid.UUID] = []
-    for hook in hooks:
-        delivery = WebhookDelivery(webhook_id=hook.id, event=action[:80], status="pending",
-                                   attempts=0, enqueued=False, payload={})
-        delivery.assign_ids()
-        delivery.payload = {
-            "id": delivery.short_id, "event": action, "at": utcnow().isoformat(),
-            "actor": ({"handle": actor.handle, "name": actor.name} if actor is not None
+    body = {"actor": ({"handle": actor.handle, "name": actor.name} if actor is not None
                       else None),
             "studio": studio.handle, "page": base + page,
             "location": (base + location) if location else None,
-            "changed": changed, "message": message,
-        }
-        db.session.add(delivery)
-        staged.append(delivery.id)
+            "changed": changed, "message": message}
+    staged = [_staged_delivery(hook, action, body).id for hook in hooks]
     db.session.flush()
     STAGED.add(*staged)
     return staged
@@ -218,17 +209,9 @@ def stage_notification(user_id: uuid.UUID, kind: str, text: str, path: str,
     channel of a person's notification preferences)."""
     hooks = list(db.session.scalars(select(Webhook).where(
         Webhook.active.is_(True), Webhook.owner_id == user_id, Webhook.studio_id.is_(None))))
-    staged: list[uuid.UUID] = []
-    for hook in hooks:
-        delivery = WebhookDelivery(webhook_id=hook.id, event="notification", status="pending",
-                                   attempts=0, enqueued=False, payload={})
-        delivery.assign_ids()
-        delivery.payload = {"id": delivery.short_id, "event": "notification", "kind": kind,
-                            "at": utcnow().isoformat(), "text": text,
-                            "studio": studio.handle if studio is not None else None,
-                            "location": base_url() + path}
-        db.session.add(delivery)
-        staged.append(delivery.id)
+    body = {"kind": kind, "text": text, "studio": studio.handle if studio is not None else None,
+            "location": base_url() + path}
+    staged = [_staged_delivery(hook, "notification", body).id for hook in hooks]
     if staged:
         db.session.flush()
         STAGED.add(*staged)
@@ -244,15 +227,22 @@ def stage_to(studio: Studio, ident: str, event: str, body: dict[str, Any]) -> st
         Webhook.active.is_(True)))
     if hook is None:
         raise NotFound(f"the studio has no active webhook {ident!r}")
+    delivery = _staged_delivery(hook, event, {"studio": studio.handle, **body})
+    db.session.flush()
+    STAGED.add(delivery.id)
+    return delivery.short_id
+
+
+def _staged_delivery(hook: Webhook, event: str, body: dict[str, Any]) -> WebhookDelivery:
+    """A pending delivery of ``event`` to ``hook`` in this transaction: ``body`` after the
+    delivery's own ``id``, ``event`` and ``at``."""
     delivery = WebhookDelivery(webhook_id=hook.id, event=event[:80], status="pending",
                                attempts=0, enqueued=False, payload={})
     delivery.assign_ids()
     delivery.payload = {"id": delivery.short_id, "event": event, "at": utcnow().isoformat(),
-                        "studio": studio.handle, **body}
+                        **body}
     db.session.add(delivery)
-    db.session.flush()
-    STAGED.add(delivery.id)
-    return delivery.short_id
+    return delivery
 
 
 # Sending through the job queue ------------------------------------------------------------------
