@@ -403,15 +403,10 @@ class StdioTransport:
         try:
             while True:
                 line = self.read_line()
-                if line is None:
-                    drain = True
-                    self._input_closed.set()
+                if line is None or (line == b"" and self.stdin.closed):
+                    drain = True  # (``finally`` marks the input closed)
                     break
                 if line == b"":
-                    if self.stdin.closed:
-                        drain = True
-                        self._input_closed.set()
-                        break
                     self.write(jsonrpc.error(None, RpcError(
                         INVALID_REQUEST, f"Invalid Request: message larger than "
                                          f"{self.max_message} bytes")))
