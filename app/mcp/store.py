@@ -58,7 +58,7 @@ class DbSession(SessionState):
         self.token_id = data.get("token_id")
         self.grant_id = data.get("grant_id")  # the OAuth grant behind its token, if any
         self.protocol_version = data.get("protocol_version") or ""
-        self.client_capabilities = _loads(data.get("client_capabilities"), {})
+        self.client_capabilities = json_or(data.get("client_capabilities"), {})
         self.log_level = data.get("log_level") or "info"
         self.current_path = data.get("current_path")
         self.last_seen_at: datetime | None = data.get("last_seen_at")
@@ -145,7 +145,9 @@ _FIND_SESSION = built_once(select(*_COLUMNS).where(McpSession.id == bindparam("s
                                                    McpSession.ended_at.is_(None)))
 
 
-def _loads(text: str | None, default: Any) -> Any:
+def json_or(text: str | None, default: Any) -> Any:
+    """A JSON column's value: ``default`` (or an empty one of its type) when the column is
+    empty, unreadable or holds another type (tasks read theirs through here too)."""
     if not text or text in ("{}", "[]"):  # what most rows hold: no parsing needed
         return type(default)()
     try:
@@ -158,7 +160,7 @@ def _loads(text: str | None, default: Any) -> Any:
 def subscribed(text: str | None, events_seen: int | None) -> dict[str, int]:
     """A session row's ``subscriptions``: ``{uri: the newest event when subscribed}``. (A list,
     as rows written before each kept its start, counts from the session's cursor.)"""
-    value = _loads(text, {}) if text and text.startswith("{") else _loads(text, [])
+    value = json_or(text, {}) if text and text.startswith("{") else json_or(text, [])
     if isinstance(value, dict):
         return {u: n for u, n in value.items() if isinstance(u, str) and isinstance(n, int)}
     return dict.fromkeys((u for u in value if isinstance(u, str)), events_seen or 0)
@@ -246,7 +248,7 @@ def client_response(session_id: str, request_id: str) -> dict[str, Any] | None:
                                                     McpClientRequest.request_id == request_id)
     with db.engine.connect() as conn:
         text = conn.execute(query).scalar()
-    return _loads(text, {}) if text else None
+    return json_or(text, {}) if text else None
 
 
 def close_client_request(session_id: str, request_id: str) -> None:

@@ -58,6 +58,7 @@ from app.mcp.context import ClientRequestFailed, SessionState, ToolContext
 from app.mcp.info import MODERN_VERSIONS
 from app.mcp.input_required import InputRequired
 from app.mcp.jsonrpc import MISSING_CAPABILITY
+from app.mcp.store import json_or
 from app.models.base import utcnow
 from app.models.mcp_tasks import McpTask
 from app.services import revocation
@@ -142,15 +143,6 @@ def _iso(moment: datetime) -> str:
     return moment.astimezone(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
 
 
-def _loads(text: str | None, default: Any) -> Any:
-    if not text:
-        return default
-    try:
-        return json.loads(text)
-    except ValueError:
-        return default
-
-
 def envelope(task: McpTask) -> dict[str, Any]:
     """The Task fields every answer about a task carries."""
     out: dict[str, Any] = {"taskId": task.id, "status": task.status,
@@ -172,11 +164,11 @@ def detailed(task: McpTask) -> dict[str, Any]:
             progress["total"] = task.total
         out["_meta"] = {"io.harmonic/progress": progress}
     if task.status == "input_required":
-        out["inputRequests"] = _loads(task.input_requests, {})
+        out["inputRequests"] = json_or(task.input_requests, {})
     elif task.status == "completed":
-        out["result"] = _loads(task.result, {"content": []})
+        out["result"] = json_or(task.result, {"content": []})
     elif task.status == "failed":
-        out["error"] = _loads(task.error, {"code": INTERNAL_ERROR, "message": "Internal error"})
+        out["error"] = json_or(task.error, {"code": INTERNAL_ERROR, "message": "Internal error"})
     out["resultType"] = "complete"
     return out
 
@@ -293,7 +285,7 @@ def tasks_update(ctx: ToolContext, params: dict[str, Any]) -> dict[str, Any]:
     if not isinstance(responses, dict):
         raise RpcError(INVALID_PARAMS, "Invalid params: inputResponses must be an object")
     task = _find(ctx, params, lock=True)
-    pending: dict[str, Any] = _loads(task.input_requests, {})
+    pending: dict[str, Any] = json_or(task.input_requests, {})
     if task.status != "input_required":
         db.session.rollback()
         return {"resultType": "complete"}  # nothing is waiting: the answers change nothing
@@ -306,7 +298,7 @@ def tasks_update(ctx: ToolContext, params: dict[str, Any]) -> dict[str, Any]:
     if not answered:  # keys we never asked about are ignored
         db.session.rollback()
         return {"resultType": "complete"}
-    known = {**_loads(task.input_responses, {}), **answered}
+    known = {**json_or(task.input_responses, {}), **answered}
     still = {key: value for key, value in pending.items() if key not in answered}
     task.input_responses = json.dumps(known)
     task.input_requests = json.dumps(still)
@@ -357,7 +349,7 @@ class TaskSession(SessionState):
         self.task_id = task.id
         self.initialized = True
         self.protocol_version = MODERN_VERSIONS[0]
-        self.client_capabilities = _loads(task.client_capabilities, {})
+        self.client_capabilities = json_or(task.client_capabilities, {})
         self.log_level = None  # type: ignore[assignment]  # no one listens to log messages
 
     def is_cancelled(self, request_id: Any) -> bool:
@@ -425,8 +417,8 @@ def execute(task_id: str, server: Any) -> dict[str, Any]:
     ctx = ToolContext(identity=identity, session=TaskSession(task),
                       channel=TaskChannel(task_id), request_id=f"task:{task_id}",
                       progress_token=f"task:{task_id}",
-                      inputs=_loads(task.input_responses, {}))
-    args = _loads(task.arguments, {})
+                      inputs=json_or(task.input_responses, {}))
+    args = json_or(task.arguments, {})
     db.session.commit()  # end the read: the handler starts from a fresh snapshot
     try:
         result = server._run_tool(tool, ctx, args)
