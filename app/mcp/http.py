@@ -194,14 +194,10 @@ def _step_up(message: Any, identity: Identity | None) -> Response | None:
     which no scope grants) is the tool's own error, from the same decision."""
     if identity is None or identity.kind != "grant":
         return None
-    if not isinstance(message, dict) or message.get("method") != "tools/call":
-        return None
-    params = message.get("params")
-    if not isinstance(params, dict) or not isinstance(params.get("name"), str):
-        return None
-    tool = engine().find_tool(params["name"])
+    tool = _called_tool(message)
     if tool is None:
         return None
+    params = message["params"]
     refused = authorization.refusal(identity, tool.call_effect(params.get("arguments")),
                                     params["name"])
     scope = refused.details.get("scope") if refused is not None else None
@@ -396,7 +392,9 @@ def _stateless(message: dict[str, Any], identity: Identity | None) -> Response:
                                              "2026-07-28")
     if "id" not in message:
         return Response(status=202)  # e.g. notifications/cancelled: closing the stream cancels
-    refusal = http_2026.refusal(message, request.headers, _tool_schema(message))
+    tool = _called_tool(message)
+    refusal = http_2026.refusal(message, request.headers,
+                                tool.input_schema if tool is not None else None)
     if refusal is not None:
         request_id = message["id"] if jsonrpc.valid_id(message["id"]) else None
         return _json(jsonrpc.error(request_id, refusal), 400)
@@ -415,13 +413,13 @@ def _stateless(message: dict[str, Any], identity: Identity | None) -> Response:
     return _json(response, http_2026.status(response))
 
 
-def _tool_schema(message: dict[str, Any]) -> dict[str, Any] | None:
+def _called_tool(message: Any) -> Any:
+    """The registered tool a tools/call names; None for another message or an unknown name."""
+    if not isinstance(message, dict) or message.get("method") != "tools/call":
+        return None
     params = message.get("params")
     name = params.get("name") if isinstance(params, dict) else None
-    if message.get("method") != "tools/call" or not isinstance(name, str):
-        return None
-    tool = engine().find_tool(name)
-    return tool.input_schema if tool is not None else None
+    return engine().find_tool(name) if isinstance(name, str) else None
 
 
 def _listen(message: dict[str, Any], identity: Identity | None) -> Response:
