@@ -14,16 +14,12 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from app.actions.registry import Action, Context, Result
+from app.services.hooks import Hooks
 
 Observer = Callable[[Context, Action, Result], None]
-_observers: list[Observer] = []
-
-
-def observe(observer: Observer) -> Observer:
-    """Register ``observer(ctx, action, result)`` (once; usable as a decorator)."""
-    if observer not in _observers:
-        _observers.append(observer)
-    return observer
+_observers: Hooks[Observer] = Hooks()
+# Register ``observer(ctx, action, result)`` (once; usable as a decorator).
+observe = _observers.add
 
 
 def run(ctx: Context, act: Action, result: Result) -> None:

@@ -44,6 +44,7 @@ from app.core.identity import Identity
 from app.extensions import db
 from app.models import Membership, Studio
 from app.services import permissions
+from app.services.hooks import Hooks
 
 KEY = "harmonic.audience"
 _PAGE = re.compile(r"^harmonic://page/studios/([^/?#]+)")
@@ -51,14 +52,12 @@ _RESERVED = frozenset({"new", "actions"})  # /studios/new, /studios/actions: no 
 
 # uri -> the handle of the studio it is filed under, or None (features add their schemes).
 StudioOf = Callable[[str], str | None]
-_studio_uris: list[StudioOf] = []
+_studio_uris: Hooks[StudioOf] = Hooks()
 Event = TypeVar("Event", bound=Sequence[Any])  # (outbox id, URI), a tuple or a row
 
 
-def add_studio_uris(resolver: StudioOf) -> None:
-    """Let ``resolver`` say which studio a URI of a feature's is filed under."""
-    if resolver not in _studio_uris:
-        _studio_uris.append(resolver)
+# Let a resolver say which studio a URI of a feature's is filed under.
+add_studio_uris = _studio_uris.add
 
 
 def studio_of(uri: str) -> str | None:

@@ -55,6 +55,7 @@ from sqlalchemy.orm import Session, SessionTransaction
 from app.extensions import db
 from app.models.base import utcnow
 from app.models.changes import ChangeEvent
+from app.services.hooks import Hooks
 
 log = logging.getLogger("harmonic.changes")
 
@@ -65,8 +66,8 @@ _ADVISORY_KEY = 0x68726D63  # "hrmc": the change-event writers' lock on PostgreS
 _STAGED = "harmonic.changes"  # Session.info key: [(transaction, uri, written)]
 
 Listener = Callable[[str], None]
-_listeners: list[Listener] = []
-_written_hooks: list[Callable[[list[int]], None]] = []
+_listeners: Hooks[Listener] = Hooks()
+_written_hooks: Hooks[Callable[[list[int]], None]] = Hooks()
 NOTIFY_CHANNEL = "harmonic_changes"  # (app.core.feed listens on it)
 
 
@@ -88,9 +89,7 @@ def _uris(targets: Iterable[str | None]) -> list[str]:
 
 # -- listeners (this process) ----------------------------------------------------------------
 
-def listen(listener: Listener) -> None:
-    if listener not in _listeners:
-        _listeners.append(listener)
+listen = _listeners.add
 
 
 def unlisten(listener: Listener) -> None:
@@ -109,10 +108,8 @@ def deliver(uris: Iterable[str]) -> None:
                 log.exception("change listener failed for %s", uri)
 
 
-def on_written(hook: Callable[[list[int]], None]) -> None:
-    """Call ``hook`` with the ids of the change events this process writes (before commit)."""
-    if hook not in _written_hooks:
-        _written_hooks.append(hook)
+# Call ``hook`` with the ids of the change events this process writes (before commit).
+on_written = _written_hooks.add
 
 
 def off_written(hook: Callable[[list[int]], None]) -> None:
@@ -125,12 +122,8 @@ def off_written(hook: Callable[[list[int]], None]) -> None:
 # (uri, after seq, identity) -> the events past ``after`` the caller may see, or None when the
 # provider does not know the URI. Called in an app context, never inside someone's commit.
 Backlog = Callable[[str, int, Any], list[dict[str, Any]] | None]
-_backlogs: list[Backlog] = []
-
-
-def add_backlog(provider: Backlog) -> None:
-    if provider not in _backlogs:
-        _backlogs.append(provider)
+_backlogs: Hooks[Backlog] = Hooks()
+add_backlog = _backlogs.add
 
 
 def backlog(uri: str, after: int, identity: Any) -> list[dict[str, Any]]:

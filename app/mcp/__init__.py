@@ -33,10 +33,9 @@ Import the package's module from its ``init_app`` (or anywhere imported at start
     def render_floorplan(ctx: ToolContext, args: dict) -> ToolResult:
         ...
 
-or, without a decorator, ``register_tool(name, description, handler, input_schema=...,
-output_schema=..., effect=..., title=...)``. Names are 1-128 of ``A-Za-z0-9_.-`` and must
-be unique; ``input_schema`` must be an object schema (JSON Schema 2020-12). Arguments are
-validated against it before the handler runs; a mismatch is an ``isError`` result.
+Names are 1-128 of ``A-Za-z0-9_.-`` and must be unique; ``input_schema`` must be an object
+schema (JSON Schema 2020-12). Arguments are validated against it before the handler runs; a
+mismatch is an ``isError`` result.
 
 ``effect`` is required: ``READ``, ``WRITE``, ``IDEMPOTENT_WRITE``, ``DESTRUCTIVE`` … from
 ``app.actions.effects``. The tool's annotations (``readOnlyHint``, ``destructiveHint``,
@@ -96,11 +95,10 @@ from app.mcp.context import ToolContext
 from app.mcp.registry import (
     PromptArgument,
     prompt,
-    register_tool,
     resource,
     resource_template,
     tool,
 )
 
-__all__ = ["PromptArgument", "ToolContext", "ToolError", "ToolResult", "prompt",
-           "register_tool", "resource", "resource_template", "tool"]
+__all__ = ["PromptArgument", "ToolContext", "ToolError", "ToolResult", "prompt", "resource",
+           "resource_template", "tool"]

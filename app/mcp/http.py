@@ -152,38 +152,66 @@ def _here() -> tuple[Any, Flask]:
             current_app._get_current_object())  # type: ignore[attr-defined]
 
 
+class Refused(Exception):
+    """A /mcp request refused by the checks every door of /mcp shares (``caller``,
+    ``session_of``): the answer's HTTP status, message and ``data.reason``."""
+
+    def __init__(self, status: int, message: str, reason: str) -> None:
+        super().__init__(message)
+        self.status, self.message, self.reason = status, message, reason
+
+
+def caller(app: Flask, origin: str | None, host: str, authorization: str | None,
+           remote: str | None, origin_url: str, known: Any = None) -> Identity | None:
+    """The checks of every /mcp request, POST, DELETE or the GET stream: Origin, then Host
+    (DNS rebinding), then the Bearer token and whom it was minted for. The caller's identity,
+    or None on loopback with auth off; Refused, or the token's own Unauthorized. ``known``:
+    the identity app.web.auth already resolved for this request, if any."""
+    if origin is not None and not _origin_allowed(origin):
+        raise Refused(403, "Forbidden: this Origin is not allowed (see "
+                           "HARMONIC_ALLOWED_ORIGINS)", "origin_not_allowed")
+    if not _host_allowed(host):
+        raise Refused(403, "Forbidden: this Host is not allowed (see HARMONIC_ALLOWED_HOSTS)",
+                      "host_not_allowed")
+    plaintext = bearer_token(authorization)
+    if plaintext is None and not auth_required(app, remote):
+        return None  # loopback development with auth off: anonymous
+    if plaintext is None:
+        raise Refused(401, "Unauthorized: send Authorization: Bearer <token>", "missing")
+    identity = (known if isinstance(known, Identity) and known.via == "token"
+                else identity_from_token(plaintext))
+    if identity.audience is not None and not resource.is_own(
+            identity.audience, (origin_url, app.config.get("HARMONIC_BASE_URL") or "")):
+        # RFC 8707: a token minted for another resource is not ours to honour.
+        raise Refused(401, f"Unauthorized: this token was issued for {identity.audience}, "
+                           f"not {resource.mcp_url(config.base_url())}", "wrong_audience")
+    return identity
+
+
+def session_of(app: Flask, session_id: str | None, identity: Identity | None,
+               remote: str | None) -> store.DbSession:
+    """The 2025-11-25 session a request names, if it is the caller's; Refused otherwise."""
+    if not session_id:
+        raise Refused(400, "Bad Request: Mcp-Session-Id header is required", "no_session")
+    session = store.find_session(session_id)
+    owner = identity.user_id if identity is not None else None
+    if session is None or (auth_required(app, remote) and session.user_id != owner):
+        raise Refused(404, "Session not found: initialize a new one", "no_session")
+    return session
+
+
 def _gate() -> tuple[Response | None, Identity | None]:
-    """Origin, Host and token checks shared by every method: (refusal, identity)."""
+    """``caller`` for this request: (refusal, identity)."""
     req, app = _here()
     environ = req.environ  # the headers as the server gave them (what req.headers reads)
-    origin = environ.get("HTTP_ORIGIN")
-    if origin is not None and not _origin_allowed(origin):
-        return _auth_refusal(403, "Forbidden: this Origin is not allowed (see "
-                                  "HARMONIC_ALLOWED_ORIGINS)", "origin_not_allowed"), None
-    if not _host_allowed(req.host):
-        return _auth_refusal(403, "Forbidden: this Host is not allowed (see "
-                                  "HARMONIC_ALLOWED_HOSTS)", "host_not_allowed"), None
-
-    plaintext = bearer_token(environ.get("HTTP_AUTHORIZATION"))
-    if plaintext is None and not auth_required(app, req.remote_addr):
-        return None, None  # loopback development with auth off: anonymous
-    if plaintext is None:
-        return _auth_refusal(401, "Unauthorized: send Authorization: Bearer <token>",
-                             "missing"), None
-    known = g.get("identity")  # app.web.auth already resolved this Bearer token
     try:
-        identity = (known if isinstance(known, Identity) and known.via == "token"
-                    else identity_from_token(plaintext))
+        return None, caller(app, environ.get("HTTP_ORIGIN"), req.host,
+                            environ.get("HTTP_AUTHORIZATION"), req.remote_addr, _origin(),
+                            g.get("identity"))
+    except Refused as refused:
+        return _auth_refusal(refused.status, refused.message, refused.reason), None
     except Unauthorized as exc:
         return _domain_refusal(exc), None
-    if identity.audience is not None and not resource.is_own(
-            identity.audience, (_origin(), app.config.get("HARMONIC_BASE_URL") or "")):
-        # RFC 8707: a token minted for another resource is not ours to honour.
-        return _auth_refusal(401, f"Unauthorized: this token was issued for "
-                                  f"{identity.audience}, not "
-                                  f"{resource.mcp_url(config.base_url())}",
-                             "wrong_audience"), None
-    return None, identity
 
 
 def _step_up(message: Any, identity: Identity | None) -> Response | None:
@@ -285,15 +313,11 @@ def _rate_limited(exc: TooManyRequests) -> Response:
 
 def _session(identity: Identity | None) -> tuple[Response | None, store.DbSession | None]:
     req, app = _here()
-    environ = req.environ
-    session_id = environ.get("HTTP_MCP_SESSION_ID")
-    if not session_id:
-        return _refuse(400, INVALID_REQUEST, "Bad Request: Mcp-Session-Id header is required"), None
-    session = store.find_session(session_id)
-    owner = identity.user_id if identity is not None else None
-    if session is None or (auth_required(app, req.remote_addr)
-                           and session.user_id != owner):
-        return _refuse(404, INVALID_REQUEST, "Session not found: initialize a new one"), None
+    try:
+        session = session_of(app, req.environ.get("HTTP_MCP_SESSION_ID"), identity,
+                             req.remote_addr)
+    except Refused as refused:
+        return _refuse(refused.status, INVALID_REQUEST, refused.message), None
     store.touch(session)
     return None, session
 

@@ -294,13 +294,3 @@ def _tool_call_effect(name: str, arguments: Any) -> Effect | None:
 # Domain code (recipes, workflow validation) asks about tools through the shared layer.
 tool_catalog.provide(lambda: sorted(REGISTRY.tools), _tool_call_effect)
 
-
-def register_tool(name: str, description: str, handler: Handler,
-                  input_schema: dict[str, Any] | None = None,
-                  output_schema: dict[str, Any] | None = None, *, effect: Effect,
-                  title: str | None = None, effect_of: EffectOf | None = None) -> Tool:
-    """The non-decorator form of ``@tool``."""
-    item = Tool(name, description, handler, effect, input_schema or dict(EMPTY_OBJECT),
-                output_schema, title, effect_of)
-    REGISTRY.add(item)
-    return item

@@ -36,12 +36,12 @@ import anyio.to_thread
 from flask import Flask
 from sqlalchemy import CursorResult, select, update
 
-from app.core import audience, changes, feed, resource
+from app.core import audience, changes, feed
 from app.core.identity import Identity, bearer_token
 from app.core.token_cache import identity_from_token
 from app.extensions import db
 from app.mcp import store
-from app.mcp.http import _host_allowed, _origin_allowed, auth_required
+from app.mcp.http import Refused, caller, session_of
 from app.models.changes import ChangeEvent
 from app.models.mcp import McpSession
 from app.services.errors import Unauthorized
@@ -60,12 +60,6 @@ BATCH = 200
 DB_THREADS = 8
 MODERN = "2026-07-28"  # stateless: no session, so no stream of its own
 Who = Callable[[], Identity | None]  # the caller as their token says now (raises Unauthorized)
-
-
-class Refused(Exception):
-    def __init__(self, status: int, message: str, reason: str) -> None:
-        super().__init__(message)
-        self.status, self.message, self.reason = status, message, reason
 
 
 class StreamApp:
@@ -200,50 +194,22 @@ class StreamApp:
         """(session id, the key its streams are counted under, who the caller is each time
         the stream reads the outbox) or Refused. ``origin_url`` is this request's own
         scheme://host (the Host passed the allow-list first)."""
-        session_id = headers.get("mcp-session-id")
         with self.flask.app_context():
-            # The checks of every /mcp request (DNS rebinding): Origin, then Host.
-            origin = headers.get("origin")
-            if origin is not None and not _origin_allowed(origin):
-                raise Refused(403, "Forbidden: this Origin is not allowed (see "
-                                   "HARMONIC_ALLOWED_ORIGINS)", "origin_not_allowed")
-            if not _host_allowed(headers.get("host", "")):
-                raise Refused(403, "Forbidden: this Host is not allowed (see "
-                                   "HARMONIC_ALLOWED_HOSTS)", "host_not_allowed")
-            plaintext = bearer_token(headers.get("authorization"))
-            identity: Identity | None = None
-            if plaintext is not None:
-                try:
-                    identity = identity_from_token(plaintext)
-                except Unauthorized as exc:
-                    raise Refused(401, f"Unauthorized: {exc}", "invalid_token") from None
-                if identity.audience is not None and not resource.is_own(
-                        identity.audience,
-                        (origin_url, self.flask.config.get("HARMONIC_BASE_URL") or "")):
-                    # RFC 8707, as on every /mcp request: a token minted for another
-                    # resource is not ours to honour.
-                    raise Refused(401, f"Unauthorized: this token was issued for "
-                                       f"{identity.audience}, not {resource.mcp_url(origin_url)}",
-                                  "wrong_audience")
-            elif auth_required(self.flask, remote):
-                raise Refused(401, "Unauthorized: send Authorization: Bearer <token>",
-                              "missing")
-            if not session_id:
-                raise Refused(400, "Bad Request: Mcp-Session-Id header is required",
-                              "no_session")
-            session = store.find_session(session_id)
-            owner = identity.user_id if identity is not None else None
-            if session is None or (auth_required(self.flask, remote)
-                                   and session.user_id != owner):
-                raise Refused(404, "Session not found: initialize a new one", "no_session")
+            try:
+                identity = caller(self.flask, headers.get("origin"), headers.get("host", ""),
+                                  headers.get("authorization"), remote, origin_url)
+            except Unauthorized as exc:
+                raise Refused(401, f"Unauthorized: {exc}", "invalid_token") from None
+            session = session_of(self.flask, headers.get("mcp-session-id"), identity, remote)
             if session.protocol_version >= MODERN:
                 raise Refused(405, "Method Not Allowed: a 2026-07-28 client listens with "
                                    "subscriptions/listen", "stateless")
-        key = str(identity.token_id) if identity is not None else f"session:{session_id}"
+        key = str(identity.token_id) if identity is not None else f"session:{session.id}"
+        plaintext = bearer_token(headers.get("authorization"))
         if plaintext is None or identity is None:
-            return session_id, key, lambda: None
+            return session.id, key, lambda: None
         token = plaintext
-        return session_id, key, lambda: identity_from_token(token)
+        return session.id, key, lambda: identity_from_token(token)
 
     def _replay(self, session_id: str, who: Who, after: int) -> list[tuple[int, str]] | None:
         """The subscribed events after ``after`` up to the session's cursor (sent before on
