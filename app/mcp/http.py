@@ -41,7 +41,7 @@ import queue
 import threading
 import time
 import uuid
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from functools import lru_cache
 from typing import Any
@@ -162,11 +162,13 @@ class Refused(Exception):
 
 
 def caller(app: Flask, origin: str | None, host: str, authorization: str | None,
-           remote: str | None, origin_url: str, known: Any = None) -> Identity | None:
+           remote: str | None, origin_url: Callable[[], str], known: Any = None
+           ) -> Identity | None:
     """The checks of every /mcp request, POST, DELETE or the GET stream: Origin, then Host
     (DNS rebinding), then the Bearer token and whom it was minted for. The caller's identity,
-    or None on loopback with auth off; Refused, or the token's own Unauthorized. ``known``:
-    the identity app.web.auth already resolved for this request, if any."""
+    or None on loopback with auth off; Refused, or the token's own Unauthorized. ``origin_url``
+    gives this request's own scheme://host, asked for only when a token names its audience;
+    ``known``: the identity app.web.auth already resolved for this request, if any."""
     if origin is not None and not _origin_allowed(origin):
         raise Refused(403, "Forbidden: this Origin is not allowed (see "
                            "HARMONIC_ALLOWED_ORIGINS)", "origin_not_allowed")
@@ -181,7 +183,7 @@ def caller(app: Flask, origin: str | None, host: str, authorization: str | None,
     identity = (known if isinstance(known, Identity) and known.via == "token"
                 else identity_from_token(plaintext))
     if identity.audience is not None and not resource.is_own(
-            identity.audience, (origin_url, app.config.get("HARMONIC_BASE_URL") or "")):
+            identity.audience, (origin_url(), app.config.get("HARMONIC_BASE_URL") or "")):
         # RFC 8707: a token minted for another resource is not ours to honour.
         raise Refused(401, f"Unauthorized: this token was issued for {identity.audience}, "
                            f"not {resource.mcp_url(config.base_url())}", "wrong_audience")
@@ -206,7 +208,7 @@ def _gate() -> tuple[Response | None, Identity | None]:
     environ = req.environ  # the headers as the server gave them (what req.headers reads)
     try:
         return None, caller(app, environ.get("HTTP_ORIGIN"), req.host,
-                            environ.get("HTTP_AUTHORIZATION"), req.remote_addr, _origin(),
+                            environ.get("HTTP_AUTHORIZATION"), req.remote_addr, _origin,
                             g.get("identity"))
     except Refused as refused:
         return _auth_refusal(refused.status, refused.message, refused.reason), None

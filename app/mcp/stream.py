@@ -197,7 +197,7 @@ class StreamApp:
         with self.flask.app_context():
             try:
                 identity = caller(self.flask, headers.get("origin"), headers.get("host", ""),
-                                  headers.get("authorization"), remote, origin_url)
+                                  headers.get("authorization"), remote, lambda: origin_url)
             except Unauthorized as exc:
                 raise Refused(401, f"Unauthorized: {exc}", "invalid_token") from None
             session = session_of(self.flask, headers.get("mcp-session-id"), identity, remote)
