@@ -14,10 +14,10 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from app.actions.registry import Action, Context, Result
-from app.services.hooks import Hooks
+from app.services.listeners import Listeners
 
 Observer = Callable[[Context, Action, Result], None]
-_observers: Hooks[Observer] = Hooks()
+_observers: Listeners[Observer] = Listeners()
 # Register ``observer(ctx, action, result)`` (once; usable as a decorator).
 observe = _observers.add
 

@@ -44,7 +44,7 @@ from app.core.identity import Identity
 from app.extensions import db
 from app.models import Membership, Studio
 from app.services import permissions
-from app.services.hooks import Hooks
+from app.services.listeners import Listeners
 
 KEY = "harmonic.audience"
 _PAGE = re.compile(r"^harmonic://page/studios/([^/?#]+)")
@@ -52,7 +52,7 @@ _RESERVED = frozenset({"new", "actions"})  # /studios/new, /studios/actions: no 
 
 # uri -> the handle of the studio it is filed under, or None (features add their schemes).
 StudioOf = Callable[[str], str | None]
-_studio_uris: Hooks[StudioOf] = Hooks()
+_studio_uris: Listeners[StudioOf] = Listeners()
 Event = TypeVar("Event", bound=Sequence[Any])  # (outbox id, URI), a tuple or a row
 
 

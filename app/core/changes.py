@@ -55,7 +55,7 @@ from sqlalchemy.orm import Session, SessionTransaction
 from app.extensions import db
 from app.models.base import utcnow
 from app.models.changes import ChangeEvent
-from app.services.hooks import Hooks
+from app.services.listeners import Listeners
 
 log = logging.getLogger("harmonic.changes")
 
@@ -66,8 +66,8 @@ _ADVISORY_KEY = 0x68726D63  # "hrmc": the change-event writers' lock on PostgreS
 _STAGED = "harmonic.changes"  # Session.info key: [(transaction, uri, written)]
 
 Listener = Callable[[str], None]
-_listeners: Hooks[Listener] = Hooks()
-_written_hooks: Hooks[Callable[[list[int]], None]] = Hooks()
+_listeners: Listeners[Listener] = Listeners()
+_written_hooks: Listeners[Callable[[list[int]], None]] = Listeners()
 NOTIFY_CHANNEL = "harmonic_changes"  # (app.core.feed listens on it)
 
 
@@ -122,7 +122,7 @@ def off_written(hook: Callable[[list[int]], None]) -> None:
 # (uri, after seq, identity) -> the events past ``after`` the caller may see, or None when the
 # provider does not know the URI. Called in an app context, never inside someone's commit.
 Backlog = Callable[[str, int, Any], list[dict[str, Any]] | None]
-_backlogs: Hooks[Backlog] = Hooks()
+_backlogs: Listeners[Backlog] = Listeners()
 add_backlog = _backlogs.add
 
 

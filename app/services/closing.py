@@ -36,7 +36,7 @@ from app.models import Studio, User
 from app.models.base import utcnow
 from app.models.collab import Commitment, Decision
 from app.services import cycles, deadlines, items
-from app.services.hooks import Hooks
+from app.services.listeners import Listeners
 
 KINDS: dict[str, Any] = {"decision": Decision, "commitment": Commitment}
 REMIND_WITHIN = timedelta(hours=24)
@@ -60,8 +60,8 @@ class Moment:
 
 
 Listener = Callable[[Moment], None]
-_ON_CLOSE: Hooks[Listener] = Hooks()
-_ON_REMINDER: Hooks[Listener] = Hooks()
+_ON_CLOSE: Listeners[Listener] = Listeners()
+_ON_REMINDER: Listeners[Listener] = Listeners()
 # Register ``listener(moment)``, called in the claiming transaction of every close (on_close)
 # or of every reminder (on_reminder).
 on_close, on_reminder = _ON_CLOSE.add, _ON_REMINDER.add

@@ -34,7 +34,7 @@ from app.models.collab import Decision, Option
 from app.services import closing, cycles, deadlines, items, permissions, revisions
 from app.services.deadlines import NO_DEADLINE
 from app.services.errors import Conflict, Invalid
-from app.services.hooks import Hooks
+from app.services.listeners import Listeners
 from app.services.locking import lock_row
 
 STATEMENT_MAX = 20_000
@@ -69,8 +69,8 @@ class Review(_AtDecision):
     at: datetime
 
 
-_ON_WRITTEN: Hooks[Callable[[Written], None]] = Hooks()
-_ON_REVIEW: Hooks[Callable[[Review], None]] = Hooks()
+_ON_WRITTEN: Listeners[Callable[[Written], None]] = Listeners()
+_ON_REVIEW: Listeners[Callable[[Review], None]] = Listeners()
 # Register ``listener(written)``, called in the transaction that writes an outcome (on_written),
 # or ``listener(review)``, called in the transaction that claims a review (on_review).
 on_written, on_review = _ON_WRITTEN.add, _ON_REVIEW.add

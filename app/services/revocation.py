@@ -29,7 +29,7 @@ from sqlalchemy.orm import Session
 
 from app.extensions import db
 from app.models import ApiToken, User
-from app.services.hooks import Hooks
+from app.services.listeners import Listeners
 
 log = logging.getLogger(__name__)
 PENDING = "harmonic.revocation_pending"  # Session.info: what to end after the commit
@@ -56,8 +56,8 @@ class Ended:
 
 
 Ender = Callable[[Ended], None]
-ENDERS: Hooks[Ender] = Hooks()  # run in the revoking transaction
-AFTER: Hooks[Ender] = Hooks()  # run once it has committed, each in its own transaction
+ENDERS: Listeners[Ender] = Listeners()  # run in the revoking transaction
+AFTER: Listeners[Ender] = Listeners()  # run once it has committed, each in its own transaction
 # Register a feature's ender (decorators): ``ends`` in the revoking transaction,
 # ``after_commit`` for one that needs its own transaction, after the revoking one commits.
 ends, after_commit = ENDERS.add, AFTER.add

@@ -17,14 +17,14 @@ from typing import Any
 from flask import Flask, current_app
 from sqlalchemy import func, select
 
-from app.services.hooks import Hooks
+from app.services.listeners import Listeners
 from app.workflows import queue
 from app.workflows.engine import reading
 
 POLL_SECONDS = 0.5
 _lock = threading.Lock()
 _watched: dict[uuid.UUID, int] = {}
-_listeners: Hooks[Callable[[uuid.UUID], None]] = Hooks()
+_listeners: Listeners[Callable[[uuid.UUID], None]] = Listeners()
 _state: dict[str, Any] = {"thread": None}
 on_new = _listeners.add
 
