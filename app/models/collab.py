@@ -123,12 +123,13 @@ class Vote(Represented, Model):
     """One voter's stance on one option; voting again updates this row (an upsert)."""
 
     __tablename__ = "decision_votes"
-    # The decision page's tally and voters read only these columns (migration 0019); the
-    # studio's feed reads the newest votes (migration 0020).
+    # The decision page's tally and voters read only these columns (migrations 0019 and
+    # 0031); the studio's feed reads the newest votes (migration 0020).
     __table_args__ = (UniqueConstraint("option_id", "user_id"),
                       Index("ix_decision_votes_tally", "decision_id", "option_id", "accepted",
                             "preferred"),
-                      Index("ix_decision_votes_voters", "decision_id", "user_id", "created_at"),
+                      Index("ix_decision_votes_voters", "decision_id", "user_id", "created_at",
+                            "representative_id"),
                       Index("ix_decision_votes_recent", "updated_at"))
 
     id: Mapped[uuid.UUID] = mapped_column(Uuid, primary_key=True, default=uuid.uuid4)
