@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from hypothesis import given
+from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from app.services.tallies import (
@@ -401,6 +401,9 @@ def election(draw: st.DrawFn) -> tuple[list[OptionKey], list[dict[str, Any]]]:
     return opts, draw(st.lists(ballot, max_size=30))
 
 
+# Drawing a whole election takes a while on a busy machine (the suite runs in parallel):
+# that is not what these properties test.
+@settings(suppress_health_check=[HealthCheck.too_slow])
 @given(election())
 def test_ranked_choice_winner_has_a_majority_of_continuing_ballots_unless_tied(
         case: tuple[list[OptionKey], list[dict[str, Any]]]) -> None:
@@ -451,6 +454,7 @@ def any_tally(draw: st.DrawFn) -> tuple[str, list[OptionKey], list[dict[str, Any
     return kind, opts, draw(st.lists(ballots_for(kind, ["a", "b", "c", "d"]), max_size=12))
 
 
+@settings(suppress_health_check=[HealthCheck.too_slow])
 @given(any_tally())
 def test_valid_ballots_have_no_problems_and_all_count(
         case: tuple[str, list[OptionKey], list[dict[str, Any]]]) -> None:
