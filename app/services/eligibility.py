@@ -16,7 +16,7 @@ from sqlalchemy import bindparam, func, select
 
 from app.db import Query
 from app.db.reads import first_value
-from app.models import Membership, User
+from app.models import Membership
 from app.models.collab import Decision
 
 ROLE_WORDS = {"admin": "the studio's admins", "member": "members with the member role"}
@@ -89,18 +89,3 @@ _ELIGIBLE = select(func.count()).select_from(Membership).where(
     Membership.studio_id == bindparam("studio_id"), Membership.role != "guest")
 _ELIGIBLE_WITH_ROLE = _ELIGIBLE.where(Membership.role == bindparam("role"))
 _ELIGIBLE_NAMED = _ELIGIBLE.where(Membership.user_id.in_(bindparam("user_ids", expanding=True)))
-
-
-def named(decision: Decision) -> Query[dict[str, list[str]]]:
-    """The handles the decision's rules name, by rule ('voters', 'proposers')."""
-    settings = decision.settings or {}
-    ids = {who: [uuid.UUID(i) for i in (settings.get(who) or {}).get("user_ids", [])]
-           for who in ("voters", "proposers")}
-    everyone = ids["voters"] + ids["proposers"]
-    statement = select(User.id, User.handle).where(User.id.in_(everyone or [uuid.uuid4()]))
-
-    def answer(rows: Any) -> dict[str, list[str]]:
-        handles = {row[0]: row[1] for row in rows}
-        return {who: [handles[i] for i in found if i in handles] for who, found in ids.items()}
-
-    return Query(statement, {}, answer)
