@@ -11,22 +11,22 @@ session's transaction, so they see what a ``writing`` block has flushed; while r
 autocommit: ``app.db.session``). Statements that select entities go through the ORM session,
 which builds them and keeps them in its identity map.
 
-``read_many`` on PostgreSQL, while reading alone, sends its column statements in one pipeline
-(psycopg's pipeline mode on the session's own connection, reached through
-``Connection.connection``), so one round trip brings every answer; SQLAlchemy compiles each
-statement (``Compiled`` and ``construct_expanded_state``, which also expands ``IN`` lists), its
-types convert the values both ways (``bind_processor`` and ``result_processor``), and the rows
-are SQLAlchemy ``Row``s, as Core makes them. If the pipeline fails, the queries run again one
-after another through Core, which raises its own error (and, for a lost connection, replaces
-the pool's connections as everywhere else). In a ``writing`` block, and on SQLite (which
-answers in-process), the queries run one after another.
+While reading alone, column statements run on the driver's cursor of the same connection,
+compiled once per statement and database (``_Compiled``: SQLAlchemy compiles it, with
+``construct_expanded_state``, which also expands ``IN`` lists; its types convert the values
+both ways, ``bind_processor`` and ``result_processor``; the rows are SQLAlchemy ``Row``s, as
+Core makes them), which skips Core's execution context around each statement; on PostgreSQL,
+``read_many`` sends them in one pipeline (psycopg's pipeline mode on the session's own
+connection, reached through ``Connection.connection``), so one round trip brings every answer.
+If the driver fails, the queries run again one after another through Core, which raises its
+own error (and, for a lost connection, replaces the pool's connections as everywhere else).
+In a ``writing`` block the queries run through Core, in the block's transaction.
 
 A statement built once, when its module loads, and read on every call (an MCP session's row)
-is marked ``built_once``: read alone, it runs on the driver's cursor the same way, compiled
-once per database, on both databases, on a connection of an engine beside the app's
-(``app.db.beside``) whose connections read in autocommit and are held between reads
-(``_Reads``); the app pool's connections are set for writing, and checked out, reset and
-returned around each use.
+is marked ``built_once``: read alone, it runs the same way on a connection of an engine beside
+the app's (``app.db.beside``) whose connections read in autocommit and are held between reads
+(``_Reads``), even where no connection is checked out yet; the app pool's connections are
+set for writing, and checked out, reset and returned around each use.
 ``HARMONIC_DB_PIPELINE = False`` turns off both ways past Core (a statement counter listening
 to the engine's events sees every statement then).
 """
@@ -36,7 +36,7 @@ from __future__ import annotations
 import threading
 from collections import deque
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from contextlib import contextmanager
+from contextlib import contextmanager, nullcontext
 from typing import Any, Generic, NamedTuple, TypeVar, overload
 
 from flask import current_app
@@ -105,18 +105,15 @@ def read(query: Query[T]) -> T:
             return query.answer(found)
     if _selects_entities(query.statement):
         return query.answer(_ready_session().execute(query.statement, query.params).all())
-    with _connection() as (connection, _alone):
-        return query.answer(connection.execute(query.statement, query.params).all())
+    with _connection() as (connection, alone):
+        return query.answer(_many(connection, alone, [query], None)[0])
 
 
 def built_once(statement: S) -> S:
     """Mark ``statement`` (a select of columns, built once when its module loads) as one whose
-    reads alone run on the driver's cursor, compiled once per database: a read made on every
-    call (an MCP session's row) then skips Core's execution context, which costs more than
-    the small read itself; Core turns many rows into ``Row``s faster, so a statement whose
-    answer is a list gains nothing from it. A statement built anew per call must not be
-    marked: it would be compiled again each time, where Core finds its compiled form in its
-    cache."""
+    reads alone run on a held connection of the reads' engine beside the app's: a read made
+    on every call (an MCP session's row) then skips the pool's checkout and return, which
+    cost more than the small read itself."""
     if _selects_entities(statement) or not hasattr(statement, "selected_columns"):
         raise TypeError("built_once takes a select of columns")
     _BUILT_ONCE[id(statement)] = statement
@@ -240,7 +237,7 @@ def _many(connection: Connection, alone: bool, queries: Sequence[Query[Any]],
             return session.execute(query.statement, query.params).all()
         return connection.execute(query.statement, query.params).all()
 
-    found = _pipelined(connection, queries, one) if alone and len(queries) > 1 else None
+    found = _on_driver(connection, queries, one) if alone else None
     return found if found is not None else [one(query) for query in queries]
 
 
@@ -307,6 +304,10 @@ class _Compiled:
         # Without an expanding parameter (an IN list), the SQL, the order of its parameters
         # and their converters are the same for every call: kept after the first.
         self.expands = any(bind.expanding for bind in self.compiled.binds.values())
+        # What converts each value on its way in (the expanded state names only those of
+        # the ``IN`` lists it made).
+        self.converters = {name: found for name, bind in self.compiled.binds.items()
+                           if (found := bind.type.dialect_impl(dialect).bind_processor(dialect))}
         self.fixed: tuple[str, Sequence[str] | None, Mapping[str, Any]] | None = None
 
     def bound(self, params: Mapping[str, Any]) -> tuple[str, Any]:
@@ -317,8 +318,8 @@ class _Compiled:
             given = self.compiled.construct_params(params)
         else:
             state = self.compiled.construct_expanded_state(dict(params))
-            statement, positions, processors = state.statement, state.positiontup, \
-                state.processors
+            statement, positions = state.statement, state.positiontup
+            processors = {**self.converters, **state.processors}
             given = state.parameters
             if not self.expands:
                 self.fixed = (statement, positions, processors)
@@ -365,34 +366,30 @@ def _compiled(statement: Executable | None, dialect: Dialect) -> _Compiled | Non
     return kept[1]
 
 
-def _pipelined(connection: Connection, queries: Sequence[Query[Any]],
+def _on_driver(connection: Connection, queries: Sequence[Query[Any]],
                one: Callable[[Query[Any]], Sequence[Any]]) -> list[Sequence[Any]] | None:
-    """Every query's rows, the column statements sent in one pipeline on ``connection`` (in
-    autocommit: a failed statement then spoils no transaction, and the queries can run again
-    one after another); None where there is no pipeline to use (SQLite, turned off) or fewer
-    than two statements could go in it."""
+    """Every query's rows, its column statements run on the driver's cursor of
+    ``connection`` (in autocommit: a failed statement then spoils no transaction, and the
+    queries can run again through Core), on PostgreSQL several in one pipeline; None when
+    turned off, or when none is a column statement."""
     dialect = connection.dialect
-    if dialect.driver != "psycopg" or not _past_core():
+    if not _past_core():
         return None
     compiled = [_compiled(query.statement, dialect) for query in queries]
-    if sum(found is not None for found in compiled) < 2:
+    if not any(compiled):
         return None
     driver = connection.connection.driver_connection
     assert driver is not None
+    pipelined = dialect.driver == "psycopg" and sum(found is not None for found in compiled) > 1
     cursors: list[Any] = []
     try:
-        with driver.pipeline():
+        with driver.pipeline() if pipelined else nullcontext():
             for query, found in zip(queries, compiled, strict=True):
-                if found is None:
-                    cursors.append(None)
-                    continue
-                cursor = driver.cursor()
-                cursors.append(cursor)
-                cursor.execute(*found.bound(query.params))
-        answers: list[Sequence[Any]] = []
-        for query, found, cursor in zip(queries, compiled, cursors, strict=True):
-            answers.append(found.rows(cursor, dialect) if found is not None else one(query))
-        return answers
+                cursors.append(driver.cursor() if found is not None else None)
+                if found is not None:
+                    cursors[-1].execute(*found.bound(query.params))
+        return [found.rows(cursor, dialect) if found is not None else one(query)
+                for query, found, cursor in zip(queries, compiled, cursors, strict=True)]
     except Exception:  # noqa: BLE001 - run again one after another: Core reports the error
         return None
     finally:
