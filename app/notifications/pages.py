@@ -14,16 +14,12 @@ from app.models import User
 from app.notifications import inbox, preferences, smtp, webhooks
 from app.services.errors import Unauthorized
 from app.web import loaders
-from app.web.core_pages import STUDIO_SECTIONS, studio_nav
+from app.web.core_pages import STUDIO_SECTIONS, settings_nav, studio_nav
 from app.web.pages import Page, page
 
 bp = Blueprint("notifications", __name__)
 
 STUDIO_SECTIONS.append(("Webhooks", "webhooks"))
-
-
-def _settings_nav(ctx: Context) -> list[tuple[str, str]]:
-    return [("You", f"/u/{ctx.item.handle}"), ("Settings", f"/u/{ctx.item.handle}/settings")]
 
 
 @page(bp, "inbox", "/inbox", loaders.site_page("inbox", "/inbox"))
@@ -49,7 +45,7 @@ def notification_settings(ctx: Context) -> Page:
                  "preferences": preferences.table(ctx.item),
                  "kind_words": preferences.KIND_WORDS, "channel_words": preferences.CHANNEL_WORDS,
                  "mail_on": smtp.enabled()},
-                nav=_settings_nav(ctx))
+                nav=settings_nav(ctx))
 
 
 @page(bp, "user_webhooks", "/u/<user_handle>/settings/webhooks",
@@ -57,7 +53,7 @@ def notification_settings(ctx: Context) -> Page:
 def user_webhooks(ctx: Context) -> Page:
     return Page(ctx, "Your webhooks", "notifications/webhooks",
                 {"hooks": webhooks.of_owner(ctx.item), "scope": "every studio you belong to"},
-                nav=_settings_nav(ctx))
+                nav=settings_nav(ctx))
 
 
 @page(bp, "studio_webhooks", "/studios/<handle>/webhooks",

@@ -13,6 +13,7 @@ from app.actions.effects import REVOKE_CREDENTIALS
 from app.oauth import store
 from app.services.errors import NotFound
 from app.web import loaders
+from app.web.core_pages import settings_nav
 from app.web.pages import Page, page
 
 bp = Blueprint("oauth_pages", __name__)
@@ -23,8 +24,7 @@ bp = Blueprint("oauth_pages", __name__)
 def user_apps(ctx: Context) -> Page:
     return Page(ctx, "Connected apps", "users/apps",
                 {"subject": ctx.item, "apps": store.connected_apps(ctx.item)},
-                nav=[("You", f"/u/{ctx.item.handle}"),
-                     ("Settings", f"/u/{ctx.item.handle}/settings")])
+                nav=settings_nav(ctx))
 
 
 @action("disconnect_app", "Revoke a connected app: its tokens stop working at once, and it "

@@ -36,6 +36,11 @@ def studio_nav(ctx: Context) -> list[tuple[str, str]]:
             (f"Studio: {ctx.studio.name}", f"/studios/{ctx.studio.handle}")]
 
 
+def settings_nav(ctx: Context) -> list[tuple[str, str]]:
+    """The trail above a page under a person's settings (``ctx.item`` is that person)."""
+    return [("You", f"/u/{ctx.item.handle}"), ("Settings", f"/u/{ctx.item.handle}/settings")]
+
+
 def note_nav(ctx: Context) -> list[tuple[str, str]]:
     return studio_nav(ctx) + [(f"Note: {ctx.item.title}", items.path_of(ctx.studio, "note",
                                                                           ctx.item))]
@@ -260,5 +265,4 @@ def user_tokens(ctx: Context) -> Page:
     tokens = sorted((t for t in ctx.item.tokens if t.oauth_grant_id is None),
                     key=lambda t: t.created_at, reverse=True)
     return Page(ctx, "API tokens", "users/tokens", {"subject": ctx.item, "tokens": tokens},
-                nav=[("You", f"/u/{ctx.item.handle}"),
-                     ("Settings", f"/u/{ctx.item.handle}/settings")])
+                nav=settings_nav(ctx))

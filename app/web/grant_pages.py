@@ -13,6 +13,7 @@ from app.actions.grants import grantable
 from app.actions.registry import ACTIONS
 from app.services import grants, studios
 from app.web import loaders
+from app.web.core_pages import settings_nav
 from app.web.pages import Page, page
 
 bp = Blueprint("grants", __name__)
@@ -48,5 +49,4 @@ def user_grants(ctx: Context) -> Page:
                  "my_session": grants.active_for(subject.id),
                  "studios": {s.handle: s.name for s in studios.studios_of(subject)},
                  "presets": preset_words(), "titles": titles, "now": datetime.now(UTC)},
-                nav=[("You", f"/u/{subject.handle}"),
-                     ("Settings", f"/u/{subject.handle}/settings")])
+                nav=settings_nav(ctx))

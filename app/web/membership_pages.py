@@ -92,5 +92,4 @@ def join_code(ctx: Context) -> Page:
 def user_agents(ctx: Context) -> Page:
     return Page(ctx, "Your agents", "users/agents",
                 {"subject": ctx.item, "rows": agents.agents_of(ctx.item)},
-                nav=[("You", f"/u/{ctx.item.handle}"),
-                     ("Settings", f"/u/{ctx.item.handle}/settings")])
+                nav=core_pages.settings_nav(ctx))
