@@ -192,15 +192,18 @@ def grant_of_token(plaintext: str) -> OAuthGrant | None:
 
 # -- consent and connected apps --------------------------------------------------------------
 
+def _consent(user_id: uuid.UUID, client_id: str) -> OAuthConsent | None:
+    return db.session.scalar(select(OAuthConsent).where(OAuthConsent.user_id == user_id,
+                                                        OAuthConsent.client_id == client_id))
+
+
 def remembered(user_id: uuid.UUID, client_id: str, scopes: str) -> bool:
-    row = db.session.scalar(select(OAuthConsent).where(OAuthConsent.user_id == user_id,
-                                                       OAuthConsent.client_id == client_id))
+    row = _consent(user_id, client_id)
     return row is not None and set(scopes.split()) <= set(row.scopes.split())
 
 
 def remember(user_id: uuid.UUID, client_id: str, scopes: str) -> None:
-    row = db.session.scalar(select(OAuthConsent).where(OAuthConsent.user_id == user_id,
-                                                       OAuthConsent.client_id == client_id))
+    row = _consent(user_id, client_id)
     if row is None:
         db.session.add(OAuthConsent(user_id=user_id, client_id=client_id, scopes=scopes))
     else:
@@ -243,8 +246,7 @@ def disconnect(user: User, client_id: str) -> int:
     ids = list(grants)
     for grant_id in ids:
         revoke_grant(grant_id, "disconnected")
-    consent = db.session.scalar(select(OAuthConsent).where(OAuthConsent.user_id == user.id,
-                                                           OAuthConsent.client_id == client_id))
+    consent = _consent(user.id, client_id)
     if consent is not None:
         db.session.delete(consent)
     return len(ids)
