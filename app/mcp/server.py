@@ -63,6 +63,14 @@ def _params_error(message: str, data: Any = None) -> RpcError:
     return RpcError(INVALID_PARAMS, message, data)
 
 
+def _uri_of(params: dict[str, Any]) -> str:
+    """The resource a resources/read, subscribe or unsubscribe request names."""
+    uri = params.get("uri")
+    if not isinstance(uri, str) or not uri:
+        raise _params_error("uri is required")
+    return uri
+
+
 def _encode_cursor(offset: int) -> str:
     return base64.urlsafe_b64encode(f"o:{offset}".encode()).decode("ascii")
 
@@ -447,10 +455,7 @@ class McpServer:
         return _paginate(items, params, "resourceTemplates", self.page_size)
 
     def _resources_read(self, ctx: ToolContext, params: dict[str, Any]) -> dict[str, Any]:
-        uri = params.get("uri")
-        if not isinstance(uri, str) or not uri:
-            raise _params_error("uri is required")
-        return self.read(ctx, uri)
+        return self.read(ctx, _uri_of(params))
 
     def read(self, ctx: ToolContext, uri: str) -> dict[str, Any]:
         """The resources/read result of ``uri`` for the caller, or the RpcError it answers: the
@@ -482,9 +487,7 @@ class McpServer:
         return {"contents": value}
 
     def _subscribe(self, ctx: ToolContext, params: dict[str, Any]) -> dict[str, Any]:
-        uri = params.get("uri")
-        if not isinstance(uri, str) or not uri:
-            raise _params_error("uri is required")
+        uri = _uri_of(params)
         # Only what the caller may read, with the answer reading it gives (a studio's page is
         # its members'); whether they still may is asked again at every event
         # (app.core.audience).
@@ -507,9 +510,7 @@ class McpServer:
         return refused
 
     def _unsubscribe(self, ctx: ToolContext, params: dict[str, Any]) -> dict[str, Any]:
-        uri = params.get("uri")
-        if not isinstance(uri, str) or not uri:
-            raise _params_error("uri is required")
+        uri = _uri_of(params)
         ctx.session.subscriptions.discard(uri)
         ctx.session.save()
         return {}
