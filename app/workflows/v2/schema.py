@@ -75,6 +75,8 @@ _TASK = {
         "spec": {"type": "object", "properties": {"policy": _POLICY}},
     },
 }
+# A step's or a workbook entry's ``tool``: one task, or a list of them run in turn.
+_TOOL = {"oneOf": [_TASK, {"type": "array", "minItems": 1, "items": _TASK}]}
 _ADMIT = {
     "type": "object",
     "properties": {"rules": {"type": "array", "items": {
@@ -123,7 +125,7 @@ STEP = {
             "type": "object", "properties": {"admit": _ADMIT}}}},
         "input": {"type": "object"},
         "loop": _LOOP,
-        "tool": {"oneOf": [_TASK, {"type": "array", "minItems": 1, "items": _TASK}]},
+        "tool": _TOOL,
         "next": _NEXT,
         "set": _SET,
         "turn": _NAME,  # ours: the step runs a turn of the mcp section
@@ -139,15 +141,10 @@ SCHEMA: dict[str, Any] = {
     "properties": {
         "apiVersion": {"enum": list(V2_VERSIONS)},
         "kind": {"enum": ["Playbook"]},
-        "metadata": {
-            "type": "object",
-            # The catalog's name, in URLs: our own names' pattern
-            "properties": {"name": V1_SCHEMA["properties"]["metadata"]["properties"]["name"],
-                           "path": {"type": "string", "minLength": 1,
-                                                    "maxLength": 300},
-                           "version": {"type": ["string", "number"]},
-                           "description": {"type": "string"}},
-        },
+        # Our own metadata keys, none required: the catalog's name, in URLs, keeps our names'
+        # pattern.
+        "metadata": {"type": "object",
+                     "properties": V1_SCHEMA["properties"]["metadata"]["properties"]},
         "workload": {"type": "object"},
         "keychain": {"type": "array", "items": {
             "type": "object", "required": ["name"],
@@ -157,8 +154,7 @@ SCHEMA: dict[str, Any] = {
         "workbook": {"type": "array", "items": {
             "type": "object", "required": ["name"],
             "properties": {"name": _NAME,
-                           "tool": {"oneOf": [_TASK, {"type": "array", "minItems": 1,
-                                                      "items": _TASK}]},
+                           "tool": _TOOL,
                            "kind": {"type": "string"}}}},
         "workflow": {"type": "array", "minItems": 1, "items": STEP},
         "mcp": V1_SCHEMA["properties"]["mcp"],
