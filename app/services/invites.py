@@ -23,7 +23,7 @@ from app.models import Invite, Membership, Studio, User
 from app.models.studios import INVITE_ROLES
 from app.services import accounts
 from app.services.errors import Conflict, Forbidden, NotFound, invalid_param
-from app.services.timeparse import parse_duration
+from app.services.timeparse import expiry
 
 CODE_MAX = 32
 DEFAULT_LIFETIME = "7d"
@@ -96,14 +96,6 @@ def state(invite: Invite, now: datetime | None = None) -> str:
     return "active" if found is None else found.kind.replace("_", " ")
 
 
-def _lifetime(expires: str) -> datetime | None:
-    try:
-        lifetime = parse_duration(expires)
-    except ValueError as exc:
-        raise invalid_param("expires", str(exc)) from None
-    return (datetime.now(UTC) + lifetime) if lifetime else None
-
-
 def _role(role: str | None) -> str:
     role = role or "member"
     if role not in INVITE_ROLES:
@@ -117,7 +109,7 @@ def create_link(studio: Studio, by: User, expires: str = DEFAULT_LIFETIME,
     if max_uses is not None and max_uses < 1:
         raise invalid_param("max_uses", "must be at least 1 (leave it out for no limit)")
     invite = Invite(studio_id=studio.id, code=secrets.token_urlsafe(9), created_by_id=by.id,
-                    expires_at=_lifetime(expires), max_uses=max_uses, role=_role(role))
+                    expires_at=expiry(expires), max_uses=max_uses, role=_role(role))
     db.session.add(invite)
     db.session.flush()
     return invite
@@ -140,7 +132,7 @@ def invite_person(studio: Studio, by: User, handle: str, role: str | None = "mem
         if problem(pending, person) is None:
             return pending, False
     invite = Invite(studio_id=studio.id, code=secrets.token_urlsafe(9), created_by_id=by.id,
-                    expires_at=_lifetime(expires), max_uses=1, role=role, invitee_id=person.id)
+                    expires_at=expiry(expires), max_uses=1, role=role, invitee_id=person.id)
     db.session.add(invite)
     db.session.flush()
     return invite, True

@@ -1,12 +1,15 @@
-"""Deadlines as people and agents write them.
+"""Deadlines and lifetimes as people and agents write them.
 
-ISO 8601, a unix timestamp, or a relative ``30m``/``3h``/``7d``/``1w``.
+A deadline: ISO 8601, a unix timestamp, or a relative ``30m``/``3h``/``7d``/``1w``. A lifetime
+(of a token or an invite): ``30d``-style, or ``never``; ``expiry`` says when it ends.
 """
 
 from __future__ import annotations
 
 import re
 from datetime import UTC, datetime, timedelta
+
+from app.services.errors import invalid_param
 
 RELATIVE = re.compile(r"^\s*(\d+)\s*(m|h|d|w)\s*$", re.IGNORECASE)
 UNITS = {"m": "minutes", "h": "hours", "d": "days", "w": "weeks"}
@@ -61,3 +64,14 @@ def parse_duration(value: str) -> timedelta | None:
     if unit == "y":
         return timedelta(days=365 * amount)
     return timedelta(**{UNITS[unit]: amount})
+
+
+def expiry(expires: str, start: datetime | None = None) -> datetime | None:
+    """When a lifetime written as ``parse_duration`` reads it ends, counted from ``start`` (or
+    now); None: never. One it cannot read is refused as the ``expires`` parameter."""
+    start = start or datetime.now(UTC)
+    try:
+        lifetime = parse_duration(expires)
+    except ValueError as exc:
+        raise invalid_param("expires", str(exc)) from None
+    return (start + lifetime) if lifetime else None

@@ -15,7 +15,7 @@ from app.extensions import db
 from app.models import ApiToken, User
 from app.models.accounts import TOKEN_SCOPES
 from app.services.errors import Forbidden, NotFound, Unauthorized, invalid_param
-from app.services.timeparse import parse_duration
+from app.services.timeparse import expiry
 
 PREFIX = "hmn_"
 
@@ -38,18 +38,15 @@ def parse_scopes(scopes: str | list[str]) -> list[str]:
 def create_token(user: User, name: str, scopes: str | list[str] = "read,write",
                  expires: str = "90d") -> tuple[ApiToken, str]:
     """Create a token; return it and its plaintext (never stored, shown once)."""
-    try:
-        lifetime = parse_duration(expires)
-    except ValueError as exc:
-        raise invalid_param("expires", str(exc)) from None
+    now = datetime.now(UTC)
+    expires_at = expiry(expires, now)
     if not (name or "").strip():
         raise invalid_param("name", "is required")
     secret = secrets.token_urlsafe(32)
     plaintext = f"{PREFIX}{secret}"
-    now = datetime.now(UTC)
     token = ApiToken(user_id=user.id, name=name.strip()[:120], prefix=plaintext[:12],
                      token_hash=digest(plaintext), scopes=",".join(parse_scopes(scopes)),
-                     created_at=now, expires_at=(now + lifetime) if lifetime else None)
+                     created_at=now, expires_at=expires_at)
     db.session.add(token)
     db.session.flush()
     return token, plaintext
