@@ -8,16 +8,15 @@ from __future__ import annotations
 
 from typing import Any
 
-from flask import Blueprint, Response, g, request
+from flask import Blueprint, Response, request
 from markupsafe import Markup, escape
 
 from app.actions import Context
-from app.actions.effects import READ
 from app.floorplans import store, tools
 from app.services import items
-from app.services.errors import Invalid, Unauthorized
+from app.services.errors import Invalid
 from app.web import loaders
-from app.web.auth import authorize
+from app.web.auth import signed_in_reader
 from app.web.core_pages import STUDIO_SECTIONS, studio_nav
 from app.web.pages import Page, page
 
@@ -93,11 +92,8 @@ def floorplan_versions(ctx: Context) -> Page:
 
 def _plan(handle: str, name: str) -> Context:
     """The same checks as the plan's page: signed in, read scope, member of the studio."""
-    if g.get("user") is None:
-        raise Unauthorized("sign in or send 'Authorization: Bearer <token>'")
-    authorize(READ)
-    return loaders.item_page("floorplan", "floorplan", "name")(user=g.user, handle=handle,
-                                                               name=name)
+    return loaders.item_page("floorplan", "floorplan", "name")(user=signed_in_reader(),
+                                                               handle=handle, name=name)
 
 
 def _size_args() -> dict[str, int]:

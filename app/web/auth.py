@@ -3,7 +3,8 @@
 ``load_identity`` runs before every request and sets ``g.identity`` (an
 ``app.core.identity.Identity``, its ``kind`` included) and ``g.user``: from an in-process
 dispatch (the environ's ``IDENTITY_KEY``, set by our own code only), a Bearer token, or a
-browser session. ``authorize`` asks the one authorization question for this request's caller.
+browser session. ``authorize`` asks the one authorization question for this request's caller;
+``signed_in_reader`` asks, for a route that is not a page, what a page's GET asks.
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ from flask import current_app, g, request
 from flask_login import current_user
 from flask_login.config import COOKIE_NAME as REMEMBER_COOKIE
 
-from app.actions.effects import Effect
+from app.actions.effects import READ, Effect
 from app.core import authorization, token_cache
 from app.core import identity as core_identity
 from app.core.identity import IDENTITY_KEY, Identity
@@ -110,3 +111,13 @@ def authorize(effect: Effect | None, what: str | None = None, studio: str | None
     """The one authorization question (``app.core.authorization``) for this request's caller;
     anonymous callers meet the page's own rules."""
     authorization.authorize(g.get("identity"), effect, what, studio)
+
+
+def signed_in_reader() -> User:
+    """The person asking a route that is not a page (a file, a fragment, a preview), asked what
+    a page's GET asks: signed in, and allowed to read."""
+    user = g.get("user")
+    if user is None:
+        raise Unauthorized("sign in or send 'Authorization: Bearer <token>'")
+    authorize(READ)
+    return user

@@ -6,12 +6,11 @@ import json
 from datetime import datetime
 from typing import Any, NamedTuple
 
-from flask import Blueprint, Response, g, request
+from flask import Blueprint, Response, request
 
 from app.actions import Context
 from app.actions.ballots import known_part
 from app.actions.collab import BALLOT_ACTIONS, known_options, known_participation
-from app.actions.effects import READ
 from app.actions.registry import ACTIONS
 from app.db import read, read_many
 from app.models.base import utcnow
@@ -30,9 +29,9 @@ from app.services import (
     standings,
     studios,
 )
-from app.services.errors import Forbidden, Unauthorized
+from app.services.errors import Forbidden
 from app.web import ballot_forms, chrome, core_pages, loaders
-from app.web.auth import authorize
+from app.web.auth import signed_in_reader
 from app.web.pages import REFUSAL_WORDS, Page, form_state, page
 
 bp = Blueprint("collab", __name__)
@@ -195,11 +194,8 @@ def decision_close(ctx: Context) -> Page:
 @bp.get("/studios/<handle>/d/<decision_id>/calendar.ics")
 def decision_calendar_file(handle: str, decision_id: str) -> Response:
     """A closed time poll's chosen time as an iCalendar file: the same checks as its page."""
-    if g.get("user") is None:
-        raise Unauthorized("sign in or send 'Authorization: Bearer <token>'")
-    authorize(READ)
     ctx = loaders.item_page("decision", "decision", "decision_id")(
-        user=g.user, handle=handle, decision_id=decision_id)
+        user=signed_in_reader(), handle=handle, decision_id=decision_id)
     body = decision_calendar.ics(ctx.item, request.host_url.rstrip("/") + ctx.path)
     response = Response(body, mimetype="text/calendar")
     response.headers["Content-Disposition"] = \

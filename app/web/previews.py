@@ -8,13 +8,12 @@ agents with a read token.
 
 from __future__ import annotations
 
-from flask import Blueprint, Response, g, request
+from flask import Blueprint, Response, request
 
-from app.actions.effects import READ
 from app.services import notes
-from app.services.errors import Invalid, Unauthorized
+from app.services.errors import Invalid
 from app.web import markdown
-from app.web.auth import authorize
+from app.web.auth import signed_in_reader
 
 bp = Blueprint("previews", __name__)
 
@@ -36,9 +35,7 @@ def _text() -> str:
 
 @bp.post("/preview/markdown")
 def markdown_preview() -> Response:
-    if g.get("user") is None:
-        raise Unauthorized("sign in or send 'Authorization: Bearer <token>'")
-    authorize(READ)
+    signed_in_reader()
     response = Response(str(markdown.to_html(_text())), mimetype="text/html")
     response.headers["Cache-Control"] = "no-store"
     response.headers["X-Content-Type-Options"] = "nosniff"
