@@ -75,21 +75,17 @@ def schema_problems_of(errors: list[Any], doc: dict[str, Any]) -> list[Problem]:
                 problems.append(Problem(join("" if where == "(document)" else where, key),
                                         f"not allowed here: {hint}" if hint else
                                         f"not allowed here (allowed: {allowed})"))
-        elif err.validator == "oneOf" and where.endswith(".tool") and isinstance(
-                err.instance, dict | list):
+        elif err.validator == "oneOf" and where.endswith(".tool"):
             # Say what is wrong inside the task (the branch of its own type), not only that
             # the tool is not one.
             branch = 0 if isinstance(err.instance, dict) else 1
             inner = [e for e in err.context if e.relative_schema_path[0] == branch]
-            if inner and any(list(e.path) for e in inner):
+            if isinstance(err.instance, dict | list) and any(list(e.path) for e in inner):
                 problems.extend(schema_problems_of(
                     [max(inner, key=lambda e: len(list(e.path)))], doc))
             else:
                 problems.append(Problem(where, "must be a task {kind, …} or a list of tasks "
                                                "[{name, kind, …}]"))
-        elif err.validator == "oneOf" and where.endswith(".tool"):
-            problems.append(Problem(where, "must be a task {kind, …} or a list of tasks "
-                                           "[{name, kind, …}]"))
         elif err.validator == "oneOf":
             problems.append(Problem(where, "a rule is {when, then: {do, …}} or "
                                            "{else: {then: {do, …}}}"))
