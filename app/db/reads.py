@@ -350,8 +350,8 @@ _LOCK = threading.Lock()
 
 
 def _compiled(statement: Executable | None, dialect: Dialect) -> _Compiled | None:
-    """The statement compiled for the pipeline, or None: one the pipeline does not take (not
-    a select of columns)."""
+    """The statement compiled for the driver's cursor, or None: one Core runs (not a select of
+    columns)."""
     if statement is None:
         return None
     key = (id(statement), dialect.name)
