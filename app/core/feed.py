@@ -38,6 +38,7 @@ log = logging.getLogger("harmonic.feed")
 SQLITE_POLL_SECONDS = 0.25
 PG_SAFETY_SECONDS = 5.0
 BATCH = 1000
+THREAD_NAME = "harmonic-feed"  # the relay's thread (statement counters leave its polls out)
 RETRY_SECONDS = (0.2, 0.5, 1.0, 2.0, 5.0)
 
 
@@ -80,7 +81,7 @@ class Relay:
             self.postgres = db.engine.dialect.name == "postgresql"
             self.cursor = changes.latest_id()
         changes.on_written(self._written)
-        self._thread = threading.Thread(target=self._run, name="harmonic-feed", daemon=True)
+        self._thread = threading.Thread(target=self._run, name=THREAD_NAME, daemon=True)
         self._thread.start()
 
     def stop(self) -> None:

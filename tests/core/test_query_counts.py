@@ -8,6 +8,8 @@ Statements are counted with the benchmark's own counter (``bench/sqlcount.py``),
 
 from __future__ import annotations
 
+import time
+
 import pytest
 from flask import Flask
 
@@ -56,3 +58,16 @@ def test_the_larger_pages_really_show_more(app: Flask, demo_token: str) -> None:
     team = client.get(large["team"], headers=headers).get_data(as_text=True)
     assert all(f"Option {i}" in decision for i in range(6))
     assert all(f"Person m{i}" in team for i in range(15))
+
+
+def test_the_counter_leaves_the_change_feeds_polls_out(app: Flask) -> None:
+    """The change feed's relay reads the outbox on the app's engine from its own thread (four
+    times a second on SQLite): a count over a request must not take in a poll that happened to
+    fall inside it. Nothing is asked here while the counter runs for longer than two polls."""
+    from app.core import feed
+    from bench.sqlcount import counting
+
+    feed.ensure_started(app)  # as the first request with a token starts it
+    with counting(app) as counted:
+        time.sleep(3 * feed.SQLITE_POLL_SECONDS)
+    assert counted == []
