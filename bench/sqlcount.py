@@ -7,7 +7,6 @@ side effects on import (unlike ``harness``), so tests can use it.
 
 from __future__ import annotations
 
-import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
@@ -16,17 +15,17 @@ from typing import Any
 @contextmanager
 def counting(app: Any) -> Iterator[list[str]]:
     """Collect the SQL statements run on the app's engine meanwhile, but for the change feed
-    relay's polls: its thread reads the outbox on the same engine whenever it is due (four
-    times a second on SQLite), whatever the counted request does."""
+    relay's polls: its thread reads the outbox on the same engine whenever it is due, whatever
+    the counted request does."""
     from sqlalchemy import event
 
-    from app.core.feed import THREAD_NAME
+    from app.core.feed import on_relay_thread
     from app.extensions import db
 
     statements: list[str] = []
 
     def count(_conn: Any, _cursor: Any, statement: str, *_args: Any) -> None:
-        if threading.current_thread().name != THREAD_NAME:
+        if not on_relay_thread():
             statements.append(statement)
 
     with app.app_context():

@@ -38,7 +38,7 @@ log = logging.getLogger("harmonic.feed")
 SQLITE_POLL_SECONDS = 0.25
 PG_SAFETY_SECONDS = 5.0
 BATCH = 1000
-THREAD_NAME = "harmonic-feed"  # the relay's thread (statement counters leave its polls out)
+THREAD_NAME = "harmonic-feed"  # the relay's thread
 RETRY_SECONDS = (0.2, 0.5, 1.0, 2.0, 5.0)
 
 
@@ -200,6 +200,12 @@ def ensure_started(app: Flask) -> Relay:
                 relay.start()
             app.extensions["harmonic.feed"] = relay
     return relay
+
+
+def on_relay_thread() -> bool:
+    """Whether the caller runs on a relay's thread: its polls of the outbox are its own, never
+    part of the request that happens to run meanwhile (statement counters leave them out)."""
+    return threading.current_thread().name == THREAD_NAME
 
 
 def running(app: Any) -> Relay | None:

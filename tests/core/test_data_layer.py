@@ -6,7 +6,6 @@ locks and snapshots as usual. Both backends."""
 
 from __future__ import annotations
 
-import threading
 import time
 import uuid
 from collections.abc import Iterator
@@ -66,7 +65,7 @@ def _statements(app: Flask) -> Iterator[list[str]]:
     seen: list[str] = []
 
     def note(_conn: Any, _cursor: Any, statement: str, *_args: Any) -> None:
-        if threading.current_thread().name != feed.THREAD_NAME:
+        if not feed.on_relay_thread():
             seen.append(statement)
 
     event.listen(db.engine, "before_cursor_execute", note)

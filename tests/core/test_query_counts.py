@@ -13,8 +13,10 @@ import time
 import pytest
 from flask import Flask
 
+from app.core import feed
 from app.extensions import db
 from bench.seeds import busy_studio
+from bench.sqlcount import counting
 from bench.sqlcount import page_statements as statements
 
 pytestmark = pytest.mark.data_layer
@@ -61,12 +63,9 @@ def test_the_larger_pages_really_show_more(app: Flask, demo_token: str) -> None:
 
 
 def test_the_counter_leaves_the_change_feeds_polls_out(app: Flask) -> None:
-    """The change feed's relay reads the outbox on the app's engine from its own thread (four
-    times a second on SQLite): a count over a request must not take in a poll that happened to
-    fall inside it. Nothing is asked here while the counter runs for longer than two polls."""
-    from app.core import feed
-    from bench.sqlcount import counting
-
+    """The change feed's relay reads the outbox on the app's engine from its own thread: a
+    count over a request must not take in a poll that happened to fall inside it. Nothing is
+    asked here while the counter runs for three of SQLite's poll intervals."""
     feed.ensure_started(app)  # as the first request with a token starts it
     with counting(app) as counted:
         time.sleep(3 * feed.SQLITE_POLL_SECONDS)
