@@ -7,6 +7,7 @@ cannot disagree about names or defaults.
 from __future__ import annotations
 
 import os
+import re
 import secrets
 from dataclasses import dataclass
 from pathlib import Path
@@ -72,6 +73,10 @@ SETTINGS: tuple[Setting, ...] = (
             "seconds a process may keep what it caches, a resolved API token (0 to 3600; 0 "
             "reads it every time); a change through the app reaches every process at once "
             "(the change feed), one made by hand in the database within this time"),
+    Setting("HARMONIC_PASSWORD_HASH", "scrypt",
+            "how new passwords are hashed: scrypt[:N:r:p] or pbkdf2:sha256[:iterations] "
+            "(werkzeug's methods); the default is werkzeug's scrypt, whose cost is the point "
+            "of it; a lower cost is for test suites, never for people's passwords"),
     Setting("HARMONIC_MCP_AUTH", "on", "'off' disables the /mcp token (loopback binds only)"),
     Setting("HARMONIC_ALLOWED_ORIGINS", "", "extra Origin values accepted by /mcp (comma list)"),
     Setting("HARMONIC_ALLOWED_HOSTS", "", "extra Host values accepted by /mcp (comma list)"),
@@ -151,6 +156,7 @@ def build_config(instance_path: str, overrides: dict | None = None) -> dict:
         "HARMONIC_CACHE_SECONDS": copy_seconds(
             "HARMONIC_CACHE_SECONDS", env("HARMONIC_CACHE_SECONDS"),
             "a token changed by hand in the database must be honoured within the hour"),
+        "HARMONIC_PASSWORD_HASH": password_hash_method(env("HARMONIC_PASSWORD_HASH")),
         "HARMONIC_HOST": env("HOST"),
         "HARMONIC_ALLOWED_ORIGINS": _split(env("HARMONIC_ALLOWED_ORIGINS")),
         "HARMONIC_ALLOWED_HOSTS": _split(env("HARMONIC_ALLOWED_HOSTS")),
@@ -234,6 +240,20 @@ def copy_seconds(name: str, value: str | None, promise: str) -> float:
     if not 0 <= seconds <= 3600:
         raise SettingError(f"{name} must be between 0 and 3600, not {raw!r}: {promise}")
     return seconds
+
+
+_HASH_METHOD = re.compile(r"scrypt(?::[1-9][0-9]*:[1-9][0-9]*:[1-9][0-9]*)?"
+                          r"|pbkdf2:sha(?:256|512)(?::[1-9][0-9]*)?")
+
+
+def password_hash_method(value: str | None) -> str:
+    """The werkzeug method new passwords are hashed with, refused by name unless it is a salted
+    slow hash werkzeug knows (scrypt or pbkdf2, with or without their costs)."""
+    method = (value or "scrypt").strip()
+    if not _HASH_METHOD.fullmatch(method):
+        raise SettingError("HARMONIC_PASSWORD_HASH must be scrypt[:N:r:p] or "
+                           f"pbkdf2:sha256[:iterations], not {method!r}")
+    return method
 
 
 def rate_limit_storage(value: str | None) -> str:

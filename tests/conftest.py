@@ -106,10 +106,17 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
                              scope="session")
 
 
+# Passwords the tests make are hashed at a low cost: the default's tenth of a second a password,
+# its protection, would be a large share of the suite's time (every sign-up and sign-in).
+# tests/core/test_auth.py checks the default itself.
+TEST_PASSWORD_HASH = "scrypt:1024:8:1"
+
+
 def make_app(database_url: str, instance: Path, **overrides: object) -> Flask:
     os.environ["HARMONIC_INSTANCE"] = str(instance)
     config = {"DATABASE_URL": database_url, "SECRET_KEY": "test-secret",
-              "HARMONIC_DATA_DIR": str(instance / "data"), "TESTING": True}
+              "HARMONIC_DATA_DIR": str(instance / "data"), "TESTING": True,
+              "HARMONIC_PASSWORD_HASH": TEST_PASSWORD_HASH}
     config.update(overrides)
     return create_app(config)
 

@@ -1,10 +1,12 @@
-"""Sign-up, sign-in and profiles. Passwords are hashed with scrypt (werkzeug)."""
+"""Sign-up, sign-in and profiles. Passwords are hashed as HARMONIC_PASSWORD_HASH says (scrypt)."""
 
 from __future__ import annotations
 
 import re
+from functools import cache
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
+from flask import current_app
 from sqlalchemy import select
 from werkzeug.security import check_password_hash, generate_password_hash
 
@@ -44,7 +46,7 @@ def create_user(handle: str, name: str, email: str | None = None, password: str 
     if email and db.session.scalar(select(User.id).where(User.email == email).limit(1)):
         raise Conflict("an account with this email exists")
     user = User(handle=handle, name=name.strip(), email=email, user_type=user_type,
-                password_hash=generate_password_hash(password) if password else None)
+                password_hash=generate_password_hash(password, _method()) if password else None)
     db.session.add(user)
     db.session.flush()
     return user
@@ -56,10 +58,20 @@ def authenticate(login: str, password: str) -> User | None:
     user = db.session.scalar(
         select(User).where((User.handle == login) | (User.email == login)).limit(1))
     if user is None or not user.password_hash:
-        # Hash anyway so a missing account takes as long as a wrong password.
-        check_password_hash(generate_password_hash("x"), password or "")
+        # Checked anyway: a missing account takes one check, as a wrong password does.
+        check_password_hash(_stand_in(_method()), password or "")
         return None
     return user if check_password_hash(user.password_hash, password or "") else None
+
+
+def _method() -> str:
+    return str(current_app.config.get("HARMONIC_PASSWORD_HASH") or "scrypt")
+
+
+@cache
+def _stand_in(method: str) -> str:
+    """A hash of no one's password, made once per method."""
+    return generate_password_hash("no account has this password", method)
 
 
 def get_user(handle: str) -> User:

@@ -5,6 +5,8 @@ from __future__ import annotations
 import re
 from datetime import UTC, datetime, timedelta
 
+import pytest
+
 from app.extensions import db
 from app.models import ApiToken
 
@@ -122,3 +124,55 @@ def test_a_tokens_first_use_needs_no_second_connection(app, database_url, studio
     finally:
         with narrow.app_context():
             db.engine.dispose()
+
+
+def test_passwords_are_hashed_with_werkzeugs_scrypt_unless_told_otherwise(app, client) -> None:  # type: ignore[no-untyped-def]
+    """The suite hashes at a low cost (tests/conftest.py); people's passwords get the default."""
+    from werkzeug.security import check_password_hash
+
+    from app.models import User
+    from app.services import accounts
+    from config import SettingError, build_config, password_hash_method
+
+    assert password_hash_method(None) == "scrypt"
+    assert password_hash_method(" pbkdf2:sha256:600000 ") == "pbkdf2:sha256:600000"
+    for refused in ("plain", "md5", "scrypt:0:8:1", "pbkdf2:sha1", "scrypt;rm"):
+        with pytest.raises(SettingError, match="HARMONIC_PASSWORD_HASH"):
+            password_hash_method(refused)
+    assert build_config(app.instance_path, {"SECRET_KEY": "x"})["HARMONIC_PASSWORD_HASH"] == \
+        "scrypt"
+    saved = app.config["HARMONIC_PASSWORD_HASH"]
+    try:
+        app.config["HARMONIC_PASSWORD_HASH"] = "scrypt"
+        with app.app_context():
+            accounts.create_user("quinn", "Quinn", password="quinn-password-1")
+            db.session.commit()
+            stored = db.session.query(User).filter(User.handle == "quinn").one().password_hash
+        # werkzeug's default cost, written into the hash itself.
+        assert stored.startswith("scrypt:32768:8:1$")
+        assert check_password_hash(stored, "quinn-password-1")
+    finally:
+        app.config["HARMONIC_PASSWORD_HASH"] = saved
+    # A password keeps the method it was hashed with: signing in checks it whatever the setting.
+    login(client, "quinn", "quinn-password-1")
+
+
+def test_a_missing_account_costs_one_check_like_a_wrong_password(app, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """Hashing anew for a missing account would make it take twice a wrong password's time: a
+    way to tell which accounts exist."""
+    from app.services import accounts
+
+    with app.app_context():
+        accounts.create_user("rory", "Rory", password="rory-password-1")
+        db.session.commit()
+        assert accounts.authenticate("nobody-here", "guess-1") is None  # the stand-in is made
+        made, checked = [], []
+        monkeypatch.setattr(accounts, "generate_password_hash",
+                            lambda *a, **k: made.append(a) or "")
+        real_check = accounts.check_password_hash
+        monkeypatch.setattr(accounts, "check_password_hash",
+                            lambda *a: checked.append(a) or real_check(*a))
+        assert accounts.authenticate("nobody-here", "guess-2") is None
+        assert accounts.authenticate("rory", "guess-3") is None
+        assert accounts.authenticate("rory", "rory-password-1") is not None
+    assert made == [] and len(checked) == 3
