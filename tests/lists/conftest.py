@@ -48,7 +48,8 @@ class Person:
             if user is None:
                 accounts.create_user(handle, handle.title(), password=password)
             else:  # an agent's account (made by make_agent) gets a password to sign in with
-                user.password_hash = generate_password_hash(password)
+                user.password_hash = generate_password_hash(
+                    password, app.config["HARMONIC_PASSWORD_HASH"])
             db.session.commit()
         self.client = app.test_client()
         page = self.client.get("/login").get_data(as_text=True)
