@@ -444,16 +444,26 @@ def bench_http(inst: harness.Instance, paths: dict[str, str], generators: list[s
     rows: list[Row] = []
     results: list[tuple[str, float, list[tuple[list[harness.Load], list[str]]]]] = []
     specs: list[tuple[list[str], dict[str, str], str]] = []
+    # A smoke run checks that every row runs, not its figures: a row whose servers would be
+    # started exactly as an earlier row's (the same command and environment) is measured on
+    # that row's servers instead, so each kind of server starts once.
+    started: dict[tuple[Any, ...], Row] = {}
     with ExitStack() as stack:
         def add(label: str, cmd_of: Callable[[int], list[str]], env: dict[str, str],
                 call: Call, servers: int = two, shared: bool = False,
                 connections: int | None = None) -> None:
+            kind = (tuple(cmd_of(0)), tuple(sorted(env.items())), servers, shared)
+            if harness.SMOKE and not shared and kind in started:
+                same = started[kind]
+                rows.append(Row(label, same.urls, call, None, connections, same.specs))
+                return
             ports = [harness.free_port() for _ in range(servers)]
             urls = [f"http://127.0.0.1:{p}/mcp" for p in ports]
             first = len(specs)
             specs.extend((cmd_of(p), env, url) for p, url in zip(ports, urls, strict=True))
             rows.append(Row(label, urls, call, ports[0] if shared else None, connections,
                             range(first, len(specs))))
+            started[kind] = rows[-1]
 
         add("ceiling: bare Flask JSON-RPC, gunicorn 2 × (1 process, 8 threads)",
             lambda p: harness.gunicorn(p, "bare_jsonrpc:app"),

@@ -1,6 +1,9 @@
-"""One migrated SQLite instance with the demo studio per test worker, which every benchmark
-script run here copies instead of migrating and seeding its own (``harness.make_instance``
-reads ``HARMONIC_BENCH_TEMPLATE``): the same start for each script, a few seconds less each."""
+"""One migrated SQLite instance with the demo studio, which every benchmark script run here
+copies instead of migrating and seeding its own (``harness.make_instance`` reads
+``HARMONIC_BENCH_TEMPLATE``): the same start for each script, a few seconds less each.
+
+Only the modules that run the scripts ask for it, and they share one xdist group, so a full run
+makes it once rather than on every worker that runs a test of this folder."""
 
 from __future__ import annotations
 
@@ -15,8 +18,12 @@ import pytest
 BENCH = Path(__file__).resolve().parents[2] / "bench"
 
 
-@pytest.fixture(scope="session", autouse=True)
-def _bench_template(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
+# The xdist group of the modules that use ``bench_template``.
+SCRIPTS = pytest.mark.xdist_group("bench-scripts")
+
+
+@pytest.fixture(scope="session")
+def bench_template(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
     folder = tmp_path_factory.mktemp("bench-template")
     subprocess.run([sys.executable, "-c", "import sys; sys.path.insert(0, sys.argv[1]); "
                     "import harness; harness.write_template(sys.argv[2])", str(BENCH),

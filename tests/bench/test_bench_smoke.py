@@ -19,8 +19,11 @@ from typing import Any
 
 import pytest
 
+from tests.bench.conftest import SCRIPTS
+
 ROOT = Path(__file__).resolve().parents[2]
 BACKENDS = os.environ.get("HARMONIC_TEST_BACKENDS", "sqlite,postgresql").split(",")
+pytestmark = [pytest.mark.usefixtures("bench_template"), SCRIPTS]
 
 # script, extra arguments, lines the output must contain
 CASES = [

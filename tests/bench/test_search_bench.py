@@ -5,7 +5,10 @@ from __future__ import annotations
 
 import pytest
 
+from tests.bench.conftest import SCRIPTS
 from tests.bench.test_bench_smoke import BACKENDS, run
+
+pytestmark = [pytest.mark.usefixtures("bench_template"), SCRIPTS]
 
 EXPECTED = ["### Search a studio of 300 items", "| rare word |", "| phrase |",
             "| word + kind:note |", "LIKE p99 ms", "Index rebuilt (300 items)",

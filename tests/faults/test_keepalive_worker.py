@@ -15,11 +15,14 @@ from collections.abc import Iterator
 import pytest
 from flask import Flask
 
+from tests.conftest import module_group
 from tests.load.harness import Server, serve_app
 from tests.mcp.conftest import ACCEPT
 from tests.mcp.test_era_2026 import VERSION, meta
 
-pytestmark = pytest.mark.slow
+# One worker runs the module's tests of each database (``--dist loadgroup``): each of its
+# module servers starts once, not once on every worker that picks up one of their tests.
+pytestmark = [pytest.mark.slow, *module_group("faults-keepalive")]
 
 PIPELINED = 300
 

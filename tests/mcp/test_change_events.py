@@ -18,15 +18,21 @@ from app.actions.effects import WRITE
 from app.actions.registry import ACTIONS, action
 from app.core import changes
 from tests.collab.test_decisions import add, new_decision
+from tests.conftest import module_group
 from tests.helpers import join_studio
 from tests.mcp.conftest import Http, gunicorn, messages_of
 
 CSRF = re.compile(r'name="csrf_token" value="([^"]+)"')
 UPDATED = "notifications/resources/updated"
+# One worker runs the module's tests of each database (``--dist loadgroup``): one server start.
+pytestmark = module_group("mcp-change-events")
 
 
-@pytest.fixture
+@pytest.fixture(scope="module")
 def server(app: Flask) -> Iterator[str]:
+    """gunicorn on this database, shared by the module's tests (per database): none of them
+    is about the server starting or changes its settings, and each makes its own people,
+    tokens, sessions and decision, which the cleanup after each test deletes."""
     with gunicorn(app) as url:
         yield url
 

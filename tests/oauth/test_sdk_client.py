@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import asyncio
 import time
+from collections.abc import Iterator
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
@@ -16,11 +17,12 @@ from flask import Flask
 
 from app.actions import ACTIONS
 from app.extensions import db
-from tests.conftest import CHROMIUM
+from tests.conftest import CHROMIUM, module_group
 from tests.helpers import open_studio
 from tests.mcp.conftest import free_port, gunicorn
 
-pytestmark = [pytest.mark.browser, pytest.mark.slow]
+# One worker runs the module's tests of each database (``--dist loadgroup``): one server start.
+pytestmark = [pytest.mark.browser, pytest.mark.slow, *module_group("oauth-sdk-client")]
 PASSWORD = "pat-password-1"
 
 
@@ -44,8 +46,17 @@ class Memory:
         self.client_info = client_info
 
 
+@pytest.fixture(scope="module")
+def server(app: Flask) -> Iterator[str]:
+    """gunicorn on this database for both eras' runs (per database): neither is about the
+    server starting, and each signs in a person of its own, whose app registration, grants and
+    tokens the cleanup after the test deletes."""
+    with gunicorn(app) as base:
+        yield base
+
+
 @pytest.mark.parametrize("mode", ["legacy", "auto"])  # 2025-11-25 sessions; 2026-07-28
-def test_sdk_oauth_client_signs_in_and_calls_tools(app: Flask, mode: str) -> None:
+def test_sdk_oauth_client_signs_in_and_calls_tools(app: Flask, server: str, mode: str) -> None:
     from app.services import accounts
 
     with app.app_context():
@@ -53,8 +64,7 @@ def test_sdk_oauth_client_signs_in_and_calls_tools(app: Flask, mode: str) -> Non
         db.session.commit()
     open_studio(app, "pat")
     callback = f"http://127.0.0.1:{free_port()}/callback"
-    with gunicorn(app) as base:
-        asyncio.run(_scenario(base, callback, mode))
+    asyncio.run(_scenario(server, callback, mode))
 
 
 async def _scenario(base: str, callback: str, mode: str) -> None:
