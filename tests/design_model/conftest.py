@@ -22,9 +22,14 @@ from flask import Flask
 
 from app.design_model import loader
 from app.extensions import db
+from tests.conftest import module_group
 from tests.helpers import stop, wait_until_healthy
 
 ROOT = Path(__file__).resolve().parents[2]
+# ``pytestmark`` of the modules using bin/model-server (a session fixture): their tests of one
+# database run on one worker (``--dist loadgroup``), so it starts once per database, not on
+# every worker that picks up one of their tests.
+MODEL_SERVER_GROUP = module_group("design-model-server")
 
 
 def free_port() -> int:

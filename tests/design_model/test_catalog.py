@@ -14,14 +14,10 @@ from jsonschema import Draft202012Validator
 
 from app.design_model import rpc as _registers_methods  # noqa: F401  fills METHODS
 from app.design_model.registry import EFFECTS, METHODS
-from tests.conftest import module_group
-from tests.design_model.conftest import Rpc
+from tests.design_model.conftest import MODEL_SERVER_GROUP, Rpc
 from tests.mcp.clients import TRANSPORTS, over
 
-# This module's tests of one database run on one worker (``--dist loadgroup``), with those of
-# the other modules using bin/model-server (a session fixture): it starts once per database, not
-# on every worker that picks up one of their tests.
-pytestmark = module_group("design-model-server")
+pytestmark = MODEL_SERVER_GROUP
 
 
 class ProxyRpc(Rpc):

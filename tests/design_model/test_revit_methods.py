@@ -4,13 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from tests.conftest import module_group
-from tests.design_model.conftest import Rpc
+from tests.design_model.conftest import MODEL_SERVER_GROUP, Rpc
 
-# This module's tests of one database run on one worker (``--dist loadgroup``), with those of
-# the other modules using bin/model-server (a session fixture): it starts once per database, not
-# on every worker that picks up one of their tests.
-pytestmark = module_group("design-model-server")
+pytestmark = MODEL_SERVER_GROUP
 
 RC150_1FL = {"category": "OST_Walls", "typeName": "RC150", "levelName": "1FL"}
 

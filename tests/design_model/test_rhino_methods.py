@@ -9,13 +9,9 @@ from typing import Any
 
 import pytest
 
-from tests.conftest import module_group
-from tests.design_model.conftest import ROOT, Rpc, free_port
+from tests.design_model.conftest import MODEL_SERVER_GROUP, ROOT, Rpc, free_port
 
-# This module's tests of one database run on one worker (``--dist loadgroup``), with those of
-# the other modules using bin/model-server (a session fixture): it starts once per database, not
-# on every worker that picks up one of their tests.
-pytestmark = module_group("design-model-server")
+pytestmark = MODEL_SERVER_GROUP
 
 FT = 304.8
 
