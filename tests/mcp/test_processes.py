@@ -30,6 +30,9 @@ CONFORMANCE = "@modelcontextprotocol/conformance@0.1.16"
 # The 0.2 line is where the 2026-07-28 scenarios live (prereleases only so far).
 CONFORMANCE_NEXT = "@modelcontextprotocol/conformance@0.2.0-alpha.12"
 INSPECTOR = "@modelcontextprotocol/inspector@2.12.0"
+# The Inspector's CLI and how long it waits for a server to connect: its default, 15 s, is less
+# than a spawned bin/mcp-server may take to load on two cores busy with the rest of the suite.
+INSPECTOR_CLI = (INSPECTOR, "--cli", "--connect-timeout", "120000")
 # WORKFLOWS_WORKER=on: each server runs MCP tasks on its in-process queue worker (on
 # PostgreSQL too, where the default leaves that to bin/worker).
 PROFILE = {"HARMONIC_MCP_AUTH": "off", "HARMONIC_MCP_CONFORMANCE": "1", "HOST": "127.0.0.1",
@@ -255,7 +258,7 @@ def test_official_sdk_over_http_with_a_token(server_pair: tuple[str, str], studi
 
 
 def _inspector(*target: str) -> dict[str, Any]:
-    done = _npx(INSPECTOR, "--cli", *target, timeout=180)
+    done = _npx(*INSPECTOR_CLI, *target, timeout=180)
     assert done.returncode == 0, done.stderr[-3000:]
     return json.loads(done.stdout)
 
@@ -278,7 +281,7 @@ def test_inspector_cli_over_both_transports(server_pair: tuple[str, str], studio
                                 "SECRET_KEY") for arg in ("-e", f"{key}={env[key]}")]
     stdio = [*env_args, sys.executable, str(MCP_SERVER)]
     for target, expected in ((http, "navigate"), (stdio, "execute_action")):
-        done = _npx(INSPECTOR, "--cli", *target, "--method", "tools/list", "--strict",
+        done = _npx(*INSPECTOR_CLI, *target, "--method", "tools/list", "--strict",
                     "--format", "json", timeout=180)
         assert done.returncode == 0, done.stderr[-3000:]
         listed = json.loads(done.stdout)
