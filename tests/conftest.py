@@ -106,8 +106,8 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
                              scope="session")
 
 
-# Passwords the tests make are hashed at a low cost: the default's tenth of a second a password,
-# its protection, would be a large share of the suite's time (every sign-up and sign-in).
+# Passwords the tests make are hashed at a low cost: the default's cost, its protection, would
+# be a large share of the suite's time (every sign-up and sign-in).
 # tests/core/test_auth.py checks the default itself.
 TEST_PASSWORD_HASH = "scrypt:1024:8:1"
 

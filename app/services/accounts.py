@@ -65,7 +65,7 @@ def authenticate(login: str, password: str) -> User | None:
 
 
 def _method() -> str:
-    return str(current_app.config.get("HARMONIC_PASSWORD_HASH") or "scrypt")
+    return str(current_app.config["HARMONIC_PASSWORD_HASH"])  # set by config, checked there
 
 
 @cache
