@@ -314,6 +314,7 @@ def pg_database(prefix: str) -> Iterator[str]:
     try:
         yield pg_url(name)
     finally:
+        _let_go(pg_url(name))
         with psycopg.connect(admin, autocommit=True) as conn:
             conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
 
@@ -369,8 +370,30 @@ def app_for(instance: Instance) -> Any:
     os.environ["HARMONIC_INSTANCE"] = instance.path
     from app import create_app
 
-    return create_app({"DATABASE_URL": instance.env["DATABASE_URL"], "SECRET_KEY": "bench",
-                       "WORKFLOWS_WORKER": "off"})
+    app = create_app({"DATABASE_URL": instance.env["DATABASE_URL"], "SECRET_KEY": "bench",
+                      "WORKFLOWS_WORKER": "off"})
+    _apps.append((instance.env["DATABASE_URL"], app))
+    return app
+
+
+_apps: list[tuple[str, Any]] = []  # every app made in this process, with its database's URL
+
+
+def _let_go(database_url: str) -> None:
+    """Stop what the apps on ``database_url`` hold open on it (the change feed's listening
+    connection, the engine's pool), so that dropping the database ends no connection of ours
+    and prints no error of theirs."""
+    from app.core import feed
+    from app.extensions import db
+
+    for made in [made for made in _apps if made[0] == database_url]:
+        app = made[1]
+        relay = feed.running(app)
+        if relay is not None:
+            relay.stop()
+        with app.app_context():
+            db.engine.dispose()
+        _apps.remove(made)
 
 
 @contextmanager

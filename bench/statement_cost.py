@@ -87,8 +87,6 @@ def main() -> None:
             samples = harness.interleaved(calls, rounds=5, per_round=max(count // 5, 1))
             session.remove()
         sessions = _session_row_reads(app, count)
-        with app.app_context():
-            db.engine.dispose()  # a PostgreSQL database is dropped on the way out
         backend = "PostgreSQL" if args.postgres else "SQLite"
         for title, table in ((f"One small read per layer ({backend}, {count} calls each, "
                               f"interleaved)", samples),

@@ -156,10 +156,6 @@ def main() -> None:
             ["code", *calls],
             [[who, *(f"{shares[name].get(who, 0.0) * 100:.0f}%" for name in calls)]
              for who in owners if any(shares[name].get(who) for name in calls)])
-        with app.app_context():
-            from app.extensions import db
-
-            db.engine.dispose()  # a PostgreSQL database is dropped on the way out
     harness.print_footer()
 
 
