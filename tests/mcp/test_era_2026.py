@@ -356,6 +356,14 @@ def test_listen_over_stdio_until_cancelled(app, studio) -> None:  # type: ignore
         update = first if "method" in first else second
         assert update["params"] == {"uri": uri, "_meta": {
             "io.modelcontextprotocol/subscriptionId": 2}}
+        # Whatever call 3 queued for the stream is told before the answer of the next call:
+        # read up to that answer, so that what follows the cancel is the cancel's doing.
+        server.send({"jsonrpc": "2.0", "id": 30, "method": "server/discover",
+                     "params": {"_meta": meta()}})
+        told = server.read()
+        while told.get("id") != 30:
+            assert told.get("params") == update["params"], told  # call 3's, told once more
+            told = server.read()
         server.send({"jsonrpc": "2.0", "method": "notifications/cancelled",
                      "params": {"requestId": 2}})
         server.send({"jsonrpc": "2.0", "id": 4, "method": "tools/call", "params": act})
