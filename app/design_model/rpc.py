@@ -26,6 +26,7 @@ work is untouched by reads (a write commits the shared session, as a request wou
 
 from __future__ import annotations
 
+import inspect
 import json
 import logging
 import time
@@ -108,6 +109,11 @@ def _call(method: str, handler: Handler, params: dict[str, Any]) -> dict[str, An
         raise app_error("DATABASE_ERROR", "The database refused the change") from exc
 
 
+# Every method's: jsonrpcserver binds each call's arguments to it, and ``inspect.signature``
+# answers a function's ``__signature__`` at once instead of working it out on every call.
+_SIGNATURE = inspect.signature(lambda call, /, **params: None)
+
+
 def _bind(name: str, handler: Handler) -> Callable[..., Result]:
     """``handler`` as a jsonrpcserver method: the context first, then the named params."""
 
@@ -130,6 +136,7 @@ def _bind(name: str, handler: Handler) -> Callable[..., Result]:
             db.session.rollback()
             return _failure(RpcError(INTERNAL_ERROR, "Internal error"))
 
+    method.__signature__ = _SIGNATURE  # type: ignore[attr-defined]
     return method
 
 
