@@ -356,9 +356,10 @@ def test_listen_over_stdio_until_cancelled(app, studio) -> None:  # type: ignore
         update = first if "method" in first else second
         assert update["params"] == {"uri": uri, "_meta": {
             "io.modelcontextprotocol/subscriptionId": 2}}
-        # Whatever call 3 queued for the stream is told before the answer of the next call:
-        # read up to that answer, so that what follows the cancel is the cancel's doing.
-        server.send({"jsonrpc": "2.0", "id": 30, "method": "server/discover",
+        # Whatever call 3 queued for the stream is told before the answer of the next call the
+        # app runs (server/discover is answered without it): read up to that answer, so that
+        # what follows the cancel is the cancel's doing.
+        server.send({"jsonrpc": "2.0", "id": 30, "method": "tools/list",
                      "params": {"_meta": meta()}})
         told = server.read()
         while told.get("id") != 30:
