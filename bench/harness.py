@@ -386,14 +386,13 @@ def _let_go(database_url: str) -> None:
     from app.core import feed
     from app.extensions import db
 
-    for made in [made for made in _apps if made[0] == database_url]:
-        app = made[1]
+    for url, app in [made for made in _apps if made[0] == database_url]:
         relay = feed.running(app)
         if relay is not None:
             relay.stop()
         with app.app_context():
             db.engine.dispose()
-        _apps.remove(made)
+        _apps.remove((url, app))
 
 
 @contextmanager

@@ -249,10 +249,6 @@ def main() -> None:
             f"Enqueue → run succeeded (two jobs), one idle worker polling every {POLL} s",
             ["series", "runs", "p50 ms", "p99 ms"],
             [["ours", str(len(sample.latencies)), f"{sample.p50:.1f}", f"{sample.p99:.1f}"]])
-        with app.app_context():
-            from app.extensions import db
-
-            db.engine.dispose()
     harness.print_footer()
 
 
