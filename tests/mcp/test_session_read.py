@@ -1,60 +1,73 @@
-"""The MCP session's row, read on every call on the reads' engine beside the app's
-(``app.db.reads``): a lost connection there costs no call, an ended session is refused at
-once, and the engine's connections end with the app's engine."""
+"""The MCP session's row, kept per process (``app.mcp.store``, ``app.core.kept``) but for its
+page: a session's calls read no row once its process keeps a copy; the page is read from the
+row at every call that needs it; a session ended is refused at once by the process that ended
+it (the other process: ``test_processes``). Both databases."""
 
 from __future__ import annotations
 
-import psycopg
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Any
+
 import pytest
 from flask import Flask
+from sqlalchemy import event, update
 
 from app.extensions import db
-from tests.conftest import PG_ADMIN_URL
-from tests.helpers import server_backends
+from app.models.mcp import McpSession
 from tests.mcp.conftest import Http
 
 pytestmark = pytest.mark.data_layer
 
-READS = "harmonic-reads"  # the application_name of the reads' own connections
 
+@contextmanager
+def _session_statements(app: Flask) -> Iterator[list[str]]:
+    """The statements on ``mcp_sessions`` the app sends meanwhile (every one through Core, so
+    that the engine's events see it)."""
+    seen: list[str] = []
 
-def _postgres_only(app: Flask) -> None:
-    if app.config["SQLALCHEMY_DATABASE_URI"].startswith("sqlite"):
-        pytest.skip("a SQLite file has no server connections to lose or leave behind")
+    def keep(_conn: Any, _cursor: Any, statement: str, *_args: Any) -> None:
+        if "mcp_sessions" in statement:
+            seen.append(" ".join(statement.split()))
 
-
-def test_a_cut_reading_connection_costs_no_call(app: Flask, studio, live_server) -> None:  # type: ignore[no-untyped-def]
-    """Its connection cut (as a restart would), the next call reads its session through the
-    app's pool and answers; the call after opens a new reading connection."""
-    _postgres_only(app)
-    http = Http(live_server, studio.token)
-    http.initialize()
-    assert not http.tool("navigate", path="/studios/team").get("isError")
-    pids = server_backends(app, READS)
-    assert pids, "the session's row was read on the reads' own connection"
-    with psycopg.connect(PG_ADMIN_URL, autocommit=True) as admin:
-        admin.execute("SELECT pg_terminate_backend(pid) FROM pg_stat_activity "
-                      "WHERE pid = ANY(%s)", (pids,))
-    assert not http.tool("navigate", path="/studios").get("isError")
-    assert not http.tool("navigate", path="/studios/team").get("isError")
-    assert set(server_backends(app, READS, expect=1)).isdisjoint(pids)
-
-
-def test_the_reading_connections_end_with_the_engine(app: Flask, studio, live_server) -> None:  # type: ignore[no-untyped-def]
-    _postgres_only(app)
-    http = Http(live_server, studio.token)
-    http.initialize()
-    assert not http.tool("navigate", path="/studios/team").get("isError")
-    assert server_backends(app, READS)
     with app.app_context():
-        db.engine.dispose()
-    assert server_backends(app, READS, expect=0) == []
-    assert not http.tool("navigate", path="/studios").get("isError")
+        engine = db.engine
+    app.config["HARMONIC_DB_PIPELINE"] = False
+    event.listen(engine, "before_cursor_execute", keep)
+    try:
+        yield seen
+    finally:
+        event.remove(engine, "before_cursor_execute", keep)
+        app.config.pop("HARMONIC_DB_PIPELINE")
+
+
+def test_a_kept_session_s_calls_read_no_row(app: Flask, studio, live_server) -> None:  # type: ignore[no-untyped-def]
+    http = Http(live_server, studio.token)
+    http.initialize()
+    with _session_statements(app) as seen:
+        assert http.call("ping")["result"] == {}  # the copy is made here, at the latest
+        first = len(seen)
+        for _ in range(3):
+            assert http.call("tools/list")["result"]["tools"]
+    assert first <= 1 and len(seen) == first, seen
+
+
+def test_the_page_is_read_from_the_row_at_each_call(app: Flask, studio, live_server) -> None:  # type: ignore[no-untyped-def]
+    """Changed behind the process's back (as another process's navigate changes it), the page
+    is what the next call acts on: it is never part of the copy."""
+    http = Http(live_server, studio.token)
+    http.initialize()
+    assert not http.tool("navigate", path="/studios/team").get("isError")
+    with app.app_context():
+        db.session.execute(update(McpSession).where(McpSession.id == http.session_id)
+                           .values(current_path="/studios/team/note"))
+        db.session.commit()
+    done = http.tool("execute_action", action="create_note", params={"text": "read anew"})
+    assert done["structuredContent"]["location"].startswith("/studios/team/n/"), done
 
 
 def test_an_ended_session_is_refused_at_its_next_call(app: Flask, studio, live_server) -> None:  # type: ignore[no-untyped-def]
-    """The row is read on every call, so a session ended (here by its DELETE) answers 404 at
-    once, on both databases."""
+    """Its process forgets its copy as the end commits: the DELETE's next call answers 404."""
     http = Http(live_server, studio.token)
     http.initialize()
     assert not http.tool("navigate", path="/studios/team").get("isError")
