@@ -7,7 +7,7 @@ import time
 from typing import Any
 
 import click
-from flask import Flask
+from flask import Blueprint, Flask
 from flask_login import LoginManager
 from flask_sqlalchemy import SQLAlchemy
 from flask_wtf.csrf import CSRFProtect
@@ -134,7 +134,35 @@ def ping_after_idle(engine: Engine) -> None:
 db = SQLAlchemy(model_class=Base, session_options={"class_": DataSession})
 migrate = Migrations()
 login_manager = LoginManager()
-csrf = CSRFProtect()
+
+
+class Csrf(CSRFProtect):
+    """flask-wtf's CSRF protection, which ``app.web.auth`` runs for cookie sessions only. What
+    ``exempt`` marks (agents' JSON endpoints, signed calls) flask-wtf keeps in private members:
+    kept here too, for ``exempts`` to ask."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.exempt_views: set[str] = set()  # "module.function"
+        self.exempt_blueprints: set[str] = set()  # names
+
+    def exempt(self, view: Any) -> Any:
+        if isinstance(view, Blueprint):
+            self.exempt_blueprints.add(view.name)
+        else:
+            self.exempt_views.add(view if isinstance(view, str)
+                                  else f"{view.__module__}.{view.__name__}")
+        return super().exempt(view)
+
+    def exempts(self, app: Flask, blueprint: str | None, endpoint: str | None) -> bool:
+        """Whether a request to ``endpoint`` (of ``blueprint``) needs no CSRF token."""
+        if blueprint in self.exempt_blueprints:
+            return True
+        view = app.view_functions.get(endpoint) if endpoint else None
+        return view is not None and f"{view.__module__}.{view.__name__}" in self.exempt_views
+
+
+csrf = Csrf()
 
 
 def session_exists() -> bool:

@@ -103,7 +103,7 @@ def load_identity() -> None:
         anonymous_json = identity is None and req.mimetype == "application/json"
         if (identity is None or identity.via == "session") and not anonymous_json:
             # Views and blueprints marked with csrf.exempt() (agent-only JSON endpoints).
-            if not csrf._is_exempt():
+            if not csrf.exempts(current_app, req.blueprint, req.endpoint):
                 csrf.protect()
 
 
