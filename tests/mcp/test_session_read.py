@@ -5,51 +5,31 @@ it (the other process: ``test_processes``). Both databases."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from contextlib import contextmanager
-from typing import Any
-
 import pytest
 from flask import Flask
-from sqlalchemy import event, update
+from sqlalchemy import update
 
 from app.extensions import db
 from app.models.mcp import McpSession
+from bench.sqlcount import counting
 from tests.mcp.conftest import Http
 
 pytestmark = pytest.mark.data_layer
 
 
-@contextmanager
-def _session_statements(app: Flask) -> Iterator[list[str]]:
-    """The statements on ``mcp_sessions`` the app sends meanwhile (every one through Core, so
-    that the engine's events see it)."""
-    seen: list[str] = []
-
-    def keep(_conn: Any, _cursor: Any, statement: str, *_args: Any) -> None:
-        if "mcp_sessions" in statement:
-            seen.append(" ".join(statement.split()))
-
-    with app.app_context():
-        engine = db.engine
-    app.config["HARMONIC_DB_PIPELINE"] = False
-    event.listen(engine, "before_cursor_execute", keep)
-    try:
-        yield seen
-    finally:
-        event.remove(engine, "before_cursor_execute", keep)
-        app.config.pop("HARMONIC_DB_PIPELINE")
-
-
 def test_a_kept_session_s_calls_read_no_row(app: Flask, studio, live_server) -> None:  # type: ignore[no-untyped-def]
     http = Http(live_server, studio.token)
     http.initialize()
-    with _session_statements(app) as seen:
+    with counting(app) as statements:
         assert http.call("ping")["result"] == {}  # the copy is made here, at the latest
-        first = len(seen)
+        first = len(_of_sessions(statements))
         for _ in range(3):
             assert http.call("tools/list")["result"]["tools"]
-    assert first <= 1 and len(seen) == first, seen
+    assert first <= 1 and len(_of_sessions(statements)) == first, statements
+
+
+def _of_sessions(statements: list[str]) -> list[str]:
+    return [statement for statement in statements if "mcp_sessions" in statement]
 
 
 def test_the_page_is_read_from_the_row_at_each_call(app: Flask, studio, live_server) -> None:  # type: ignore[no-untyped-def]
