@@ -453,6 +453,32 @@ def gunicorn(port: int, app: str = "wsgi:app", workers: int = 1, threads: int = 
             "--threads", str(threads), "-w", str(workers), "--log-level", "warning", app]
 
 
+@contextmanager
+def session_read_on_the_driver(app: Any, session_id: str) -> Iterator[Callable[[], Any]]:
+    """The statement ``find_session`` runs, with its parameters, on the driver's connection of
+    a pooled connection kept in autocommit: the driver's floor for that read."""
+    from app.extensions import db
+    from app.mcp import store
+
+    with app.app_context():
+        compiled = store._FIND_SESSION.compile(dialect=db.engine.dialect)
+        values = compiled.construct_params({"sid": session_id})
+        params: Any = (tuple(values[name] for name in compiled.positiontup or ())
+                       if compiled.positional else values)
+        held = db.engine.connect().execution_options(isolation_level="AUTOCOMMIT")
+        connection = held.connection.driver_connection
+
+    def read() -> Any:
+        cursor = connection.cursor()
+        cursor.execute(compiled.string, params)
+        return cursor.fetchall()
+
+    try:
+        yield read
+    finally:
+        held.close()
+
+
 def rss_mb(pid: int) -> tuple[float, float]:
     """(current, peak) resident memory of a process in MB, from /proc."""
     values = {}

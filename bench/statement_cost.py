@@ -8,6 +8,13 @@ what a request pays to end its session (the connection's rollback and return to 
 one read. All rows run inside one app context holding one connection, interleaved, so the
 machine's drift hits them alike; the driver row is the baseline of the ratios.
 
+A second table times the read every call of a 2025-11-25 MCP session makes before anything
+else (its ``mcp_sessions`` row, ``app.mcp.store.find_session``), as a request makes it: in an
+app context of its own, served as a call (``app.db.serving``: the read alone, in autocommit,
+on a pooled connection), so each read sees what any process committed. Its baseline is the
+same statement on the driver's cursor of a connection kept open in autocommit (the floor of
+any read made on every call); the app context's own cost is shown alone.
+
     .venv/bin/python bench/statement_cost.py [--quick | --smoke] [--postgres]
 """
 
@@ -79,14 +86,45 @@ def main() -> None:
             }
             samples = harness.interleaved(calls, rounds=5, per_round=max(count // 5, 1))
             session.remove()
+        sessions = _session_row_reads(app, count)
         backend = "PostgreSQL" if args.postgres else "SQLite"
-        base = next(iter(samples.values())).p50
-        harness.print_table(f"One small read per layer ({backend}, {count} calls each, "
-                            f"interleaved)", ["layer", "p50 µs", "p99 µs", "÷ first row's p50"],
-                            [[name, f"{s.p50 * 1000:.1f}", f"{s.p99 * 1000:.1f}",
-                              f"{s.p50 / base:.1f}×" if base else "-"]
-                             for name, s in samples.items()])
+        for title, table in ((f"One small read per layer ({backend}, {count} calls each, "
+                              f"interleaved)", samples),
+                             (f"An MCP session's row, read as each call reads it ({backend}, "
+                              f"{count} calls each, interleaved)", sessions)):
+            base = next(iter(table.values())).p50
+            harness.print_table(title, ["layer", "p50 µs", "p99 µs", "÷ first row's p50"],
+                                [[name, f"{s.p50 * 1000:.1f}", f"{s.p99 * 1000:.1f}",
+                                  f"{s.p50 / base:.1f}×" if base else "-"]
+                                 for name, s in table.items()])
     harness.print_footer()
+
+
+def _session_row_reads(app: Any, count: int) -> dict[str, Any]:
+    """The session-row table: each read in an app context of its own, as a request runs."""
+    from app.db import serving
+    from app.mcp import store
+
+    with app.app_context():
+        session_id = store.DbSession.new(None).id
+        row = store.DbSession({"id": session_id}, is_new=True)
+        row.save()
+
+    def find() -> Any:
+        with app.app_context(), serving():
+            return store.find_session(session_id)
+
+    def context_alone() -> None:
+        with app.app_context(), serving():
+            pass
+
+    with harness.session_read_on_the_driver(app, session_id) as driver:
+        calls: dict[str, Any] = {
+            "driver cursor, a connection kept in autocommit (baseline: the floor)": driver,
+            "app context alone (pushed and popped, no read)": context_alone,
+            "store.find_session: a pooled connection in autocommit, in an app context": find,
+        }
+        return harness.interleaved(calls, rounds=5, per_round=max(count // 5, 1))
 
 
 if __name__ == "__main__":

@@ -19,6 +19,7 @@ import io
 import json
 import os
 import sys
+import time
 from collections.abc import Callable
 from contextlib import ExitStack
 from pathlib import Path
@@ -55,6 +56,17 @@ def wsgi_call(app: Any, body: str, headers: dict[str, str]) -> Callable[[], None
         assert b'"result"' in content and b'"isError":true' not in content, content[:300]
 
     return call
+
+
+READ_ALONE = "the session row's read on the bare driver (its SQL, a connection kept open)"
+STATELESS_THEN_READ = f"ours, {MODERN} stateless, then that read on the bare driver"
+NAP = 50e-6  # about a PostgreSQL round trip on loopback
+SLEEP_ALONE = f"a {NAP * 1e6:.0f} µs sleep (no database)"
+STATELESS_THEN_SLEEP = f"ours, {MODERN} stateless, then that sleep"
+
+
+def nap() -> None:
+    time.sleep(NAP)
 
 
 def main() -> None:
@@ -94,7 +106,15 @@ def main() -> None:
             "ours, 2025-11-25 session": wsgi_call(app, body, session),
             f"ours, {MODERN} stateless": wsgi_call(app, modern, stateless),
         }
-        samples = harness.interleaved(calls, rounds=5, per_round=max(count // 5, 1), warmup=50)
+        with harness.session_read_on_the_driver(app, answer.headers["Mcp-Session-Id"]) as read:
+            timed = dict(calls, **{
+                READ_ALONE: read,
+                STATELESS_THEN_READ: lambda: (calls[f"ours, {MODERN} stateless"](), read()),
+                SLEEP_ALONE: nap,
+                STATELESS_THEN_SLEEP: lambda: (calls[f"ours, {MODERN} stateless"](), nap()),
+            })
+            samples = harness.interleaved(timed, rounds=5, per_round=max(count // 5, 1),
+                                          warmup=50)
         base = next(iter(samples.values())).p50
         backend = "PostgreSQL" if args.postgres else "SQLite"
 
@@ -103,6 +123,8 @@ def main() -> None:
 
         session_cpu = cpu("ours, 2025-11-25 session")
         stateless_cpu = cpu(f"ours, {MODERN} stateless")
+        around = cpu(STATELESS_THEN_READ) - stateless_cpu
+        napped = cpu(STATELESS_THEN_SLEEP) - stateless_cpu
         harness.print_table(
             f"A trivial tools/call, the WSGI app alone ({backend}, {count} calls each, "
             f"interleaved)", ["series", "p50 µs", "p99 µs", "÷ bare p50", "CPU µs per call"],
@@ -111,8 +133,17 @@ def main() -> None:
             ["CPU: this process's, over each series ÷ its calls (the database server's own "
              "is not in it).",
              f"What the session adds to a call, in CPU: the session call less the "
-             f"stateless one, {session_cpu - stateless_cpu:.0f} µs (the process keeps a copy "
-             f"of the session's row: app.mcp.store)."])
+             f"stateless one, {session_cpu - stateless_cpu:.0f} µs (the row is read on "
+             f"every call, alone, on the request's pooled connection: app.mcp.store). "
+             f"The same read on the bare driver, made when needed "
+             f"and waited for, costs {cpu(READ_ALONE):.0f} µs alone and {around:.0f} µs after "
+             f"a stateless call: {around - cpu(READ_ALONE):.0f} µs is what waiting for it costs "
+             f"the call's other work.",
+             f"Where a read waits for a database server, the process sleeps, and sleeping "
+             f"itself costs the work around it on this machine: a bare {NAP * 1e6:.0f} µs "
+             f"sleep costs {cpu(SLEEP_ALONE):.0f} µs of CPU alone and "
+             f"{napped:.0f} µs after a stateless call ({napped - cpu(SLEEP_ALONE):.0f} µs "
+             f"more, with no database and no code of ours in it)."])
 
         shares: dict[str, dict[str, float]] = {}
         for name, run in calls.items():

@@ -41,7 +41,6 @@ class Kept(Generic[V]):
         self.topic, self.seconds, self.relay = topic, seconds, relay
         self._entries: OrderedDict[str, tuple[V, float]] = OrderedDict()
         self._lock = threading.Lock()
-        self._forgot_at = 0.0  # when a copy was last forgotten (``time.monotonic()``)
         _ALL.add(self)
 
     def get(self, key: str) -> V | None:
@@ -57,11 +56,8 @@ class Kept(Generic[V]):
 
     def put(self, key: str, value: V, fetched: float) -> None:
         """Keep ``value`` as read at ``fetched`` (``time.monotonic()`` taken before the read:
-        a copy must never look fresher than the row it came from). Not kept when a copy was
-        forgotten since: the row read may be older than the change that made it forget."""
+        a copy must never look fresher than the row it came from)."""
         with self._lock:
-            if fetched < self._forgot_at:
-                return
             self._entries[key] = (value, fetched)
             self._entries.move_to_end(key)
             while len(self._entries) > LIMIT:
@@ -69,7 +65,6 @@ class Kept(Generic[V]):
 
     def forget(self, key: str | None = None) -> None:
         with self._lock:
-            self._forgot_at = time.monotonic()
             if key is None:
                 self._entries.clear()
             else:

@@ -3,17 +3,6 @@
 Polling reads use their own short connection, outside the ORM session, so a waiting call sees
 rows committed by other processes without ending the transaction its tool is working in.
 
-Each process keeps a copy of a session's row (``app.core.kept``, topic ``TOPIC``), all but its
-page: its owner, protocol, capabilities, log level, subscriptions and cursor, and that it has not
-ended. A write that changes what a call does (an end, a log level, a subscription) says so in
-its transaction (``kept.changed``): its process forgets the copy when it commits, every other
-process when its change feed hears of it. Two writes only make the writer's process forget its
-copy: the touch (elsewhere, a copy at most a minute old serves as well) and the move of the
-updates' cursor (elsewhere, a copy's older cursor moves nothing, tells nothing twice, and is
-forgotten then). The page an agent is on (``current_path``, navigation state) is never kept:
-it is read from the row when a call needs it, so a call sees the page the session's last call
-left, whichever process served that one.
-
 Resource updates: a session that subscribes keeps a cursor (``events_seen``, the newest change
 event it has been told about) and at each streamed response reads the change events after it
 for the URIs it subscribes to (``take_updates``); ``app.core.changes`` writes them. Each
@@ -31,18 +20,16 @@ from __future__ import annotations
 
 import json
 import secrets
-import time
 from collections.abc import Mapping, Sequence
 from datetime import datetime, timedelta
 from typing import Any, TypeVar, cast
 
-from flask import current_app
 from sqlalchemy import CursorResult, RowMapping, bindparam, delete, exists, insert, select, update
 
-from app.core import audience, changes, kept
+from app.core import audience, changes
 from app.core.identity import Identity
-from app.db import Query, read, writing
-from app.db.reads import first_row, first_value
+from app.db import Query, built_once, read, writing
+from app.db.reads import first_row
 from app.extensions import db
 from app.mcp.context import SessionState
 from app.models.base import utcnow
@@ -50,7 +37,6 @@ from app.models.changes import ChangeEvent
 from app.models.mcp import McpCancellation, McpClientRequest, McpSession
 from app.services import revocation
 
-TOPIC = "mcp-sessions"  # the copies of sessions' rows, keyed by session id
 TOUCH_EVERY = timedelta(minutes=1)
 IDLE_LIMIT = timedelta(hours=24)  # a session unused this long is over (404: re-initialize)
 
@@ -74,10 +60,7 @@ class DbSession(SessionState):
         self.protocol_version = data.get("protocol_version") or ""
         self.client_capabilities = json_or(data.get("client_capabilities"), {})
         self.log_level = data.get("log_level") or "info"
-        # The page: read when first asked for (``_page``), unless this call sets it first.
-        self._page: str | None = data.get("current_path") if is_new else None
-        self._page_known = is_new
-        self._page_read: str | None = self._page  # as the row had it, to write only a change
+        self.current_path = data.get("current_path")
         self.last_seen_at: datetime | None = data.get("last_seen_at")
         self.events_seen: int | None = data.get("events_seen")
         # uri -> the newest change event when it was subscribed (none older is ever told)
@@ -87,19 +70,6 @@ class DbSession(SessionState):
         # change nothing and never save (a trivial tool), so they skip the serializing.
         self._loaded = data
         self._saved_values: dict[str, Any] | None = None
-
-    @property
-    def current_path(self) -> str | None:
-        """The page the session is on, as the row holds it now (read once per call)."""
-        if not self._page_known:
-            self._page = self._page_read = read(Query(_FIND_PAGE, {"sid": self.id},
-                                                      first_value))
-            self._page_known = True
-        return self._page
-
-    @current_path.setter
-    def current_path(self, path: str | None) -> None:
-        self._page, self._page_known = path, True
 
     @property
     def _saved(self) -> dict[str, Any]:
@@ -121,7 +91,7 @@ class DbSession(SessionState):
     def _values(self) -> dict[str, Any]:
         return {"protocol_version": self.protocol_version,
                 "client_capabilities": json.dumps(self.client_capabilities)[:20000],
-                "log_level": self.log_level,
+                "log_level": self.log_level, "current_path": self.current_path,
                 "subscriptions": json.dumps({uri: self.since.get(uri, 0)
                                              for uri in sorted(self.subscriptions)}),
                 "events_seen": self.events_seen}
@@ -149,20 +119,16 @@ class DbSession(SessionState):
                     id=self.id, user_id=self.user_id, token_id=self.token_id,
                     grant_id=self.grant_id, created_at=now,
                     last_seen_at=now, client_name=str(self.client_info.get("name", ""))[:200],
-                    current_path=self._page, **values))
+                    **values))
             self.is_new = False
         else:
             changed = {k: v for k, v in values.items() if self._saved.get(k) != v}
-            page = {"current_path": self._page} \
-                if self._page_known and self._page != self._page_read else {}
-            if not changed and not page:
+            if not changed:
                 return
             with writing():
                 db.session.execute(update(McpSession).where(McpSession.id == self.id)
-                                   .values(**changed, **page))
-                if changed:  # the page is not in the kept copies
-                    kept.changed(TOPIC, self.id)
-        self._saved, self._page_read = values, self._page
+                                   .values(**changed))
+        self._saved = values
 
     def is_cancelled(self, request_id: Any) -> bool:
         query = select(exists().where(McpCancellation.session_id == self.id,
@@ -172,11 +138,11 @@ class DbSession(SessionState):
 
 
 _COLUMNS = (McpSession.id, McpSession.user_id, McpSession.token_id, McpSession.protocol_version,
-            McpSession.client_capabilities, McpSession.log_level, McpSession.subscriptions,
-            McpSession.last_seen_at, McpSession.events_seen)
-_FIND_SESSION = select(*_COLUMNS).where(McpSession.id == bindparam("sid"),
-                                        McpSession.ended_at.is_(None))
-_FIND_PAGE = select(McpSession.current_path).where(McpSession.id == bindparam("sid"))
+            McpSession.client_capabilities, McpSession.log_level, McpSession.current_path,
+            McpSession.subscriptions, McpSession.last_seen_at, McpSession.events_seen)
+# Read on every request of every session: built once, run on the driver's cursor.
+_FIND_SESSION = built_once(select(*_COLUMNS).where(McpSession.id == bindparam("sid"),
+                                                   McpSession.ended_at.is_(None)))
 
 
 def json_or(text: str | None, default: Any) -> Any:
@@ -206,24 +172,15 @@ def _well_formed(session_id: str | None) -> bool:
 
 
 def find_session(session_id: str) -> DbSession | None:
-    """The live session for an Mcp-Session-Id, or None if unknown, ended or idle too long:
-    this process's copy of its row when it keeps one (see the module's docstring), else the
-    row, then kept."""
+    """The live session for an Mcp-Session-Id, or None if unknown or ended. Read on every
+    call: requests of one session move between processes, and each must see the row as the
+    last one left it (its page, log level, subscriptions, its end)."""
     if not _well_formed(session_id):
         return None
-    copies = kept.of(current_app._get_current_object(), TOPIC)  # type: ignore[attr-defined]
-    row = copies.get(session_id) if copies is not None else None
-    if row is None:
-        fetched = time.monotonic()
-        found = read(Query(_FIND_SESSION, {"sid": session_id}, first_row))
-        if found is None:
-            return None
-        row = found._asdict()
-        if copies is not None:
-            copies.put(session_id, row, fetched)
-    if utcnow() - row["last_seen_at"] > IDLE_LIMIT:
+    row = read(Query(_FIND_SESSION, {"sid": session_id}, first_row))
+    if row is None or utcnow() - row.last_seen_at > IDLE_LIMIT:
         return None
-    return DbSession(row)
+    return DbSession(row._asdict())
 
 
 PRUNE_AFTER = timedelta(days=7)
@@ -249,7 +206,6 @@ def touch(session: DbSession) -> None:
         with writing(expire=False):
             db.session.execute(update(McpSession).where(McpSession.id == session.id)
                                .values(last_seen_at=now))
-        kept.forget(TOPIC, session.id)  # only here: elsewhere a copy a minute old does as well
         session.last_seen_at = now
 
 
@@ -257,7 +213,6 @@ def end_session(session: DbSession) -> None:
     with writing():
         db.session.execute(update(McpSession).where(McpSession.id == session.id)
                            .values(ended_at=utcnow()))
-        kept.changed(TOPIC, session.id)
         db.session.execute(delete(McpClientRequest)
                            .where(McpClientRequest.session_id == session.id))
         db.session.execute(delete(McpCancellation)
@@ -330,9 +285,6 @@ def take_updates(session: DbSession, identity: Identity | None) -> list[dict[str
         moved = cast(CursorResult[Any], db.session.execute(update(McpSession).where(
             McpSession.id == session.id, McpSession.events_seen == seen)
             .values(events_seen=last)))
-    # Only here: elsewhere a copy's older cursor moves nothing (above), and the copy is
-    # forgotten then, so the next call there reads the cursor anew.
-    kept.forget(TOPIC, session.id)
     if not moved.rowcount:
         return []
     session.events_seen = session._saved["events_seen"] = last
@@ -347,7 +299,6 @@ def end_sessions(ended: revocation.Ended) -> None:
     if made is not None:
         db.session.execute(update(McpSession).where(made, McpSession.ended_at.is_(None))
                            .values(ended_at=utcnow()))
-        kept.changed(TOPIC)  # whose sessions these were is not worth a read: forget them all
 
 
 Row = TypeVar("Row", bound=Sequence[Any])

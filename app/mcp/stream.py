@@ -36,7 +36,7 @@ import anyio.to_thread
 from flask import Flask
 from sqlalchemy import CursorResult, select, update
 
-from app.core import audience, changes, feed, kept
+from app.core import audience, changes, feed
 from app.core.identity import Identity, bearer_token
 from app.core.token_cache import identity_from_token
 from app.extensions import db
@@ -262,7 +262,6 @@ class StreamApp:
                                          McpSession.events_seen == seen)
                 .values(events_seen=rows[-1].id)))
             db.session.commit()
-            kept.forget(store.TOPIC, session_id)  # as ``store.take_updates`` does
             if not moved.rowcount:
                 return [], False
             told = audience.audible(identity, store.since_subscribed(rows, since))

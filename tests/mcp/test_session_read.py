@@ -1,53 +1,60 @@
-"""The MCP session's row, kept per process (``app.mcp.store``, ``app.core.kept``) but for its
-page: a session's calls read no row once its process keeps a copy; the page is read from the
-row at every call that needs it; a session ended is refused at once by the process that ended
-it (the other process: ``test_processes``). Both databases."""
+"""The MCP session's row, read on every call on the reads' engine beside the app's
+(``app.db.reads``): a lost connection there costs no call, an ended session is refused at
+once, and the engine's connections end with the app's engine."""
 
 from __future__ import annotations
 
+import psycopg
 import pytest
 from flask import Flask
-from sqlalchemy import update
 
 from app.extensions import db
-from app.models.mcp import McpSession
-from bench.sqlcount import counting
+from tests.conftest import PG_ADMIN_URL
+from tests.helpers import server_backends
 from tests.mcp.conftest import Http
 
 pytestmark = pytest.mark.data_layer
 
-
-def test_a_kept_session_s_calls_read_no_row(app: Flask, studio, live_server) -> None:  # type: ignore[no-untyped-def]
-    http = Http(live_server, studio.token)
-    http.initialize()
-    with counting(app) as statements:
-        assert http.call("ping")["result"] == {}  # the copy is made here, at the latest
-        first = len(_of_sessions(statements))
-        for _ in range(3):
-            assert http.call("tools/list")["result"]["tools"]
-    assert first <= 1 and len(_of_sessions(statements)) == first, statements
+READS = "harmonic-reads"  # the application_name of the reads' own connections
 
 
-def _of_sessions(statements: list[str]) -> list[str]:
-    return [statement for statement in statements if "mcp_sessions" in statement]
+def _postgres_only(app: Flask) -> None:
+    if app.config["SQLALCHEMY_DATABASE_URI"].startswith("sqlite"):
+        pytest.skip("a SQLite file has no server connections to lose or leave behind")
 
 
-def test_the_page_is_read_from_the_row_at_each_call(app: Flask, studio, live_server) -> None:  # type: ignore[no-untyped-def]
-    """Changed behind the process's back (as another process's navigate changes it), the page
-    is what the next call acts on: it is never part of the copy."""
+def test_a_cut_reading_connection_costs_no_call(app: Flask, studio, live_server) -> None:  # type: ignore[no-untyped-def]
+    """Its connection cut (as a restart would), the next call reads its session through the
+    app's pool and answers; the call after opens a new reading connection."""
+    _postgres_only(app)
     http = Http(live_server, studio.token)
     http.initialize()
     assert not http.tool("navigate", path="/studios/team").get("isError")
+    pids = server_backends(app, READS)
+    assert pids, "the session's row was read on the reads' own connection"
+    with psycopg.connect(PG_ADMIN_URL, autocommit=True) as admin:
+        admin.execute("SELECT pg_terminate_backend(pid) FROM pg_stat_activity "
+                      "WHERE pid = ANY(%s)", (pids,))
+    assert not http.tool("navigate", path="/studios").get("isError")
+    assert not http.tool("navigate", path="/studios/team").get("isError")
+    assert set(server_backends(app, READS, expect=1)).isdisjoint(pids)
+
+
+def test_the_reading_connections_end_with_the_engine(app: Flask, studio, live_server) -> None:  # type: ignore[no-untyped-def]
+    _postgres_only(app)
+    http = Http(live_server, studio.token)
+    http.initialize()
+    assert not http.tool("navigate", path="/studios/team").get("isError")
+    assert server_backends(app, READS)
     with app.app_context():
-        db.session.execute(update(McpSession).where(McpSession.id == http.session_id)
-                           .values(current_path="/studios/team/note"))
-        db.session.commit()
-    done = http.tool("execute_action", action="create_note", params={"text": "read anew"})
-    assert done["structuredContent"]["location"].startswith("/studios/team/n/"), done
+        db.engine.dispose()
+    assert server_backends(app, READS, expect=0) == []
+    assert not http.tool("navigate", path="/studios").get("isError")
 
 
 def test_an_ended_session_is_refused_at_its_next_call(app: Flask, studio, live_server) -> None:  # type: ignore[no-untyped-def]
-    """Its process forgets its copy as the end commits: the DELETE's next call answers 404."""
+    """The row is read on every call, so a session ended (here by its DELETE) answers 404 at
+    once, on both databases."""
     http = Http(live_server, studio.token)
     http.initialize()
     assert not http.tool("navigate", path="/studios/team").get("isError")
