@@ -41,6 +41,7 @@ class Kept(Generic[V]):
         self.topic, self.seconds, self.relay = topic, seconds, relay
         self._entries: OrderedDict[str, tuple[V, float]] = OrderedDict()
         self._lock = threading.Lock()
+        self._forgot_at = 0.0  # when a copy was last forgotten (``time.monotonic()``)
         _ALL.add(self)
 
     def get(self, key: str) -> V | None:
@@ -56,8 +57,12 @@ class Kept(Generic[V]):
 
     def put(self, key: str, value: V, fetched: float) -> None:
         """Keep ``value`` as read at ``fetched`` (``time.monotonic()`` taken before the read:
-        a copy must never look fresher than the row it came from)."""
+        a copy must never look fresher than the row it came from). Not kept when a copy was
+        forgotten since: the row may have been read before the change that made it forget (a
+        token resolved while another thread revoked it)."""
         with self._lock:
+            if fetched < self._forgot_at:
+                return
             self._entries[key] = (value, fetched)
             self._entries.move_to_end(key)
             while len(self._entries) > LIMIT:
@@ -65,6 +70,7 @@ class Kept(Generic[V]):
 
     def forget(self, key: str | None = None) -> None:
         with self._lock:
+            self._forgot_at = time.monotonic()
             if key is None:
                 self._entries.clear()
             else:

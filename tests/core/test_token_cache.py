@@ -12,7 +12,7 @@ import httpx
 import pytest
 from flask import Flask
 
-from app.core import token_cache
+from app.core import kept, token_cache
 from app.extensions import db
 from app.models import ApiToken
 from bench.sqlcount import counting
@@ -49,6 +49,23 @@ def test_a_token_just_used_is_not_read_again(app: Flask, studio) -> None:  # typ
     with _cache_seconds(app, 60.0):
         assert _token_reads(app, studio.token) == 1
         assert _token_reads(app, studio.token) == 0
+
+
+def test_a_copy_read_before_a_forgetting_is_not_kept(app: Flask) -> None:
+    """A token resolved while another thread revokes it: the revocation forgets the copies as
+    it commits, and the copy the first thread read before is not kept after."""
+    copies = kept.of(app, token_cache.TOPIC)
+    assert copies is not None
+    deadline = time.monotonic() + 10
+    while not copies.relay.fresh():  # copies are used only once the relay has caught up
+        assert time.monotonic() < deadline, "the change feed's relay never caught up"
+        time.sleep(0.05)
+    read_before = time.monotonic()
+    copies.forget()
+    copies.put("digest", "as it was", read_before)
+    assert copies.get("digest") is None
+    copies.put("digest", "as it is", time.monotonic())
+    assert copies.get("digest") == "as it is"
 
 
 def test_with_the_cache_off_every_request_reads_the_token(app: Flask, studio) -> None:  # type: ignore[no-untyped-def]
