@@ -137,29 +137,21 @@ login_manager = LoginManager()
 
 
 class Csrf(CSRFProtect):
-    """flask-wtf's CSRF protection, which ``app.web.auth`` runs for cookie sessions only. What
-    ``exempt`` marks (agents' JSON endpoints, signed calls) flask-wtf keeps in private members:
-    kept here too, for ``exempts`` to ask."""
+    """flask-wtf's CSRF protection (``app.web.auth`` runs it for cookie sessions). What
+    ``exempt`` marks, flask-wtf keeps in private members: ``exempted`` keeps it too, by
+    blueprint name or view (``module.function``)."""
 
     def __init__(self) -> None:
         super().__init__()
-        self.exempt_views: set[str] = set()  # "module.function"
-        self.exempt_blueprints: set[str] = set()  # names
+        self.exempted: set[str] = set()
 
     def exempt(self, view: Any) -> Any:
-        if isinstance(view, Blueprint):
-            self.exempt_blueprints.add(view.name)
-        else:
-            self.exempt_views.add(view if isinstance(view, str)
-                                  else f"{view.__module__}.{view.__name__}")
+        self.exempted.add(view.name if isinstance(view, Blueprint) else view_name(view))
         return super().exempt(view)
 
-    def exempts(self, app: Flask, blueprint: str | None, endpoint: str | None) -> bool:
-        """Whether a request to ``endpoint`` (of ``blueprint``) needs no CSRF token."""
-        if blueprint in self.exempt_blueprints:
-            return True
-        view = app.view_functions.get(endpoint) if endpoint else None
-        return view is not None and f"{view.__module__}.{view.__name__}" in self.exempt_views
+
+def view_name(view: Any) -> str:
+    return f"{view.__module__}.{view.__name__}"
 
 
 csrf = Csrf()

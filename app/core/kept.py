@@ -57,9 +57,8 @@ class Kept(Generic[V]):
 
     def put(self, key: str, value: V, fetched: float) -> None:
         """Keep ``value`` as read at ``fetched`` (``time.monotonic()`` taken before the read:
-        a copy must never look fresher than the row it came from). Not kept when a copy was
-        forgotten since: the row may have been read before the change that made it forget (a
-        token resolved while another thread revoked it)."""
+        a copy must never look fresher than the row it came from), unless a copy was forgotten
+        since: the row may be older than the change that made it forget."""
         with self._lock:
             if fetched < self._forgot_at:
                 return

@@ -9,6 +9,7 @@ import pytest
 from flask import Flask
 
 from app.extensions import db
+from bench.sqlcount import counting
 from tests.conftest import PG_ADMIN_URL
 from tests.helpers import server_backends
 from tests.mcp.conftest import Http
@@ -50,6 +51,21 @@ def test_the_reading_connections_end_with_the_engine(app: Flask, studio, live_se
         db.engine.dispose()
     assert server_backends(app, READS, expect=0) == []
     assert not http.tool("navigate", path="/studios").get("isError")
+
+
+def test_every_call_reads_its_session_s_row(app: Flask, studio, live_server) -> None:  # type: ignore[no-untyped-def]
+    """No copy of the row stands in for it: a session ended through another process must be
+    refused at once (the MCP spec's 404, which the official conformance suite checks across
+    processes: ``test_processes``)."""
+    http = Http(live_server, studio.token)
+    http.initialize()
+    with counting(app) as statements:
+        assert http.call("ping")["result"] == {}
+        for _ in range(3):
+            assert http.call("tools/list")["result"]["tools"]
+    read = [s for s in statements if s.lstrip().upper().startswith("SELECT")
+            and "FROM mcp_sessions" in s]
+    assert len(read) == 4, statements
 
 
 def test_an_ended_session_is_refused_at_its_next_call(app: Flask, studio, live_server) -> None:  # type: ignore[no-untyped-def]
