@@ -146,7 +146,9 @@ class Csrf(CSRFProtect):
         self.exempted: set[str] = set()
 
     def exempt(self, view: Any) -> Any:
-        self.exempted.add(view.name if isinstance(view, Blueprint) else view_name(view))
+        # flask-wtf also takes a view's "module.function" as a string.
+        self.exempted.add(view.name if isinstance(view, Blueprint)
+                          else view if isinstance(view, str) else view_name(view))
         return super().exempt(view)
 
 
