@@ -66,6 +66,9 @@ CASES = [
                              "| the session row's read on the bare driver",
                              "What the session adds to a call, in CPU",
                              "sleep costs"]),
+    ("leaderboard_bench.py", [], ["### The 50 most linked items of a studio (SQLite",
+                                  "| count alone (baseline) | the app's leaderboard |",
+                                  "### The backlinks page at"]),
     ("profile_mcp.py", [], ["tools/call navigate (decision page):", "SQL statements per call",
                             "tools/call navigate, 2026-07-28 stateless:",
                             "cumtime"]),
@@ -81,6 +84,8 @@ PG_CASES = [
                                    "| note (html) | ",
                                    "their reads alone or in a transaction",
                                    "| decision | "]),
+    ("leaderboard_bench.py", ["--postgres"], ["### The 50 most linked items of a studio "
+                                              "(PostgreSQL", "| /studios/demo/backlinks (md) |"]),
     ("queue_bench.py", [], ["### Jobs per second on PostgreSQL",
                             "ceiling (bare SKIP LOCKED loop)", "### Enqueue → run succeeded"]),
 ]
