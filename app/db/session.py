@@ -37,9 +37,10 @@ from sqlalchemy import event
 from sqlalchemy.engine import Connection, Engine
 from sqlalchemy.orm import ORMExecuteState, Session, SessionTransaction
 
-_SERVING = "harmonic_serving"  # ``g``: how many calls (a request and those it dispatches) run
-_OUTER_WRITING = "harmonic_outer_writing"  # ``g``: per call, whether its caller was writing
-_COUNTED = "harmonic.serving_counted"  # a request's environ: it counted itself in _SERVING
+# ``g``: the calls being served (a request and those it dispatches), innermost last, each
+# saying whether its caller was writing when it began.
+_CALLS = "harmonic_calls"
+_COUNTED = "harmonic.serving_counted"  # a request's environ: it counted itself in _CALLS
 _WRITING = "harmonic.writing"  # Session.info: a ``writing`` block is open
 _BEGUN_ON = "harmonic.begun_on"  # Session.info: (engine, reading) of the open transaction
 
@@ -81,7 +82,7 @@ class DataSession(flask_sqlalchemy.session.Session):
 def reads_alone(session: Session) -> bool:
     """Whether a transaction this session begins now runs in autocommit: the app serves a
     call and no ``writing`` block is open."""
-    return bool(g.get(_SERVING)) and not session.info.get(_WRITING)
+    return bool(g.get(_CALLS)) and not session.info.get(_WRITING)
 
 
 def in_reading_transaction(session: Session) -> bool:
@@ -94,7 +95,7 @@ def _reads_alone_now(session: Session | None) -> bool:
     """Whether the session's next statement (or, without a session, a statement made now)
     runs in autocommit."""
     if session is None:
-        return bool(g.get(_SERVING))
+        return bool(g.get(_CALLS))
     begun = session.info.get(_BEGUN_ON)
     return begun[1] if begun is not None else reads_alone(session)
 
@@ -198,23 +199,23 @@ def start_serving() -> None:
     own: a block it opens commits when it ends, as over HTTP, even inside a block of the
     caller's (which goes on, in a new transaction, when the call returns)."""
     session = _made_session()
-    outer = session is not None and bool(session.info.pop(_WRITING, None))
-    g.setdefault(_OUTER_WRITING, []).append(outer)
-    setattr(g, _SERVING, g.get(_SERVING, 0) + 1)
+    g.setdefault(_CALLS, []).append(session is not None
+                                    and bool(session.info.pop(_WRITING, None)))
 
 
 def stop_serving() -> None:
     """One call less; when it was the outermost, end its reading transaction, so that code
     running on in the same app context (a test after its request) gets SQLAlchemy's ordinary
     transactions again."""
-    left = max(0, g.get(_SERVING, 0) - 1)
-    setattr(g, _SERVING, left)
-    outer = g.get(_OUTER_WRITING)
+    calls = g.get(_CALLS)
+    outer_writing = calls.pop() if calls else False
     session = _made_session()
-    if outer and outer.pop() and session is not None:
+    if session is None:
+        return
+    if outer_writing:
         end_reading(session)  # what the call read after its own commit
         session.info[_WRITING] = True
-    if not left and session is not None:
+    elif not calls:
         end_reading(session)
 
 
