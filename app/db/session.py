@@ -40,7 +40,7 @@ from sqlalchemy.orm import ORMExecuteState, Session, SessionTransaction
 # ``g``: the calls being served (a request and those it dispatches), innermost last, each
 # saying whether its caller was writing when it began.
 _CALLS = "harmonic_calls"
-_COUNTED = "harmonic.serving_counted"  # a request's environ: it counted itself in _CALLS
+_COUNTED = "harmonic.serving_counted"  # a request's environ: it added itself to _CALLS
 _WRITING = "harmonic.writing"  # Session.info: a ``writing`` block is open
 _BEGUN_ON = "harmonic.begun_on"  # Session.info: (engine, reading) of the open transaction
 
