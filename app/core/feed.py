@@ -37,6 +37,7 @@ log = logging.getLogger("harmonic.feed")
 
 SQLITE_POLL_SECONDS = 0.25
 PG_SAFETY_SECONDS = 5.0
+STOP_SLICE_SECONDS = 0.2  # how long stop() may wait for a PostgreSQL relay's thread
 BATCH = 1000
 THREAD_NAME = "harmonic-feed"  # the relay's thread
 RETRY_SECONDS = (0.2, 0.5, 1.0, 2.0, 5.0)
@@ -132,8 +133,11 @@ class Relay:
             self.connected = True
             self.catch_up()  # what was committed while we were away (or not yet listening)
             while not self._stop.is_set():
-                for _note in conn.notifies(timeout=PG_SAFETY_SECONDS, stop_after=1):
-                    pass
+                # Waited in slices, so that stop() is heard within one, not after a whole wait.
+                until = time.monotonic() + PG_SAFETY_SECONDS
+                while not self._stop.is_set() and time.monotonic() < until:
+                    if any(conn.notifies(timeout=STOP_SLICE_SECONDS, stop_after=1)):
+                        break
                 self.catch_up()
 
     # -- reading the outbox --------------------------------------------------------------------
