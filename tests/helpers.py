@@ -12,8 +12,8 @@ from typing import Any
 import httpx
 import yaml
 
-# libyaml's safe loader where PyYAML has it: the pure-Python one spends tens of milliseconds on
-# a page's frontmatter (its actions and their parameters), and the suite parses thousands.
+# libyaml's safe loader where PyYAML has it: the suite parses thousands of frontmatters (each
+# page's actions and their parameters), a large share of some tests' time with the pure-Python one.
 _LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
 

@@ -37,7 +37,7 @@ log = logging.getLogger("harmonic.feed")
 
 SQLITE_POLL_SECONDS = 0.25
 PG_SAFETY_SECONDS = 5.0
-STOP_SLICE_SECONDS = 0.2  # how long stop() may wait for a PostgreSQL relay's thread
+STOP_SLICE_SECONDS = 0.2  # a PostgreSQL relay's thread, between reads, hears stop() within this
 BATCH = 1000
 THREAD_NAME = "harmonic-feed"  # the relay's thread
 RETRY_SECONDS = (0.2, 0.5, 1.0, 2.0, 5.0)
