@@ -197,8 +197,13 @@ def test_cycle_pages_filters_and_sort(studio, make_agent) -> None:  # type: igno
 
 
 def test_cycles_index_counts(studio) -> None:  # type: ignore[no-untyped-def]
+    # An absolute deadline an hour away: in the last hour of a month it reaches into the
+    # next one, and the next month's row counts these decisions too.
+    deadline = datetime.now(UTC).replace(microsecond=0) + timedelta(hours=1)
     for question in ("one", "two"):
-        studio.act("/studios/team/decide", "create_decision", question=question, deadline="1h")
+        studio.act("/studios/team/decide", "create_decision", question=question,
+                   deadline=deadline.isoformat())
+    reaching = "2" if deadline > cycles.cycle("next-month", ZoneInfo("UTC")).start else "0"
     studio.act("/studios/team/commit", "create_commitment", title="c", critical_mass=1,
                deadline="40d")
     front, body = parse_md(studio.get("/studios/team/cycles").get_data(as_text=True))
@@ -207,7 +212,7 @@ def test_cycles_index_counts(studio) -> None:  # type: ignore[no-untyped-def]
     rows = {line.split("|")[1].strip(): [c.strip() for c in line.split("|")[3:6]]
             for line in body.splitlines() if line.startswith("| [")}
     assert rows["[this-week](/studios/team/cycles/this-week)"][1] == "2"
-    assert rows["[next-month](/studios/team/cycles/next-month)"] == ["0", "0", "1"]
+    assert rows["[next-month](/studios/team/cycles/next-month)"] == ["0", reaching, "1"]
     assert rows["[yesterday](/studios/team/cycles/yesterday)"] == ["0", "0", "0"]
 
 
