@@ -128,6 +128,23 @@ def mcp_until_answered(mcp: Http, name: str, arguments: dict[str, Any], tally: T
     raise AssertionError(f"{name}: no answer in {seconds} s")
 
 
+def initialize_until_answered(mcp: Http, tally: Tally, seconds: float = 90) -> None:
+    """Open ``mcp``'s session, again where a dropped connection cut the handshake (a session
+    whose answer was lost stays unused)."""
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        mcp.session_id = None
+        try:
+            mcp.initialize()
+            return
+        except httpx.TransportError:
+            with tally.lock:
+                tally.dropped += 1
+                tally.dropped_mcp += 1
+        time.sleep(0.1)
+    raise AssertionError(f"initialize: no answer in {seconds} s")
+
+
 def mcp_agent(base: str, population: Population, i: int, tally: Tally, steps: int) -> None:
     """Agent ``i`` over MCP: ``steps`` times navigate to the decision and vote, navigate to
     the commitment and join, each action relying on the page navigated to before."""
@@ -135,7 +152,7 @@ def mcp_agent(base: str, population: Population, i: int, tally: Tally, steps: in
     decision, commitment = population.decisions[0], population.commitments[0]
     with httpx.Client(timeout=60) as http:
         mcp = Http(base, token, client=http)
-        mcp.initialize()
+        initialize_until_answered(mcp, tally)
         for k in range(steps):
             choice = ("Yes", "No")[k % 2]
             votes = [{"option_title": "Yes", "accept": choice == "Yes"},

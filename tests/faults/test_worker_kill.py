@@ -14,7 +14,9 @@ from __future__ import annotations
 import os
 import signal
 import threading
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import httpx
 import pytest
@@ -49,10 +51,20 @@ def test_killed_worker_is_replaced_and_nothing_is_half_written_or_doubled(
     population = populate(app, AGENTS, 1)
     tally = Tally()
     killed: list[int] = []
+    failed: list[BaseException] = []  # an agent that stopped short would leave its work unchecked
+
+    def run(client: Callable[..., None], *args: Any) -> None:
+        try:
+            client(*args)
+        except BaseException as exc:
+            failed.append(exc)
+            raise
+
     with serve_app(app, tmp_path, workers=1) as server:
         # Most agents over HTTP, the last MCP_AGENTS over MCP sessions.
-        threads = [threading.Thread(target=agent if i < AGENTS - MCP_AGENTS else mcp_agent,
-                                    args=(server.url, population, i, tally, STEPS))
+        threads = [threading.Thread(target=run, args=(
+                       agent if i < AGENTS - MCP_AGENTS else mcp_agent,
+                       server.url, population, i, tally, STEPS))
                    for i in range(AGENTS)]
         for thread in threads:
             thread.start()
@@ -74,6 +86,7 @@ def test_killed_worker_is_replaced_and_nothing_is_half_written_or_doubled(
           f"{len(tally.uncertain_notes)} notes of unknown outcome; statuses "
           f"{dict(tally.statuses)}")
     assert not any(thread.is_alive() for thread in threads)
+    assert not failed, failed
     assert tally.dropped >= 1, "the kill hit no request in flight"
     assert replacements and not set(replacements) & set(killed)
     assert health.status_code == 200
