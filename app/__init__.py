@@ -82,12 +82,12 @@ def _build_app(overrides: dict[str, Any] | None) -> Flask:
     # app is built, so that importing one module of it does not load them all.
     from app.cli import register_cli  # lazy: loaded when an app is built
     from app.db import session as data_session  # lazy: loaded when an app is built
-    from app.db.pings import ping_after_idle  # lazy: loaded when an app is built
     from app.extensions import (  # lazy: loaded when an app is built
         csrf,
         db,
         login_manager,
         migrate,
+        ping_after_idle,
         use_sqlite_wal,
     )
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sqlite3
+import time
 from typing import Any
 
 import click
@@ -12,6 +13,7 @@ from flask_sqlalchemy import SQLAlchemy
 from flask_wtf.csrf import CSRFProtect
 from sqlalchemy import MetaData, event
 from sqlalchemy.engine import Engine
+from sqlalchemy.exc import DisconnectionError
 from sqlalchemy.orm import DeclarativeBase
 
 from app.db.session import DataSession
@@ -83,6 +85,50 @@ def use_sqlite_wal(engine: Engine) -> None:
             dbapi_connection.execute("PRAGMA journal_mode=WAL")
         except sqlite3.OperationalError:  # another process holds a lock: it is WAL already
             pass
+
+
+# A pooled connection idle this long is pinged before use; one used more recently is not.
+# Under load connections come back within milliseconds, so they are never pinged; a database
+# restart takes longer than this, so a connection of a quiet process that lived through one
+# is pinged (and replaced) before its next use, unseen.
+IDLE_PING_SECONDS = 1.0
+
+
+def ping_after_idle(engine: Engine) -> None:
+    """Ping a pooled server connection before use only when it sat idle for a while.
+
+    SQLAlchemy's ``pool_pre_ping`` costs a round trip on every checkout, that is on every
+    request. A connection used a moment ago is almost surely alive; one idle for
+    ``IDLE_PING_SECONDS`` may have been cut (a database restart, a firewall's idle timeout) and
+    is pinged, and replaced if dead. A connection cut while busy fails its next statement
+    instead: that request answers 503 with Retry-After (``app.web.health``) and SQLAlchemy then
+    replaces every connection of the pool, so the following requests reconnect. SQLite files
+    have no connection to lose and are never pinged."""
+    if engine.dialect.name == "sqlite":
+        return
+
+    @event.listens_for(engine, "checkin")
+    def _idle_from(_dbapi_connection: Any, record: Any) -> None:
+        record.info["idle_since"] = time.monotonic()
+
+    @event.listens_for(engine, "checkout")
+    def _ping_if_idle(dbapi_connection: Any, record: Any, _proxy: Any) -> None:
+        since = record.info.get("idle_since")
+        if since is None or time.monotonic() - since < IDLE_PING_SECONDS:
+            return
+        try:
+            cursor = dbapi_connection.cursor()
+            try:
+                cursor.execute("SELECT 1")
+            finally:
+                cursor.close()
+            # The ping began a transaction (the driver begins one before any statement): end
+            # it, so the connection is handed out idle, as after any other checkout (a
+            # connection switched to autocommit must not be in a transaction).
+            engine.dialect.do_rollback(dbapi_connection)
+        except Exception as exc:
+            # The pool discards this connection and checks out (or opens) another.
+            raise DisconnectionError("the pooled connection is gone") from exc
 
 
 db = SQLAlchemy(model_class=Base, session_options={"class_": DataSession})

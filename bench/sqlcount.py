@@ -14,13 +14,12 @@ from typing import Any
 
 @contextmanager
 def counting(app: Any) -> Iterator[list[str]]:
-    """Collect the SQL statements run on the app's engines (its own, and the one its reads
-    alone run on) meanwhile, but for the change feed relay's polls: its thread reads the outbox
-    on the same engine whenever it is due, whatever the counted request does."""
+    """Collect the SQL statements run on the app's engine meanwhile, but for the change feed
+    relay's polls: its thread reads the outbox on the same engine whenever it is due, whatever
+    the counted request does."""
     from sqlalchemy import event
 
     from app.core.feed import on_relay_thread
-    from app.db.session import reading_engine
     from app.extensions import db
 
     statements: list[str] = []
@@ -30,18 +29,16 @@ def counting(app: Any) -> Iterator[list[str]]:
             statements.append(statement)
 
     with app.app_context():
-        engines = {db.engine, reading_engine(db.engine)}
+        engine = db.engine
     # PostgreSQL's pipelined reads (app.db.read_many) go to the driver past SQLAlchemy's
     # events: while counting, they run one after another, so each is seen.
     pipelined = app.config.get("HARMONIC_DB_PIPELINE", True)
     app.config["HARMONIC_DB_PIPELINE"] = False
-    for engine in engines:
-        event.listen(engine, "before_cursor_execute", count)
+    event.listen(engine, "before_cursor_execute", count)
     try:
         yield statements
     finally:
-        for engine in engines:
-            event.remove(engine, "before_cursor_execute", count)
+        event.remove(engine, "before_cursor_execute", count)
         app.config["HARMONIC_DB_PIPELINE"] = pipelined
 
 

@@ -200,7 +200,7 @@ def base_url(configured: str | None, host: str | None, port: str | None) -> str:
 
 def _engine_options(database_url: str) -> dict:
     """Pool settings. No ``pool_pre_ping``: it costs a round trip per request; connections that
-    sat idle are pinged instead (``app.db.pings``), and one cut while busy
+    sat idle are pinged instead (``app.extensions.ping_after_idle``), and one cut while busy
     makes SQLAlchemy replace the pool, so the app recovers from a database restart by itself."""
     options: dict = {}
     if not database_url.startswith("sqlite"):

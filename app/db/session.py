@@ -2,12 +2,13 @@
 in an explicit block.
 
 While the app serves a request (or a stdio MCP message, ``serving``), every statement of
-``db.session`` outside a ``writing`` block runs on a connection in autocommit, of the reading
-engine (``reading_engine``): a read is its own transaction on the server, so a request that
-only reads sends no BEGIN, no COMMIT and no ROLLBACK, and PostgreSQL keeps the connection's
-prepared statements (psycopg forgets them at every rollback). Under PostgreSQL's READ
-COMMITTED and SQLite's own transaction handling a plain read sees what it would have seen in a
-transaction: the database as committed when the statement starts.
+``db.session`` outside a ``writing`` block runs on a connection in autocommit
+(``Engine.execution_options(isolation_level="AUTOCOMMIT")``, SQLAlchemy's own way): a read is
+its own transaction on the server, so a request that only reads sends no BEGIN, no COMMIT and
+no ROLLBACK, and PostgreSQL keeps the connection's prepared statements (psycopg forgets them at
+every rollback). Under PostgreSQL's READ COMMITTED and SQLite's own transaction handling a
+plain read sees what it would have seen in a transaction: the database as committed when the
+statement starts.
 
 A change goes in ``writing()``: the block ends the reading transaction (nothing to send), runs
 its statements in one transaction on a connection of the engine's own isolation level, commits
@@ -32,12 +33,9 @@ from typing import Any
 
 import flask_sqlalchemy.session
 from flask import Flask, current_app, g, request
-from sqlalchemy import create_engine, event
+from sqlalchemy import event
 from sqlalchemy.engine import Connection, Engine
 from sqlalchemy.orm import ORMExecuteState, Session, SessionTransaction
-
-from app.db.beside import Beside
-from app.db.pings import ping_after_idle
 
 # ``g``: the calls being served (a request and those it dispatches), innermost last, each
 # saying whether its caller was writing when it began.
@@ -46,32 +44,22 @@ _COUNTED = "harmonic.serving_counted"  # a request's environ: it added itself to
 _WRITING = "harmonic.writing"  # Session.info: a ``writing`` block is open
 _BEGUN_ON = "harmonic.begun_on"  # Session.info: (engine, reading) of the open transaction
 
+_READING_ENGINES: dict[Engine, Engine] = {}  # an engine -> the same in autocommit
+
 
 class WriteOutsideBlock(RuntimeError):
     """A change made while serving a call, outside ``writing()``."""
 
 
-def _autocommit_engine(engine: Engine) -> Engine:
-    """An engine beside ``engine`` (its URL and the app's pool settings) whose pooled
-    connections are in autocommit from the start. Sharing the app pool instead, each checkout
-    would switch its connection to autocommit and back, a driver call each way."""
-    options = current_app.config.get("SQLALCHEMY_ENGINE_OPTIONS", {})
-    reads = create_engine(engine.url, **{**options, "isolation_level": "AUTOCOMMIT"})
-    ping_after_idle(reads)
-    return reads
-
-
-_READING = Beside(_autocommit_engine, Engine.dispose)
-
-
 def reading_engine(engine: Engine) -> Engine:
-    """The engine whose connections serve reads alone: one beside ``engine`` in autocommit.
-    SQLite's driver already reads without a transaction (it begins one before a change only),
-    so there the engine is its own."""
-    if engine.dialect.name == "sqlite":
-        return engine
-    found = _READING.get(engine)
-    assert found is not None  # only an in-memory SQLite database has nothing beside it
+    """``engine`` with its connections in autocommit (sharing its pool). SQLite's driver
+    already reads without a transaction (it begins one before a change only), so there the
+    engine is its own: switching every connection to autocommit and back cost a statement
+    each way."""
+    found = _READING_ENGINES.get(engine)
+    if found is None:
+        found = _READING_ENGINES[engine] = engine if engine.dialect.name == "sqlite" else \
+            engine.execution_options(isolation_level="AUTOCOMMIT")
     return found
 
 

@@ -83,7 +83,7 @@ def pinned() -> Iterator[None]:
     """This thread's queue transactions share one connection until the block ends.
 
     Each checkout from the app's pool costs a reset on its return (and a ping after the
-    connection sat idle, ``app.db.pings``); a worker's loop would pay that
+    connection sat idle, ``app.extensions.ping_after_idle``); a worker's loop would pay that
     several times per job. Here the connection is checked out once and kept; when a
     transaction on it fails, it is closed (SQLAlchemy invalidates it if the database went
     away) and the next transaction checks out a fresh one. SQLite connections are local

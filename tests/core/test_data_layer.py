@@ -28,7 +28,6 @@ from app.db import (
     writing,
 )
 from app.db.reads import first_row
-from app.db.session import reading_engine
 from app.extensions import db
 from app.models.playbooks import Playbook
 from app.services.locking import lock_row
@@ -69,15 +68,11 @@ def _statements(app: Flask) -> Iterator[list[str]]:
         if not feed.on_relay_thread():
             seen.append(statement)
 
-    with app.app_context():
-        engines = {db.engine, reading_engine(db.engine)}  # reads alone run on the second
-    for engine in engines:
-        event.listen(engine, "before_cursor_execute", note)
+    event.listen(db.engine, "before_cursor_execute", note)
     try:
         yield seen
     finally:
-        for engine in engines:
-            event.remove(engine, "before_cursor_execute", note)
+        event.remove(db.engine, "before_cursor_execute", note)
 
 
 OWNED = (select(Playbook.owner, Playbook.entries, Playbook.created_at, Playbook.id)
@@ -104,37 +99,6 @@ def test_reads_while_serving_run_alone_and_a_block_is_one_transaction(app: Flask
                 began = _now()
                 assert _now() == began
             assert _now() != _now()  # reading alone again after the block
-        assert playbook_owners() == ["one"]
-
-
-def test_reads_alone_take_connections_already_in_autocommit(app: Flask) -> None:
-    """On PostgreSQL reads alone have a pool of their own whose connections are in autocommit
-    when they are checked out, so no checkout switches a connection there and back; a write
-    block's connection, from the app's pool, is not."""
-    with app.app_context():
-        _postgresql_only()
-        reads = reading_engine(db.engine)
-        assert reads is not db.engine
-        handed_out: list[tuple[str, bool]] = []
-
-        def note(pool: str) -> Any:
-            return lambda dbapi, _record, _proxy: handed_out.append((pool, dbapi.autocommit))
-
-        on_reads, on_app = note("reads"), note("app")
-        event.listen(reads, "checkout", on_reads)
-        event.listen(db.engine, "checkout", on_app)
-        try:
-            with _serving(app):
-                _now()
-                read(value_of(COUNT, {"teaching": False}))
-                with writing():
-                    db.session.add(playbook_row("one"))
-                _now()
-        finally:
-            event.remove(reads, "checkout", on_reads)
-            event.remove(db.engine, "checkout", on_app)
-        assert ("reads", True) in handed_out and ("app", False) in handed_out
-        assert set(handed_out) == {("reads", True), ("app", False)}, handed_out
         assert playbook_owners() == ["one"]
 
 

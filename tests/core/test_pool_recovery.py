@@ -11,7 +11,7 @@ import psycopg
 import pytest
 from flask import Flask
 
-from app.db import pings
+from app import extensions
 from app.extensions import db
 from tests.conftest import PG_ADMIN_URL
 
@@ -41,7 +41,7 @@ def test_an_idle_connection_cut_meanwhile_is_replaced_unseen(pg_app: Flask, stud
                                                              monkeypatch) -> None:  # type: ignore[no-untyped-def]
     assert studio.get("/studios/team").status_code == 200
     assert _cut_connections(pg_app) >= 1
-    monkeypatch.setattr(pings, "IDLE_PING_SECONDS", 0.0)  # every pooled one counts as idle
+    monkeypatch.setattr(extensions, "IDLE_PING_SECONDS", 0.0)  # every pooled one counts as idle
     answer = studio.get("/studios/team")
     assert answer.status_code == 200, answer.get_data(as_text=True)[:300]
 
@@ -49,7 +49,7 @@ def test_an_idle_connection_cut_meanwhile_is_replaced_unseen(pg_app: Flask, stud
 def test_a_connection_cut_while_in_use_costs_one_503_then_the_pool_is_renewed(
         pg_app: Flask, studio, monkeypatch) -> None:  # type: ignore[no-untyped-def]
     # Nothing counts as idle: on a loaded machine the cut may take longer than the threshold.
-    monkeypatch.setattr(pings, "IDLE_PING_SECONDS", 3600.0)
+    monkeypatch.setattr(extensions, "IDLE_PING_SECONDS", 3600.0)
     assert studio.get("/studios/team").status_code == 200
     assert _cut_connections(pg_app) >= 1
     first = studio.get("/studios/team")  # used a moment ago: not pinged, so it fails here
