@@ -40,6 +40,12 @@ class Tally:
         with self.progress:
             self.progress.notify_all()
 
+    def drop(self, mcp: bool = False) -> None:
+        """A request (an MCP call with ``mcp``) whose connection died before its answer."""
+        with self.lock:
+            self.dropped += 1
+            self.dropped_mcp += mcp
+
 
 def post_until_answered(http: httpx.Client, url: str, token: str, params: dict[str, Any],
                         tally: Tally, idempotent: bool, seconds: float = 90
@@ -53,8 +59,7 @@ def post_until_answered(http: httpx.Client, url: str, token: str, params: dict[s
             response = http.post(url, json=params, headers={
                 "Authorization": f"Bearer {token}", "Accept": "application/json"})
         except httpx.TransportError:
-            with tally.lock:
-                tally.dropped += 1
+            tally.drop()
             response = None
         if response is not None:
             tally.count(response.status_code)
@@ -112,9 +117,7 @@ def mcp_until_answered(mcp: Http, name: str, arguments: dict[str, Any], tally: T
         try:
             response = mcp.post(message)
         except httpx.TransportError:
-            with tally.lock:
-                tally.dropped += 1
-                tally.dropped_mcp += 1
+            tally.drop(mcp=True)
             time.sleep(0.1)
             continue
         tally.count(response.status_code)
@@ -138,9 +141,7 @@ def initialize_until_answered(mcp: Http, tally: Tally, seconds: float = 90) -> N
             mcp.initialize()
             return
         except httpx.TransportError:
-            with tally.lock:
-                tally.dropped += 1
-                tally.dropped_mcp += 1
+            tally.drop(mcp=True)
         time.sleep(0.1)
     raise AssertionError(f"initialize: no answer in {seconds} s")
 
