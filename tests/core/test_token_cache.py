@@ -7,6 +7,7 @@ from __future__ import annotations
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
+from typing import Any
 
 import httpx
 import pytest
@@ -33,6 +34,19 @@ def _token_reads(app: Flask, token: str, path: str = "/studios/team") -> int:
                for s in statements)
 
 
+def _caught_up(app: Flask) -> kept.Kept[Any]:
+    """The app's token copies, once its change feed's relay has caught up: until then no copy
+    is used (a relay just started on PostgreSQL is connecting to LISTEN; on a loaded machine
+    that can outlast a request)."""
+    copies = kept.of(app, token_cache.TOPIC)
+    assert copies is not None
+    deadline = time.monotonic() + 10
+    while not copies.relay.fresh():
+        assert time.monotonic() < deadline, "the change feed's relay never caught up"
+        time.sleep(0.05)
+    return copies
+
+
 @contextmanager
 def _cache_seconds(app: Flask, seconds: float) -> Iterator[None]:
     """The app's token cache rebuilt with ``seconds``, then back to the default."""
@@ -47,6 +61,7 @@ def _cache_seconds(app: Flask, seconds: float) -> Iterator[None]:
 
 def test_a_token_just_used_is_not_read_again(app: Flask, studio) -> None:  # type: ignore[no-untyped-def]
     with _cache_seconds(app, 60.0):
+        _caught_up(app)
         assert _token_reads(app, studio.token) == 1
         assert _token_reads(app, studio.token) == 0
 
@@ -54,12 +69,7 @@ def test_a_token_just_used_is_not_read_again(app: Flask, studio) -> None:  # typ
 def test_a_copy_read_before_a_forgetting_is_not_kept(app: Flask) -> None:
     """A token resolved while another thread revokes it: the revocation forgets the copies as
     it commits, and the copy the first thread read before is not kept after."""
-    copies = kept.of(app, token_cache.TOPIC)
-    assert copies is not None
-    deadline = time.monotonic() + 10
-    while not copies.relay.fresh():  # copies are used only once the relay has caught up
-        assert time.monotonic() < deadline, "the change feed's relay never caught up"
-        time.sleep(0.05)
+    copies = _caught_up(app)
     read_before = time.monotonic()
     copies.forget()
     copies.put("digest", "as it was", read_before)
