@@ -6,7 +6,10 @@ default) or by each server's evented stream endpoint (``HARMONIC_STREAM_PORT``).
 Every change's notification must reach every subscriber exactly once (counted by event id,
 compared with the outbox), whichever process made the change and whichever holds the stream.
 Delivery latency (from just before the changing request to the event's arrival) is printed as
-p50/p99, with each server process's resident memory at the start and the end; never asserted.
+p50/p99, with each server process's resident memory before the sessions are set up, once every
+stream is open, each ``MEMORY_EVERY`` seconds of the long form's soak, after the last change,
+and once the streams are closed; never asserted. What holding the streams costs shows from the
+start to their opening; growth while only changes arrive, from their opening on.
 
 Short form (CI): 40 sessions, 5 changes. ``HARMONIC_LOAD=long``: ``HARMONIC_LOAD_SESSIONS``
 sessions (default 1000) and a soak of ``HARMONIC_LOAD_SECONDS`` (default 1800) with a change
@@ -38,6 +41,7 @@ SOAK_SECONDS = float(os.environ.get("HARMONIC_LOAD_SECONDS", "1800")) if LONG el
 pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("load"),
               *([pytest.mark.timeout(SOAK_SECONDS + 900)] if LONG else [])]
 EVERY = float(os.environ.get("HARMONIC_LOAD_EVERY", "2"))
+MEMORY_EVERY = 300.0
 CHANGES = 5  # the short form's changes (the long form changes until the soak ends)
 PAGE = "/studios/load/note"
 URI = "harmonic://page/studios/load/note"
@@ -53,6 +57,10 @@ def _tree(pid: int) -> list[int]:
         if children.exists():
             todo += [int(p) for p in children.read_text().split()]
     return out
+
+
+def _rss_of(servers: list[Server]) -> dict[str, int]:
+    return {name: size for server in servers for name, size in _rss(server).items()}
 
 
 def _rss(server: Server) -> dict[str, int]:
@@ -101,7 +109,10 @@ class Subscriber:
 
 
 async def _scenario(servers: list[Server], streams: list[str], tokens: list[str],
-                    changer: str) -> tuple[list[Subscriber], dict[int, float], Stats]:
+                    changer: str, memory: list[tuple[str, dict[str, int]]]
+                    ) -> tuple[list[Subscriber], dict[int, float], Stats]:
+    """The sessions, their streams and the changes; ``memory`` gets the servers' resident
+    memory once the streams are open and through the soak."""
     stats = Stats()
     limits = httpx.Limits(max_connections=None, max_keepalive_connections=None)
     timeout = httpx.Timeout(120, read=None)
@@ -127,9 +138,15 @@ async def _scenario(servers: list[Server], streams: list[str], tokens: list[str]
         await asyncio.gather(*(asyncio.wait_for(sub.open.wait(), 300) for sub in subscribers))
         sent: dict[int, float] = {}  # change number -> just before its request
         headers = {"Authorization": f"Bearer {changer}", "Accept": "application/json"}
-        deadline = time.monotonic() + SOAK_SECONDS
+        opened = time.monotonic()
+        deadline = opened + SOAK_SECONDS
+        memory.append(("streams open", _rss_of(servers)))
+        sample_at = opened + MEMORY_EVERY
         n = 0
         while n < CHANGES or time.monotonic() < deadline:
+            if time.monotonic() >= sample_at:
+                memory.append((f"{sample_at - opened:.0f} s", _rss_of(servers)))
+                sample_at += MEMORY_EVERY
             sent[n] = time.perf_counter()
             made = await changes.post(f"{urls[n % len(urls)]}{PAGE}/actions/create_note",
                                       json={"title": f"change {n}", "text": "x"},
@@ -137,6 +154,7 @@ async def _scenario(servers: list[Server], streams: list[str], tokens: list[str]
             assert made.status_code == 201, made.text
             n += 1
             await asyncio.sleep(EVERY if LONG else 0.2)
+        memory.append((f"{time.monotonic() - opened:.0f} s (the last change)", _rss_of(servers)))
         # Wait until every subscriber has every change (or give up after a generous bound).
         end = time.monotonic() + 120
         while time.monotonic() < end and any(len(s.received) < n for s in subscribers):
@@ -171,11 +189,12 @@ def test_every_subscriber_hears_every_change_exactly_once(app: Flask, tmp_path: 
         deadline = time.monotonic() + 60
         for url in streams:
             wait_until_answering(url + "/mcp", deadline)
-        before = {**_rss(a), **_rss(b)}
+        memory = [("start", _rss_of([a, b]))]
         started = time.perf_counter()
-        subscribers, sent, stats = asyncio.run(_scenario([a, b], streams, tokens, changer))
+        subscribers, sent, stats = asyncio.run(_scenario([a, b], streams, tokens, changer,
+                                                         memory))
         seconds = time.perf_counter() - started
-        after = {**_rss(a), **_rss(b)}
+        memory.append(("end", _rss_of([a, b])))
     expected = _event_ids(app)
     assert len(expected) == len(sent)  # one outbox event per change of the page
     assert stats.errors == []
@@ -192,8 +211,9 @@ def test_every_subscriber_hears_every_change_exactly_once(app: Flask, tmp_path: 
           f"{len(sent)} changes in {seconds:.0f} s, {len(latencies)} "
           f"deliveries, each once; latency p50 {statistics.median(latencies) * 1000:.0f} ms, "
           f"p99 {p99 * 1000:.0f} ms")
-    print("RSS KiB at start -> end: " + ", ".join(
-        f"{name} {before.get(name, 0)} -> {after.get(name, 0)}" for name in sorted(after)))
+    for name in sorted(memory[-1][1]):
+        print(f"RSS KiB of {name}: " + ", ".join(
+            f"{when} {sizes.get(name, 0)}" for when, sizes in memory))
 
 
 def _event_ids(app: Flask) -> list[int]:
