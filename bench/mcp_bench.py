@@ -27,9 +27,7 @@ Sections (``--only dispatch,wrapper,stdio,http``):
   settings (the ceiling). Two processes are run as two single-process servers on two ports with
   the clients split evenly (processes sharing one socket get a very uneven share of keep-alive
   clients; the shared-socket row reports the spread it got). Also ``navigate`` on the busy
-  decision page; a what-if row, ours with each session's row kept in its process's memory
-  as the SDK keeps its sessions (``sessions_kept.py``; not a mode of the app: it measures what
-  the per-call read of the row costs); and last three rows with one connection each (one
+  decision page; and last three rows with one connection each (one
   agent's calls one after another, ours in a session, under bin/serve's worker and under
   gunicorn's own gthread, and the SDK's stateful server: latency, not saturation).
   Goals: at least 1.5x the SDK (1x on PostgreSQL), at least 50% of the ceiling on SQLite.
@@ -483,12 +481,6 @@ def bench_http(inst: harness.Instance, paths: dict[str, str], generators: list[s
         for mode in ("stateful", "stateless"):
             add(f"SDK MCPServer (FastMCP), uvicorn 2 × 1 process, JSON, {mode}", sdk(mode),
                 inst.env, echo)
-        # Not a mode of the app: how much of a session's call is the read of its row (see
-        # sessions_kept.py). The SDK's server keeps its sessions in memory like this.
-        add("what-if: ours, each session's row kept in its process's memory after one read "
-            "(as the SDK keeps sessions), gunicorn 2 × (1 process, 8 threads)",
-            lambda p: harness.gunicorn(p, "sessions_kept:app"),
-            dict(ours_env, PYTHONPATH=str(BENCH)), Call("test_simple_text"))
         nav = {"path": paths["decision"]}
         add(f"ours: /mcp navigate, decision page ({paths['options']} options, "
             f"{paths['voters']} voters), token auth, gunicorn 2 × (1 process, 8 threads)",
@@ -559,7 +551,7 @@ def _report_http(inst: harness.Instance, rows: list[Row],
             spread += " — ERRORS (below)"
         table.append([row.label, f"{rates[-1]:,.0f}", f"{p50:.2f}", f"{p99:.2f}", spread])
 
-    ceiling, ours, modern_rate, _, sdk, sdk_stateless, kept = rates[:7]
+    ceiling, ours, modern_rate, _, sdk, sdk_stateless = rates[:6]
     one_ours, one_gthread, one_sdk = rates[-3:]  # the one-connection rows, added last
     per = clients // two
     database = "PostgreSQL" if "postgresql" in inst.env["DATABASE_URL"] else "SQLite"
@@ -592,8 +584,6 @@ def _report_http(inst: harness.Instance, rows: list[Row],
          f"{MODERN} stateless — ours / SDK stateless: {modern_rate / sdk_stateless:.2f} "
          f"(goal ≥ {want:g}: {harness.goal(modern_rate / sdk_stateless >= want)}); ours / "
          f"ceiling: {modern_rate / ceiling:.2f}{ceiling_goal(modern_rate)}",
-         f"What-if, each session's row kept in memory (not a mode of the app) — ours / SDK "
-         f"stateful: {kept / sdk:.2f}; the sessions row ÷ this: {ours / kept:.2f}",
          f"One connection (one agent's calls one after another; no goal) — ours / SDK "
          f"stateful: {one_ours / one_sdk:.2f}; bin/serve's worker / gunicorn's gthread: "
          f"{one_ours / one_gthread:.2f}",
@@ -621,7 +611,7 @@ def _report_cpu(rows: list[Row], measured: list[tuple[list[harness.Load], list[s
         table.append([row.label, *(f"{costs[n]:,.0f}" if not math.isnan(costs[n]) else "—"
                                    for n in [*meters, "total"])])
     ours, sdk = per_call[1], per_call[4]
-    modern, sdk_stateless, kept = per_call[2], per_call[5], per_call[6]
+    modern, sdk_stateless = per_call[2], per_call[5]
     notes = ["CPU seconds of each part over a round (read from /proc before and after wrk) "
              "÷ the calls answered in it. The database column counts the PostgreSQL processes "
              "serving the benchmark's database; on SQLite that work is inside the server.",
@@ -630,10 +620,7 @@ def _report_cpu(rows: list[Row], measured: list[tuple[list[harness.Load], list[s
              f"{sdk['server'] / (ours['server'] + _or0(ours['database'])):.2f}",
              f"{MODERN} stateless — the same: {sdk_stateless['server'] / modern['server']:.2f}; "
              f"with the database's: "
-             f"{sdk_stateless['server'] / (modern['server'] + _or0(modern['database'])):.2f}",
-             f"What-if, each session's row kept in memory — the same: "
-             f"{sdk['server'] / kept['server']:.2f}; with the database's: "
-             f"{sdk['server'] / (kept['server'] + _or0(kept['database'])):.2f}"]
+             f"{sdk_stateless['server'] / (modern['server'] + _or0(modern['database'])):.2f}"]
     harness.print_table(f"CPU per call, µs ({database}, the same rounds)",
                         ["series", *meters, "total"], table, notes)
 

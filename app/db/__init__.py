@@ -20,13 +20,13 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from app.db.reads import Query, built_once, read, read_many, rows_of, value_of
+    from app.db.reads import Query, read, read_many, rows_of, value_of
     from app.db.session import WriteOutsideBlock, serving, writing
 
-_PUBLIC = {"Query": "reads", "built_once": "reads", "read": "reads", "read_many": "reads",
+_PUBLIC = {"Query": "reads", "read": "reads", "read_many": "reads",
            "rows_of": "reads", "value_of": "reads", "WriteOutsideBlock": "session",
            "serving": "session", "writing": "session"}
-__all__ = ["Query", "WriteOutsideBlock", "built_once", "read", "read_many", "rows_of",
+__all__ = ["Query", "WriteOutsideBlock", "read", "read_many", "rows_of",
            "serving", "value_of", "writing"]
 
 

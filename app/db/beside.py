@@ -2,10 +2,9 @@
 each process, closed with it.
 
 A job whose connections must be set otherwise than the app pool's (the audit's rows, flushed
-less; the reads of ``built_once`` statements, in autocommit) keeps an engine of its own, with
-the connections it holds between uses, rather than setting a pooled connection there and back
-at each use. ``Beside`` keeps what the job makes of an app engine (its engine and connections)
-and closes it with the job's ``close``.
+less) keeps an engine of its own, with the connections it holds between uses, rather than
+setting a pooled connection there and back at each use. ``Beside`` keeps what the job makes
+of an app engine (its engine and connections) and closes it with the job's ``close``.
 
 ``Beside.get`` makes it on first use, and again after ``drop`` (which the job calls when it
 failed: a database restart, a dead connection). An in-memory SQLite database has none

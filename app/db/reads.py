@@ -22,30 +22,22 @@ If the driver fails, the queries run again one after another through Core, which
 own error (and, for a lost connection, replaces the pool's connections as everywhere else).
 In a ``writing`` block the queries run through Core, in the block's transaction.
 
-A statement built once, when its module loads, and read on every call (an MCP session's row)
-is marked ``built_once``: read alone, it runs the same way on a connection of an engine beside
-the app's (``app.db.beside``) whose connections read in autocommit and are held between reads
-(``_Reads``), even where no connection is checked out yet; the app pool's connections are
-set for writing, and checked out, reset and returned around each use.
-``HARMONIC_DB_PIPELINE = False`` turns off both ways past Core (a statement counter listening
-to the engine's events sees every statement then).
+``HARMONIC_DB_PIPELINE = False`` turns off the driver's cursor and the pipeline (a statement
+counter listening to the engine's events sees every statement then).
 """
 
 from __future__ import annotations
 
 import threading
-from collections import deque
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager, nullcontext
 from typing import Any, Generic, NamedTuple, TypeVar, overload
 
 from flask import current_app
-from sqlalchemy import Executable, create_engine
-from sqlalchemy.engine import Connection, Dialect, Engine, result_tuple
+from sqlalchemy import Executable
+from sqlalchemy.engine import Connection, Dialect, result_tuple
 from sqlalchemy.orm import Session
-from sqlalchemy.pool import NullPool, PoolProxiedConnection
 
-from app.db.beside import Beside
 from app.db.session import in_reading_transaction, reading_engine, reads_alone_now
 from app.extensions import db
 
@@ -55,7 +47,6 @@ B = TypeVar("B")
 C = TypeVar("C")
 D = TypeVar("D")
 E = TypeVar("E")
-S = TypeVar("S", bound=Executable)
 
 
 def all_rows(rows: Sequence[Any]) -> list[Any]:
@@ -99,28 +90,10 @@ def read(query: Query[T]) -> T:
     """Run one query; its answer."""
     if query.statement is None:
         return query.answer([])
-    if id(query.statement) in _BUILT_ONCE and reads_alone_now() and _past_core():
-        found = _beside(query)
-        if found is not None:
-            return query.answer(found)
     if _selects_entities(query.statement):
         return query.answer(_ready_session().execute(query.statement, query.params).all())
     with _connection() as (connection, alone):
         return query.answer(_many(connection, alone, [query], None)[0])
-
-
-def built_once(statement: S) -> S:
-    """Mark ``statement`` (a select of columns, built once when its module loads) as one whose
-    reads alone run on a held connection of the reads' engine beside the app's: a read made
-    on every call (an MCP session's row) then skips the pool's checkout and return, which
-    cost more than the small read itself."""
-    if _selects_entities(statement) or not hasattr(statement, "selected_columns"):
-        raise TypeError("built_once takes a select of columns")
-    _BUILT_ONCE[id(statement)] = statement
-    return statement
-
-
-_BUILT_ONCE: dict[int, Executable] = {}  # by id, the statement kept so that its id stays its own
 
 
 def _past_core() -> bool:
@@ -128,79 +101,6 @@ def _past_core() -> bool:
     to False: a statement counter listening to the engine's events turns it off to see every
     statement)."""
     return bool(current_app.config.get("HARMONIC_DB_PIPELINE", True))
-
-
-def _beside(query: Query[Any]) -> list[Any] | None:
-    """The rows of ``query`` (a ``built_once`` statement read alone), read on the driver's
-    cursor of a connection of the reads' engine beside the app's (``READING_BESIDE``); None
-    where there is none (an in-memory database) or it failed: Core then runs the statement,
-    and reports the error if there is one; the next read opens a new engine."""
-    engine = db.engine
-    try:
-        reads = READING_BESIDE.get(engine)
-        if reads is None:
-            return None
-        dialect = reads.engine.dialect
-        found = _compiled(query.statement, dialect)
-        assert found is not None  # built_once takes selects of columns only
-        connection = reads.take()
-    except Exception:  # noqa: BLE001 - Core runs it and raises its own error
-        READING_BESIDE.drop(engine)
-        return None
-    try:
-        cursor = connection.cursor()
-        try:
-            cursor.execute(*found.bound(query.params))
-            rows = found.rows(cursor, dialect)
-        finally:
-            cursor.close()
-    except Exception:  # noqa: BLE001 - as above
-        connection.invalidate()
-        READING_BESIDE.drop(engine)
-        return None
-    reads.give(connection)
-    return rows
-
-
-class _Reads:
-    """The reads' engine beside an app engine, whose connections read in autocommit (their
-    statements need no transaction, and leave none to end), and those connections, each taken
-    by one read at a time and given back after it. They are detached from the engine's pool
-    (``NullPool``: it keeps none), so that a read costs no pool checkout and return, the
-    larger part of a small read's time; there are as many as reads ran at once. ``close``
-    closes those given back, and the others as they come back."""
-
-    def __init__(self, app_engine: Engine) -> None:
-        self.engine = create_engine(
-            app_engine.url, isolation_level="AUTOCOMMIT", poolclass=NullPool,
-            connect_args=({} if app_engine.dialect.name == "sqlite"
-                          else {"application_name": "harmonic-reads"}))
-        self.free: deque[PoolProxiedConnection] = deque()  # append and pop are atomic
-        self.closed = False
-
-    def take(self) -> PoolProxiedConnection:
-        try:
-            return self.free.pop()
-        except IndexError:
-            connection = self.engine.raw_connection()
-            connection.detach()
-            return connection
-
-    def give(self, connection: PoolProxiedConnection) -> None:
-        self.free.append(connection)
-        if self.closed:
-            self.close()
-
-    def close(self) -> None:
-        self.closed = True
-        while self.free:
-            try:
-                self.free.pop().close()
-            except IndexError:  # another thread took the last one
-                break
-
-
-READING_BESIDE = Beside(_Reads, _Reads.close)
 
 
 @overload

@@ -20,15 +20,17 @@ from __future__ import annotations
 
 import json
 import secrets
+import time
 from collections.abc import Mapping, Sequence
 from datetime import datetime, timedelta
 from typing import Any, TypeVar, cast
 
-from sqlalchemy import CursorResult, RowMapping, bindparam, delete, exists, insert, select, update
+from flask import current_app
+from sqlalchemy import CursorResult, bindparam, delete, exists, insert, select, update
 
-from app.core import audience, changes
+from app.core import audience, changes, kept
 from app.core.identity import Identity
-from app.db import Query, built_once, read, writing
+from app.db import Query, read, writing
 from app.db.reads import first_row
 from app.extensions import db
 from app.mcp.context import SessionState
@@ -44,14 +46,21 @@ IDLE_LIMIT = timedelta(hours=24)  # a session unused this long is over (404: re-
 class DbSession(SessionState):
     """An MCP session kept in ``mcp_sessions``; ``save`` writes what the engine changed.
 
-    It holds plain values, not an ORM object, so it can be handed to a worker thread and read
-    with one lean query per request.
+    It holds plain values, not an ORM object, so it can be handed to a worker thread. What
+    only initialize, a subscription or a log level changes comes from this process's copy of
+    the row (``find_session``); where the session is (its page) and its updates' cursor, which
+    any call in any process may move, are read when the call first asks for them
+    (``__getattr__``).
     """
 
     transport = "http"
+    events_seen: int | None
+    since: dict[str, int]  # uri -> the newest change event when it was subscribed
 
-    def __init__(self, data: Mapping[str, Any] | RowMapping, is_new: bool = False) -> None:
+    def __init__(self, data: Mapping[str, Any], is_new: bool = False,
+                 copy: dict[str, Any] | None = None) -> None:
         super().__init__(data["id"])
+        del self.current_path  # per call: taken from ``data`` below or read on first use
         self.is_new = is_new
         self.initialized = not is_new
         self.user_id = data.get("user_id")
@@ -60,21 +69,42 @@ class DbSession(SessionState):
         self.protocol_version = data.get("protocol_version") or ""
         self.client_capabilities = json_or(data.get("client_capabilities"), {})
         self.log_level = data.get("log_level") or "info"
-        self.current_path = data.get("current_path")
         self.last_seen_at: datetime | None = data.get("last_seen_at")
-        self.events_seen: int | None = data.get("events_seen")
-        # uri -> the newest change event when it was subscribed (none older is ever told)
-        self.since = subscribed(data.get("subscriptions"), self.events_seen)
-        self.subscriptions = set(self.since)
+        self.subscriptions = set(subscribed(data.get("subscriptions"), 0))
+        self._copy = copy  # this process's copy it was made from, which ``touch`` keeps dated
         # What ``save`` compares against, made from the row when first needed: most calls
         # change nothing and never save (a trivial tool), so they skip the serializing.
-        self._loaded = data
+        self._row: Mapping[str, Any] = data
         self._saved_values: dict[str, Any] | None = None
+        if is_new or _PER_CALL[0] in data:
+            self._take(data)
+
+    def __getattr__(self, name: str) -> Any:
+        # Called only for what the instance lacks: the per-call state, before its first use.
+        if name not in _PER_CALL_STATE:
+            raise AttributeError(name)
+        self._read_per_call()
+        return self.__dict__[name]
+
+    def _read_per_call(self) -> None:
+        if _PER_CALL[0] not in self._row:
+            row = read(Query(_PER_CALL_READ, {"sid": self.id}, first_row))
+            self._take(row._asdict() if row is not None else dict.fromkeys(_PER_CALL))
+
+    def _take(self, row: Mapping[str, Any]) -> None:
+        """The per-call state from ``row``, but what this call has set already."""
+        self._row = {**self._row, **row}
+        events_seen = self._row.get("events_seen")
+        state = {"current_path": self._row.get("current_path"), "events_seen": events_seen,
+                 "since": subscribed(self._row.get("subscriptions"), events_seen)}
+        for name, value in state.items():
+            self.__dict__.setdefault(name, value)
 
     @property
     def _saved(self) -> dict[str, Any]:
         if self._saved_values is None:
-            self._saved_values = DbSession(self._loaded)._values()
+            self._read_per_call()
+            self._saved_values = DbSession(self._row)._values()
         return self._saved_values
 
     @_saved.setter
@@ -128,6 +158,8 @@ class DbSession(SessionState):
             with writing():
                 db.session.execute(update(McpSession).where(McpSession.id == self.id)
                                    .values(**changed))
+                if changed.keys() - set(_PER_CALL):  # what the processes' copies hold
+                    kept.changed(TOPIC, self.id)
         self._saved = values
 
     def is_cancelled(self, request_id: Any) -> bool:
@@ -137,12 +169,19 @@ class DbSession(SessionState):
             return bool(conn.execute(query).scalar())
 
 
-_COLUMNS = (McpSession.id, McpSession.user_id, McpSession.token_id, McpSession.protocol_version,
-            McpSession.client_capabilities, McpSession.log_level, McpSession.current_path,
-            McpSession.subscriptions, McpSession.last_seen_at, McpSession.events_seen)
-# Read on every request of every session: built once, run on the driver's cursor.
-_FIND_SESSION = built_once(select(*_COLUMNS).where(McpSession.id == bindparam("sid"),
-                                                   McpSession.ended_at.is_(None)))
+TOPIC = "mcp-sessions"  # this process's copies of session rows (app.core.kept), by id
+# The columns of the per-call state (the rest of the row is copied): where the session is, and
+# the cursor of its updates, which a streamed response moves.
+_PER_CALL = ("current_path", "events_seen")
+_PER_CALL_STATE = frozenset((*_PER_CALL, "since"))
+_PER_CALL_READ = select(McpSession.current_path, McpSession.events_seen,
+                        McpSession.subscriptions).where(McpSession.id == bindparam("sid"))
+_FIND_SESSION = select(McpSession.id, McpSession.user_id, McpSession.token_id,
+                       McpSession.grant_id, McpSession.protocol_version,
+                       McpSession.client_capabilities, McpSession.log_level,
+                       McpSession.subscriptions, McpSession.last_seen_at,
+                       *(getattr(McpSession, name) for name in _PER_CALL)).where(
+    McpSession.id == bindparam("sid"), McpSession.ended_at.is_(None))
 
 
 def json_or(text: str | None, default: Any) -> Any:
@@ -172,15 +211,30 @@ def _well_formed(session_id: str | None) -> bool:
 
 
 def find_session(session_id: str) -> DbSession | None:
-    """The live session for an Mcp-Session-Id, or None if unknown or ended. Read on every
-    call: requests of one session move between processes, and each must see the row as the
-    last one left it (its page, log level, subscriptions, its end)."""
+    """The live session for an Mcp-Session-Id, or None if unknown or ended.
+
+    Requests of one session move between processes. What only initialize, a subscription or a
+    log level changes is kept by each process once read (``app.core.kept``): the session's end
+    and those changes are said through the change feed, so every process forgets its copy.
+    The per-call state is read by the call that needs it (``DbSession``)."""
     if not _well_formed(session_id):
         return None
-    row = read(Query(_FIND_SESSION, {"sid": session_id}, first_row))
-    if row is None or utcnow() - row.last_seen_at > IDLE_LIMIT:
+    copies = kept.of(current_app._get_current_object(), TOPIC)  # type: ignore[attr-defined]
+    copy = copies.get(session_id) if copies is not None else None
+    if copy is not None:
+        row: dict[str, Any] = copy
+    else:
+        fetched = time.monotonic()
+        found = read(Query(_FIND_SESSION, {"sid": session_id}, first_row))
+        if found is None:
+            return None
+        row = found._asdict()
+        if copies is not None:
+            copy = {name: value for name, value in row.items() if name not in _PER_CALL}
+            copies.put(session_id, copy, fetched)
+    if utcnow() - row["last_seen_at"] > IDLE_LIMIT:
         return None
-    return DbSession(row._asdict())
+    return DbSession(row, copy=copy)
 
 
 PRUNE_AFTER = timedelta(days=7)
@@ -207,10 +261,14 @@ def touch(session: DbSession) -> None:
             db.session.execute(update(McpSession).where(McpSession.id == session.id)
                                .values(last_seen_at=now))
         session.last_seen_at = now
+        if session._copy is not None:
+            # The copy learns it too, or each call while it is kept would write the row again.
+            session._copy["last_seen_at"] = now
 
 
 def end_session(session: DbSession) -> None:
     with writing():
+        kept.changed(TOPIC, session.id)
         db.session.execute(update(McpSession).where(McpSession.id == session.id)
                            .values(ended_at=utcnow()))
         db.session.execute(delete(McpClientRequest)
@@ -299,6 +357,7 @@ def end_sessions(ended: revocation.Ended) -> None:
     if made is not None:
         db.session.execute(update(McpSession).where(made, McpSession.ended_at.is_(None))
                            .values(ended_at=utcnow()))
+        kept.changed(TOPIC)
 
 
 Row = TypeVar("Row", bound=Sequence[Any])

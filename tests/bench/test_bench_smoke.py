@@ -39,14 +39,12 @@ CASES = [
      ["### In-process (bin/mcp-server) against a wrapper", "| navigate: wrapper over HTTP |",
       "### Streamable HTTP", "| ceiling: bare Flask JSON-RPC", "| SDK MCPServer (FastMCP)",
       "shared socket", "/mcp navigate", "2026-07-28 stateless",
-      "| what-if: ours, each session's row kept in its process's memory",
-      "What-if, each session's row kept in memory (not a mode of the app) — ours / SDK",
       "Load generator: the Python generator",
       # Without wrk the fallback runs alone (and is named so under its one table).
       "Load generator: wrk" if shutil.which("wrk") else "wrk is not installed",
       # Where the calls' CPU went: measured around wrk's runs only.
       *(["### CPU per call, µs (SQLite", "the server's own CPU per call, SDK stateful ÷ ours",
-         "What-if, each session's row kept in memory — the same"]
+         "2026-07-28 stateless — the same: "]
         if shutil.which("wrk") else [])]),
     ("proxy_bench.py", [], ["### Sequential get_walls calls", "| proxied: app /rpc, recording on |",
                             "| proxied: app /rpc, not recording |",
@@ -60,7 +58,8 @@ CASES = [
     ("statement_cost.py", [], ["### One small read per layer", "| driver cursor (baseline) |",
                                "| ORM session, expanding IN (Session.execute) |",
                                "### An MCP session's row, read as each call reads it",
-                               "| store.find_session: a pooled connection in autocommit"]),
+                               "| store.find_session: its copy forgotten, the row read",
+                               "| store.find_session: this process's copy |"]),
     ("trivial_call.py", [], ["### A trivial tools/call, the WSGI app alone",
                              "| ours, 2025-11-25 session |", "| ours (app/) |", "| Werkzeug |",
                              "| the session row's read on the bare driver",

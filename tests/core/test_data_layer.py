@@ -20,7 +20,6 @@ from app.core import feed
 from app.db import (
     Query,
     WriteOutsideBlock,
-    built_once,
     read,
     read_many,
     rows_of,
@@ -185,14 +184,14 @@ def test_read_many_with_the_pipeline_off_runs_each_through_sqlalchemy(app: Flask
         assert len(seen) == 2
 
 
-OWNED_ONCE = built_once(select(Playbook.owner, Playbook.entries, Playbook.created_at, Playbook.id)
-                        .where(Playbook.owner.in_(bindparam("owners", expanding=True)),
-                               Playbook.teaching == bindparam("teaching"))
-                        .order_by(Playbook.entries))
+OWNED_ONCE = (select(Playbook.owner, Playbook.entries, Playbook.created_at, Playbook.id)
+              .where(Playbook.owner.in_(bindparam("owners", expanding=True)),
+                     Playbook.teaching == bindparam("teaching"))
+              .order_by(Playbook.entries))
 
 
-def test_a_statement_built_once_reads_on_the_driver_as_core_reads_it(app: Flask) -> None:
-    """Read alone while serving, a ``built_once`` statement goes to the driver's cursor (no
+def test_a_statement_read_alone_reads_on_the_driver_as_core_reads_it(app: Flask) -> None:
+    """Read alone while serving, a statement of columns goes to the driver's cursor (no
     engine event sees it) and answers what Core answers: its values converted by their types
     both ways (an expanding ``IN`` list, a boolean, an aware time, a UUID), rows by name."""
     with app.app_context():
@@ -218,13 +217,13 @@ def test_a_statement_built_once_reads_on_the_driver_as_core_reads_it(app: Flask)
         assert [row.owner for row in again] == ["cy"]
 
 
-BY_OWNER_ONCE = built_once(select(Playbook.owner, Playbook.entries)
-                           .where(Playbook.owner == bindparam("owner"), Playbook.teaching == False,  # noqa: E712 - a value bound in the statement itself
-                                  Playbook.entries > 0)
-                           .order_by(Playbook.entries))
+BY_OWNER_ONCE = (select(Playbook.owner, Playbook.entries)
+                 .where(Playbook.owner == bindparam("owner"), Playbook.teaching == False,  # noqa: E712 - a value bound in the statement itself
+                        Playbook.entries > 0)
+                 .order_by(Playbook.entries))
 
 
-def test_a_built_once_statement_without_an_in_list_reads_each_call_s_values(app: Flask) -> None:
+def test_a_statement_without_an_in_list_reads_each_call_s_values(app: Flask) -> None:
     """Its SQL and converters are kept after the first read; each read still binds its own
     values, beside those bound in the statement itself."""
     with app.app_context():
@@ -237,10 +236,10 @@ def test_a_built_once_statement_without_an_in_list_reads_each_call_s_values(app:
         assert answers == [[("amy", 2)], [("bob", 3)], [], [("amy", 2)]]
 
 
-MISSING_ONCE = built_once(select(text("x")).select_from(text("no_such_table")))
+MISSING_ONCE = select(text("x")).select_from(text("no_such_table"))
 
 
-def test_a_built_once_read_that_fails_raises_sqlalchemy_s_error(app: Flask) -> None:
+def test_a_read_on_the_driver_that_fails_raises_sqlalchemy_s_error(app: Flask) -> None:
     """The driver's own error is not what callers (and the 503 mapping) know: Core runs the
     statement again and raises its error; the next read answers."""
     from sqlalchemy.exc import SQLAlchemyError
@@ -252,13 +251,6 @@ def test_a_built_once_read_that_fails_raises_sqlalchemy_s_error(app: Flask) -> N
                 read(rows_of(MISSING_ONCE))
             owned = read(rows_of(OWNED_ONCE, {"owners": ["amy"], "teaching": False}))
         assert [row.owner for row in owned] == ["amy"]
-
-
-def test_built_once_takes_only_a_select_of_columns() -> None:
-    with pytest.raises(TypeError):
-        built_once(select(Playbook))
-    with pytest.raises(TypeError):
-        built_once(update(Playbook).values(entries=1))  # type: ignore[type-var]
 
 
 def test_a_failing_query_among_many_raises_and_the_next_reads_answer(app: Flask) -> None:

@@ -1,76 +1,64 @@
-"""The MCP session's row, read on every call on the reads' engine beside the app's
-(``app.db.reads``): a lost connection there costs no call, an ended session is refused at
-once, and the engine's connections end with the app's engine."""
+"""The MCP session's row (``app.mcp.store``): each process keeps a copy of what only
+initialize, a subscription or a log level changes, forgotten through the change feed when one
+of those changes or the session ends; where the session is (its page) is read by every call
+that needs it."""
 
 from __future__ import annotations
 
-import psycopg
+import time
+
 import pytest
 from flask import Flask
 
-from app.extensions import db
 from bench.sqlcount import counting
-from tests.conftest import PG_ADMIN_URL
-from tests.helpers import server_backends
-from tests.mcp.conftest import Http
+from tests.mcp.conftest import Http, gunicorns
 
 pytestmark = pytest.mark.data_layer
 
-READS = "harmonic-reads"  # the application_name of the reads' own connections
+
+def _row_reads(statements: list[str]) -> list[str]:
+    """The reads of one session's row (not the prune's of old ones, at initialize)."""
+    return [s for s in statements if s.lstrip().upper().startswith("SELECT")
+            and "FROM mcp_sessions" in s and "WHERE mcp_sessions.id =" in s]
 
 
-def _postgres_only(app: Flask) -> None:
-    if app.config["SQLALCHEMY_DATABASE_URI"].startswith("sqlite"):
-        pytest.skip("a SQLite file has no server connections to lose or leave behind")
-
-
-def test_a_cut_reading_connection_costs_no_call(app: Flask, studio, live_server) -> None:  # type: ignore[no-untyped-def]
-    """Its connection cut (as a restart would), the next call reads its session through the
-    app's pool and answers; the call after opens a new reading connection."""
-    _postgres_only(app)
+def test_a_process_reads_a_session_s_row_once(app: Flask, studio, live_server) -> None:  # type: ignore[no-untyped-def]
     http = Http(live_server, studio.token)
-    http.initialize()
-    assert not http.tool("navigate", path="/studios/team").get("isError")
-    pids = server_backends(app, READS)
-    assert pids, "the session's row was read on the reads' own connection"
-    with psycopg.connect(PG_ADMIN_URL, autocommit=True) as admin:
-        admin.execute("SELECT pg_terminate_backend(pid) FROM pg_stat_activity "
-                      "WHERE pid = ANY(%s)", (pids,))
-    assert not http.tool("navigate", path="/studios").get("isError")
-    assert not http.tool("navigate", path="/studios/team").get("isError")
-    assert set(server_backends(app, READS, expect=1)).isdisjoint(pids)
-
-
-def test_the_reading_connections_end_with_the_engine(app: Flask, studio, live_server) -> None:  # type: ignore[no-untyped-def]
-    _postgres_only(app)
-    http = Http(live_server, studio.token)
-    http.initialize()
-    assert not http.tool("navigate", path="/studios/team").get("isError")
-    assert server_backends(app, READS)
-    with app.app_context():
-        db.engine.dispose()
-    assert server_backends(app, READS, expect=0) == []
-    assert not http.tool("navigate", path="/studios").get("isError")
-
-
-def test_every_call_reads_its_session_s_row(app: Flask, studio, live_server) -> None:  # type: ignore[no-untyped-def]
-    """No copy of the row stands in for it: a session ended through another process must be
-    refused at once (the MCP spec's 404, which the official conformance suite checks across
-    processes: ``test_processes``)."""
-    http = Http(live_server, studio.token)
-    http.initialize()
     with counting(app) as statements:
+        http.initialize()  # initialize writes the row; notifications/initialized reads it
         assert http.call("ping")["result"] == {}
         for _ in range(3):
             assert http.call("tools/list")["result"]["tools"]
-    read = [s for s in statements if s.lstrip().upper().startswith("SELECT")
-            and "FROM mcp_sessions" in s]
-    assert len(read) == 4, statements
+    assert len(_row_reads(statements)) == 1, statements
+
+
+def test_each_call_that_needs_the_page_reads_it(app: Flask, studio, live_server) -> None:  # type: ignore[no-untyped-def]
+    http = Http(live_server, studio.token)
+    http.initialize()
+    assert http.call("ping")["result"] == {}  # the copy is made
+    with counting(app) as statements:
+        for _ in range(2):
+            context = http.call("resources/read", {"uri": "harmonic://context"})["result"]
+            assert "Your current page" not in context["contents"][0]["text"]
+    reads = _row_reads(statements)
+    assert len(reads) == 2 and all("current_path" in s for s in reads), statements
+
+
+def test_a_new_log_level_is_read_again(app: Flask, studio, live_server) -> None:  # type: ignore[no-untyped-def]
+    """A change the copies hold forgets them: the next call reads the row."""
+    http = Http(live_server, studio.token)
+    http.initialize()
+    assert http.call("ping")["result"] == {}
+    with counting(app) as statements:
+        assert http.call("logging/setLevel", {"level": "error"})["result"] == {}
+        assert http.call("ping")["result"] == {}
+        assert http.call("ping")["result"] == {}
+    assert sum("log_level" in s for s in _row_reads(statements)) == 1, statements
 
 
 def test_an_ended_session_is_refused_at_its_next_call(app: Flask, studio, live_server) -> None:  # type: ignore[no-untyped-def]
-    """The row is read on every call, so a session ended (here by its DELETE) answers 404 at
-    once, on both databases."""
+    """Ended (here by its DELETE), a session answers 404 at once in the process that ended it,
+    its copy forgotten there, on both databases."""
     http = Http(live_server, studio.token)
     http.initialize()
     assert not http.tool("navigate", path="/studios/team").get("isError")
@@ -79,3 +67,24 @@ def test_an_ended_session_is_refused_at_its_next_call(app: Flask, studio, live_s
     assert ended.status_code in (200, 204), ended.text[:300]
     answer = http.post({"jsonrpc": "2.0", "id": 9, "method": "tools/list"})
     assert answer.status_code == 404, answer.text[:300]
+
+
+def test_a_session_ended_through_another_process_is_refused_there_once_told(
+        app: Flask, studio) -> None:  # type: ignore[no-untyped-def]
+    """The other process forgets its copy when its change feed brings the end (PostgreSQL's
+    notification, SQLite's next read of the outbox); until then, or with no feed, it reads."""
+    with gunicorns(app, {}, {}) as (a, b):
+        on_a, on_b = Http(a, studio.token), Http(b, studio.token)
+        on_a.initialize()
+        on_b.session_id = on_a.session_id
+        assert on_b.call("ping")["result"] == {}  # b keeps its copy
+        ended = on_a.client.delete(on_a.url, headers=dict(on_a.headers, **{
+            "Mcp-Session-Id": on_a.session_id or "", "MCP-Protocol-Version": "2025-11-25"}))
+        assert ended.status_code == 204, ended.text[:300]
+        deadline = time.monotonic() + 30  # generous: a loaded machine delays the relay
+        status = 200
+        while status != 404 and time.monotonic() < deadline:
+            status = on_b.post({"jsonrpc": "2.0", "id": 9, "method": "ping"}).status_code
+            assert status in (200, 404)
+            time.sleep(0.05)
+        assert status == 404
