@@ -133,9 +133,9 @@ def main() -> None:
             ["CPU: this process's, over each series ÷ its calls (the database server's own "
              "is not in it).",
              f"What the session adds to a call, in CPU: the session call less the "
-             f"stateless one, {session_cpu - stateless_cpu:.0f} µs (the row is read on "
-             f"every call, alone, on the request's pooled connection: app.mcp.store). "
-             f"The same read on the bare driver, made when needed "
+             f"stateless one, {session_cpu - stateless_cpu:.0f} µs (the session comes from "
+             f"its process's copy of the row, app.mcp.store: a trivial call reads nothing). "
+             f"The row's read on the bare driver, made when needed "
              f"and waited for, costs {cpu(READ_ALONE):.0f} µs alone and {around:.0f} µs after "
              f"a stateless call: {around - cpu(READ_ALONE):.0f} µs is what waiting for it costs "
              f"the call's other work.",
