@@ -220,10 +220,8 @@ def find_session(session_id: str) -> DbSession | None:
     if not _well_formed(session_id):
         return None
     copies = kept.of(current_app._get_current_object(), TOPIC)  # type: ignore[attr-defined]
-    copy = copies.get(session_id) if copies is not None else None
-    if copy is not None:
-        row: dict[str, Any] = copy
-    else:
+    row = copy = copies.get(session_id) if copies is not None else None
+    if row is None:
         fetched = time.monotonic()
         found = read(Query(_FIND_SESSION, {"sid": session_id}, first_row))
         if found is None:
@@ -329,9 +327,10 @@ def take_updates(session: DbSession, identity: Identity | None) -> list[dict[str
     if not session.subscriptions or session.events_seen is None:
         return []
     seen = session.events_seen
+    # ``since``: the URIs read with the cursor, so that none the copy lacks is passed over.
     rows = db.session.execute(
         select(ChangeEvent.id, ChangeEvent.uri)
-        .where(ChangeEvent.id > seen, ChangeEvent.uri.in_(sorted(session.subscriptions)))
+        .where(ChangeEvent.id > seen, ChangeEvent.uri.in_(sorted(session.since)))
         .order_by(ChangeEvent.id).limit(MAX_UPDATES)).all()
     if not rows:
         return []

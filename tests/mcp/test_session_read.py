@@ -5,13 +5,19 @@ that needs it."""
 
 from __future__ import annotations
 
+import json
 import time
 
 import pytest
 from flask import Flask
 
+from app.core import changes
+from app.extensions import db
+from app.models.mcp import McpSession
 from bench.sqlcount import counting
-from tests.mcp.conftest import Http, gunicorns
+from tests.mcp.conftest import Http, gunicorns, messages_of
+
+UPDATED = "notifications/resources/updated"
 
 pytestmark = pytest.mark.data_layer
 
@@ -88,3 +94,27 @@ def test_a_session_ended_through_another_process_is_refused_there_once_told(
             assert status in (200, 404)
             time.sleep(0.05)
         assert status == 404
+
+
+def test_updates_follow_the_subscriptions_read_with_the_cursor(app: Flask, studio,
+                                                               live_server) -> None:  # type: ignore[no-untyped-def]
+    """A process's copy made before a subscription it has not heard of yet (here made by hand,
+    so no process hears of it) lacks that URI: the updates taken with the cursor follow the
+    row, so the cursor never passes over the new subscription's events."""
+    http = Http(live_server, studio.token)
+    http.initialize()
+    home, team = changes.page_uri("/studios/team"), changes.page_uri("/studios/team/team")
+    assert http.call("resources/subscribe", {"uri": home})["result"] == {}
+    assert http.call("ping")["result"] == {}  # the copy: subscribed to home only
+    with app.app_context():
+        row = db.session.get(McpSession, http.session_id)
+        assert row is not None
+        since = json.loads(row.subscriptions)
+        row.subscriptions = json.dumps({**since, team: since[home]})
+        changes.record(team)  # older than home's event below, which moves the cursor past it
+        db.session.commit()
+        changes.record(home)
+        db.session.commit()
+    told = [m["params"]["uri"] for m in messages_of(http.post(
+        {"jsonrpc": "2.0", "id": 9, "method": "ping"})) if m.get("method") == UPDATED]
+    assert told == [team, home]
