@@ -90,7 +90,7 @@ def main() -> None:
         backend = "PostgreSQL" if args.postgres else "SQLite"
         for title, table in ((f"One small read per layer ({backend}, {count} calls each, "
                               f"interleaved)", samples),
-                             (f"An MCP session's row, read as each call reads it ({backend}, "
+                             (f"An MCP session's row, found as each call finds it ({backend}, "
                               f"{count} calls each, interleaved)", sessions)):
             base = next(iter(table.values())).p50
             harness.print_table(title, ["layer", "p50 µs", "p99 µs", "÷ first row's p50"],

@@ -57,7 +57,7 @@ CASES = [
                               "| 0 | ", "| 5 | "]),
     ("statement_cost.py", [], ["### One small read per layer", "| driver cursor (baseline) |",
                                "| ORM session, expanding IN (Session.execute) |",
-                               "### An MCP session's row, read as each call reads it",
+                               "### An MCP session's row, found as each call finds it",
                                "| store.find_session: its copy forgotten, the row read",
                                "| store.find_session: this process's copy |"]),
     ("trivial_call.py", [], ["### A trivial tools/call, the WSGI app alone",
