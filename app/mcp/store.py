@@ -76,7 +76,7 @@ class DbSession(SessionState):
         # change nothing and never save (a trivial tool), so they skip the serializing.
         self._row: Mapping[str, Any] = data
         self._saved_values: dict[str, Any] | None = None
-        if is_new or _PER_CALL[0] in data:
+        if is_new or "current_path" in data:
             self._take(data)
 
     def __getattr__(self, name: str) -> Any:
@@ -87,7 +87,7 @@ class DbSession(SessionState):
         return self.__dict__[name]
 
     def _read_per_call(self) -> None:
-        if _PER_CALL[0] not in self._row:
+        if "current_path" not in self._row:
             row = read(Query(_PER_CALL_READ, {"sid": self.id}, first_row))
             self._take(row._asdict() if row is not None else dict.fromkeys(_PER_CALL))
 
@@ -180,7 +180,7 @@ _FIND_SESSION = select(McpSession.id, McpSession.user_id, McpSession.token_id,
                        McpSession.grant_id, McpSession.protocol_version,
                        McpSession.client_capabilities, McpSession.log_level,
                        McpSession.subscriptions, McpSession.last_seen_at,
-                       *(getattr(McpSession, name) for name in _PER_CALL)).where(
+                       McpSession.current_path, McpSession.events_seen).where(
     McpSession.id == bindparam("sid"), McpSession.ended_at.is_(None))
 
 

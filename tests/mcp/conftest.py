@@ -139,6 +139,18 @@ class Http:
         return self.call("tools/call", {"name": name, "arguments": arguments})["result"]
 
 
+def ping_until_refused(http: Http, seconds: float = 30) -> int:
+    """Ping ``http``'s session until it is no longer answered (ended through another process,
+    it is refused there once that process's change feed tells it) or ``seconds`` have passed,
+    generous for a loaded machine: the last status."""
+    deadline = time.monotonic() + seconds
+    while True:
+        status = http.post({"jsonrpc": "2.0", "id": 99, "method": "ping"}).status_code
+        if status != 200 or time.monotonic() >= deadline:
+            return status
+        time.sleep(0.05)
+
+
 def messages_of(response: Any) -> list[dict[str, Any]]:
     """The JSON-RPC messages in a response, whether plain JSON or an SSE stream."""
     if response.headers.get("content-type", "").startswith("text/event-stream"):

@@ -16,7 +16,7 @@ from flask import Flask
 
 from app.actions.effects import WRITE
 from app.actions.registry import ACTIONS, action
-from app.core import changes
+from app.core import changes, kept
 from tests.collab.test_decisions import add, new_decision
 from tests.conftest import module_group
 from tests.helpers import join_studio
@@ -212,7 +212,7 @@ def test_a_change_recorded_in_a_rolled_back_transaction_is_never_delivered(
     try:
         r = studio.act(decision, refusing_action)
         assert r.status_code == 409, r.get_data(as_text=True)
-        assert [u for u in heard if not u.startswith("internal://")] == []
+        assert [u for u in heard if not u.startswith(kept.PREFIX)] == []
         # Subscribed or not, the refused action left nothing behind: no listener committed it.
         assert not _trace_left(app, studio, decision)
         with app.app_context():
@@ -224,7 +224,7 @@ def test_a_change_recorded_in_a_rolled_back_transaction_is_never_delivered(
         # The same door, an action that commits: heard here and by the session.
         r = studio.act(decision, "add_comment", text="Kept")
         assert r.status_code == 201, r.get_data(as_text=True)
-        assert [u for u in heard if not u.startswith("internal://")] == [uri]
+        assert [u for u in heard if not u.startswith(kept.PREFIX)] == [uri]
         ping = messages_of(session.post({"jsonrpc": "2.0", "id": 8, "method": "ping"}))
         assert [m["params"]["uri"] for m in ping if m.get("method") == UPDATED] == [uri]
     finally:

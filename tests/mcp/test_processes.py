@@ -11,7 +11,6 @@ import re
 import subprocess
 import sys
 import threading
-import time
 from collections.abc import Iterator
 from typing import Any
 
@@ -21,7 +20,17 @@ from flask import Flask
 
 from tests.conftest import module_group
 from tests.helpers import open_studio, parse_md
-from tests.mcp.conftest import INIT, MCP_SERVER, ROOT, Http, app_env, gunicorn, gunicorns, node_env
+from tests.mcp.conftest import (
+    INIT,
+    MCP_SERVER,
+    ROOT,
+    Http,
+    app_env,
+    gunicorn,
+    gunicorns,
+    node_env,
+    ping_until_refused,
+)
 
 # One worker runs the module's tests of each database (``--dist loadgroup``): its server pairs are
 # module fixtures, which each worker that ran some of its tests would otherwise start again.
@@ -221,10 +230,7 @@ def test_two_sessions_alternating_between_processes_keep_their_own_page(
     ended = alice_a.client.delete(alice_a.url, headers={
         **alice_a.headers, "Mcp-Session-Id": alice_a.session_id})
     assert ended.status_code == 204
-    deadline = time.monotonic() + 30
-    while alice_b.post({"jsonrpc": "2.0", "id": 99, "method": "ping"}).status_code != 404:
-        assert time.monotonic() < deadline, "the other process never heard of the end"
-        time.sleep(0.05)
+    assert ping_until_refused(alice_b) == 404, "the other process never heard of the end"
     assert bob_a.call("ping")["result"] == {}  # another session of that process is untouched
 
 
