@@ -28,9 +28,9 @@ counter listening to the engine's events sees every statement then).
 
 from __future__ import annotations
 
-import threading
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager, nullcontext
+from functools import lru_cache
 from typing import Any, Generic, NamedTuple, TypeVar, overload
 
 from flask import current_app
@@ -166,26 +166,13 @@ def _connection() -> Iterator[tuple[Connection, bool]]:
     yield session.connection(), in_reading_transaction(session)
 
 
+# Services build their statements once, so these caches stay as small as the code; bounded all
+# the same (a statement built per call passes through).
+@lru_cache(maxsize=4096)
 def _selects_entities(statement: Executable) -> bool:
     """Whether the statement selects an entity (its type is a mapped class, not a column's)."""
-    kept = _ENTITIES.get(id(statement))
-    if kept is None or kept[0] is not statement:
-        descriptions = getattr(statement, "column_descriptions", None) or ()
-        kept = (statement, any(isinstance(found["type"], type) for found in descriptions))
-        _remember(_ENTITIES, id(statement), kept)
-    return kept[1]
-
-
-# Keyed by the statement's id, the statement kept beside (so the id stays its own): services
-# build their statements once, so these stay as small as the code; bounded all the same.
-_ENTITIES: dict[int, tuple[Executable, bool]] = {}
-_LIMIT = 4096
-
-
-def _remember(cache: dict[Any, Any], key: Any, value: Any) -> None:
-    if len(cache) >= _LIMIT:
-        cache.clear()
-    cache[key] = value
+    descriptions = getattr(statement, "column_descriptions", None) or ()
+    return any(isinstance(found["type"], type) for found in descriptions)
 
 
 # -- compiled once: the driver's cursor, and PostgreSQL's pipeline ------------------------------
@@ -245,25 +232,13 @@ class _Compiled:
                 for row in fetched]
 
 
-_COMPILED: dict[tuple[int, str], tuple[Executable, _Compiled | None]] = {}
-_LOCK = threading.Lock()
-
-
+@lru_cache(maxsize=4096)
 def _compiled(statement: Executable | None, dialect: Dialect) -> _Compiled | None:
     """The statement compiled for the driver's cursor, or None: one Core runs (not a select of
     columns)."""
-    if statement is None:
+    if not hasattr(statement, "selected_columns") or _selects_entities(statement):
         return None
-    key = (id(statement), dialect.name)
-    kept = _COMPILED.get(key)
-    if kept is None or kept[0] is not statement:
-        found = None
-        if hasattr(statement, "selected_columns") and not _selects_entities(statement):
-            found = _Compiled(statement, dialect)
-        kept = (statement, found)
-        with _LOCK:
-            _remember(_COMPILED, key, kept)
-    return kept[1]
+    return _Compiled(statement, dialect)  # type: ignore[arg-type]
 
 
 def _on_driver(connection: Connection, queries: Sequence[Query[Any]],
