@@ -13,6 +13,7 @@ from typing import Any
 
 from sqlalchemy import and_, bindparam, func, or_, select, update
 
+from app.core import kept
 from app.db import conflicts, read, value_of, writing
 from app.extensions import db
 from app.models import Membership, Studio, User
@@ -57,6 +58,8 @@ def write(drafts: list[Draft]) -> int:
     statement = conflicts.insert(Notification).values(rows) \
         .on_conflict_do_nothing(index_elements=["user_id", "key"])
     with writing():  # the action's own, when an observer writes them (nested blocks join)
+        for user_id in {d.user_id for d in unique.values()}:
+            kept.changed(BADGE, str(user_id))
         return int(db.session.execute(statement).rowcount or 0)  # type: ignore[attr-defined]
 
 
@@ -111,6 +114,9 @@ def unread_count(user: User) -> int:
     return int(read(value_of(_UNREAD, {"user_id": user.id})) or 0)
 
 
+BADGE = "inbox-badge"  # app.core.kept's topic: each person's unread count (the header's badge)
+
+
 # Every HTML page's badge: built once, bound per request.
 _UNREAD = select(func.count(Notification.id)).where(
     Notification.user_id == bindparam("user_id"), Notification.read_at.is_(None))
@@ -149,10 +155,12 @@ def mark_read(user: User, ident: str) -> Notification:
     found = _own(user, ident)
     if found.read_at is None:
         found.read_at = utcnow()
+        kept.changed(BADGE, str(user.id))
     return found
 
 
 def mark_all_read(user: User) -> int:
+    kept.changed(BADGE, str(user.id))
     result = db.session.execute(update(Notification).where(
         Notification.user_id == user.id, Notification.read_at.is_(None))
         .values(read_at=utcnow()))

@@ -7,10 +7,12 @@ from __future__ import annotations
 
 import importlib
 import sys
+import time
 
 import click
 from flask import Flask, Response, g
 
+from app.core import kept
 from app.notifications import (
     closings,
     inbox,
@@ -48,8 +50,17 @@ def init_app(flask_app: Flask) -> None:
     @flask_app.context_processor
     def _badge() -> dict[str, object]:
         def inbox_unread() -> int:
-            user = g.get("user")
-            return inbox.unread_count(user) if user is not None else 0
+            # Kept per process, forgotten when one of the person's notifications is written or
+            # read (inbox.BADGE): every HTML page shows it.
+            user, copies = g.get("user"), kept.of(flask_app, inbox.BADGE)
+            if user is None:
+                return 0
+            found = copies.get(str(user.id)) if copies is not None else None
+            if found is None:
+                fetched, found = time.monotonic(), inbox.unread_count(user)
+                if copies is not None:
+                    copies.put(str(user.id), found, fetched)
+            return int(found)
 
         return {"inbox_unread": inbox_unread}
 
