@@ -52,9 +52,10 @@ def init_app(flask_app: Flask) -> None:
         def inbox_unread() -> int:
             # Kept per process, forgotten when one of the person's notifications is written or
             # read (inbox.BADGE): every HTML page shows it.
-            user, copies = g.get("user"), kept.of(flask_app, inbox.BADGE)
+            user = g.get("user")
             if user is None:
                 return 0
+            copies = kept.of(flask_app, inbox.BADGE)
             found = copies.get(str(user.id)) if copies is not None else None
             if found is None:
                 fetched, found = time.monotonic(), inbox.unread_count(user)
