@@ -110,11 +110,11 @@ def set_level(user: User, studio_handle: str, level: str) -> Studio:
 
 # Reading and marking ------------------------------------------------------------------------
 
+BADGE = "inbox-badge"  # app.core.kept's topic: each person's unread count (the header's badge)
+
+
 def unread_count(user: User) -> int:
     return int(read(value_of(_UNREAD, {"user_id": user.id})) or 0)
-
-
-BADGE = "inbox-badge"  # app.core.kept's topic: each person's unread count (the header's badge)
 
 
 # Every HTML page's badge: built once, bound per request.
