@@ -552,6 +552,14 @@ def _report_http(inst: harness.Instance, rows: list[Row],
         table.append([row.label, f"{rates[-1]:,.0f}", f"{p50:.2f}", f"{p99:.2f}", spread])
 
     ceiling, ours, modern_rate, _, sdk, sdk_stateless = rates[:6]
+    # The rows run round by round, so a round's two rows met the same machine: each round's
+    # ratio shows how far one run's median can be trusted.
+    by_round = [[load.sample.rate for load in loads] for loads, _spreads in measured]
+
+    def rounds_of(mine: int, theirs: int) -> str:
+        ratios = [a / b for a, b in zip(by_round[mine], by_round[theirs], strict=True) if b]
+        return ", ".join(f"{ratio:.2f}" for ratio in ratios)
+
     one_ours, one_gthread, one_sdk = rates[-3:]  # the one-connection rows, added last
     per = clients // two
     database = "PostgreSQL" if "postgresql" in inst.env["DATABASE_URL"] else "SQLite"
@@ -574,16 +582,18 @@ def _report_http(inst: harness.Instance, rows: list[Row],
         f"Streamable HTTP, {clients} keep-alive connections, {rounds} interleaved round(s) of "
         f"{seconds:g} s per row ({where})",
         ["series", "req/s", "p50 ms", "p99 ms", "requests (or connections) per process"], table,
-        [f"Load generator: {generator}. Figures are the median of the rounds; the last column "
-         f"sums the rounds' requests per server, or lists each round's connections per "
+        [f"Load generator: {generator}. Figures are the median of the rounds (a goal's line "
+         f"also gives each round's own ratio: in a round the rows run one after another); the last "
+         f"column sums the rounds' requests per server, or lists each round's connections per "
          f"process for the shared socket. Load average {load_average:.2f} at the section's "
          f"start.",
          f"{VERSION} sessions — ours / SDK stateful: {ours / sdk:.2f} "
-         f"(goal ≥ {want:g}: {harness.goal(ours / sdk >= want)}); ours / ceiling: "
-         f"{ours / ceiling:.2f}{ceiling_goal(ours)}",
+         f"(goal ≥ {want:g}: {harness.goal(ours / sdk >= want)}; each round: "
+         f"{rounds_of(1, 4)}); ours / ceiling: {ours / ceiling:.2f}{ceiling_goal(ours)}",
          f"{MODERN} stateless — ours / SDK stateless: {modern_rate / sdk_stateless:.2f} "
-         f"(goal ≥ {want:g}: {harness.goal(modern_rate / sdk_stateless >= want)}); ours / "
-         f"ceiling: {modern_rate / ceiling:.2f}{ceiling_goal(modern_rate)}",
+         f"(goal ≥ {want:g}: {harness.goal(modern_rate / sdk_stateless >= want)}; each round: "
+         f"{rounds_of(2, 5)}); ours / ceiling: {modern_rate / ceiling:.2f}"
+         f"{ceiling_goal(modern_rate)}",
          f"One connection (one agent's calls one after another; no goal) — ours / SDK "
          f"stateful: {one_ours / one_sdk:.2f}; bin/serve's worker / gunicorn's gthread: "
          f"{one_ours / one_gthread:.2f}",
