@@ -163,8 +163,7 @@ def main() -> None:
         slow = [name for name in pages if samples[name].p50 > GOAL_MS]
         by_round = round_p50s(samples)
         each_round = highest_each_round({
-            name: [page / base for page, base in zip(by_round[name], by_round[bare],
-                                                     strict=True)] for name in pages})
+            name: harness.ratios_by_round(by_round[name], by_round[bare]) for name in pages})
         counted = {name: harness.calls_per_run(call, max(count // 10, 1))
                    for name, call in calls.items()}
         harness.print_table(
@@ -298,9 +297,8 @@ def both_backends() -> None:
         wall, cpu = timed(calls, rounds=ROUNDS, per_round=max(count // ROUNDS, 1))
         by_round = round_p50s(wall)
         each_round = highest_each_round({
-            f"{name} ({fmt})": [
-                pg / lite for pg, lite in zip(by_round[f"{name} ({fmt}) PostgreSQL"],
-                                              by_round[f"{name} ({fmt}) SQLite"], strict=True)]
+            f"{name} ({fmt})": harness.ratios_by_round(by_round[f"{name} ({fmt}) PostgreSQL"],
+                                                       by_round[f"{name} ({fmt}) SQLite"])
             for name in pg_paths for fmt in FORMATS})
         rows, over = [], []
         for name in pg_paths:

@@ -743,3 +743,9 @@ def spread(load: Load) -> str:
 
 def median(values: list[float]) -> float:
     return statistics.median(values) if values else float("nan")
+
+
+def ratios_by_round(mine: list[float], theirs: list[float]) -> list[float]:
+    """Each round's ratio of two series measured round by round (a round without a figure of
+    theirs has none): how far one run's median ratio can be trusted."""
+    return [a / b for a, b in zip(mine, theirs, strict=True) if b]

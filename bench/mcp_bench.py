@@ -552,13 +552,12 @@ def _report_http(inst: harness.Instance, rows: list[Row],
         table.append([row.label, f"{rates[-1]:,.0f}", f"{p50:.2f}", f"{p99:.2f}", spread])
 
     ceiling, ours, modern_rate, _, sdk, sdk_stateless = rates[:6]
-    # The rows run round by round, so a round's two rows met the same machine: each round's
-    # ratio shows how far one run's median can be trusted.
-    by_round = [[load.sample.rate for load in loads] for loads, _spreads in measured]
+    # Each round's rates, in the same order: in a round the rows run one after another.
+    _, ours_by_round, modern_by_round, _, sdk_by_round, sdk_stateless_by_round = [
+        [load.sample.rate for load in loads] for loads, _spreads in measured[:6]]
 
-    def rounds_of(mine: int, theirs: int) -> str:
-        ratios = [a / b for a, b in zip(by_round[mine], by_round[theirs], strict=True) if b]
-        return ", ".join(f"{ratio:.2f}" for ratio in ratios)
+    def each_round(mine: list[float], theirs: list[float]) -> str:
+        return ", ".join(f"{ratio:.2f}" for ratio in harness.ratios_by_round(mine, theirs))
 
     one_ours, one_gthread, one_sdk = rates[-3:]  # the one-connection rows, added last
     per = clients // two
@@ -589,11 +588,12 @@ def _report_http(inst: harness.Instance, rows: list[Row],
          f"start.",
          f"{VERSION} sessions — ours / SDK stateful: {ours / sdk:.2f} "
          f"(goal ≥ {want:g}: {harness.goal(ours / sdk >= want)}; each round: "
-         f"{rounds_of(1, 4)}); ours / ceiling: {ours / ceiling:.2f}{ceiling_goal(ours)}",
+         f"{each_round(ours_by_round, sdk_by_round)}); ours / ceiling: "
+         f"{ours / ceiling:.2f}{ceiling_goal(ours)}",
          f"{MODERN} stateless — ours / SDK stateless: {modern_rate / sdk_stateless:.2f} "
          f"(goal ≥ {want:g}: {harness.goal(modern_rate / sdk_stateless >= want)}; each round: "
-         f"{rounds_of(2, 5)}); ours / ceiling: {modern_rate / ceiling:.2f}"
-         f"{ceiling_goal(modern_rate)}",
+         f"{each_round(modern_by_round, sdk_stateless_by_round)}); ours / ceiling: "
+         f"{modern_rate / ceiling:.2f}{ceiling_goal(modern_rate)}",
          f"One connection (one agent's calls one after another; no goal) — ours / SDK "
          f"stateful: {one_ours / one_sdk:.2f}; bin/serve's worker / gunicorn's gthread: "
          f"{one_ours / one_gthread:.2f}",
